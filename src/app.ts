@@ -1,0 +1,50 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Services } from './services/index.ts';
+import { registerErrorHandling } from './http/errors.ts';
+import { registerValidation } from './http/validation.ts';
+import { ingestRoutes } from './http/routes/ingest.ts';
+import { adminRoutes } from './http/routes/admin.ts';
+import { healthRoutes } from './http/routes/health.ts';
+
+export interface AppOptions {
+  logger?: boolean | object;
+}
+
+// Header values that must never reach a log line.
+const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'];
+
+/** The HTTP service: Fastify with its plugins; stores and services come in ready. */
+export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger === false ? false : { level: svc.config.logLevel, redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
+    bodyLimit: svc.config.bodyLimitBytes,
+    // Slow clients must not pin connections (issue 6): bound headers and the whole request.
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 65_000,
+    trustProxy: process.env.TRUST_PROXY === 'true',
+  });
+  registerValidation(app);
+  registerErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'flightrec', version: '0.1.0', description: 'Session telemetry: ingestion, export and management API' },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'Project API key (frk_…)' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'Operator ADMIN_TOKEN' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes(svc));
+  await app.register(ingestRoutes(svc), { prefix: '/ingest' });
+  await app.register(adminRoutes(svc), { prefix: '/api' });
+  return app;
+}

@@ -1,0 +1,118 @@
+import path from 'node:path';
+
+/** Every setting the service reads, parsed and checked in one place. */
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  logLevel: string;
+  adminToken: string | undefined;
+  databaseUrl: string | undefined;
+  clickhouse: { url: string; user: string; password: string; database: string } | undefined;
+  redisUrl: string | undefined;
+  smtpUrl: string | undefined;
+  alertEmailFrom: string;
+  alertEmailTo: string[];
+  publicUrl: string;
+  openai: { apiKey: string; baseUrl: string | undefined; model: string } | undefined;
+  rateLimits: { ingest: number; export: number; auth: number };
+  keyCacheTtlMs: number;
+  bodyLimitBytes: number;
+  runWorker: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const v = str(env, name);
+  if (v === undefined) return def;
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${v}"`);
+  }
+  return Number(v);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const v = str(env, name);
+  if (v === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(u.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${u.protocol}`);
+  }
+  return v;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const v = str(env, name);
+  if (v === undefined) return def;
+  if (['1', 'true', 'yes'].includes(v.toLowerCase())) return true;
+  if (['0', 'false', 'no'].includes(v.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${v}"`);
+}
+
+function emails(env: Env, name: string): string[] {
+  const v = str(env, name);
+  if (v === undefined) return [];
+  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const e of list) {
+    if (!/^[^\s@]+@[^\s@]+$/.test(e)) throw new ConfigError(`${name} has an invalid address "${e}"`);
+  }
+  return list;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const chUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
+  const openaiKey = str(env, 'OPENAI_API_KEY');
+  const adminToken = str(env, 'ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  }
+  return {
+    host: str(env, 'HOST') ?? '127.0.0.1',
+    port: int(env, 'PORT', 3000, 0, 65535),
+    dataDir: path.resolve(str(env, 'DATA_DIR') ?? './.data'),
+    logLevel: str(env, 'LOG_LEVEL') ?? 'info',
+    adminToken,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    clickhouse: chUrl
+      ? {
+          url: chUrl,
+          user: str(env, 'CLICKHOUSE_USER') ?? 'default',
+          password: str(env, 'CLICKHOUSE_PASSWORD') ?? '',
+          database: str(env, 'CLICKHOUSE_DATABASE') ?? 'default',
+        }
+      : undefined,
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    alertEmailFrom: str(env, 'ALERT_EMAIL_FROM') ?? 'flightrec <alerts@flightrec.local>',
+    alertEmailTo: emails(env, 'ALERT_EMAIL_TO'),
+    publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? 'http://localhost:3000').replace(/\/$/, ''),
+    openai: openaiKey
+      ? {
+          apiKey: openaiKey,
+          baseUrl: url(env, 'OPENAI_BASE_URL', ['http:', 'https:']),
+          model: str(env, 'OPENAI_MODEL') ?? 'gpt-4o-mini',
+        }
+      : undefined,
+    rateLimits: {
+      ingest: int(env, 'RATE_LIMIT_INGEST_PER_MIN', 600, 1, 1e9),
+      export: int(env, 'RATE_LIMIT_EXPORT_PER_MIN', 60, 1, 1e9),
+      auth: int(env, 'RATE_LIMIT_AUTH_PER_MIN', 20, 1, 1e9),
+    },
+    keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 4000, 0, 5000),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    runWorker: bool(env, 'RUN_WORKER', true),
+  };
+}

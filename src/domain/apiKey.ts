@@ -1,0 +1,40 @@
+import { createHash, randomInt } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+// Key format (DESIGN.md): "frk_" + 32 random base62 characters + a 6-character base62 CRC32
+// of those 32, so a mistyped or truncated key is refused without touching a store.
+export const KEY_PREFIX = 'frk_';
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const BODY_LEN = 32;
+const CHECK_LEN = 6;
+const KEY_RE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${BODY_LEN + CHECK_LEN}}$`);
+
+function base62(n: number, width: number): string {
+  let out = '';
+  for (let i = 0; i < width; i++) {
+    out = ALPHABET[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
+}
+
+function checksum(body: string): string {
+  return base62(crc32(body) >>> 0, CHECK_LEN);
+}
+
+export function generateApiKey(): string {
+  let body = '';
+  for (let i = 0; i < BODY_LEN; i++) body += ALPHABET[randomInt(62)];
+  return KEY_PREFIX + body + checksum(body);
+}
+
+/** True when the key has the right shape and its checksum matches. */
+export function isWellFormedApiKey(key: string): boolean {
+  if (!KEY_RE.test(key)) return false;
+  const body = key.slice(KEY_PREFIX.length, KEY_PREFIX.length + BODY_LEN);
+  return checksum(body) === key.slice(KEY_PREFIX.length + BODY_LEN);
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}

@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** First five lines of the stack trace, split on \n with a trailing \r dropped (DESIGN.md). */
+export function crashGroupKey(stackTrace: string): string {
+  const lines = stackTrace.split('\n').slice(0, 5).map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+  return sha256(lines.join('\n'));
+}
+
+export interface CrashPayload {
+  sessionId: string;
+  message: string;
+  stackTrace: string;
+  isFatal: boolean;
+  handled: boolean;
+  timestamp: number;
+}
+
+/** An occurrence is its whole payload: a retried report has the same id and adds nothing. */
+export function crashOccurrenceId(c: CrashPayload): string {
+  return sha256(JSON.stringify([c.sessionId, c.message, c.stackTrace, c.isFatal, c.handled, c.timestamp]));
+}
+
+export interface DeviceTraits {
+  platform?: string | null;
+  brand?: string | null;
+  model?: string | null;
+  osVersion?: string | null;
+  screenWidth?: number | null;
+  screenHeight?: number | null;
+  locale?: string | null;
+  timezone?: string | null;
+}
+
+/** What counts as "one device" for affectedDevices. */
+export function deviceFingerprint(d: DeviceTraits): string {
+  return sha256(
+    JSON.stringify([
+      d.platform ?? null,
+      d.brand ?? null,
+      d.model ?? null,
+      d.osVersion ?? null,
+      d.screenWidth ?? null,
+      d.screenHeight ?? null,
+      d.locale ?? null,
+      d.timezone ?? null,
+    ]),
+  );
+}

@@ -1,0 +1,41 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { HttpError } from './errors.ts';
+import type { KeyResolver } from '../services/keyResolver.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    projectId: string;
+    keyId: string;
+  }
+}
+
+export function bearerToken(req: FastifyRequest): string | undefined {
+  const h = req.headers.authorization;
+  if (typeof h !== 'string') return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m?.[1];
+}
+
+/** onRequest hook: the project API key, 401 when missing, malformed, unknown or deactivated. */
+export function apiKeyAuth(keys: KeyResolver) {
+  return async (req: FastifyRequest, _reply: FastifyReply) => {
+    const token = bearerToken(req);
+    if (!token) throw new HttpError(401, 'Missing API key: send Authorization: Bearer <API_KEY>');
+    const record = await keys.resolve(token);
+    if (!record) throw new HttpError(401, 'Invalid or deactivated API key');
+    req.projectId = record.projectId;
+    req.keyId = record.keyId;
+  };
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** onRequest hook: the operator's ADMIN_TOKEN, compared in constant time. */
+export function adminAuth(adminToken: string) {
+  const expected = digest(adminToken);
+  return async (req: FastifyRequest, _reply: FastifyReply) => {
+    const token = bearerToken(req);
+    if (!token || !timingSafeEqual(digest(token), expected)) throw new HttpError(401, 'Missing or invalid admin token');
+  };
+}

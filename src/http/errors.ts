@@ -1,0 +1,68 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { QueueFullError } from '../stores/clickhouse/batcher.ts';
+
+/** An error that becomes `{error, details?}` with its status code. */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly details?: { path: string; message: string }[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+export const MAX_DETAILS = 100;
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * DESIGN.md: a missing required field is a 400, every other schema failure a 422 whose
+ * details point into the body with a JSON pointer. Query-string failures are 400.
+ */
+export function validationToHttpError(errors: AjvError[], context: string | undefined): HttpError {
+  const missing = errors.filter((e) => e.keyword === 'required');
+  if (missing.length > 0) {
+    const e = missing[0]!;
+    return new HttpError(400, `Missing required field ${e.instancePath}/${String(e.params.missingProperty)}`);
+  }
+  if (context !== 'body') {
+    const e = errors[0]!;
+    const name = e.instancePath.replace(/^\//, '') || context || 'request';
+    return new HttpError(400, `Invalid ${context ?? 'request'} parameter ${name}: ${e.message ?? 'invalid'}`);
+  }
+  const details = errors
+    .filter((e) => e.keyword !== 'if' && e.keyword !== 'allOf')
+    .slice(0, MAX_DETAILS)
+    .map((e) => ({ path: e.instancePath || '/', message: e.message ?? 'is invalid' }));
+  return new HttpError(422, 'Validation failed', details);
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, req, reply) => {
+    let e: HttpError;
+    if (err instanceof HttpError) e = err;
+    else if (err.validation) e = validationToHttpError(err.validation, err.validationContext);
+    else if (err instanceof QueueFullError) e = new HttpError(503, 'Service is busy, retry shortly', undefined, { 'retry-after': '1' });
+    else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
+      e = new HttpError(400, 'Request body is not valid JSON');
+    } else if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = new HttpError(413, 'Request body is too large');
+    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+      e = new HttpError(err.statusCode, err.message);
+    } else {
+      req.log.error({ err }, 'request failed');
+      e = new HttpError(500, 'Internal server error');
+    }
+    if (e.headers) reply.headers(e.headers);
+    reply.code(e.statusCode).send(e.details ? { error: e.message, details: e.details } : { error: e.message });
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({ error: `Route ${req.method} ${req.url.split('?')[0]} not found` });
+  });
+}

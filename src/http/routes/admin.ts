@@ -1,0 +1,52 @@
+import type { FastifyPluginAsync } from 'fastify';
+import * as A from '../schemas/admin.ts';
+import { errorResponse, okResponse } from '../schemas/ingest.ts';
+import { adminAuth } from '../auth.ts';
+import { HttpError } from '../errors.ts';
+import type { Services } from '../../services/index.ts';
+
+const security = [{ adminToken: [] }];
+const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse, 422: errorResponse };
+
+/** Management API under /api: projects and their keys, authenticated with ADMIN_TOKEN. */
+export const adminRoutes = (svc: Services): FastifyPluginAsync => async (app) => {
+  app.addHook('onRequest', adminAuth(svc.adminToken));
+
+  app.post<{ Body: { name: string } }>('/projects', {
+    schema: {
+      tags: ['management'], security, body: A.projectCreateBody,
+      response: { 201: { type: 'object', properties: { project: A.project, apiKey: { type: 'string' } } }, ...errors },
+    },
+  }, async (req, reply) => {
+    const created = await svc.projects.createProject(req.body.name);
+    return reply.code(201).send(created);
+  });
+
+  app.get<{ Params: { projectId: string } }>('/projects/:projectId', {
+    schema: { tags: ['management'], security, params: A.projectIdParams, response: { 200: A.project, ...errors } },
+  }, async (req) => {
+    const p = await svc.projects.getProject(req.params.projectId);
+    if (!p) throw new HttpError(404, 'Project not found');
+    return p;
+  });
+
+  app.post<{ Params: { projectId: string } }>('/projects/:projectId/keys', {
+    schema: {
+      tags: ['management'], security, params: A.projectIdParams,
+      response: { 201: { type: 'object', properties: { key: A.keyInfo, apiKey: { type: 'string' } } }, ...errors },
+    },
+  }, async (req, reply) => {
+    const created = await svc.projects.createKey(req.params.projectId);
+    if (!created) throw new HttpError(404, 'Project not found');
+    return reply.code(201).send(created);
+  });
+
+  app.post<{ Params: { keyId: string } }>('/keys/:keyId/deactivate', {
+    schema: { tags: ['management'], security, params: A.keyIdParams, response: { 200: okResponse, ...errors } },
+  }, async (req) => {
+    const r = await svc.projects.deactivateKey(req.params.keyId);
+    if (!r) throw new HttpError(404, 'Key not found');
+    await svc.keys.invalidate(r.keyHash);
+    return { ok: true };
+  });
+};

@@ -1,0 +1,32 @@
+export const projectCreateBody = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
+export const projectIdParams = {
+  type: 'object',
+  required: ['projectId'],
+  properties: { projectId: { type: 'string', format: 'uuid' } },
+} as const;
+
+export const keyIdParams = {
+  type: 'object',
+  required: ['keyId'],
+  properties: { keyId: { type: 'string', format: 'uuid' } },
+} as const;
+
+export const project = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    alertEmails: { type: ['array', 'null'], items: { type: 'string' } },
+    createdAt: { type: 'string' },
+  },
+} as const;
+
+export const keyInfo = {
+  type: 'object',
+  properties: { id: { type: 'string' }, createdAt: { type: 'string' } },
+} as const;

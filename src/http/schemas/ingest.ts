@@ -1,0 +1,144 @@
+// JSON Schemas of the ingestion bodies: the single source for validation and the OpenAPI doc.
+// Unknown fields are ignored; timestamps are Unix ms within ClickHouse's DateTime64 range.
+
+const uuid = { type: 'string', format: 'uuid' } as const;
+export const unixMs = { type: 'integer', minimum: 0, maximum: 10_000_000_000_000 } as const;
+const shortText = { type: 'string', maxLength: 1024 } as const;
+const longText = { type: 'string', maxLength: 65_536 } as const;
+const nullableText = { type: ['string', 'null'], maxLength: 8192 } as const;
+const count = { type: 'integer', minimum: 0, maximum: 1e12 } as const;
+
+export const MAX_EVENTS = 500;
+export const MAX_REQUESTS = 200;
+
+const device = {
+  type: 'object',
+  properties: {
+    platform: { type: 'string', enum: ['ios', 'android', 'macos', 'linux', 'windows'] },
+    osVersion: shortText,
+    model: shortText,
+    brand: shortText,
+    appVersion: shortText,
+    appBuildNumber: shortText,
+    sdkVersion: shortText,
+    locale: shortText,
+    timezone: shortText,
+    screenWidth: { type: 'integer', minimum: 0, maximum: 100_000 },
+    screenHeight: { type: 'integer', minimum: 0, maximum: 100_000 },
+    networkType: { type: 'string', enum: ['wifi', 'cellular', 'none', 'unknown'] },
+  },
+} as const;
+
+export const sessionStartBody = {
+  type: 'object',
+  required: ['sessionId', 'device', 'startedAt'],
+  properties: { sessionId: uuid, device, startedAt: unixMs, userId: shortText },
+} as const;
+
+export const sessionEndBody = {
+  type: 'object',
+  required: ['sessionId', 'endedAt'],
+  properties: { sessionId: uuid, endedAt: unixMs },
+} as const;
+
+const envelope = {
+  type: { type: 'string', enum: ['navigate', 'network', 'custom', 'tap'] },
+  sessionId: uuid,
+  timestamp: unixMs,
+  sequenceNumber: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+} as const;
+
+const event = {
+  type: 'object',
+  required: ['type', 'sessionId', 'timestamp', 'sequenceNumber'],
+  properties: {
+    ...envelope,
+    from: nullableText,
+    to: longText,
+    method: { type: 'string', maxLength: 32 },
+    url: { type: 'string', maxLength: 16_384 },
+    statusCode: { type: 'integer', minimum: 0, maximum: 999 },
+    duration: count,
+    error: nullableText,
+    name: shortText,
+    properties: { type: 'object' },
+    x: { type: 'number' },
+    y: { type: 'number' },
+    target: longText,
+  },
+  // Each type's own required fields.
+  allOf: [
+    { if: { properties: { type: { const: 'navigate' } } }, then: { required: ['to'] } },
+    { if: { properties: { type: { const: 'network' } } }, then: { required: ['method', 'url', 'duration'] } },
+    { if: { properties: { type: { const: 'custom' } } }, then: { required: ['name'] } },
+    { if: { properties: { type: { const: 'tap' } } }, then: { required: ['x', 'y'] } },
+  ],
+} as const;
+
+export const eventsBody = {
+  type: 'object',
+  required: ['sessionId', 'events'],
+  properties: {
+    sessionId: uuid,
+    events: { type: 'array', maxItems: MAX_EVENTS, items: event },
+  },
+} as const;
+
+export const crashBody = {
+  type: 'object',
+  required: ['sessionId', 'message', 'stackTrace', 'isFatal', 'handled', 'timestamp'],
+  properties: {
+    sessionId: uuid,
+    message: { type: 'string', maxLength: 8192 },
+    stackTrace: { type: 'string', maxLength: 262_144 },
+    isFatal: { type: 'boolean' },
+    handled: { type: 'boolean' },
+    timestamp: unixMs,
+  },
+} as const;
+
+const networkRequest = {
+  type: 'object',
+  required: ['id', 'method', 'url', 'duration', 'timestamp'],
+  properties: {
+    id: uuid,
+    method: { type: 'string', maxLength: 32 },
+    url: { type: 'string', maxLength: 16_384 },
+    statusCode: { type: 'integer', minimum: 0, maximum: 999 },
+    duration: count,
+    requestSize: count,
+    responseSize: count,
+    error: nullableText,
+    timestamp: unixMs,
+  },
+} as const;
+
+export const networkBody = {
+  type: 'object',
+  required: ['sessionId', 'requests'],
+  properties: {
+    sessionId: uuid,
+    requests: { type: 'array', maxItems: MAX_REQUESTS, items: networkRequest },
+  },
+} as const;
+
+export const okResponse = {
+  type: 'object',
+  properties: { ok: { type: 'boolean' } },
+} as const;
+
+export const okCountResponse = {
+  type: 'object',
+  properties: { ok: { type: 'boolean' }, count: { type: 'integer' } },
+} as const;
+
+export const errorResponse = {
+  type: 'object',
+  properties: {
+    error: { type: 'string' },
+    details: {
+      type: 'array',
+      items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+} as const;

@@ -1,0 +1,40 @@
+import { ConfigError, loadConfig } from './config.ts';
+import { createServer } from './server.ts';
+
+async function main() {
+  const config = loadConfig();
+  const server = await createServer(config);
+  const { app } = server;
+  if (server.adminTokenFile) app.log.info({ file: server.adminTokenFile }, 'admin token is in this file');
+  app.log.info(
+    {
+      postgres: server.svc.stores.pg.kind,
+      clickhouse: server.svc.stores.ch.kind,
+      redis: server.svc.stores.redis ? 'redis' : 'in-process',
+      dataDir: config.dataDir,
+    },
+    'stores ready',
+  );
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(sig, () => {
+      app.log.info({ signal: sig }, 'shutting down');
+      server.close().then(
+        () => process.exit(0),
+        (err) => {
+          app.log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+  await app.listen({ host: config.host, port: config.port });
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError) {
+    console.error(`flightrec: configuration error: ${err.message}`);
+  } else {
+    console.error('flightrec: failed to start:', err);
+  }
+  process.exit(1);
+});

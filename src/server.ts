@@ -1,0 +1,39 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import { openStores } from './stores/index.ts';
+import { createServices, type Services } from './services/index.ts';
+import { resolveAdminToken } from './services/adminToken.ts';
+import { buildApp, type AppOptions } from './app.ts';
+
+export interface Server {
+  app: FastifyInstance;
+  svc: Services;
+  adminTokenFile: string | undefined;
+  /** Stops taking requests, lets in-flight ones finish, flushes writes, closes the stores. */
+  close(): Promise<void>;
+}
+
+/** Opens the stores, wires the services and builds the HTTP app; does not listen. */
+export async function createServer(config: Config, opts: AppOptions = {}): Promise<Server> {
+  const admin = resolveAdminToken(config);
+  const stores = await openStores(config);
+  const svc = createServices(config, stores, admin.token);
+  await svc.keys.start();
+  const app = await buildApp(svc, opts);
+  await app.ready();
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    svc,
+    adminTokenFile: admin.file,
+    close() {
+      closing ??= (async () => {
+        await app.close();
+        await Promise.all([svc.eventsWriter.drain(), svc.networkWriter.drain()]);
+        await svc.keys.stop();
+        await stores.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import type { Config } from '../config.ts';
+import type { Stores } from '../stores/index.ts';
+import { InsertBatcher } from '../stores/clickhouse/batcher.ts';
+import { projectsRepo } from '../repos/projects.ts';
+import { sessionsRepo } from '../repos/sessions.ts';
+import { crashesRepo } from '../repos/crashes.ts';
+import { KeyResolver } from './keyResolver.ts';
+import { RateLimiter } from './rateLimiter.ts';
+import { SessionFacts } from './sessionCache.ts';
+import { ingestion } from './ingestion.ts';
+
+/** Everything the HTTP edge and the workers call, wired once per process. */
+export function createServices(config: Config, stores: Stores, adminToken: string) {
+  const projects = projectsRepo(stores.pg);
+  const sessions = sessionsRepo(stores.pg);
+  const crashes = crashesRepo(stores.pg);
+  const batch = { maxBatchRows: 100_000, maxQueuedRows: 500_000, maxConcurrent: 2 };
+  const eventsWriter = new InsertBatcher(stores.ch, 'events', batch);
+  const networkWriter = new InsertBatcher(stores.ch, 'network_logs', batch);
+  const wakeups = new Set<() => void>();
+  return {
+    config,
+    stores,
+    adminToken,
+    projects,
+    sessions,
+    crashes,
+    eventsWriter,
+    networkWriter,
+    keys: new KeyResolver(projects, config.keyCacheTtlMs, stores.redis),
+    limits: {
+      ingest: new RateLimiter('ingest', config.rateLimits.ingest, stores.redis),
+      export: new RateLimiter('export', config.rateLimits.export, stores.redis),
+      auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis),
+    },
+    /** Listeners told when a new crash group's job is in the outbox. */
+    onNewCrashGroup: wakeups,
+    ingestion: ingestion({
+      sessions, crashes, eventsWriter, networkWriter,
+      facts: new SessionFacts(),
+      onNewCrashGroup: () => wakeups.forEach((f) => f()),
+    }),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;

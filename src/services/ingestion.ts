@@ -1,0 +1,85 @@
+import { HttpError } from '../http/errors.ts';
+import { isNetworkError } from '../domain/sessionState.ts';
+import {
+  mirroredNetworkRow, toEventRow, toNetworkLogRow,
+  type IngestEvent, type NetworkLogRow, type NetworkRequest,
+} from '../domain/eventRows.ts';
+import type { CrashPayload } from '../domain/crashGrouping.ts';
+import type { SessionsRepo, SessionStart } from '../repos/sessions.ts';
+import type { CrashesRepo } from '../repos/crashes.ts';
+import type { InsertBatcher } from '../stores/clickhouse/batcher.ts';
+import type { SessionFacts } from './sessionCache.ts';
+
+export interface IngestionDeps {
+  sessions: SessionsRepo;
+  crashes: CrashesRepo;
+  eventsWriter: InsertBatcher;
+  networkWriter: InsertBatcher;
+  facts: SessionFacts;
+  /** Called once per new crash group, after its transaction committed (wakes the outbox worker). */
+  onNewCrashGroup?: () => void;
+}
+
+const sessionNotFound = () => new HttpError(404, 'Session not found');
+
+/** The write side: each call returns only after what it accepted is committed. */
+export function ingestion(d: IngestionDeps) {
+  async function requireSession(projectId: string, sessionId: string) {
+    if (d.facts.isKnown(projectId, sessionId)) return;
+    if (!(await d.sessions.exists(projectId, sessionId))) throw sessionNotFound();
+    d.facts.markKnown(projectId, sessionId);
+  }
+
+  async function flagNetworkErrors(projectId: string, sessionId: string, rows: NetworkLogRow[]) {
+    if (d.facts.hasNetworkErrors(projectId, sessionId)) return;
+    if (!rows.some((r) => isNetworkError({ statusCode: r.status_code, error: r.error }))) return;
+    await d.sessions.markNetworkErrors(projectId, sessionId);
+    d.facts.markNetworkErrors(projectId, sessionId);
+  }
+
+  return {
+    async startSession(projectId: string, s: SessionStart) {
+      await d.sessions.start(projectId, s);
+      d.facts.markKnown(projectId, s.sessionId);
+    },
+
+    async endSession(projectId: string, sessionId: string, endedAt: number) {
+      const r = await d.sessions.end(projectId, sessionId, endedAt);
+      if (r === 'before-start') {
+        throw new HttpError(422, 'Validation failed', [{ path: '/endedAt', message: 'must not be before the session startedAt' }]);
+      }
+    },
+
+    async events(projectId: string, sessionId: string, events: IngestEvent[]): Promise<number> {
+      const foreign = events
+        .map((e, i) => (e.sessionId === sessionId ? null : { path: `/events/${i}/sessionId`, message: 'must equal the batch sessionId' }))
+        .filter((x) => x !== null);
+      if (foreign.length) throw new HttpError(422, 'Validation failed', foreign.slice(0, 100));
+      await requireSession(projectId, sessionId);
+      const rows = events.map((e) => toEventRow(projectId, e));
+      const network: NetworkLogRow[] = [];
+      events.forEach((e, i) => {
+        if (e.type === 'network') network.push(mirroredNetworkRow(projectId, rows[i]!, e));
+      });
+      await Promise.all([d.eventsWriter.add(rows), d.networkWriter.add(network)]);
+      await flagNetworkErrors(projectId, sessionId, network);
+      return events.length;
+    },
+
+    async network(projectId: string, sessionId: string, requests: NetworkRequest[]): Promise<number> {
+      await requireSession(projectId, sessionId);
+      const rows = requests.map((r) => toNetworkLogRow(projectId, sessionId, r));
+      await d.networkWriter.add(rows);
+      await flagNetworkErrors(projectId, sessionId, rows);
+      return requests.length;
+    },
+
+    async crash(projectId: string, c: CrashPayload) {
+      const r = await d.crashes.record(projectId, c);
+      if (r.outcome === 'no-session') throw sessionNotFound();
+      if (r.outcome === 'recorded' && r.newGroup) d.onNewCrashGroup?.();
+    },
+  };
+}
+
+export type Ingestion = ReturnType<typeof ingestion>;

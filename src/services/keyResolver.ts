@@ -1,0 +1,62 @@
+import type { Redis } from 'ioredis';
+import { hashApiKey, isWellFormedApiKey } from '../domain/apiKey.ts';
+import type { KeyRecord, ProjectsRepo } from '../repos/projects.ts';
+
+export const KEY_INVALIDATION_CHANNEL = 'flightrec:key-invalidated';
+const MAX_ENTRIES = 50_000;
+
+interface Entry {
+  record: KeyRecord | null;
+  expires: number;
+}
+
+/**
+ * Resolves an API key to its project, with a short-lived cache. Deactivation reaches every
+ * process within the cache TTL (<= 5 s) even with no Redis; with Redis, a published
+ * invalidation drops the entry everywhere at once.
+ */
+export class KeyResolver {
+  private cache = new Map<string, Entry>();
+  private subscriber: Redis | undefined;
+
+  constructor(
+    private readonly repo: ProjectsRepo,
+    private readonly ttlMs: number,
+    private readonly redis?: Redis,
+  ) {}
+
+  async start(): Promise<void> {
+    if (!this.redis) return;
+    this.subscriber = this.redis.duplicate({ enableOfflineQueue: true });
+    this.subscriber.on('error', () => {});
+    this.subscriber.on('message', (_channel: string, keyHash: string) => this.cache.delete(keyHash));
+    await this.subscriber.subscribe(KEY_INVALIDATION_CHANNEL).catch(() => {});
+  }
+
+  async stop(): Promise<void> {
+    this.subscriber?.disconnect();
+  }
+
+  /** The active key's record, or null for a malformed, unknown or deactivated key. */
+  async resolve(apiKey: string): Promise<KeyRecord | null> {
+    if (!isWellFormedApiKey(apiKey)) return null;
+    const keyHash = hashApiKey(apiKey);
+    const now = Date.now();
+    const hit = this.cache.get(keyHash);
+    let record: KeyRecord | null;
+    if (hit && hit.expires > now) {
+      record = hit.record;
+    } else {
+      record = await this.repo.findKeyByHash(keyHash);
+      if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(keyHash, { record, expires: now + this.ttlMs });
+    }
+    return record && record.active ? record : null;
+  }
+
+  /** Drops a key from this process's cache and tells the others. */
+  async invalidate(keyHash: string): Promise<void> {
+    this.cache.delete(keyHash);
+    await this.redis?.publish(KEY_INVALIDATION_CHANNEL, keyHash).catch(() => {});
+  }
+}

@@ -1,0 +1,78 @@
+import type { ClickHouse } from './port.ts';
+
+export class QueueFullError extends Error {
+  constructor() {
+    super('Ingestion queue is full');
+  }
+}
+
+interface Pending {
+  rows: readonly object[];
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit for one table: rows from concurrent requests go out in one insert, and each
+ * caller's promise settles when the insert carrying its rows has committed (or failed). While
+ * an insert is in flight the next batch gathers, so an idle service adds no delay and a busy
+ * one makes fewer, larger inserts. The queue is bounded: past `maxQueuedRows` callers are
+ * refused at once rather than held in memory.
+ */
+export class InsertBatcher {
+  private queue: Pending[] = [];
+  private queuedRows = 0;
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly ch: ClickHouse,
+    private readonly table: string,
+    private readonly opts: { maxBatchRows: number; maxQueuedRows: number; maxConcurrent: number },
+  ) {}
+
+  add(rows: readonly object[]): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    if (this.queuedRows + rows.length > this.opts.maxQueuedRows && this.queuedRows > 0) {
+      return Promise.reject(new QueueFullError());
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ rows, resolve, reject });
+      this.queuedRows += rows.length;
+      this.pump();
+    });
+  }
+
+  /** Resolves once everything queued so far has been written (or has failed). */
+  async drain(): Promise<void> {
+    if (this.queue.length === 0 && this.inFlight === 0) return;
+    await new Promise<void>((r) => this.idleWaiters.push(r));
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.inFlight < this.opts.maxConcurrent) {
+      const batch: Pending[] = [];
+      let n = 0;
+      while (this.queue.length > 0 && (n === 0 || n + this.queue[0]!.rows.length <= this.opts.maxBatchRows)) {
+        const p = this.queue.shift()!;
+        batch.push(p);
+        n += p.rows.length;
+      }
+      this.queuedRows -= n;
+      this.inFlight++;
+      const rows = batch.length === 1 ? batch[0]!.rows : batch.flatMap((p) => p.rows);
+      this.ch.insert(this.table, rows).then(
+        () => batch.forEach((p) => p.resolve()),
+        (err) => batch.forEach((p) => p.reject(err)),
+      ).finally(() => {
+        this.inFlight--;
+        this.pump();
+        if (this.queue.length === 0 && this.inFlight === 0) {
+          const w = this.idleWaiters;
+          this.idleWaiters = [];
+          w.forEach((f) => f());
+        }
+      });
+    }
+  }
+}

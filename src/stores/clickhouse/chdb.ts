@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import type { ClickHouse, Params } from './port.ts';
+import { QUERY_SETTINGS } from './port.ts';
+
+type ChdbModule = typeof import('chdb');
+
+function loadChdb(): ChdbModule {
+  try {
+    return createRequire(import.meta.url)('chdb') as ChdbModule;
+  } catch (err) {
+    throw new Error(
+      'The embedded ClickHouse engine (npm package "chdb") is not installed. ' +
+        'Install it (npm install, without --omit=optional) or set CLICKHOUSE_URL to a ClickHouse server.',
+      { cause: err },
+    );
+  }
+}
+
+const settingsClause = ' SETTINGS ' + Object.entries(QUERY_SETTINGS).map(([k, v]) => `${k}=${typeof v === 'string' ? `'${v}'` : v}`).join(', ');
+
+/**
+ * chDB in-process. One data directory per process (the engine binds it), so only the server
+ * process opens it. Its `Session.queryStream` is not used: any other query on the session ends
+ * an active stream, which would break exports whenever ingestion writes (measured, see README).
+ */
+export async function openChdb(dir: string): Promise<ClickHouse> {
+  const { Session } = loadChdb();
+  fs.mkdirSync(dir, { recursive: true });
+  const session = new Session(dir);
+  const withSettings = (sql: string) => (/\bSETTINGS\b/i.test(sql) ? sql : sql + settingsClause);
+  return {
+    kind: 'chdb',
+    async exec(sql) {
+      await session.queryAsync(sql);
+    },
+    async insert(table, rows) {
+      if (rows.length === 0) return;
+      let payload = '';
+      for (const r of rows) payload += JSON.stringify(r) + '\n';
+      await session.insert({ table, values: Buffer.from(payload), format: 'JSONEachRow' });
+    },
+    async query<T>(sql: string, params: Params = {}) {
+      const res = await session.queryBindAsync(withSettings(sql), params, { format: 'JSONEachRow' });
+      const text = res.text();
+      const out: T[] = [];
+      for (const line of text.split('\n')) if (line) out.push(JSON.parse(line) as T);
+      return out;
+    },
+    async queryRaw(sql, params, format) {
+      const res = await session.queryBindAsync(withSettings(sql), params, { format });
+      return Buffer.from(res.bytes());
+    },
+    async ping() {
+      await session.queryAsync('SELECT 1');
+    },
+    async close() {
+      session.close();
+    },
+  };
+}

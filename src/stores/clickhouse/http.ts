@@ -1,0 +1,44 @@
+import { createClient } from '@clickhouse/client';
+import type { ClickHouse, Params } from './port.ts';
+import { QUERY_SETTINGS } from './port.ts';
+
+/** A ClickHouse server over HTTP. */
+export async function openClickHouseHttp(opts: {
+  url: string;
+  user: string;
+  password: string;
+  database: string;
+}): Promise<ClickHouse> {
+  const client = createClient({
+    url: opts.url,
+    username: opts.user,
+    password: opts.password,
+    database: opts.database,
+    clickhouse_settings: { ...QUERY_SETTINGS, wait_end_of_query: 1 },
+  });
+  return {
+    kind: 'http',
+    async exec(sql) {
+      await client.command({ query: sql });
+    },
+    async insert(table, rows) {
+      if (rows.length === 0) return;
+      await client.insert({ table, values: rows as object[], format: 'JSONEachRow' });
+    },
+    async query<T>(sql: string, params: Params = {}) {
+      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+      return (await rs.json()) as T[];
+    },
+    async queryRaw(sql, params, format) {
+      const rs = await client.query({ query: sql, query_params: params, format: format as 'CSVWithNames' });
+      return Buffer.from(await rs.text());
+    },
+    async ping() {
+      const r = await client.ping();
+      if (!r.success) throw r.error;
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * The one ClickHouse surface the project uses, with two adapters: the embedded engine (chDB)
+ * and a server over HTTP (@clickhouse/client). Both take the same SQL with `{name:Type}`
+ * parameters; DateTime values come out as ISO 8601 with milliseconds.
+ */
+export type Params = Record<string, unknown>;
+
+export interface ClickHouse {
+  readonly kind: 'chdb' | 'http';
+  /** Runs a statement that returns nothing (DDL). */
+  exec(sql: string): Promise<void>;
+  /** Inserts rows as JSONEachRow; resolves once the insert has committed. */
+  insert(table: string, rows: readonly object[]): Promise<void>;
+  /** Runs a query and returns its rows (JSONEachRow). Only for bounded results. */
+  query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
+  /** Runs a query and returns its whole output in `format` (e.g. CSVWithNames). Bounded results only. */
+  queryRaw(sql: string, params: Params, format: string): Promise<Buffer>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Settings both adapters apply to every query, so output is the same whatever the engine. */
+export const QUERY_SETTINGS = {
+  date_time_output_format: 'iso',
+  output_format_json_quote_64bit_integers: 0,
+  format_csv_null_representation: '',
+} as const;

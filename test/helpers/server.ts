@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { createServer, type Server } from '../../src/server.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+export interface TestServer extends Server {
+  dataDir: string;
+  env: Record<string, string>;
+  /** Authorization header for the admin API. */
+  admin: { authorization: string };
+  createProject(name?: string): Promise<{ projectId: string; apiKey: string; auth: { authorization: string } }>;
+}
+
+export function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-test-'));
+}
+
+/**
+ * A real service on the real stores: embedded by default, or the machine's Postgres and Redis
+ * when DATABASE_URL / REDIS_URL are set in the environment (as .ci/run does).
+ */
+export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDataDir()): Promise<TestServer> {
+  const fullEnv: Record<string, string> = {
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    RUN_WORKER: 'false',
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...env,
+  };
+  const server = await createServer(loadConfig(fullEnv), { logger: false });
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  return {
+    ...server,
+    dataDir,
+    env: fullEnv,
+    admin,
+    async createProject(name = 'test project') {
+      const r = await server.app.inject({ method: 'POST', url: '/api/projects', headers: admin, payload: { name } });
+      if (r.statusCode !== 201) throw new Error(`project create failed: ${r.statusCode} ${r.body}`);
+      const body = r.json();
+      return { projectId: body.project.id, apiKey: body.apiKey, auth: { authorization: `Bearer ${body.apiKey}` } };
+    },
+  };
+}

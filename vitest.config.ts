@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// chDB binds one data directory per process, so every test file runs in its own forked
+// process with its own DATA_DIR (test/helpers/server.ts).
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    isolate: true,
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
+  },
+});
