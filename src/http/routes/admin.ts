@@ -30,6 +30,14 @@ export const adminRoutes = (svc: Services): FastifyPluginAsync => async (app) =>
     return p;
   });
 
+  app.patch<{ Params: { projectId: string }; Body: { alertEmails: string[] | null } }>('/projects/:projectId', {
+    schema: { tags: ['management'], security, params: A.projectIdParams, body: A.projectPatchBody, response: { 200: A.project, ...errors } },
+  }, async (req) => {
+    const p = await svc.projects.setAlertEmails(req.params.projectId, req.body.alertEmails);
+    if (!p) throw new HttpError(404, 'Project not found');
+    return p;
+  });
+
   app.post<{ Params: { projectId: string } }>('/projects/:projectId/keys', {
     schema: {
       tags: ['management'], security, params: A.projectIdParams,

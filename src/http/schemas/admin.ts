@@ -30,3 +30,12 @@ export const keyInfo = {
   type: 'object',
   properties: { id: { type: 'string' }, createdAt: { type: 'string' } },
 } as const;
+
+/** Alert recipients of a project; null falls back to ALERT_EMAIL_TO. */
+export const projectPatchBody = {
+  type: 'object',
+  required: ['alertEmails'],
+  properties: {
+    alertEmails: { type: ['array', 'null'], maxItems: 50, items: { type: 'string', format: 'email', maxLength: 320 } },
+  },
+} as const;

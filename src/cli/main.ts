@@ -1,0 +1,136 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+// The CLI is a client of the management API: embedded stores belong to the server process.
+const USAGE = `Usage: npm run cli -- <command> [options]
+
+Commands:
+  projects create --name NAME            create a project and its first API key
+  projects get --project ID              show a project
+  projects set-alert-emails --project ID --emails a@x,b@y   (empty --emails resets to ALERT_EMAIL_TO)
+  keys create --project ID               create another API key for a project
+  keys deactivate KEY_ID                 deactivate a key (answers 401 within 5 s)
+  crash-groups get --project ID --group ID
+  crash-groups set-status --project ID --group ID --status open|acknowledged|resolved|ignored
+
+Options:
+  --url URL      service address (default $FLIGHTREC_URL or http://127.0.0.1:$PORT, PORT default 3000)
+  --token TOKEN  admin token (default $ADMIN_TOKEN, else the file DATA_DIR/admin-token)
+  --json         print the raw JSON response`;
+
+function fail(msg: string): never {
+  console.error(msg);
+  process.exit(2);
+}
+
+function adminToken(explicit: string | undefined): string {
+  if (explicit) return explicit;
+  if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
+  const file = path.resolve(process.env.DATA_DIR ?? './.data', 'admin-token');
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return fail(`No admin token: pass --token, set ADMIN_TOKEN, or start the server once so it writes ${file}`);
+  }
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      url: { type: 'string' },
+      token: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      name: { type: 'string' },
+      project: { type: 'string' },
+      group: { type: 'string' },
+      status: { type: 'string' },
+      emails: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [resource, action, arg] = positionals;
+  if (values.help || !resource) {
+    console.log(USAGE);
+    return;
+  }
+  const base = (values.url ?? process.env.FLIGHTREC_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(/\/$/, '');
+  const need = (v: string | undefined, flag: string) => v ?? fail(`Missing ${flag}\n\n${USAGE}`);
+
+  let method = 'POST';
+  let route: string;
+  let body: unknown;
+  const cmd = `${resource} ${action ?? ''}`.trim();
+  switch (cmd) {
+    case 'projects create':
+      route = '/api/projects';
+      body = { name: need(values.name, '--name') };
+      break;
+    case 'projects get':
+      method = 'GET';
+      route = `/api/projects/${need(values.project, '--project')}`;
+      break;
+    case 'projects set-alert-emails': {
+      method = 'PATCH';
+      route = `/api/projects/${need(values.project, '--project')}`;
+      const list = (values.emails ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      body = { alertEmails: list.length ? list : null };
+      break;
+    }
+    case 'keys create':
+      route = `/api/projects/${need(values.project, '--project')}/keys`;
+      break;
+    case 'keys deactivate':
+      route = `/api/keys/${need(arg, 'KEY_ID')}/deactivate`;
+      break;
+    case 'crash-groups get':
+      method = 'GET';
+      route = `/api/projects/${need(values.project, '--project')}/crash-groups/${need(values.group, '--group')}`;
+      break;
+    case 'crash-groups set-status':
+      method = 'PATCH';
+      route = `/api/projects/${need(values.project, '--project')}/crash-groups/${need(values.group, '--group')}`;
+      body = { status: need(values.status, '--status') };
+      break;
+    default:
+      return fail(`Unknown command "${cmd}"\n\n${USAGE}`);
+  }
+
+  let res: Response;
+  try {
+    res = await fetch(base + route, {
+      method,
+      headers: {
+        authorization: `Bearer ${adminToken(values.token)}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+  } catch (err) {
+    return fail(`Cannot reach the service at ${base}: ${(err as Error).message}. Is it running (npm start)?`);
+  }
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = { error: text };
+  }
+  if (values.json) {
+    console.log(JSON.stringify(json, null, 2));
+  } else if (!res.ok) {
+    console.error(`Error ${res.status}: ${json.error ?? text}`);
+  } else if (cmd === 'projects create') {
+    console.log(`Project ${json.project.name} (${json.project.id})\nAPI key (shown once, keep it): ${json.apiKey}`);
+  } else if (cmd === 'keys create') {
+    console.log(`Key ${json.key.id}\nAPI key (shown once, keep it): ${json.apiKey}`);
+  } else if (cmd === 'keys deactivate') {
+    console.log(`Key ${arg} deactivated`);
+  } else {
+    console.log(JSON.stringify(json, null, 2));
+  }
+  if (!res.ok) process.exit(1);
+}
+
+main().catch((err) => fail(String(err)));
