@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+describe('config', () => {
+  it('defaults to embedded stores on 127.0.0.1:3000 under ./.data', () => {
+    const c = loadConfig({});
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.port).toBe(3000);
+    expect(c.dataDir.endsWith('.data')).toBe(true);
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.clickhouse).toBeUndefined();
+    expect(c.redisUrl).toBeUndefined();
+    expect(c.rateLimits).toEqual({ ingest: 600, export: 60, auth: 20 });
+  });
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['DATABASE_URL', 'not a url'],
+    ['CLICKHOUSE_URL', 'tcp://x'],
+    ['REDIS_URL', 'http://x'],
+    ['ADMIN_TOKEN', 'short'],
+    ['RATE_LIMIT_INGEST_PER_MIN', '0'],
+    ['KEY_CACHE_TTL_MS', '9000'],
+    ['ALERT_EMAIL_TO', 'not-an-address'],
+    ['RUN_WORKER', 'maybe'],
+  ])('refuses %s=%s naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+  it('reads a ClickHouse server with its credentials', () => {
+    const c = loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u', CLICKHOUSE_PASSWORD: 'p', CLICKHOUSE_DATABASE: 'db' });
+    expect(c.clickhouse).toEqual({ url: 'http://ch:8123', user: 'u', password: 'p', database: 'db' });
+  });
+});

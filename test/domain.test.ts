@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, KEY_PREFIX } from '../src/domain/apiKey.ts';
+import { crashGroupKey, crashOccurrenceId, deviceFingerprint } from '../src/domain/crashGrouping.ts';
+import { decideEnd, isNetworkError, statusAfterCrash, statusAfterEnd } from '../src/domain/sessionState.ts';
+import { allowedTransitions, canTransition, statusAfterOccurrence } from '../src/domain/crashGroupStatus.ts';
+import { eventId, uuidV5 } from '../src/domain/ids.ts';
+import { eventData } from '../src/domain/eventRows.ts';
+
+describe('API keys', () => {
+  it('have the prefix, 32 + 6 base62 characters and a valid checksum', () => {
+    const k = generateApiKey();
+    expect(k.startsWith(KEY_PREFIX)).toBe(true);
+    expect(k).toMatch(/^frk_[0-9A-Za-z]{38}$/);
+    expect(isWellFormedApiKey(k)).toBe(true);
+  });
+  it('refuse a mistyped character, a truncation and a foreign prefix', () => {
+    const k = generateApiKey();
+    const i = 10;
+    const typo = k.slice(0, i) + (k[i] === 'a' ? 'b' : 'a') + k.slice(i + 1);
+    expect(isWellFormedApiKey(typo)).toBe(false);
+    expect(isWellFormedApiKey(k.slice(0, -1))).toBe(false);
+    expect(isWellFormedApiKey('sk_' + k.slice(4))).toBe(false);
+    expect(isWellFormedApiKey('')).toBe(false);
+  });
+  it('are stored as SHA-256 hex', () => {
+    expect(hashApiKey('frk_x')).toBe(createHash('sha256').update('frk_x').digest('hex'));
+  });
+});
+
+describe('crash grouping', () => {
+  const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+  it('keys on the first five lines only', () => {
+    const a = 'l1\nl2\nl3\nl4\nl5\nl6-a';
+    const b = 'l1\nl2\nl3\nl4\nl5\nl6-b\nl7';
+    expect(crashGroupKey(a)).toBe(crashGroupKey(b));
+    expect(crashGroupKey(a)).toBe(sha('l1\nl2\nl3\nl4\nl5'));
+    expect(crashGroupKey('l1\nl2\nl3\nl4\nX')).not.toBe(crashGroupKey(a));
+  });
+  it('ignores CRLF line endings and takes all lines when fewer than five', () => {
+    expect(crashGroupKey('l1\r\nl2\r\nl3')).toBe(crashGroupKey('l1\nl2\nl3'));
+    expect(crashGroupKey('only')).toBe(sha('only'));
+  });
+  it('identifies an occurrence by its whole payload', () => {
+    const c = { sessionId: 's', message: 'm', stackTrace: 't', isFatal: true, handled: false, timestamp: 1 };
+    expect(crashOccurrenceId(c)).toBe(crashOccurrenceId({ ...c }));
+    expect(crashOccurrenceId({ ...c, timestamp: 2 })).not.toBe(crashOccurrenceId(c));
+    expect(crashOccurrenceId({ ...c, handled: true })).not.toBe(crashOccurrenceId(c));
+  });
+  it('fingerprints a device by its traits, not its app version', () => {
+    const d = { platform: 'ios', brand: 'Apple', model: 'X', osVersion: '17', screenWidth: 1, screenHeight: 2, locale: 'en', timezone: 'UTC' };
+    expect(deviceFingerprint(d)).toBe(deviceFingerprint({ ...d }));
+    expect(deviceFingerprint({ ...d, model: 'Y' })).not.toBe(deviceFingerprint(d));
+  });
+});
+
+describe('session state machine', () => {
+  it('ends active as completed and never downgrades crashed', () => {
+    expect(statusAfterEnd('active')).toBe('completed');
+    expect(statusAfterEnd('crashed')).toBe('crashed');
+    expect(statusAfterEnd('completed')).toBe('completed');
+  });
+  it('crashes only on a fatal crash', () => {
+    expect(statusAfterCrash('active', true)).toBe('crashed');
+    expect(statusAfterCrash('active', false)).toBe('active');
+    expect(statusAfterCrash('completed', true)).toBe('crashed');
+  });
+  it('keeps the first accepted end and refuses an end before the start', () => {
+    expect(decideEnd({ startedAt: 10, endedAt: null }, 20)).toBe('apply');
+    expect(decideEnd({ startedAt: 10, endedAt: 20 }, 30)).toBe('ignore');
+    expect(decideEnd({ startedAt: 10, endedAt: null }, 5)).toBe('before-start');
+    expect(decideEnd({ startedAt: 10, endedAt: null }, 10)).toBe('apply');
+  });
+  it('counts statusCode >= 400 or any error as a network error', () => {
+    expect(isNetworkError({ statusCode: 399 })).toBe(false);
+    expect(isNetworkError({ statusCode: 400 })).toBe(true);
+    expect(isNetworkError({ error: 'timeout' })).toBe(true);
+    expect(isNetworkError({ statusCode: 200, error: null })).toBe(false);
+    expect(isNetworkError({})).toBe(false);
+  });
+});
+
+describe('crash group status', () => {
+  it('follows DESIGN.md transitions', () => {
+    expect(canTransition('open', 'acknowledged')).toBe(true);
+    expect(canTransition('acknowledged', 'resolved')).toBe(true);
+    expect(canTransition('open', 'ignored')).toBe(true);
+    expect(canTransition('resolved', 'open')).toBe(true);
+    expect(canTransition('ignored', 'open')).toBe(true);
+    expect(canTransition('ignored', 'resolved')).toBe(false);
+    expect(allowedTransitions('resolved')).toEqual(['open', 'ignored']);
+  });
+  it('reopens a resolved group only for an app version new to the crash', () => {
+    expect(statusAfterOccurrence('resolved', '1.0', ['1.0'])).toBe('resolved');
+    expect(statusAfterOccurrence('resolved', '1.1', ['1.0'])).toBe('open');
+    expect(statusAfterOccurrence('ignored', '1.1', ['1.0'])).toBe('ignored');
+    expect(statusAfterOccurrence('acknowledged', '9', [])).toBe('acknowledged');
+  });
+});
+
+describe('ids and event data', () => {
+  it('makes RFC 4122 v5 UUIDs, stable per (session, sequence)', () => {
+    const id = eventId('s-1', 3);
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(eventId('s-1', 3)).toBe(id);
+    expect(eventId('s-1', 4)).not.toBe(id);
+    expect(uuidV5('a')).not.toBe(uuidV5('b'));
+  });
+  it('shapes data per type with nulls for absent values', () => {
+    const base = { sessionId: 's', timestamp: 1, sequenceNumber: 0 };
+    expect(eventData({ ...base, type: 'navigate', to: '/a' })).toEqual({ from: null, to: '/a' });
+    expect(eventData({ ...base, type: 'custom', name: 'n' })).toEqual({ name: 'n', properties: null });
+    expect(eventData({ ...base, type: 'network', method: 'GET', url: 'u', duration: 3 })).toEqual({ method: 'GET', url: 'u', statusCode: null, duration: 3, error: null });
+    expect(eventData({ ...base, type: 'tap', x: 1, y: 2 })).toEqual({ x: 1, y: 2, target: null });
+  });
+});
