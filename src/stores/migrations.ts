@@ -30,11 +30,16 @@ export function readMigrations(dir: string): Migration[] {
 }
 
 export async function migratePostgres(db: Postgres, dir = path.join(root, 'postgres')): Promise<void> {
-  await db.query('CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+  // Several API processes may start at once against one database: every step holds the lock
+  // (even CREATE TABLE IF NOT EXISTS races on the catalog without it).
+  const LOCK = 'SELECT pg_advisory_xact_lock(7263540112)';
+  await db.tx(async (q) => {
+    await q.query(LOCK);
+    await q.query('CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+  });
   for (const m of readMigrations(dir)) {
     await db.tx(async (q) => {
-      // Several API processes may start at once against one database.
-      await q.query('SELECT pg_advisory_xact_lock(7263540112)');
+      await q.query(LOCK);
       const done = await q.query('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version]);
       if (done.rows.length) return;
       for (const s of m.statements) await q.query(s);

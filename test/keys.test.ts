@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyResolver } from '../src/services/keyResolver.ts';
+import { openRedis } from '../src/stores/redis.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+async function deactivate(keyApi: string, projectId: string) {
+  const rows = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM api_keys WHERE project_id = $1', [projectId]);
+  const r = await s.app.inject({ method: 'POST', url: `/api/keys/${rows.rows[0]!.id}/deactivate`, headers: s.admin });
+  expect(r.statusCode).toBe(200);
+  void keyApi;
+}
+
+async function msUntilRefused(other: KeyResolver, apiKey: string): Promise<number> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < 10_000) {
+    if ((await other.resolve(apiKey)) === null) return Date.now() - t0;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Infinity;
+}
+
+describe('key deactivation reaches other API processes', () => {
+  it('within the 5 s bound through the cache TTL alone (no Redis)', async () => {
+    const { apiKey, projectId } = await s.createProject();
+    // A second process's resolver: same database, its own cache.
+    const other = new KeyResolver(s.svc.projects, s.svc.config.keyCacheTtlMs);
+    expect(await other.resolve(apiKey)).not.toBeNull();
+    await deactivate(apiKey, projectId);
+    expect(await msUntilRefused(other, apiKey)).toBeLessThanOrEqual(5000);
+  });
+
+  it.skipIf(!process.env.REDIS_URL)('at once through Redis pub/sub when REDIS_URL is set', async () => {
+    const { apiKey, projectId } = await s.createProject();
+    const redis = openRedis(process.env.REDIS_URL!);
+    // a TTL far longer than the bound, so only the invalidation message can explain a fast refusal
+    const other = new KeyResolver(s.svc.projects, 60_000, redis);
+    await other.start();
+    try {
+      expect(await other.resolve(apiKey)).not.toBeNull();
+      await deactivate(apiKey, projectId);
+      expect(await msUntilRefused(other, apiKey)).toBeLessThan(1000);
+    } finally {
+      await other.stop();
+      redis.disconnect();
+    }
+  });
+});
