@@ -24,7 +24,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     requestTimeout: 30_000,
     connectionTimeout: 60_000,
     keepAliveTimeout: 65_000,
-    trustProxy: process.env.TRUST_PROXY === 'true',
+    trustProxy: svc.config.trustProxy,
   });
   registerValidation(app);
   registerErrorHandling(app);

@@ -1,0 +1,14 @@
+# The service image for docker-compose.yml: real ClickHouse, so the embedded engine (chdb,
+# an optional dependency of ~540 MB) is left out.
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=optional --omit=dev --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+COPY postgres ./postgres
+COPY clickhouse ./clickhouse
+ENV HOST=0.0.0.0 PORT=3000 NODE_ENV=production
+EXPOSE 3000
+USER node
+CMD ["node", "--import", "tsx", "src/main.ts"]
