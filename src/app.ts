@@ -28,6 +28,8 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   });
   registerValidation(app);
   registerErrorHandling(app);
+  // Bodies are JSON only: a text/plain body would otherwise reach the schemas as a string.
+  app.removeContentTypeParser('text/plain');
 
   await app.register(swagger, {
     openapi: {

@@ -346,3 +346,13 @@ describe('restart', () => {
     expect(await sessionRow(s, p, body.sessionId)).toMatchObject({ status: 'crashed', has_network_errors: true });
   });
 });
+
+describe('content types', () => {
+  it('refuses text/plain and a missing content type with 415 and a JSON error', async () => {
+    for (const headers of [{ ...auth, 'content-type': 'text/plain' }, { ...auth }]) {
+      const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers, payload: JSON.stringify(P.sessionStart()) });
+      expect(r.statusCode).toBe(415);
+      expect(r.json()).toEqual({ error: expect.any(String) });
+    }
+  });
+});
