@@ -43,7 +43,11 @@ describe('embedded email', () => {
     expect(body).toContain('Summary (from the stack trace):');
     expect(body).toContain('in render (view.js:7:1), called from paint (gfx.js:2:9)');
     expect(body).toContain(`http://localhost:3000/api/projects/${p.projectId}/crash-groups/${groupId}`);
-    const g = (await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/crash-groups/${groupId}`, headers: s.admin })).json();
+    // The file is written before the job records its outcome.
+    const g = await waitFor('the job to finish', async () => {
+      const x = (await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/crash-groups/${groupId}`, headers: s.admin })).json();
+      return x.alert?.status === 'done' ? x : null;
+    });
     expect(g).toMatchObject({ summarySource: 'deterministic', alert: { status: 'done', attempts: 1 } });
     expect(g.alert.note).toMatch(/via file/);
     // No half-written temp files are left behind.

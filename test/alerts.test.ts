@@ -66,6 +66,13 @@ async function getGroup(projectId: string, groupId: string) {
   return r.json();
 }
 
+/** The group once its alert job has recorded its outcome (the email arrives a moment before that). */
+const finished = (projectId: string, groupId: string) =>
+  waitFor('the alert job to finish', async () => {
+    const g = await getGroup(projectId, groupId);
+    return g.alert?.status === 'done' ? g : null;
+  });
+
 /** Lets the worker run every due job (and a couple of polls) so a second email would show. */
 async function settle() {
   await s.worker!.worker.runDue();
@@ -95,7 +102,7 @@ describe('crash alerts', () => {
     expect(req.model).toBe('test-model');
     expect(req.messages.map((m) => m.content).join('\n')).toContain('at caller (app.js:2:2)');
 
-    const g = await getGroup(p.projectId, groupId);
+    const g = await finished(p.projectId, groupId);
     expect(g).toMatchObject({ summary: ai.reply, summarySource: 'openai:test-model', appVersions: ['1.4.0'] });
     expect(g.alert).toMatchObject({ status: 'done', attempts: 1, lastError: null });
     expect(g.alert.sentAt).toEqual(expect.any(String));
@@ -131,7 +138,7 @@ describe('crash alerts', () => {
     await waitFor('the alert email', () => mailsFor(groupId).length >= 1);
     await settle();
     expect(mailsFor(groupId)).toHaveLength(1);
-    const g = await getGroup(p.projectId, groupId);
+    const g = await finished(p.projectId, groupId);
     expect(g.occurrenceCount).toBe(N);
     expect(g.firstSeenAt).toBe(new Date(T0 + 20_001).toISOString());
     expect(g.alert).toMatchObject({ status: 'done', attempts: 1 });
@@ -144,7 +151,7 @@ describe('crash alerts', () => {
     await ingestCrash(p.auth, p.sessionId, { stackTrace: p.stackTrace });
     const groupId = await groupOf(p.projectId);
     await waitFor('the alert email', () => mailsFor(groupId).length === 1);
-    const g = await getGroup(p.projectId, groupId);
+    const g = await finished(p.projectId, groupId);
     expect(g.summarySource).toBe('deterministic');
     expect(g.summary).toContain(p.stackTrace.split('\n')[0]!.replace(/^at /, ''));
     expect(mailsFor(groupId)[0]!.body).toContain('Summary (from the stack trace):');
@@ -178,10 +185,7 @@ describe('crash alerts', () => {
     await s.app.inject({ method: 'PATCH', url: `/api/projects/${muted.projectId}`, headers: s.admin, payload: { alertEmails: [] } });
     await ingestCrash(muted.auth, muted.sessionId, { stackTrace: muted.stackTrace });
     const mutedGroup = await groupOf(muted.projectId);
-    const g = await waitFor('the muted job to finish', async () => {
-      const x = await getGroup(muted.projectId, mutedGroup);
-      return x.alert?.status === 'done' ? x : null;
-    });
+    const g = await finished(muted.projectId, mutedGroup);
     expect(g.alert.note).toMatch(/no recipients/);
     expect(g.alert.sentAt).toBeNull();
     expect(g.summarySource).toBe('openai:test-model'); // the summary is still made and stored
