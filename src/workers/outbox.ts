@@ -73,7 +73,8 @@ export class OutboxWorker {
       } while (this.again && !this.stopped);
     })().finally(() => {
       this.running = undefined;
-      if (!this.stopped) this.timer = setTimeout(() => this.loop(), this.opts.pollMs);
+      // A wake that came in as the round was ending runs at once, not a poll later.
+      if (!this.stopped) this.timer = setTimeout(() => this.loop(), this.again ? 0 : this.opts.pollMs);
     });
   }
 
