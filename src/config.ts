@@ -15,6 +15,10 @@ export interface Config {
   alertEmailTo: string[];
   publicUrl: string;
   openai: { apiKey: string; baseUrl: string | undefined; model: string } | undefined;
+  /** Budget of one AI summary, retries included; past it the deterministic summary is used. */
+  summaryTimeoutMs: number;
+  /** The alert outbox worker: poll interval, lease, retry cap and backoff. */
+  outbox: { pollMs: number; leaseMs: number; maxAttempts: number; backoffBaseMs: number; backoffMaxMs: number };
   rateLimits: { ingest: number; export: number; auth: number };
   keyCacheTtlMs: number;
   bodyLimitBytes: number;
@@ -107,6 +111,14 @@ export function loadConfig(env: Env = process.env): Config {
           model: str(env, 'OPENAI_MODEL') ?? 'gpt-4o-mini',
         }
       : undefined,
+    summaryTimeoutMs: int(env, 'OPENAI_TIMEOUT_MS', 15_000, 100, 600_000),
+    outbox: {
+      pollMs: int(env, 'OUTBOX_POLL_MS', 2_000, 10, 3_600_000),
+      leaseMs: int(env, 'OUTBOX_LEASE_MS', 120_000, 100, 86_400_000),
+      maxAttempts: int(env, 'OUTBOX_MAX_ATTEMPTS', 8, 1, 100),
+      backoffBaseMs: int(env, 'OUTBOX_BACKOFF_BASE_MS', 5_000, 1, 86_400_000),
+      backoffMaxMs: int(env, 'OUTBOX_BACKOFF_MAX_MS', 3_600_000, 1, 86_400_000),
+    },
     rateLimits: {
       ingest: int(env, 'RATE_LIMIT_INGEST_PER_MIN', 600, 1, 1e9),
       export: int(env, 'RATE_LIMIT_EXPORT_PER_MIN', 60, 1, 1e9),

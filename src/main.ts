@@ -12,6 +12,7 @@ async function main() {
       clickhouse: server.svc.stores.ch.kind,
       redis: server.svc.stores.redis ? 'redis' : 'in-process',
       dataDir: config.dataDir,
+      alertWorker: server.worker ? `in-process (email: ${server.worker.mailer.kind})` : 'off (RUN_WORKER=false)',
     },
     'stores ready',
   );

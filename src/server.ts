@@ -4,11 +4,14 @@ import { openStores } from './stores/index.ts';
 import { createServices, type Services } from './services/index.ts';
 import { resolveAdminToken } from './services/adminToken.ts';
 import { buildApp, type AppOptions } from './app.ts';
+import { createAlertWorker, type AlertWorker } from './workers/index.ts';
 
 export interface Server {
   app: FastifyInstance;
   svc: Services;
   adminTokenFile: string | undefined;
+  /** The alert outbox worker, when this process runs one (RUN_WORKER, default true). */
+  worker: AlertWorker | undefined;
   /** Stops taking requests, lets in-flight ones finish, flushes writes, closes the stores. */
   close(): Promise<void>;
 }
@@ -21,14 +24,26 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
   await svc.keys.start();
   const app = await buildApp(svc, opts);
   await app.ready();
+  let worker: AlertWorker | undefined;
+  if (config.runWorker) {
+    const w = createAlertWorker(config, stores.pg, app.log.child({ component: 'outbox' }));
+    svc.onNewCrashGroup.add(w.wake);
+    w.start();
+    worker = w;
+  }
   let closing: Promise<void> | undefined;
   return {
     app,
     svc,
     adminTokenFile: admin.file,
+    worker,
     close() {
       closing ??= (async () => {
         await app.close();
+        if (worker) {
+          svc.onNewCrashGroup.delete(worker.wake);
+          await worker.stop();
+        }
         await Promise.all([svc.eventsWriter.drain(), svc.networkWriter.drain()]);
         await svc.keys.stop();
         await stores.close();

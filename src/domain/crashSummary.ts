@@ -1,0 +1,75 @@
+/** What a crash summary is built from: the group and the first occurrence's session. */
+export interface CrashContext {
+  message: string;
+  stackHead: string;
+  isFatal: boolean;
+  handled: boolean;
+  appVersion: string | null;
+  appBuildNumber: string | null;
+  platform: string | null;
+  osVersion: string | null;
+  deviceModel: string | null;
+  deviceBrand: string | null;
+}
+
+export const DETERMINISTIC_SOURCE = 'deterministic';
+export const MAX_SUMMARY_CHARS = 1000;
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** Stack lines that carry something (blank lines and bare "Exception" headers aside). */
+function frames(stackHead: string): string[] {
+  return stackHead
+    .split('\n')
+    .map((l) => l.replace(/\r$/, '').trim())
+    .filter((l) => l.length > 0);
+}
+
+const frameName = (l: string) => l.replace(/^at\s+/, '');
+
+export function kindOf(c: Pick<CrashContext, 'isFatal' | 'handled'>): string {
+  if (c.isFatal) return 'Fatal crash';
+  return c.handled ? 'Handled exception' : 'Unhandled non-fatal error';
+}
+
+export function deviceLine(c: CrashContext): string {
+  const device = [c.deviceBrand, c.deviceModel].filter(Boolean).join(' ');
+  const os = [c.platform, c.osVersion].filter(Boolean).join(' ');
+  const app = c.appVersion ? `app ${c.appVersion}${c.appBuildNumber ? ` (${c.appBuildNumber})` : ''}` : null;
+  return [os || null, device || null, app].filter(Boolean).join(', ');
+}
+
+/**
+ * The summary used without an AI endpoint, or when it fails: built only from the stack trace
+ * and context, so the same crash always reads the same.
+ */
+export function deterministicSummary(c: CrashContext): string {
+  const f = frames(c.stackHead);
+  const where = f[0] ? ` in ${frameName(f[0])}` : '';
+  const caller = f[1] ? `, called from ${frameName(f[1])}` : '';
+  const on = deviceLine(c);
+  const text = `${kindOf(c)}: "${clip(c.message.trim() || '(no message)', 300)}"${where}${caller}.${on ? ` First seen on ${on}.` : ''}`;
+  return clip(text, MAX_SUMMARY_CHARS);
+}
+
+/** A short prompt: the model sees the message, the stack head and where it happened, nothing else. */
+export function summaryPrompt(c: CrashContext): { system: string; user: string } {
+  return {
+    system:
+      'You summarise application crash reports for the developer on call. Answer in at most three short ' +
+      'sentences of plain text: what failed, where in the code, and the most likely cause. No preamble, no markdown.',
+    user: [
+      `Message: ${clip(c.message, 1000)}`,
+      `Kind: ${kindOf(c)}`,
+      `Context: ${deviceLine(c) || 'unknown'}`,
+      'Stack trace (first lines):',
+      clip(c.stackHead, 2000),
+    ].join('\n'),
+  };
+}
+
+/** An AI answer fit to store, or null when it is unusable (the fallback applies). */
+export function cleanAiSummary(text: string | null | undefined): string | null {
+  const t = (text ?? '').trim();
+  return t ? clip(t, MAX_SUMMARY_CHARS) : null;
+}

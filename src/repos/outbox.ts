@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import type { Postgres } from '../stores/postgres/port.ts';
+
+/** A claimed job: the lease token fences every write its worker makes. */
+export interface OutboxJob {
+  id: number;
+  projectId: string;
+  groupId: string;
+  kind: string;
+  attempts: number;
+  leaseToken: string;
+  sentAt: string | null;
+}
+
+export interface OutboxRow {
+  id: number;
+  groupId: string;
+  kind: string;
+  status: 'pending' | 'done' | 'failed';
+  attempts: number;
+  lastError: string | null;
+  sentAt: string | null;
+  messageId: string | null;
+  note: string | null;
+  doneAt: string | null;
+}
+
+const isoOrNull = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
+
+/** The alert outbox: claim with a lease, record each outcome only while holding that lease. */
+export function outboxRepo(db: Postgres) {
+  return {
+    /**
+     * Claims up to `limit` due jobs for `leaseMs`. SKIP LOCKED lets several workers claim at
+     * once without waiting on each other; the lease (locked_until) lets another worker retake a
+     * job whose worker died. Counting the attempt at claim time caps a job that kills its worker.
+     */
+    async claim(limit: number, leaseMs: number, maxAttempts: number): Promise<OutboxJob[]> {
+      const token = randomUUID();
+      const r = await db.query<{ id: number; project_id: string; group_id: string; kind: string; attempts: number; sent_at: Date | string | null }>(
+        `WITH due AS (
+           SELECT id FROM alert_outbox
+           WHERE status = 'pending' AND next_attempt_at <= now() AND attempts < $3
+             AND (locked_until IS NULL OR locked_until <= now())
+           ORDER BY next_attempt_at, id
+           LIMIT $1
+           FOR UPDATE SKIP LOCKED
+         )
+         UPDATE alert_outbox o
+         SET attempts = o.attempts + 1, locked_until = now() + $2::int * interval '1 millisecond', lease_token = $4
+         FROM due WHERE o.id = due.id
+         RETURNING o.id, o.project_id, o.group_id, o.kind, o.attempts, o.sent_at`,
+        [limit, leaseMs, maxAttempts, token],
+      );
+      return r.rows.map((x) => ({
+        id: Number(x.id), projectId: x.project_id, groupId: x.group_id, kind: x.kind,
+        attempts: x.attempts, leaseToken: token, sentAt: isoOrNull(x.sent_at),
+      }));
+    },
+
+    /** Keeps a running job's lease; false when the lease was lost (another worker retook it). */
+    async extend(job: OutboxJob, leaseMs: number): Promise<boolean> {
+      const r = await db.query(
+        `UPDATE alert_outbox SET locked_until = now() + $3::int * interval '1 millisecond'
+         WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
+        [job.id, job.leaseToken, leaseMs],
+      );
+      return r.rowCount > 0;
+    },
+
+    /**
+     * The email went out. Written whatever the lease: it only ever prevents a resend.
+     */
+    async markSent(jobId: number, messageId: string): Promise<void> {
+      await db.query('UPDATE alert_outbox SET sent_at = COALESCE(sent_at, now()), message_id = $2 WHERE id = $1', [jobId, messageId]);
+    },
+
+    async complete(job: OutboxJob, note: string | null): Promise<boolean> {
+      const r = await db.query(
+        `UPDATE alert_outbox SET status = 'done', done_at = now(), locked_until = NULL, note = $3
+         WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
+        [job.id, job.leaseToken, note],
+      );
+      return r.rowCount > 0;
+    },
+
+    async retryLater(job: OutboxJob, error: string, delayMs: number): Promise<boolean> {
+      const r = await db.query(
+        `UPDATE alert_outbox SET locked_until = NULL, last_error = $3,
+           next_attempt_at = now() + $4::int * interval '1 millisecond'
+         WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
+        [job.id, job.leaseToken, error, delayMs],
+      );
+      return r.rowCount > 0;
+    },
+
+    async fail(job: OutboxJob, error: string): Promise<boolean> {
+      const r = await db.query(
+        `UPDATE alert_outbox SET status = 'failed', done_at = now(), locked_until = NULL, last_error = $3
+         WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
+        [job.id, job.leaseToken, error],
+      );
+      return r.rowCount > 0;
+    },
+
+    /** Jobs whose last allowed attempt died with its worker: their lease ran out, nobody may retake them. */
+    async failAbandoned(maxAttempts: number): Promise<number> {
+      const r = await db.query(
+        `UPDATE alert_outbox SET status = 'failed', done_at = now(), locked_until = NULL,
+           last_error = COALESCE(last_error || '; ', '') || 'retry cap reached: the last attempt did not finish (worker lost)'
+         WHERE status = 'pending' AND attempts >= $1 AND (locked_until IS NULL OR locked_until <= now())`,
+        [maxAttempts],
+      );
+      return r.rowCount;
+    },
+
+    async byGroup(groupId: string): Promise<OutboxRow[]> {
+      const r = await db.query<{
+        id: number; group_id: string; kind: string; status: OutboxRow['status']; attempts: number; last_error: string | null;
+        sent_at: Date | string | null; message_id: string | null; note: string | null; done_at: Date | string | null;
+      }>('SELECT id, group_id, kind, status, attempts, last_error, sent_at, message_id, note, done_at FROM alert_outbox WHERE group_id = $1 ORDER BY id', [groupId]);
+      return r.rows.map((x) => ({
+        id: Number(x.id), groupId: x.group_id, kind: x.kind, status: x.status, attempts: x.attempts, lastError: x.last_error,
+        sentAt: isoOrNull(x.sent_at), messageId: x.message_id, note: x.note, doneAt: isoOrNull(x.done_at),
+      }));
+    },
+  };
+}
+
+export type OutboxRepo = ReturnType<typeof outboxRepo>;

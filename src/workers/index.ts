@@ -1,0 +1,45 @@
+import type { Config } from '../config.ts';
+import type { Postgres } from '../stores/postgres/port.ts';
+import { crashesRepo, NEW_GROUP_JOB } from '../repos/crashes.ts';
+import { outboxRepo } from '../repos/outbox.ts';
+import { OutboxWorker } from './outbox.ts';
+import { crashAlertJob } from './crashAlertJob.ts';
+import { createSummarizer, type Summarize } from './summary.ts';
+import { createMailer, type Mailer } from './mailer.ts';
+import type { WorkerLog } from './log.ts';
+
+export interface AlertWorker {
+  worker: OutboxWorker;
+  mailer: Mailer;
+  start(): void;
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** The outbox worker wired with the crash-alert job: the same in the server and in `npm run worker`. */
+export function createAlertWorker(
+  config: Config,
+  db: Postgres,
+  log: WorkerLog,
+  overrides: { mailer?: Mailer; summarize?: Summarize } = {},
+): AlertWorker {
+  const mailer = overrides.mailer ?? createMailer(config);
+  const summarize = overrides.summarize ?? createSummarizer(config, log);
+  const o = config.outbox;
+  const handlers = {
+    [NEW_GROUP_JOB]: crashAlertJob({ config, crashes: crashesRepo(db), outbox: outboxRepo(db), summarize, mailer }),
+  };
+  const worker = new OutboxWorker(db, handlers, {
+    pollMs: o.pollMs, leaseMs: o.leaseMs, maxAttempts: o.maxAttempts, baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs,
+  }, log);
+  return {
+    worker,
+    mailer,
+    start: () => worker.start(),
+    wake: () => worker.wake(),
+    async stop() {
+      await worker.stop();
+      mailer.close();
+    },
+  };
+}

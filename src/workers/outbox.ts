@@ -1,0 +1,119 @@
+import type { Postgres } from '../stores/postgres/port.ts';
+import { outboxRepo, type OutboxJob, type OutboxRepo } from '../repos/outbox.ts';
+import { afterFailure, type BackoffPolicy } from '../domain/outboxBackoff.ts';
+import type { WorkerLog } from './log.ts';
+
+/** Runs one job; its note is stored with the outcome (e.g. why nothing was sent). */
+export type JobHandler = (job: OutboxJob) => Promise<{ note?: string | null } | void>;
+
+export interface OutboxWorkerOptions extends BackoffPolicy {
+  pollMs: number;
+  leaseMs: number;
+  /** Jobs claimed per round. */
+  batchSize?: number;
+}
+
+/** A job failure that no retry can fix (unknown kind, deleted group): failed at once. */
+export class PermanentJobError extends Error {}
+
+/**
+ * Polls the alert outbox (and wakes early when told a job was enqueued), claims due jobs with a
+ * lease, runs them, and records each outcome under that lease. Several workers, in one process
+ * or many, can run against one database.
+ */
+export class OutboxWorker {
+  readonly repo: OutboxRepo;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+
+  constructor(
+    db: Postgres,
+    private readonly handlers: Record<string, JobHandler>,
+    private readonly opts: OutboxWorkerOptions,
+    private readonly log: WorkerLog,
+  ) {
+    this.repo = outboxRepo(db);
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.wake();
+  }
+
+  /** Asks for a round soon; cheap and synchronous, so ingestion can call it without waiting. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.loop(), 0);
+  }
+
+  /** Stops polling and waits for the jobs in hand; an unfinished one would be retaken after its lease anyway. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private loop(): void {
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.runDue();
+        } catch (err) {
+          this.log.error({ err: String(err) }, 'outbox round failed; retrying at the next poll');
+        }
+      } while (this.again && !this.stopped);
+    })().finally(() => {
+      this.running = undefined;
+      // A wake that came in as the round was ending runs at once, not a poll later.
+      if (!this.stopped) this.timer = setTimeout(() => this.loop(), this.again ? 0 : this.opts.pollMs);
+    });
+  }
+
+  /** Runs every job that is due now (one round after another) and returns how many ran. */
+  async runDue(): Promise<number> {
+    await this.repo.failAbandoned(this.opts.maxAttempts);
+    let ran = 0;
+    for (;;) {
+      const jobs = await this.repo.claim(this.opts.batchSize ?? 10, this.opts.leaseMs, this.opts.maxAttempts);
+      if (!jobs.length) return ran;
+      for (const job of jobs) await this.runJob(job);
+      ran += jobs.length;
+    }
+  }
+
+  async runJob(job: OutboxJob): Promise<void> {
+    // Long jobs keep their lease; a dead worker's lease runs out and another worker retakes the job.
+    const heartbeat = setInterval(() => {
+      this.repo.extend(job, this.opts.leaseMs).catch(() => {});
+    }, Math.max(50, Math.floor(this.opts.leaseMs / 3)));
+    heartbeat.unref();
+    try {
+      const handler = this.handlers[job.kind];
+      if (!handler) throw new PermanentJobError(`no handler for job kind "${job.kind}"`);
+      const out = await handler(job);
+      const recorded = await this.repo.complete(job, out?.note ?? null);
+      this.log.info({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, note: out?.note, recorded }, 'outbox job done');
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      const next = err instanceof PermanentJobError ? ({ action: 'give-up' } as const) : afterFailure(job.attempts, this.opts);
+      if (next.action === 'give-up') {
+        await this.repo.fail(job, msg);
+        this.log.error({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, err: msg }, 'outbox job failed for good');
+      } else {
+        await this.repo.retryLater(job, msg, next.delayMs);
+        this.log.warn({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, retryInMs: next.delayMs, err: msg }, 'outbox job failed; will retry');
+      }
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+}

@@ -1,0 +1,26 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/**
+ * With DATABASE_URL set, a fresh database for one test file: alert workers claim every due job
+ * in their database, so two test files sharing one would take each other's jobs. Embedded
+ * (no DATABASE_URL) each DATA_DIR is its own database already.
+ */
+export async function isolatedDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  const base = process.env.DATABASE_URL;
+  if (!base) return { env: {}, drop: async () => {} };
+  const name = `flightrec_test_${randomBytes(6).toString('hex')}`;
+  const run = async (sql: string) => {
+    const c = new pg.Client({ connectionString: base });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await run(`CREATE DATABASE ${name}`);
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return { env: { DATABASE_URL: u.toString() }, drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
