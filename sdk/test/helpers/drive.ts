@@ -1,0 +1,35 @@
+import { vi } from 'vitest';
+import type { RetryInfo } from '../../src/index.ts';
+import { until } from './faultServer.ts';
+
+/** Fakes only what the SDK's waits use; I/O and real-time polling keep running. */
+export function fakeClock(now = 1_767_225_600_000): void {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'], now });
+}
+
+/** Collects the transport's retry notices, each made just before its wait starts. */
+export function retryLog(): { log: RetryInfo[]; onRetry: (i: RetryInfo) => void } {
+  const log: RetryInfo[] = [];
+  return { log, onRetry: (i) => log.push(i) };
+}
+
+/**
+ * Lets `p` run to completion under fake timers: each time the SDK starts a retry wait, the clock
+ * is moved by exactly that wait (never while a request is in flight), so arrival stamps on the
+ * fault server show the schedule the SDK kept.
+ */
+export async function settle<T>(p: Promise<T>, retries: RetryInfo[]): Promise<T> {
+  let done = false;
+  let value!: T;
+  let failure: unknown;
+  p.then((v) => { done = true; value = v; }, (e) => { done = true; failure = e ?? new Error('rejected'); });
+  let handled = retries.length;
+  for (;;) {
+    await until(() => done || retries.length > handled, 'a retry wait or the result', 10_000);
+    if (done) {
+      if (failure) throw failure;
+      return value;
+    }
+    await vi.advanceTimersByTimeAsync(retries[handled++]!.delayMs);
+  }
+}
