@@ -16,14 +16,15 @@ export function retryLog(): { log: RetryInfo[]; onRetry: (i: RetryInfo) => void 
 /**
  * Lets `p` run to completion under fake timers: each time the SDK starts a retry wait, the clock
  * is moved by exactly that wait (never while a request is in flight), so arrival stamps on the
- * fault server show the schedule the SDK kept.
+ * fault server show the schedule the SDK kept. Waits logged before index `from` are taken as done.
  */
-export async function settle<T>(p: Promise<T>, retries: RetryInfo[]): Promise<T> {
+export async function settle<T>(p: Promise<T>, retries: RetryInfo[], from = 0): Promise<T> {
   let done = false;
   let value!: T;
   let failure: unknown;
   p.then((v) => { done = true; value = v; }, (e) => { done = true; failure = e ?? new Error('rejected'); });
-  let handled = retries.length;
+  // From `from`: a wait that began before this call is still to be run out.
+  let handled = from;
   for (;;) {
     await until(() => done || retries.length > handled, 'a retry wait or the result', 10_000);
     if (done) {

@@ -46,7 +46,7 @@ export async function startFaultServer(): Promise<FaultServer> {
         return;
       }
       const body = JSON.stringify(reply.body ?? (reply.status < 300 ? { ok: true } : { error: `scripted ${reply.status}` }));
-      res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
+      res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...reply.headers });
       res.end(body);
     });
   });
