@@ -79,6 +79,7 @@ export class FlightrecClient {
   private readonly persistence: PersistentQueue;
   private readonly maxEvents: number;
   private readonly maxRequests: number;
+  private readonly flushIntervalMs: number;
   private readonly abort = new AbortController();
   private readonly timers: Timer[] = [];
   private readonly ready: Promise<void>;
@@ -87,6 +88,9 @@ export class FlightrecClient {
   private sending: Promise<void> | undefined;
   /** Set when a batch ran out of retries: sending waits for the next flush trigger. */
   private paused = false;
+  /** Consecutive retry cycles that ran out, and when timer ticks may resume after the last. */
+  private outages = 0;
+  private resumeAt = 0;
   private closed = false;
   private persistDirty = false;
   private persisting: Promise<void> | undefined;
@@ -101,6 +105,7 @@ export class FlightrecClient {
       retryDelaysMs: opts.retryDelaysMs, timeoutMs: opts.timeoutMs, onRetry: opts.onRetry,
     });
     this.device = { sdkVersion: SDK_VERSION, ...opts.device };
+    this.flushIntervalMs = opts.flushIntervalMs ?? EVENTS_FLUSH_INTERVAL_MS;
     this.maxEvents = clamp(opts.maxEventsPerBatch ?? MAX_EVENTS_PER_BATCH, 1, MAX_EVENTS_PER_BATCH);
     this.maxRequests = clamp(opts.maxRequestsPerBatch ?? MAX_REQUESTS_PER_BATCH, 1, MAX_REQUESTS_PER_BATCH);
     this.queue = new BatchQueue({
@@ -110,13 +115,13 @@ export class FlightrecClient {
     this.persistence = opts.persistence ?? memoryPersistence();
     this.ready = this.load();
     this.timers.push(
-      every(opts.flushIntervalMs ?? EVENTS_FLUSH_INTERVAL_MS, () => {
+      every(this.flushIntervalMs, () => {
         this.sealEvents();
-        void this.send(true);
+        void this.send(Date.now() >= this.resumeAt);
       }),
       every(opts.networkFlushIntervalMs ?? NETWORK_FLUSH_INTERVAL_MS, () => {
         this.sealRequests();
-        void this.send(true);
+        void this.send(Date.now() >= this.resumeAt);
       }),
     );
   }
@@ -187,6 +192,8 @@ export class FlightrecClient {
     }
     if (this.refuseClosed('reportCrash')) return Promise.resolve();
     this.sealEvents();
+    // A fatal crash is the app going down: its buffered requests would be lost with it.
+    if (opts.isFatal) this.sealRequests();
     const { message, stackTrace } = describeError(error);
     this.enqueue(crashBatch({
       sessionId: s.id, message, stackTrace,
@@ -236,9 +243,12 @@ export class FlightrecClient {
   /** A fetch that records the app's requests of the current session to /ingest/network. */
   wrapFetch<F extends AnyFetch>(fetchImpl?: F): F {
     const base: AnyFetch = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
-    const own = this.transport.endpoint;
+    const own = normalizeUrl(this.transport.endpoint);
     return instrumentFetch(base, {
-      ignore: (url) => url === own || url.startsWith(own + '/'),
+      ignore: (url) => {
+        const u = normalizeUrl(url);
+        return u === own || u.startsWith(own + '/');
+      },
       context: () => this.session?.id,
       record: (r, sessionId) => this.recordRequest(r, sessionId as string | undefined),
     }) as F;
@@ -318,6 +328,7 @@ export class FlightrecClient {
         const r = await this.transport.send(b.path, b.body, this.abort.signal);
         this.queue.inFlight = undefined;
         if (r.outcome === 'aborted') break;
+        if (r.outcome !== 'failed') this.outages = 0;
         if (r.outcome === 'sent') {
           this.sentBatches++;
           this.queue.remove(b.id);
@@ -327,6 +338,8 @@ export class FlightrecClient {
           this.report({ kind: 'rejected', status: r.status, message: r.error, batch: b });
         } else {
           this.paused = true;
+          this.outages++;
+          this.resumeAt = Date.now() + outageBackoff(this.outages, this.flushIntervalMs);
           this.report({ kind: 'retry-exhausted', status: r.status, message: r.error, batch: b });
         }
         this.schedulePersist();
@@ -378,6 +391,25 @@ export class FlightrecClient {
     } catch {
       // the app's hook must not break delivery
     }
+  }
+}
+
+/**
+ * How long timer ticks leave the queue alone after the nth retry cycle in a row ran out: the
+ * next tick after the first, then doubling from the flush interval up to the contract's 60 s
+ * cap, so a long outage is not met with four requests every few seconds. An explicit flush,
+ * session end, crash report or shutdown always tries at once.
+ */
+export function outageBackoff(n: number, flushIntervalMs: number): number {
+  return n <= 1 ? 0 : Math.min(60_000, flushIntervalMs * 2 ** (n - 2));
+}
+
+/** Lower-cased scheme/host, default port dropped, no trailing slash: how fetch will spell it. */
+function normalizeUrl(url: string): string {
+  try {
+    return new URL(url).href.replace(/\/+$/, '');
+  } catch {
+    return url.replace(/\/+$/, '');
   }
 }
 

@@ -73,6 +73,14 @@ function absolute(url: string): string {
 }
 
 function sizeOfRequest(input: RequestInfo | URL, init?: RequestInit): number | undefined {
+  try {
+    return measureRequest(input, init);
+  } catch {
+    return undefined; // a platform without Headers/TextEncoder: size unknown, request still recorded
+  }
+}
+
+function measureRequest(input: RequestInfo | URL, init?: RequestInit): number | undefined {
   const headers = init?.headers ?? (typeof Request !== 'undefined' && input instanceof Request ? input.headers : undefined);
   const declared = headers ? contentLength(new Headers(headers)) : undefined;
   if (declared !== undefined) return declared;

@@ -6,9 +6,10 @@ import {
   FlightrecClient, memoryPersistence, type Batch, type FlightrecError, type FlightrecOptions, type NetworkRequest, type SdkEvent,
 } from '../src/index.ts';
 import { realPause, startFaultServer, until, type FaultServer } from './helpers/faultServer.ts';
-import { fakeClock, retryLog, settle } from './helpers/drive.ts';
+import { fakeClock, retryLog, runRetriesUntil, settle } from './helpers/drive.ts';
 
 const T0 = 1_767_225_600_000;
+const PATHS = ['/ingest/session', '/ingest/events', '/ingest/network', '/ingest/crash', '/ingest/session/end'];
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const device = { platform: 'ios', osVersion: '17.2', model: 'iPhone15,2', appVersion: '1.4.0' } as const;
 
@@ -179,6 +180,30 @@ describe('delivery under faults', () => {
     expect(new Set(sent.map((r) => r.body)).size).toBe(1);
   });
 
+  it('after retry cycles run out in a row, timer ticks back off: next tick, then 5 s, 10 s, … up to 60 s', async () => {
+    srv.always('/ingest/events', { status: 500 });
+    const c = client();
+    c.startSession();
+    c.trackCustom('x');
+    await settle(c.flush(), retries.log); // cycle 1: 0, 2, 6, 14 s
+    await vi.advanceTimersByTimeAsync(1000); // the tick at 15 s resumes
+    let next = await runRetriesUntil(() => errors.length === 2, retries.log, 3); // cycle 2: 15, 17, 21, 29 s
+    await vi.advanceTimersByTimeAsync(1000); // the tick at 30 s is inside the 5 s back-off
+    await realPause();
+    expect(srv.on('/ingest/events')).toHaveLength(8);
+    await vi.advanceTimersByTimeAsync(5000); // the tick at 35 s resumes
+    await srv.waitFor(9, '/ingest/events');
+    next = await runRetriesUntil(() => errors.length === 3, retries.log, next); // cycle 3: 35, 37, 41, 49 s
+    srv.always('/ingest/events', undefined);
+    await vi.advanceTimersByTimeAsync(10_000); // ticks at 50 and 55 s are inside the 10 s back-off
+    await realPause();
+    expect(srv.on('/ingest/events')).toHaveLength(12);
+    await vi.advanceTimersByTimeAsync(1000); // the tick at 60 s resumes
+    await until(() => c.stats().queuedBatches === 0, 'the queue to empty');
+    expect(srv.on('/ingest/events').map((r) => (r.at - T0) / 1000)).toEqual([0, 2, 6, 14, 15, 17, 21, 29, 35, 37, 41, 49, 60]);
+    expect(new Set(srv.on('/ingest/events').map((r) => r.body)).size).toBe(1);
+  });
+
   it('bounds the queue: drops the oldest batches (never the one in flight) and counts them', async () => {
     srv.always('/ingest/events', { status: 503 });
     const c = client({ maxQueueItems: 1000 });
@@ -200,32 +225,33 @@ describe('delivery under faults', () => {
   });
 
   it('keeps unsent batches across a restart and sends them byte-identical', async () => {
-    for (const p of ['/ingest/session', '/ingest/events', '/ingest/crash', '/ingest/session/end']) srv.always(p, { status: 503 });
+    for (const p of PATHS) srv.always(p, { status: 503 });
     const store = memoryPersistence();
     const a = client({ persistence: store });
     const sid = a.startSession({ userId: 'u-9' });
     a.trackNavigate('/a');
     a.trackCustom('x', { n: 1 });
+    a.recordRequest({ method: 'GET', url: 'https://api.example.com/feed', statusCode: 200, duration: 5, error: null, timestamp: T0 });
     const err = new TypeError('boom');
-    void a.reportCrash(err, { isFatal: true, handled: false });
+    void a.reportCrash(err, { isFatal: true, handled: false }); // seals the requests too: the app is going down
     await settle(a.shutdown({ timeoutMs: 3000 }), retries.log);
     const tried = srv.received.map((r) => r.body);
     expect(tried.length).toBeGreaterThanOrEqual(2); // the session start, retried, until the shutdown deadline
 
-    expect(store.batches.map((b) => b.kind)).toEqual(['session', 'events', 'crash', 'sessionEnd']);
+    expect(store.batches.map((b) => b.kind)).toEqual(['session', 'events', 'network', 'crash', 'sessionEnd']);
     expect(store.batches[0]!.body).toBe(tried[0]);
-    expect(JSON.parse(store.batches[2]!.body)).toEqual({
+    expect(JSON.parse(store.batches[3]!.body)).toEqual({
       sessionId: sid, message: 'TypeError: boom', stackTrace: err.stack, isFatal: true, handled: false, timestamp: T0,
     });
     expect(err.stack).toMatch(/^TypeError: boom\n\s+at /);
 
-    for (const p of ['/ingest/session', '/ingest/events', '/ingest/crash', '/ingest/session/end']) srv.always(p, undefined);
+    for (const p of PATHS) srv.always(p, undefined);
     const before = srv.received.length;
     const stored = store.batches.map((x) => x.body);
     const b = client({ persistence: store });
     await b.flush();
     const resent = srv.received.slice(before);
-    expect(resent.map((r) => r.path)).toEqual(['/ingest/session', '/ingest/events', '/ingest/crash', '/ingest/session/end']);
+    expect(resent.map((r) => r.path)).toEqual(['/ingest/session', '/ingest/events', '/ingest/network', '/ingest/crash', '/ingest/session/end']);
     expect(resent.map((r) => r.body)).toEqual(stored);
     await until(() => store.batches.length === 0, 'the stored queue to empty');
     expect(resent[0]!.body).toBe(tried[0]);

@@ -14,23 +14,27 @@ export function retryLog(): { log: RetryInfo[]; onRetry: (i: RetryInfo) => void 
 }
 
 /**
- * Lets `p` run to completion under fake timers: each time the SDK starts a retry wait, the clock
+ * Runs out the SDK's retry waits until `cond` holds: each time the SDK starts a wait, the clock
  * is moved by exactly that wait (never while a request is in flight), so arrival stamps on the
- * fault server show the schedule the SDK kept. Waits logged before index `from` are taken as done.
+ * fault server show the schedule the SDK kept. Waits logged before index `from` are taken as
+ * done. Returns the index of the next unhandled wait.
  */
+export async function runRetriesUntil(cond: () => boolean, retries: RetryInfo[], from = 0): Promise<number> {
+  let handled = from;
+  for (;;) {
+    await until(() => cond() || retries.length > handled, 'a retry wait or the condition', 10_000);
+    if (cond()) return handled;
+    await vi.advanceTimersByTimeAsync(retries[handled++]!.delayMs);
+  }
+}
+
+/** Lets `p` run to completion under fake timers, running out retry waits as above. */
 export async function settle<T>(p: Promise<T>, retries: RetryInfo[], from = 0): Promise<T> {
   let done = false;
   let value!: T;
   let failure: unknown;
   p.then((v) => { done = true; value = v; }, (e) => { done = true; failure = e ?? new Error('rejected'); });
-  // From `from`: a wait that began before this call is still to be run out.
-  let handled = from;
-  for (;;) {
-    await until(() => done || retries.length > handled, 'a retry wait or the result', 10_000);
-    if (done) {
-      if (failure) throw failure;
-      return value;
-    }
-    await vi.advanceTimersByTimeAsync(retries[handled++]!.delayMs);
-  }
+  await runRetriesUntil(() => done, retries, from);
+  if (failure) throw failure;
+  return value;
 }
