@@ -1,0 +1,105 @@
+// Automatic recording of an app's HTTP calls, by wrapping a fetch function.
+
+export type AnyFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  statusCode?: number;
+  /** Until the response headers arrived (the body is the app's to read, not timed). */
+  duration: number;
+  requestSize?: number;
+  responseSize?: number;
+  error: string | null;
+  /** When the request started, Unix ms. */
+  timestamp: number;
+}
+
+export interface InstrumentOptions {
+  /** Requests for which this returns true pass through unrecorded (the SDK's own calls). */
+  ignore(url: string): boolean;
+  record(r: RecordedRequest, context: unknown): void;
+  /** Taken when the request starts and handed back to `record` (the session it belongs to). */
+  context?(): unknown;
+}
+
+/**
+ * Returns a fetch with the same behaviour as `fetchImpl` that reports each call's method, url,
+ * status, duration, sizes (where known without reading a body) and error. Failures are
+ * recorded and rethrown unchanged.
+ */
+export function instrumentFetch(fetchImpl: AnyFetch, opts: InstrumentOptions): AnyFetch {
+  return async function flightrecFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+    const { method, url } = describe(input, init);
+    if (opts.ignore(url)) return fetchImpl(input, init);
+    const context = opts.context?.();
+    const timestamp = Date.now();
+    const requestSize = sizeOfRequest(input, init);
+    const done = (r: Partial<RecordedRequest> & { error: string | null }) => {
+      try {
+        opts.record({ method, url, duration: Math.max(0, Date.now() - timestamp), timestamp, ...withoutUndefined({ requestSize }), ...r }, context);
+      } catch {
+        // recording must never change what the app sees
+      }
+    };
+    let res: Response;
+    try {
+      res = await fetchImpl(input, init);
+    } catch (err) {
+      done({ error: err instanceof Error ? err.message : String(err) });
+      throw err;
+    }
+    const responseSize = contentLength(res.headers);
+    done({ statusCode: res.status, error: null, ...withoutUndefined({ responseSize }) });
+    return res;
+  };
+}
+
+function describe(input: RequestInfo | URL, init?: RequestInit): { method: string; url: string } {
+  const isRequest = typeof Request !== 'undefined' && input instanceof Request;
+  const raw = isRequest ? (input as Request).url : String(input);
+  const method = (init?.method ?? (isRequest ? (input as Request).method : 'GET')).toUpperCase();
+  return { method, url: absolute(raw) };
+}
+
+/** Resolves a relative URL against the page's location where there is one (browsers). */
+function absolute(url: string): string {
+  const base = (globalThis as { location?: { href?: string } }).location?.href;
+  try {
+    return new URL(url, base).toString();
+  } catch {
+    return url;
+  }
+}
+
+function sizeOfRequest(input: RequestInfo | URL, init?: RequestInit): number | undefined {
+  try {
+    return measureRequest(input, init);
+  } catch {
+    return undefined; // a platform without Headers/TextEncoder: size unknown, request still recorded
+  }
+}
+
+function measureRequest(input: RequestInfo | URL, init?: RequestInit): number | undefined {
+  const headers = init?.headers ?? (typeof Request !== 'undefined' && input instanceof Request ? input.headers : undefined);
+  const declared = headers ? contentLength(new Headers(headers)) : undefined;
+  if (declared !== undefined) return declared;
+  const body = init?.body;
+  if (body == null) return undefined;
+  if (typeof body === 'string') return new TextEncoder().encode(body).byteLength;
+  if (body instanceof URLSearchParams) return new TextEncoder().encode(body.toString()).byteLength;
+  if (body instanceof ArrayBuffer) return body.byteLength;
+  if (ArrayBuffer.isView(body)) return body.byteLength;
+  if (typeof Blob !== 'undefined' && body instanceof Blob) return body.size;
+  return undefined; // FormData, streams: unknown without consuming them
+}
+
+function contentLength(headers: Headers): number | undefined {
+  const v = headers.get('content-length');
+  if (v === null || !/^\d+$/.test(v.trim())) return undefined;
+  return Number(v);
+}
+
+function withoutUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,91 @@
+// The default-instance facade: `init()` once, then the module functions. Apps that need several
+// clients (or tests) use `FlightrecClient` directly.
+import { FlightrecClient, type CrashOptions, type FlightrecOptions } from './client.ts';
+import type { AnyFetch } from './fetch.ts';
+
+export { FlightrecClient, describeError, type ClientStats, type CrashOptions, type FlightrecOptions } from './client.ts';
+export * from './types.ts';
+export * from './transport.ts';
+export * from './batcher.ts';
+export * from './persistence.ts';
+export { instrumentFetch as instrumentFetchWith, type AnyFetch, type InstrumentOptions, type RecordedRequest } from './fetch.ts';
+export { uuidv4 } from './uuid.ts';
+export { SDK_VERSION } from './version.ts';
+
+let client: FlightrecClient | undefined;
+let warned = false;
+
+function current(): FlightrecClient | undefined {
+  if (!client && !warned) {
+    warned = true;
+    console.warn('flightrec: call init() before using the SDK; calls are ignored until then');
+  }
+  return client;
+}
+
+/** Creates the default client. A second call shuts the previous one down first. */
+export function init(opts: FlightrecOptions): FlightrecClient {
+  if (client) void client.shutdown();
+  client = new FlightrecClient(opts);
+  return client;
+}
+
+export function getClient(): FlightrecClient | undefined {
+  return client;
+}
+
+export function startSession(opts: { userId?: string } = {}): string | undefined {
+  return current()?.startSession(opts);
+}
+
+export function trackNavigate(to: string, from?: string | null): number | undefined {
+  return current()?.trackNavigate(to, from);
+}
+
+export function trackTap(tap: { x: number; y: number; target?: string }): number | undefined {
+  return current()?.trackTap(tap);
+}
+
+export function trackCustom(name: string, properties?: Record<string, unknown>): number | undefined {
+  return current()?.trackCustom(name, properties);
+}
+
+export function trackNetwork(r: Parameters<FlightrecClient['trackNetwork']>[0]): number | undefined {
+  return current()?.trackNetwork(r);
+}
+
+export function reportCrash(error: unknown, opts?: CrashOptions): Promise<void> {
+  return current()?.reportCrash(error, opts) ?? Promise.resolve();
+}
+
+export function endSession(): Promise<void> {
+  return current()?.endSession() ?? Promise.resolve();
+}
+
+export function flush(): Promise<void> {
+  return current()?.flush() ?? Promise.resolve();
+}
+
+/** Shuts the default client down and forgets it. */
+export async function shutdown(opts?: { timeoutMs?: number }): Promise<void> {
+  const c = client;
+  client = undefined;
+  await c?.shutdown(opts);
+}
+
+/**
+ * Wraps a fetch (default: the platform's) so the default client records its requests. Calls
+ * made before `init()` pass through unrecorded.
+ */
+export function instrumentFetch<F extends AnyFetch>(fetchImpl?: F): F {
+  const base: AnyFetch = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
+  // Resolved per call, so a wrapper made before init() starts recording once init() ran.
+  const wrappers = new WeakMap<FlightrecClient, AnyFetch>();
+  return ((input: RequestInfo | URL, init?: RequestInit) => {
+    const c = client;
+    if (!c) return base(input, init);
+    let w = wrappers.get(c);
+    if (!w) wrappers.set(c, (w = c.wrapFetch(base)));
+    return w(input, init);
+  }) as F;
+}

@@ -1,0 +1,175 @@
+// Sends one request body to the service with the contract's retry policy. No state beyond its
+// options, so the bench and the reliability tests can drive the service exactly as the SDK does.
+
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+/** The contract: 429 and 5xx retried up to 3 times, waiting 2 s, 4 s and 8 s. */
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [2000, 4000, 8000];
+/** The contract's backoff cap; a longer Retry-After is clamped to it. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+export interface TransportOptions {
+  /** Base URL of the service, e.g. `https://telemetry.example.com`. */
+  endpoint: string;
+  apiKey: string;
+  fetch?: FetchLike;
+  /** Waits before each retry; its length is the number of retries. */
+  retryDelaysMs?: readonly number[];
+  maxRetryAfterMs?: number;
+  /** Per-attempt timeout; 0 disables it. A timed-out attempt counts as a network failure. */
+  timeoutMs?: number;
+  /** Called before each wait, e.g. for logging. */
+  onRetry?: (info: RetryInfo) => void;
+}
+
+export interface RetryInfo {
+  path: string;
+  /** 1 for the first retry. */
+  retry: number;
+  delayMs: number;
+  status?: number;
+  error: string;
+}
+
+export type SendResult =
+  | { outcome: 'sent'; status: number; attempts: number; body: string }
+  /** A status the contract says not to retry (4xx other than 429, or any other non-2xx). */
+  | { outcome: 'rejected'; status: number; attempts: number; error: string }
+  /** Retryable failures on every attempt. */
+  | { outcome: 'failed'; status?: number; attempts: number; error: string }
+  | { outcome: 'aborted'; attempts: number };
+
+export type StatusClass = 'ok' | 'retry' | 'reject';
+
+export function classifyStatus(status: number): StatusClass {
+  if (status >= 200 && status < 300) return 'ok';
+  if (status === 429 || (status >= 500 && status <= 599)) return 'retry';
+  return 'reject';
+}
+
+/** `Retry-After` as milliseconds: delay-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (value == null) return undefined;
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** The wait before a retry: the schedule's, or Retry-After when that is longer (up to the cap). */
+export function retryDelay(scheduledMs: number, retryAfterMs: number | undefined, capMs = MAX_RETRY_AFTER_MS): number {
+  return Math.max(scheduledMs, Math.min(retryAfterMs ?? 0, capMs));
+}
+
+export function joinUrl(endpoint: string, path: string): string {
+  return endpoint.replace(/\/+$/, '') + path;
+}
+
+export class Transport {
+  readonly endpoint: string;
+  private readonly fetchImpl: FetchLike;
+  private readonly delays: readonly number[];
+
+  constructor(private readonly opts: TransportOptions) {
+    this.endpoint = opts.endpoint.replace(/\/+$/, '');
+    const f = opts.fetch ?? (globalThis.fetch as FetchLike | undefined);
+    if (!f) throw new Error('flightrec: no fetch on this platform; pass one as the `fetch` option');
+    // Bound, so a platform fetch is not called with `this` set to the transport.
+    this.fetchImpl = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.delays = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  }
+
+  /**
+   * POSTs `body` (already serialised, sent byte-identical on every attempt) to `path`, retrying
+   * as the contract says. Never throws; `signal` cancels a wait or an attempt in flight.
+   */
+  async send(path: string, body: string, signal?: AbortSignal): Promise<SendResult> {
+    const url = joinUrl(this.endpoint, path);
+    for (let attempt = 1; ; attempt++) {
+      if (signal?.aborted) return { outcome: 'aborted', attempts: attempt - 1 };
+      const r = await this.attempt(url, body, signal);
+      if (r.kind === 'aborted') return { outcome: 'aborted', attempts: attempt };
+      if (r.kind === 'response') {
+        const cls = classifyStatus(r.status);
+        if (cls === 'ok') return { outcome: 'sent', status: r.status, attempts: attempt, body: r.text };
+        if (cls === 'reject') return { outcome: 'rejected', status: r.status, attempts: attempt, error: errorText(r.status, r.text) };
+      }
+      const status = r.kind === 'response' ? r.status : undefined;
+      const error = r.kind === 'response' ? errorText(r.status, r.text) : r.error;
+      const scheduled = this.delays[attempt - 1];
+      if (scheduled === undefined) return { outcome: 'failed', status, attempts: attempt, error };
+      const delayMs = retryDelay(scheduled, r.kind === 'response' ? r.retryAfterMs : undefined, this.opts.maxRetryAfterMs);
+      try {
+        this.opts.onRetry?.({ path, retry: attempt, delayMs, status, error });
+      } catch {
+        // a logging hook must not break delivery
+      }
+      if (!(await sleep(delayMs, signal))) return { outcome: 'aborted', attempts: attempt };
+    }
+  }
+
+  private async attempt(url: string, body: string, outer?: AbortSignal): Promise<
+    | { kind: 'response'; status: number; text: string; retryAfterMs?: number }
+    | { kind: 'network'; error: string }
+    | { kind: 'aborted' }
+  > {
+    const ctrl = new AbortController();
+    const onOuterAbort = () => ctrl.abort();
+    outer?.addEventListener('abort', onOuterAbort);
+    let timedOut = false;
+    const timeoutMs = this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timer = timeoutMs > 0 ? setTimeout(() => { timedOut = true; ctrl.abort(); }, timeoutMs) : undefined;
+    try {
+      const res = await this.fetchImpl(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${this.opts.apiKey}`, 'content-type': 'application/json' },
+        body,
+        signal: ctrl.signal,
+      });
+      // Read the body either way: it carries the error message, and it frees the connection.
+      const text = await res.text().catch(() => '');
+      return { kind: 'response', status: res.status, text, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) };
+    } catch (err) {
+      if (outer?.aborted) return { kind: 'aborted' };
+      return { kind: 'network', error: timedOut ? `timed out after ${timeoutMs} ms` : errorMessage(err) };
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      outer?.removeEventListener('abort', onOuterAbort);
+    }
+  }
+}
+
+/** Resolves true after `ms`, or false at once when `signal` aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    const onAbort = () => {
+      clearTimeout(t);
+      resolve(false);
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function errorText(status: number, text: string): string {
+  try {
+    const j = JSON.parse(text) as { error?: unknown };
+    if (typeof j?.error === 'string') return `${status} ${j.error}`;
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return `${status} ${text.slice(0, 200)}`.trim();
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = (err as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${err.message}: ${cause.message}` : err.message;
+  }
+  return String(err);
+}
