@@ -7,6 +7,7 @@ import { registerValidation } from './http/validation.ts';
 import { ingestRoutes } from './http/routes/ingest.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { healthRoutes } from './http/routes/health.ts';
+import { exportRoutes } from './http/routes/export.ts';
 
 export interface AppOptions {
   logger?: boolean | object;
@@ -46,5 +47,6 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   await app.register(healthRoutes(svc));
   await app.register(ingestRoutes(svc), { prefix: '/ingest' });
   await app.register(adminRoutes(svc), { prefix: '/api' });
+  await app.register(exportRoutes(svc), { prefix: '/export' });
   return app;
 }

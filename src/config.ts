@@ -19,6 +19,8 @@ export interface Config {
   keyCacheTtlMs: number;
   bodyLimitBytes: number;
   runWorker: boolean;
+  /** Rows per keyset chunk of a streamed export (stream=true). */
+  exportChunkRows: number;
 }
 
 export class ConfigError extends Error {}
@@ -114,5 +116,6 @@ export function loadConfig(env: Env = process.env): Config {
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 4000, 0, 5000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     runWorker: bool(env, 'RUN_WORKER', true),
+    exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 20_000, 1, 1_000_000),
   };
 }
