@@ -26,8 +26,9 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
  * stream, which makes Fastify destroy the response rather than end it.
  */
 export async function gzipOnSend(req: FastifyRequest, reply: FastifyReply, payload: unknown) {
-  if (payload === null || payload === undefined || !acceptsGzip(req.headers['accept-encoding'])) return payload;
+  // Caches must key on Accept-Encoding whether or not this client asked for gzip.
   reply.header('vary', 'Accept-Encoding');
+  if (payload === null || payload === undefined || !acceptsGzip(req.headers['accept-encoding'])) return payload;
   if (payload instanceof Readable) {
     reply.header('content-encoding', 'gzip');
     reply.removeHeader('content-length');

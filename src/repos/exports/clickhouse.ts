@@ -30,8 +30,8 @@ export interface ChSelects {
   json: string;
   /** CSV: text columns passed through `neutralised`. */
   csv: string;
-  /** NDJSON: either the JSON list (JSONEachRow) or one pre-built JSON line (TSVRaw). */
-  ndjson: { select: string; format: 'JSONEachRow' | 'TSVRaw' };
+  /** NDJSON: either the JSON list (JSONEachRow) or one pre-built JSON line (TabSeparatedRaw). */
+  ndjson: { select: string; format: 'JSONEachRow' | 'TabSeparatedRaw' };
 }
 
 /** How a resource's sort key is read and compared, for keyset chunks. */

@@ -21,7 +21,7 @@ const keyset: ChKeyset<Key> = {
 
 // `data` is stored as the export's JSON text (domain/eventRows.ts): the JSON envelope parses
 // it, CSV carries it as text, and an NDJSON line embeds it as an object. JSONEachRow could only
-// print it as a string, so the NDJSON line is assembled here and printed raw (TSVRaw); every
+// print it as a string, so the NDJSON line is assembled here and printed raw (TabSeparatedRaw); every
 // other part of it goes through toJSONString, and `data` holds no raw line breaks.
 const ndjsonLine = `concat('{"id":', toJSONString(id), ',"type":', toJSONString(type), ',"timestamp":', toJSONString(timestamp),
   ',"sequenceNumber":', toString(sequence_number), ',"data":', data, '}')`;
@@ -35,7 +35,7 @@ function source(projectId: string, f: EventFilter): ChSource<Key> {
     selects: {
       json: 'id, type, timestamp, sequence_number AS sequenceNumber, data',
       csv: `id, type, timestamp, sequence_number AS sequenceNumber, ${neutralised('data')} AS data`,
-      ndjson: { select: ndjsonLine, format: 'TSVRaw' },
+      ndjson: { select: ndjsonLine, format: 'TabSeparatedRaw' },
     },
   };
 }
