@@ -8,6 +8,7 @@ import { ingestRoutes } from './http/routes/ingest.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { crashGroupRoutes } from './http/routes/crashGroups.ts';
+import { exportRoutes } from './http/routes/export.ts';
 
 export interface AppOptions {
   logger?: boolean | object;
@@ -50,5 +51,6 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   await app.register(ingestRoutes(svc), { prefix: '/ingest' });
   await app.register(adminRoutes(svc), { prefix: '/api' });
   await app.register(crashGroupRoutes(svc), { prefix: '/api' });
+  await app.register(exportRoutes(svc), { prefix: '/export' });
   return app;
 }

@@ -24,6 +24,8 @@ export interface Config {
   bodyLimitBytes: number;
   runWorker: boolean;
   trustProxy: boolean;
+  /** Rows per keyset chunk of a streamed export (stream=true). */
+  exportChunkRows: number;
 }
 
 export class ConfigError extends Error {}
@@ -128,5 +130,6 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     runWorker: bool(env, 'RUN_WORKER', true),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 20_000, 1, 1_000_000),
   };
 }

@@ -8,6 +8,8 @@ import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { SessionFacts } from './sessionCache.ts';
 import { ingestion } from './ingestion.ts';
+import { exportService } from './exports.ts';
+import { exportsRepo } from '../repos/exports/index.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string) {
@@ -33,6 +35,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       export: new RateLimiter('export', config.rateLimits.export, stores.redis),
       auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis),
     },
+    exports: exportService({ repo: exportsRepo(stores.pg, stores.ch), sessions, chunkRows: config.exportChunkRows }),
     /** Listeners told when a new crash group's job is in the outbox. */
     onNewCrashGroup: wakeups,
     ingestion: ingestion({

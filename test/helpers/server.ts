@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createServer, type Server } from '../../src/server.ts';
+import type { AppOptions } from '../../src/app.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -22,7 +23,7 @@ export function tempDataDir(): string {
  * A real service on the real stores: embedded by default, or the machine's Postgres and Redis
  * when DATABASE_URL / REDIS_URL are set in the environment (as .ci/run does).
  */
-export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDataDir()): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDataDir(), appOptions: AppOptions = { logger: false }): Promise<TestServer> {
   const fullEnv: Record<string, string> = {
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
@@ -32,7 +33,7 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...env,
   };
-  const server = await createServer(loadConfig(fullEnv), { logger: false });
+  const server = await createServer(loadConfig(fullEnv), appOptions);
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
   return {
     ...server,

@@ -1,0 +1,196 @@
+/**
+ * Export benchmark: starts the service in a child process on a temporary DATA_DIR (embedded
+ * chDB + PGlite), loads network-log rows through the real POST /ingest/network route (batches
+ * of 200), then pulls them back with stream=true as CSV, NDJSON and gzipped CSV, measuring
+ * rows/s, time to first byte and the server's peak RSS during each export.
+ *
+ *   npm run bench:export                 # 1,000,000 rows
+ *   BENCH_ROWS=200000 npm run bench:export
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const BATCH = 200;
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const ADMIN = 'bench-admin-token-0123456789abcdef';
+const T0 = 1_767_225_600_000;
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/** Resets the kernel's peak-RSS mark (VmHWM) of a process we own (proc(5), clear_refs "5"). */
+function resetPeak(pid: number): boolean {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-bench-export-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn',
+      RUN_WORKER: 'false', RATE_LIMIT_INGEST_PER_MIN: '1000000000', RATE_LIMIT_EXPORT_PER_MIN: '1000',
+      DATABASE_URL: '', CLICKHOUSE_URL: '', REDIS_URL: '',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const pid = child.pid!;
+  const stop = () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
+  process.on('exit', stop);
+
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${base}/health`)).ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (i > 600) throw new Error('server did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const created = await (await fetch(`${base}/api/projects`, {
+      method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }),
+    })).json() as { apiKey: string };
+    const auth = { authorization: `Bearer ${created.apiKey}` };
+    const sessions = Array.from({ length: 100 }, () => randomUUID());
+    for (const id of sessions) {
+      await fetch(`${base}/ingest/session`, {
+        method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId: id, startedAt: T0, device: { platform: 'android', appVersion: '3.1.0', networkType: 'wifi' } }),
+      });
+    }
+
+    // Load through the real route.
+    const batches = Math.ceil(ROWS / BATCH);
+    let next = 0;
+    const loadStart = performance.now();
+    const worker = async () => {
+      for (let b = next++; b < batches; b = next++) {
+        const n = Math.min(BATCH, ROWS - b * BATCH);
+        const requests = Array.from({ length: n }, (_, i) => {
+          const k = b * BATCH + i;
+          const status = k % 50 === 0 ? 500 : k % 17 === 0 ? 404 : 200;
+          return {
+            id: randomUUID(), method: k % 3 === 0 ? 'POST' : 'GET',
+            url: `https://api.example.com/v1/items/${k}?page=${k % 7}&q=search%20term`,
+            statusCode: status, duration: 20 + (k % 900), requestSize: 200 + (k % 100), responseSize: 1000 + (k % 5000),
+            error: k % 101 === 0 ? 'timeout, "retrying"' : null, timestamp: T0 + k * 10,
+          };
+        });
+        const r = await fetch(`${base}/ingest/network`, {
+          method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ sessionId: sessions[b % sessions.length], requests }),
+        });
+        if (r.status !== 201) throw new Error(`ingest failed: ${r.status} ${await r.text()}`);
+        await r.arrayBuffer();
+        if (b % 500 === 0) process.stdout.write(`\rloaded ${(b * BATCH).toLocaleString()} rows`);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const loadSec = (performance.now() - loadStart) / 1000;
+    process.stdout.write(`\rloaded ${ROWS.toLocaleString()} rows in ${loadSec.toFixed(1)} s (${Math.round(ROWS / loadSec).toLocaleString()} rows/s)\n`);
+
+    const check = await (await fetch(`${base}/export/network?limit=1`, { headers: auth })).json() as { total: number };
+    if (check.total !== ROWS) throw new Error(`expected ${ROWS} rows, export total is ${check.total}`);
+
+    const runs: Record<string, unknown>[] = [];
+    for (const c of [
+      { name: 'csv', format: 'csv', gzip: false },
+      { name: 'ndjson', format: 'ndjson', gzip: false },
+      { name: 'csv+gzip', format: 'csv', gzip: true },
+    ]) {
+      const rssBefore = procStatus(pid, 'VmRSS');
+      const peakReset = resetPeak(pid);
+      let peakSampled = rssBefore;
+      const sampler = setInterval(() => {
+        peakSampled = Math.max(peakSampled, procStatus(pid, 'VmRSS'));
+      }, 25);
+      const start = performance.now();
+      const r = await new Promise<{ ttfbMs: number; bytes: number; lines: number; status: number }>((resolve, reject) => {
+        const headers: Record<string, string> = { ...auth, ...(c.gzip ? { 'accept-encoding': 'gzip' } : {}) };
+        http.get(`${base}/export/network?stream=true&format=${c.format}`, { headers }, (res) => {
+          let ttfbMs = -1, bytes = 0, lines = 0;
+          const body = c.gzip ? res.pipe(zlib.createGunzip()) : res;
+          res.on('data', (d: Buffer) => {
+            if (ttfbMs < 0) ttfbMs = performance.now() - start;
+            bytes += d.length;
+          });
+          body.on('data', (d: Buffer) => {
+            for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) lines++;
+          });
+          body.on('end', () => (res.complete ? resolve({ ttfbMs, bytes, lines, status: res.statusCode ?? 0 }) : reject(new Error('incomplete'))));
+          res.on('error', reject);
+        }).on('error', reject);
+      });
+      const totalSec = (performance.now() - start) / 1000;
+      clearInterval(sampler);
+      const rows = c.format === 'csv' ? r.lines - 1 : r.lines;
+      if (rows !== ROWS) throw new Error(`${c.name}: got ${rows} rows, expected ${ROWS}`);
+      const peak = peakReset ? procStatus(pid, 'VmHWM') : peakSampled;
+      runs.push({
+        export: c.name, rows, seconds: +totalSec.toFixed(2), rowsPerSec: Math.round(rows / totalSec),
+        ttfbMs: Math.round(r.ttfbMs), bytesOnWire: r.bytes, rssBeforeMB: +mb(rssBefore), peakRssMB: +mb(Math.max(peak, peakSampled)),
+        peakSource: peakReset ? 'VmHWM after reset' : 'VmRSS sampled every 25 ms',
+      });
+    }
+
+    const machine = {
+      nproc: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? 'unknown', memTotalGB: +(os.totalmem() / 2 ** 30).toFixed(1),
+      node: process.version, platform: `${os.platform()} ${os.release()}`,
+    };
+    const result = { date: new Date().toISOString(), machine, rowsLoaded: ROWS, load: { seconds: +loadSec.toFixed(1), rowsPerSec: Math.round(ROWS / loadSec), batch: BATCH, concurrency: CONCURRENCY }, runs };
+    console.log(`\nmachine: ${machine.nproc} CPUs (${machine.cpu}), ${machine.memTotalGB} GB, node ${machine.node}`);
+    console.table(runs.map((x) => ({
+      export: x.export, rows: x.rows, 's': x.seconds, 'rows/s': x.rowsPerSec, 'TTFB ms': x.ttfbMs,
+      'MB on wire': +mb(x.bytesOnWire as number), 'RSS before MB': x.rssBeforeMB, 'peak RSS MB': x.peakRssMB,
+    })));
+    const outDir = path.join(root, 'bench/results');
+    fs.mkdirSync(outDir, { recursive: true });
+    const file = path.join(outDir, `export-${result.date.replace(/[:.]/g, '-')}.json`);
+    fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+    console.log(`written ${path.relative(root, file)}`);
+  } finally {
+    stop();
+    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

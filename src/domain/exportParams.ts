@@ -1,0 +1,79 @@
+/** Pure rules of the export query parameters (DESIGN.md "Pagination", "Dates"). */
+
+export const MAX_LIMIT = 1000;
+export const DEFAULT_LIMIT = 100;
+
+export interface Paging {
+  page: number;
+  limit: number;
+  offset: number;
+}
+
+/** page and limit arrive validated as positive integers; limit above the maximum is clamped. */
+export function paging(page = 1, limit = DEFAULT_LIMIT): Paging {
+  const l = Math.min(limit, MAX_LIMIT);
+  return { page, limit: l, offset: (page - 1) * l };
+}
+
+export function pageCount(total: number, limit: number): number {
+  return Math.ceil(total / limit);
+}
+
+export class DateParamError extends Error {}
+
+// YYYY-MM-DD, optionally THH:MM[:SS[.fraction]] and a zone (Z, +HH:MM, +HHMM, +HH). A zone
+// whose "+" arrived unescaped in a query string reads as a space, so a space is taken as "+".
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|[+\- ]\d{2}(?::?\d{2})?)?)?$/;
+
+interface Parsed {
+  ms: number;
+  dateOnly: boolean;
+}
+
+function parseIso(name: string, text: string): Parsed {
+  const m = ISO.exec(text);
+  if (!m) throw new DateParamError(`${name} must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)`);
+  const [, y, mo, d, h, mi, s, frac, zone] = m;
+  const year = Number(y), month = Number(mo), day = Number(d);
+  const hour = Number(h ?? 0), minute = Number(mi ?? 0), second = Number(s ?? 0);
+  const millis = Number((frac ?? '').slice(0, 3).padEnd(3, '0'));
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, millis));
+  date.setUTCFullYear(year);
+  if (
+    month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 ||
+    date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day
+  ) {
+    throw new DateParamError(`${name} is not a valid calendar date or time: "${text}"`);
+  }
+  let offsetMin = 0;
+  if (zone && zone !== 'Z') {
+    const sign = zone[0] === '-' ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    const oh = Number(digits.slice(0, 2)), om = Number(digits.slice(2) || 0);
+    if (oh > 23 || om > 59) throw new DateParamError(`${name} has an invalid UTC offset: "${text}"`);
+    offsetMin = sign * (oh * 60 + om);
+  }
+  return { ms: date.getTime() - offsetMin * 60_000, dateOnly: h === undefined };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The half-open interval [fromMs, toMsExclusive) of a from/to pair, in Unix ms. `from` is
+ * inclusive; a date-time `to` is inclusive to the millisecond; a date-only `to` covers that
+ * whole UTC day. A date-time without a zone is UTC.
+ */
+export function dateRange(from: string | undefined, to: string | undefined): { fromMs?: number; toMsExclusive?: number } {
+  const f = from === undefined ? undefined : parseIso('from', from);
+  const t = to === undefined ? undefined : parseIso('to', to);
+  const fromMs = f?.ms;
+  const toMsExclusive = t === undefined ? undefined : t.dateOnly ? t.ms + DAY_MS : t.ms + 1;
+  if (fromMs !== undefined && toMsExclusive !== undefined && fromMs >= toMsExclusive) {
+    throw new DateParamError('from must not be after to');
+  }
+  return { fromMs, toMsExclusive };
+}
+
+export function isoMs(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
+}

@@ -1,0 +1,47 @@
+import zlib from 'node:zlib';
+import { pipeline, Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+const gzip = promisify(zlib.gzip);
+
+/** Whether Accept-Encoding allows gzip (q-values honoured; `*` counts). */
+export function acceptsGzip(header: string | string[] | undefined): boolean {
+  if (header === undefined) return false;
+  let gzipQ: number | undefined;
+  let starQ: number | undefined;
+  for (const part of String(header).split(',')) {
+    const [name, ...opts] = part.trim().toLowerCase().split(';');
+    const qOpt = opts.map((o) => o.trim()).find((o) => o.startsWith('q='));
+    const q = qOpt === undefined ? 1 : Number(qOpt.slice(2));
+    if (name === 'gzip' || name === 'x-gzip') gzipQ = Math.max(gzipQ ?? 0, Number.isFinite(q) ? q : 0);
+    else if (name === '*') starQ = Number.isFinite(q) ? q : 0;
+  }
+  return (gzipQ ?? starQ ?? 0) > 0;
+}
+
+/**
+ * onSend hook: gzip the response when the client accepts it. Streams are piped through a gzip
+ * stream, so a long export stays constant-memory; an error in the source destroys the gzip
+ * stream, which makes Fastify destroy the response rather than end it.
+ */
+export async function gzipOnSend(req: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  // Caches must key on Accept-Encoding whether or not this client asked for gzip.
+  reply.header('vary', 'Accept-Encoding');
+  if (payload === null || payload === undefined || !acceptsGzip(req.headers['accept-encoding'])) return payload;
+  if (payload instanceof Readable) {
+    reply.header('content-encoding', 'gzip');
+    reply.removeHeader('content-length');
+    const gz = zlib.createGzip();
+    pipeline(payload, gz, () => {
+      // Errors reach Fastify through the gzip stream; nothing more to do here.
+    });
+    return gz;
+  }
+  if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
+    reply.header('content-encoding', 'gzip');
+    reply.removeHeader('content-length');
+    return gzip(payload);
+  }
+  return payload;
+}

@@ -1,0 +1,44 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import * as S from '../schemas/export.ts';
+import { errorResponse } from '../schemas/ingest.ts';
+import { apiKeyAuth } from '../auth.ts';
+import { rateLimit } from '../rateLimit.ts';
+import { gzipOnSend } from '../compression.ts';
+import { sendChunks } from '../streaming.ts';
+import { contentHeaders, dateFilter, resolveFormat, setPageHeaders, type ExportQuery } from '../exportReply.ts';
+import type { Services } from '../../services/index.ts';
+import type { ExportName } from '../../services/exports.ts';
+
+const security = [{ apiKey: [] }];
+const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse, 429: errorResponse };
+
+/** The four /export routes; thin: parse the query, then a page or a stream from the export service. */
+export const exportRoutes = (svc: Services): FastifyPluginAsync => async (app) => {
+  app.addHook('onRequest', apiKeyAuth(svc.keys));
+  app.addHook('onRequest', rateLimit(svc.limits.export));
+  app.addHook('onSend', gzipOnSend);
+
+  const handler = (name: ExportName, filterOf: (q: ExportQuery) => unknown) =>
+    async (req: FastifyRequest<{ Querystring: ExportQuery }>, reply: FastifyReply) => {
+      const q = req.query;
+      const filter = filterOf(q);
+      const { format, stream } = resolveFormat(q);
+      if (stream && format !== 'json') {
+        return sendChunks(req, reply, await svc.exports.stream(name, req.projectId, filter, format), contentHeaders(name, format));
+      }
+      const r = await svc.exports.page(name, req.projectId, filter, q, format);
+      setPageHeaders(reply, r.meta);
+      if (r.kind === 'json') return { data: r.data, ...r.meta };
+      return reply.headers(contentHeaders(name, r.kind)).send(r.body);
+    };
+
+  const route = (path: string, name: ExportName, summary: string, querystring: object, row: object, filterOf: (q: ExportQuery) => unknown) =>
+    app.get<{ Querystring: ExportQuery }>(path, {
+      schema: { tags: ['export'], summary, security, querystring, response: { 200: S.okResponse(row), ...errors } },
+    }, handler(name, filterOf));
+
+  route('/sessions', 'sessions', 'Sessions by (startedAt, id), filtered on startedAt', S.sessionsQuery, S.sessionRow, dateFilter);
+  route('/crashes', 'crashes', 'Crash groups by (firstSeenAt, id)', S.crashesQuery, S.crashRow, () => ({}));
+  route('/events', 'events', 'Events of one session by sequenceNumber', S.eventsQuery, S.eventRow, (q) => ({ sessionId: q.sessionId }));
+  route('/network', 'network', 'Network logs by (timestamp, id), filtered on timestamp', S.networkQuery, S.networkRow, dateFilter);
+};

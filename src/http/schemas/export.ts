@@ -1,0 +1,91 @@
+// JSON Schemas of the export routes: query-string validation and the OpenAPI document.
+import { MAX_LIMIT, DEFAULT_LIMIT } from '../../domain/exportParams.ts';
+
+const str = { type: 'string' } as const;
+const nStr = { type: ['string', 'null'] } as const;
+const int = { type: 'integer' } as const;
+const nInt = { type: ['integer', 'null'] } as const;
+const bool = { type: 'boolean' } as const;
+const iso = { type: 'string', format: 'date-time', description: 'ISO 8601, UTC, milliseconds' } as const;
+
+const common = {
+  page: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: '1-based page; a page past the end returns data [] with the true total' },
+  limit: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT, description: `rows per page; values above ${MAX_LIMIT} are clamped to ${MAX_LIMIT}` },
+  format: { type: 'string', enum: ['json', 'csv', 'ndjson'], description: 'json (default; ndjson when stream=true), csv (file download) or ndjson' },
+  stream: { type: 'boolean', default: false, description: 'true: every matching row in one streamed response (csv or ndjson), no pagination' },
+} as const;
+
+const dateParam = (what: string) => ({
+  type: 'string', maxLength: 64,
+  description: `ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z); ${what}`,
+}) as const;
+
+const dates = {
+  from: dateParam('inclusive'),
+  to: dateParam('inclusive; a date-only value includes that whole UTC day'),
+} as const;
+
+export const sessionsQuery = { type: 'object', properties: { ...common, ...dates } } as const;
+export const crashesQuery = { type: 'object', properties: { ...common } } as const;
+export const networkQuery = { type: 'object', properties: { ...common, ...dates } } as const;
+export const eventsQuery = {
+  type: 'object',
+  required: ['sessionId'],
+  properties: { ...common, sessionId: { type: 'string', format: 'uuid', description: 'the session whose events to export' } },
+} as const;
+
+export const sessionRow = {
+  type: 'object',
+  properties: {
+    id: str, userId: nStr, status: { type: 'string', enum: ['active', 'completed', 'crashed'] },
+    platform: nStr, osVersion: nStr, appVersion: nStr, networkType: nStr,
+    eventCount: int, hasCrash: bool, hasNetworkErrors: bool,
+    duration: { ...nInt, description: 'ms; null while the session is active' },
+    startedAt: iso, endedAt: { type: ['string', 'null'], format: 'date-time', description: 'null while active' },
+  },
+} as const;
+
+export const crashRow = {
+  type: 'object',
+  properties: {
+    id: str, message: str, status: { type: 'string', enum: ['open', 'acknowledged', 'resolved', 'ignored'] },
+    isFatal: bool, handled: bool, occurrenceCount: int, affectedDevices: int,
+    platform: nStr, appVersion: nStr, osVersion: nStr, firstSeenAt: iso, lastSeenAt: iso,
+  },
+} as const;
+
+export const eventRow = {
+  type: 'object',
+  properties: {
+    id: str, type: { type: 'string', enum: ['navigate', 'network', 'custom', 'tap'] }, timestamp: iso, sequenceNumber: int,
+    data: {
+      type: 'object', additionalProperties: true,
+      description: 'navigate {from, to}; custom {name, properties}; network {method, url, statusCode, duration, error}; tap {x, y, target}; absent values null',
+    },
+  },
+} as const;
+
+export const networkRow = {
+  type: 'object',
+  properties: {
+    id: str, sessionId: str, method: str, url: str, statusCode: nInt,
+    duration: { type: 'integer', description: 'ms' }, error: nStr, timestamp: iso,
+  },
+} as const;
+
+const envelope = (row: object) => ({
+  type: 'object',
+  properties: { data: { type: 'array', items: row }, total: int, page: int, limit: int, pages: int },
+});
+
+const text = (description: string) => ({ schema: { type: 'string', description } });
+
+/** 200: the JSON envelope, or a CSV / NDJSON body (paginated, or whole with stream=true). */
+export const okResponse = (row: object) => ({
+  description: 'JSON envelope; CSV file (X-Total-Count, X-Page, X-Limit, X-Pages headers); or NDJSON',
+  content: {
+    'application/json': { schema: envelope(row) },
+    'text/csv': text('RFC 4180, header row of the JSON field names'),
+    'application/x-ndjson': text('one JSON object per line'),
+  },
+});

@@ -1,0 +1,129 @@
+import type { ClickHouse, Params } from '../../stores/clickhouse/port.ts';
+import { QUERY_SETTINGS } from '../../stores/clickhouse/port.ts';
+import { CSV_CLICKHOUSE_SETTINGS, FORMULA_START } from '../../domain/csv.ts';
+import type { Encoding } from './types.ts';
+
+const SETTINGS: Record<string, string | number> = {
+  ...QUERY_SETTINGS,
+  ...CSV_CLICKHOUSE_SETTINGS,
+  output_format_json_escape_forward_slashes: 0,
+  // Output aliases reuse column names (`… AS url`); WHERE must still see the stored column.
+  prefer_column_name_to_alias: 1,
+};
+
+/** Written into each export query, so both adapters run it with exactly these settings. */
+export const SETTINGS_CLAUSE =
+  ' SETTINGS ' + Object.entries(SETTINGS).map(([k, v]) => `${k}=${typeof v === 'string' ? `'${v}'` : v}`).join(', ');
+
+const REGEX_ESCAPE: Record<string, string> = { '-': '\\-', '\t': '\\t', '\r': '\\r' };
+const formulaRegex = `^[${FORMULA_START.map((c) => REGEX_ESCAPE[c] ?? c).join('')}]`;
+const formulaLiteral = `'${formulaRegex.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+
+/** SQL for csv.ts's neutraliseFormula on a text column (NULL stays NULL). */
+export function neutralised(col: string): string {
+  return `if(match(${col}, ${formulaLiteral}), concat('''', ${col}), ${col})`;
+}
+
+/** The three SELECT lists of a ClickHouse-backed resource; each aliases to the output field names. */
+export interface ChSelects {
+  /** JSONEachRow rows for the JSON envelope. */
+  json: string;
+  /** CSV: text columns passed through `neutralised`. */
+  csv: string;
+  /** NDJSON: either the JSON list (JSONEachRow) or one pre-built JSON line (TabSeparatedRaw). */
+  ndjson: { select: string; format: 'JSONEachRow' | 'TabSeparatedRaw' };
+}
+
+/** How a resource's sort key is read and compared, for keyset chunks. */
+export interface ChKeyset<K> {
+  /** SELECT list yielding the key, e.g. `toUnixTimestamp64Milli(timestamp) AS t, id`. */
+  keySelect: string;
+  order: string;
+  orderDesc: string;
+  /** Condition "sort key > key", with parameters named by `prefix`. */
+  after(prefix: string): string;
+  /** Condition "sort key <= key". */
+  atMost(prefix: string): string;
+  params(key: K, prefix: string): Params;
+}
+
+export interface ChSource<K> {
+  table: string;
+  /** Filter of the resource (project and user filters), with its parameters. */
+  where: string;
+  params: Params;
+  selects: ChSelects;
+  keyset: ChKeyset<K>;
+}
+
+function formatOf(s: ChSelects, enc: Encoding, header: boolean): { select: string; format: string } {
+  if (enc === 'csv') return { select: s.csv, format: header ? 'CSVWithNames' : 'CSV' };
+  return s.ndjson;
+}
+
+export async function chCount(ch: ClickHouse, src: ChSource<unknown>): Promise<number> {
+  const r = await ch.query<{ n: number }>(`SELECT count() AS n FROM ${src.table} FINAL WHERE ${src.where}`, src.params);
+  return Number(r[0]?.n ?? 0);
+}
+
+export function chPage<R>(ch: ClickHouse, src: ChSource<unknown>, offset: number, limit: number): Promise<R[]> {
+  return ch.query<R>(
+    `SELECT ${src.selects.json} FROM ${src.table} FINAL WHERE ${src.where} ORDER BY ${src.keyset.order}
+     LIMIT {limit:UInt64} OFFSET {offset:UInt64}` + SETTINGS_CLAUSE,
+    { ...src.params, limit, offset },
+  );
+}
+
+export function chPageEncoded(ch: ClickHouse, src: ChSource<unknown>, offset: number, limit: number, enc: Encoding): Promise<Buffer> {
+  const f = formatOf(src.selects, enc, true);
+  return ch.queryRaw(
+    `SELECT ${f.select} FROM ${src.table} FINAL WHERE ${src.where} ORDER BY ${src.keyset.order}
+     LIMIT {limit:UInt64} OFFSET {offset:UInt64}` + SETTINGS_CLAUSE,
+    { ...src.params, limit, offset },
+    f.format,
+  );
+}
+
+/**
+ * Keyset chunks in ClickHouse's own output format. The stream's end is the greatest key at
+ * its start, so rows appended meanwhile do not keep it running. Each chunk first finds its
+ * last key (the chunkRows-th key after the previous chunk, or the end), then reads every row
+ * in (previous key, that key] with FINAL: a row inserted into that range in between is read
+ * once, and a chunk never has to be parsed to learn where it stopped.
+ */
+export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encoding, chunkRows: number): AsyncGenerator<Buffer> {
+  const ks = src.keyset;
+  const keyQuery = (cond: string, order: string, params: Params, offset: number) =>
+    ch.query<K>(
+      `SELECT ${ks.keySelect} FROM ${src.table} WHERE ${src.where} AND ${cond} ORDER BY ${order} LIMIT 1 OFFSET {skip:UInt64}` + SETTINGS_CLAUSE,
+      { ...src.params, ...params, skip: offset },
+    );
+  const end = (await keyQuery('1', ks.orderDesc, {}, 0))[0];
+  if (end === undefined) {
+    if (enc === 'csv') {
+      const f = formatOf(src.selects, enc, true);
+      yield await ch.queryRaw(`SELECT ${f.select} FROM ${src.table} WHERE ${src.where} LIMIT 0` + SETTINGS_CLAUSE, src.params, f.format);
+    }
+    return;
+  }
+  let last: K | undefined;
+  let headerDone = false;
+  for (;;) {
+    const lower = last === undefined ? '1' : ks.after('a');
+    const lowerParams = last === undefined ? {} : ks.params(last, 'a');
+    const found = (await keyQuery(`${lower} AND ${ks.atMost('e')}`, ks.order, { ...lowerParams, ...ks.params(end, 'e') }, chunkRows - 1))[0];
+    const upto = found ?? end;
+    const f = formatOf(src.selects, enc, !headerDone);
+    const out = await ch.queryRaw(
+      `SELECT ${f.select} FROM ${src.table} FINAL WHERE ${src.where} AND ${lower} AND ${ks.atMost('b')} ORDER BY ${ks.order}` + SETTINGS_CLAUSE,
+      { ...src.params, ...lowerParams, ...ks.params(upto, 'b') },
+      f.format,
+    );
+    if (out.length > 0) {
+      headerDone = true;
+      yield out;
+    }
+    if (found === undefined) return;
+    last = upto;
+  }
+}
