@@ -7,6 +7,10 @@ import { registerValidation } from './http/validation.ts';
 import { ingestRoutes } from './http/routes/ingest.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { healthRoutes } from './http/routes/health.ts';
+import { authRoutes } from './http/routes/auth.ts';
+import { dashboardRoutes } from './http/routes/dashboard.ts';
+import { operatorRoutes } from './http/routes/operator.ts';
+import { webRoutes } from './http/routes/web.ts';
 
 export interface AppOptions {
   logger?: boolean | object;
@@ -46,5 +50,9 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   await app.register(healthRoutes(svc));
   await app.register(ingestRoutes(svc), { prefix: '/ingest' });
   await app.register(adminRoutes(svc), { prefix: '/api' });
+  await app.register(authRoutes(svc), { prefix: '/api/auth' });
+  await app.register(dashboardRoutes(svc), { prefix: '/api/dashboard' });
+  await app.register(operatorRoutes(svc), { prefix: '/api' });
+  await app.register(webRoutes());
   return app;
 }

@@ -19,6 +19,8 @@ export interface Config {
   keyCacheTtlMs: number;
   bodyLimitBytes: number;
   runWorker: boolean;
+  /** Whether anyone may create an account at /api/auth/signup (a private install may close it). */
+  signupEnabled: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -114,5 +116,6 @@ export function loadConfig(env: Env = process.env): Config {
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 4000, 0, 5000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     runWorker: bool(env, 'RUN_WORKER', true),
+    signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
   };
 }

@@ -8,6 +8,9 @@ import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { SessionFacts } from './sessionCache.ts';
 import { ingestion } from './ingestion.ts';
+import { accountsRepo } from '../repos/accounts.ts';
+import { dashboardRepo } from '../repos/dashboard.ts';
+import { accountsService } from './accounts.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string) {
@@ -33,6 +36,8 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       export: new RateLimiter('export', config.rateLimits.export, stores.redis),
       auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis),
     },
+    accounts: accountsService(accountsRepo(stores.pg)),
+    dashboard: dashboardRepo(stores.pg, stores.ch),
     /** Listeners told when a new crash group's job is in the outbox. */
     onNewCrashGroup: wakeups,
     ingestion: ingestion({
