@@ -34,9 +34,17 @@ function setProject(id) {
   if (id) localStorage.setItem('flightrec:project', id);
 }
 
+let lastTop = ['projects', null];
+
+/** Re-draws the header, e.g. once a first project exists. */
+export function updateTop() {
+  renderTop(...lastTop);
+}
+
 function renderTop(section, projectId) {
+  lastTop = [section, projectId];
   top.hidden = false;
-  const project = state.projects.find((p) => p.id === projectId);
+  const project = state.projects.find((p) => p.id === projectId) ?? state.projects[0];
   const link = (href, text, active) => h('a', { href, 'aria-current': active ? 'page' : undefined }, text);
   const select = h('select', {
     id: 'project-select', 'aria-label': 'Project',
@@ -44,8 +52,8 @@ function renderTop(section, projectId) {
       setProject(e.target.value);
       navigate(`#/p/${e.target.value}/${section === 'crashes' ? 'crashes' : 'sessions'}`);
     },
-  }, state.projects.map((p) => h('option', { value: p.id, selected: p.id === projectId }, p.name)));
-  top.replaceChildren(
+  }, state.projects.map((p) => h('option', { value: p.id, selected: p.id === project?.id }, p.name)));
+  top.replaceChildren(...[
     h('a.brand', { href: '#/' }, h('img', { src: '/favicon.svg', alt: '', width: 22, height: 22 }), 'flightrec'),
     state.projects.length ? select : null,
     h('nav', { 'aria-label': 'Sections' },
@@ -66,7 +74,7 @@ function renderTop(section, projectId) {
         },
       }, 'Log out'),
     ),
-  );
+  ].filter(Boolean));
 }
 
 async function route() {

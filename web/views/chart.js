@@ -36,7 +36,7 @@ export function dailyChart(days) {
       h('strong', 'Sessions per day'),
       h('span.legend', h('span.sw.sw-all', { 'aria-hidden': 'true' }), 'all'),
       h('span.legend', h('span.sw.sw-ok', { 'aria-hidden': 'true' }), 'crash-free'),
-      h('span.hint', total ? `${total} sessions, ${Math.round((ok / total) * 1000) / 10}% crash-free` : 'no sessions in this range')),
+      h('span.hint', total ? `${total} session${total === 1 ? '' : 's'}, ${Math.round((ok / total) * 1000) / 10}% crash-free` : 'no sessions in this range')),
     svg,
     h('table.sr-only', h('caption', 'Sessions per day'),
       h('thead', h('tr', h('th', 'Day'), h('th', 'Sessions'), h('th', 'Crash-free'))),

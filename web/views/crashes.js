@@ -19,16 +19,16 @@ export function crashesView(projectId, params) {
     const r = await get(dash(`/projects/${projectId}/crash-groups${qs({ status: params.status, page, limit: 50 })}`));
     if (!r.data.length) return h('p.empty', params.status ? `No ${params.status} crash groups.` : 'No crashes reported. 🎉');
     return h('div',
-      h('div.table-wrap', h('table.crashes',
+      h('div.table-wrap', h('table.crashes.stack-sm',
         h('thead', h('tr', ['Crash', 'Status', 'Occurrences', 'Devices', 'Last seen', 'Versions'].map((c, i) =>
-          h('th', { scope: 'col', class: i === 5 ? 'hide-sm' : [2, 3].includes(i) ? 'num' : undefined }, c)))),
+          h('th', { scope: 'col', class: [2, 3].includes(i) ? 'num' : undefined }, c)))),
         h('tbody', r.data.map((g) => h('tr', { dataset: { group: g.id } },
-          h('td', h('a', { href: `${base}/${g.id}` }, g.message), h('div.hint', g.isFatal ? 'fatal' : 'non-fatal', g.handled ? ', handled' : '', g.platform ? ` · ${g.platform}` : '')),
-          h('td', groupStatus(g.status)),
-          h('td.num', g.occurrenceCount),
-          h('td.num', g.affectedDevices),
-          h('td', fmtDate(g.lastSeenAt)),
-          h('td.hide-sm', g.appVersions.join(', ') || '—'),
+          h('td', { 'data-label': 'Crash' }, h('a', { href: `${base}/${g.id}` }, g.message), h('div.hint', g.isFatal ? 'fatal' : 'non-fatal', g.handled ? ', handled' : '', g.platform ? ` · ${g.platform}` : '')),
+          h('td', { 'data-label': 'Status' }, groupStatus(g.status)),
+          h('td.num', { 'data-label': 'Occurrences' }, g.occurrenceCount),
+          h('td.num', { 'data-label': 'Devices' }, g.affectedDevices),
+          h('td', { 'data-label': 'Last seen' }, fmtDate(g.lastSeenAt)),
+          h('td', { 'data-label': 'Versions' }, g.appVersions.join(', ') || '—'),
         ))))),
       pager(r.page, r.pages, (p) => base + qs({ ...params, page: p })),
     );

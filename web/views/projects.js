@@ -1,6 +1,6 @@
 import { h, badge, errorBox, fmtDate, withLoading } from '../lib/dom.js';
 import { api } from '../lib/api.js';
-import { state, refreshProjects } from '../app.js';
+import { state, refreshProjects, updateTop } from '../app.js';
 
 /** The plaintext key, shown once: the server keeps only its hash. */
 function newKeyPanel(apiKey, onDone) {
@@ -141,6 +141,8 @@ export function projectsView() {
         const r = await api('POST', '/api/dashboard/projects', { name: name.value, teamId: team ? team.value : undefined });
         name.value = '';
         await refreshProjects();
+        root.querySelector('.empty-projects')?.remove();
+        updateTop();
         created.replaceChildren(
           h('div.card', h('h2', `Project “${r.project.name}” created`), newKeyPanel(r.apiKey),
             h('p', h('a', { href: `#/p/${r.project.id}/sessions`, id: 'goto-sessions' }, 'Go to its sessions →'))));
@@ -161,7 +163,7 @@ export function projectsView() {
 
   root.append(
     h('h1', 'Projects & keys'),
-    state.projects.length ? null : h('p.empty', 'No project yet. Create one to get an API key for your app.'),
+    state.projects.length ? null : h('p.empty.empty-projects', 'No project yet. Create one to get an API key for your app.'),
     form, created, list,
   );
   rerender();

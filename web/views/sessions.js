@@ -42,22 +42,23 @@ export function sessionsView(projectId, params) {
     const rows = r.data.map((x) => {
       const href = `#/p/${projectId}/sessions/${x.id}`;
       return h('tr', { dataset: { session: x.id } },
-        h('td', h('a', { href }, fmtDate(x.startedAt)), h('div.hint.mono', x.id.slice(0, 8))),
-        h('td', statusBadge(x.status),
-          x.hasCrash ? badge('crash', 'bad', 'A crash was reported in this session') : null,
+        h('td', { 'data-label': 'Started' }, h('a', { href }, fmtDate(x.startedAt)), h('div.hint.mono', x.id.slice(0, 8))),
+        h('td', { 'data-label': 'Status' }, statusBadge(x.status),
+          // a crashed session already says so; the mark matters for handled errors in other sessions
+          x.hasCrash && x.status !== 'crashed' ? badge('✱ crash', 'bad', 'A crash or error was reported in this session') : null,
           x.hasNetworkErrors ? badge('⚠ network errors', 'warn', 'At least one request failed (status ≥ 400 or a connection error)') : null),
-        h('td.hide-sm', x.platform ?? '—', x.osVersion ? h('span.hint', ` ${x.osVersion}`) : null),
-        h('td', x.appVersion ?? '—'),
-        h('td.num', fmtDuration(x.duration)),
-        h('td.num', x.eventCount),
-        h('td.hide-sm', x.userId ?? '—'),
+        h('td', { 'data-label': 'Platform' }, x.platform ?? '—', x.osVersion ? h('span.hint', ` ${x.osVersion}`) : null),
+        h('td', { 'data-label': 'App version' }, x.appVersion ?? '—'),
+        h('td.num', { 'data-label': 'Duration' }, fmtDuration(x.duration)),
+        h('td.num', { 'data-label': 'Events' }, x.eventCount),
+        h('td', { 'data-label': 'User' }, x.userId ?? '—'),
       );
     });
     return h('div',
       h('p.hint', `${r.total} session${r.total === 1 ? '' : 's'}`),
-      h('div.table-wrap', h('table.sessions',
+      h('div.table-wrap', h('table.sessions.stack-sm',
         h('thead', h('tr', ['Started', 'Status', 'Platform', 'App version', 'Duration', 'Events', 'User'].map((c, i) =>
-          h('th', { scope: 'col', class: [2, 6].includes(i) ? 'hide-sm' : [4, 5].includes(i) ? 'num' : undefined }, c)))),
+          h('th', { scope: 'col', class: [4, 5].includes(i) ? 'num' : undefined }, c)))),
         h('tbody', rows))),
       pager(r.page, r.pages, (p) => base + qs({ ...params, page: p })),
     );
