@@ -104,7 +104,7 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await row.getByRole('link').focus();
     await page.keyboard.press('Enter');
     await page.locator('ol.timeline li.tl').first().waitFor();
-    const items = await page.locator('ol.timeline li.tl').evaluateAll((els) => els.map((e) => e.className.split(' ').find((c) => c.startsWith('tl-') && c !== 'tl-failed')));
+    const items = await page.locator('ol.timeline li.tl').evaluateAll((els) => els.map((e) => e.className.split(' ').find((c: string) => c.startsWith('tl-') && c !== 'tl-failed')));
     expect(items).toEqual(['tl-navigate', 'tl-tap', 'tl-navigate', 'tl-network', 'tl-crash', 'tl-custom']);
     expect(await page.locator('li.tl-failed').count()).toBe(1);
     expect(await page.locator('li.tl-failed').textContent()).toContain('https://api.shop.example/orders');
