@@ -122,7 +122,8 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.locator('[data-status="resolved"]').waitFor();
     expect(await page.getByRole('button', { name: 'Reopen' }).count()).toBe(1);
     await shot('05-crash-resolved');
-    const g = await s.svc.stores.pg.query<{ status: string }>('SELECT status FROM crash_groups');
+    const projectId = await page.evaluate(() => localStorage.getItem('flightrec:project'));
+    const g = await s.svc.stores.pg.query<{ status: string }>('SELECT status FROM crash_groups WHERE project_id = $1', [projectId]);
     expect(g.rows.map((r) => r.status)).toEqual(['resolved']);
 
     await page.getByRole('link', { name: '← Crashes' }).click();
@@ -132,7 +133,7 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     // the same session on a phone-sized screen, same cookie
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2,
       storageState: await page.context().storageState() });
-    await phone.goto(`${base}/#/p/${await page.evaluate(() => localStorage.getItem('flightrec:project'))}/sessions`);
+    await phone.goto(`${base}/#/p/${projectId}/sessions`);
     await phone.locator(`tr[data-session="${sessionId}"] .badge-warn`).waitFor();
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);

@@ -191,4 +191,11 @@ describe('web', () => {
     expect(cached.statusCode).toBe(304);
     expect((await s.app.inject({ method: 'GET', url: '/../package.json' })).statusCode).toBe(404);
   });
+
+  it('documents the auth, dashboard and operator routes in the OpenAPI document', async () => {
+    const doc = (await s.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    for (const p of ['/api/auth/login', '/api/dashboard/projects/{projectId}/sessions', '/api/users/{userId}/suspend']) {
+      expect(Object.keys(doc.paths)).toContain(p);
+    }
+  });
 });
