@@ -123,6 +123,8 @@ async function route() {
   if (heading) {
     heading.setAttribute('tabindex', '-1');
     heading.focus({ preventScroll: true });
+  } else {
+    main.focus({ preventScroll: true });
   }
 }
 
