@@ -140,6 +140,11 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await shot('06-phone-sessions', phone);
     await phone.close();
 
+    await page.getByRole('link', { name: 'Team' }).click();
+    await page.locator('ul.members li').first().waitFor();
+    expect(await page.locator('ul.members').textContent()).toContain(email);
+    await shot('07-team');
+
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('heading', { name: 'Log in to flightrec' }).waitFor();
     expect(pageErrors).toEqual([]);
