@@ -9,6 +9,10 @@ import { adminRoutes } from './http/routes/admin.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { crashGroupRoutes } from './http/routes/crashGroups.ts';
 import { exportRoutes } from './http/routes/export.ts';
+import { authRoutes } from './http/routes/auth.ts';
+import { dashboardRoutes } from './http/routes/dashboard.ts';
+import { operatorRoutes } from './http/routes/operator.ts';
+import { webRoutes } from './http/routes/web.ts';
 
 export interface AppOptions {
   logger?: boolean | object;
@@ -52,5 +56,9 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   await app.register(adminRoutes(svc), { prefix: '/api' });
   await app.register(crashGroupRoutes(svc), { prefix: '/api' });
   await app.register(exportRoutes(svc), { prefix: '/export' });
+  await app.register(authRoutes(svc), { prefix: '/api/auth' });
+  await app.register(dashboardRoutes(svc), { prefix: '/api/dashboard' });
+  await app.register(operatorRoutes(svc), { prefix: '/api' });
+  await app.register(webRoutes());
   return app;
 }

@@ -26,6 +26,8 @@ export interface Config {
   trustProxy: boolean;
   /** Rows per keyset chunk of a streamed export (stream=true). */
   exportChunkRows: number;
+  /** Whether anyone may create an account at /api/auth/signup (a private install may close it). */
+  signupEnabled: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -131,5 +133,6 @@ export function loadConfig(env: Env = process.env): Config {
     runWorker: bool(env, 'RUN_WORKER', true),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 20_000, 1, 1_000_000),
+    signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
   };
 }

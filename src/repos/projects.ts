@@ -34,11 +34,12 @@ export function projectsRepo(db: Postgres) {
   }
 
   return {
-    async createProject(name: string) {
+    /** teamId: the owning team (dashboard); null for a project made through the admin API. */
+    async createProject(name: string, teamId: string | null = null) {
       return db.tx(async (q) => {
         const r = await q.query<Parameters<typeof toProject>[0]>(
-          'INSERT INTO projects (id, name) VALUES ($1, $2) RETURNING id, name, alert_emails, created_at',
-          [randomUUID(), name],
+          'INSERT INTO projects (id, name, team_id) VALUES ($1, $2, $3) RETURNING id, name, alert_emails, created_at',
+          [randomUUID(), name, teamId],
         );
         const project = toProject(r.rows[0]!);
         const { apiKey } = await insertKey(q, project.id);
@@ -69,13 +70,28 @@ export function projectsRepo(db: Postgres) {
       return insertKey(db, projectId);
     },
 
-    /** Returns the key's project, or null when no such key. */
+    /**
+     * Returns the key's project, or null when no such key. A key turned off by hand stays off
+     * when a suspension is lifted, so the suspension mark is cleared.
+     */
     async deactivateKey(keyId: string): Promise<{ projectId: string; keyHash: string } | null> {
       const r = await db.query<{ project_id: string; key_hash: string }>(
-        'UPDATE api_keys SET active = false, deactivated_at = COALESCE(deactivated_at, now()) WHERE id = $1 RETURNING project_id, key_hash',
+        'UPDATE api_keys SET active = false, suspended_at = NULL, deactivated_at = COALESCE(deactivated_at, now()) WHERE id = $1 RETURNING project_id, key_hash',
         [keyId],
       );
       return r.rows[0] ? { projectId: r.rows[0].project_id, keyHash: r.rows[0].key_hash } : null;
+    },
+
+    /** The project's keys, newest first (never the plaintext: only its hash is stored). */
+    async listKeys(projectId: string) {
+      const r = await db.query<{ id: string; active: boolean; created_at: Date | string; deactivated_at: Date | string | null; suspended_at: Date | string | null }>(
+        'SELECT id, active, created_at, deactivated_at, suspended_at FROM api_keys WHERE project_id = $1 ORDER BY created_at DESC, id',
+        [projectId],
+      );
+      const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+      return r.rows.map((k) => ({
+        id: k.id, active: k.active, createdAt: iso(k.created_at)!, deactivatedAt: iso(k.deactivated_at), suspended: k.suspended_at !== null,
+      }));
     },
 
     async findKeyByHash(keyHash: string): Promise<KeyRecord | null> {

@@ -10,6 +10,9 @@ import { SessionFacts } from './sessionCache.ts';
 import { ingestion } from './ingestion.ts';
 import { exportService } from './exports.ts';
 import { exportsRepo } from '../repos/exports/index.ts';
+import { accountsRepo } from '../repos/accounts.ts';
+import { dashboardRepo } from '../repos/dashboard.ts';
+import { accountsService } from './accounts.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string) {
@@ -36,6 +39,8 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis),
     },
     exports: exportService({ repo: exportsRepo(stores.pg, stores.ch), sessions, chunkRows: config.exportChunkRows }),
+    accounts: accountsService(accountsRepo(stores.pg)),
+    dashboard: dashboardRepo(stores.pg, stores.ch),
     /** Listeners told when a new crash group's job is in the outbox. */
     onNewCrashGroup: wakeups,
     ingestion: ingestion({

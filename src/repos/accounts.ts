@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import type { Postgres } from '../stores/postgres/port.ts';
+
+export interface User {
+  id: string;
+  email: string;
+  suspendedAt: string | null;
+  createdAt: string;
+}
+
+export interface TeamRow {
+  id: string;
+  name: string;
+  ownerId: string;
+  ownerEmail: string;
+  ownerSuspended: boolean;
+  role: 'owner' | 'member';
+}
+
+interface UserRow {
+  id: string;
+  email: string;
+  suspended_at: Date | string | null;
+  created_at: Date | string;
+}
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+const toUser = (r: UserRow): User => ({ id: r.id, email: r.email, suspendedAt: iso(r.suspended_at), createdAt: iso(r.created_at)! });
+
+/** Users, teams, memberships, log-in sessions and suspension: the accounts SQL. */
+export function accountsRepo(db: Postgres) {
+  return {
+    /** A new user with their own team (they own it); null when the email is taken. */
+    async createUserWithTeam(email: string, passwordHash: string, teamName: string): Promise<{ user: User; teamId: string } | null> {
+      return db.tx(async (q) => {
+        const r = await q.query<UserRow>(
+          `INSERT INTO users (id, email, password_hash) VALUES ($1, $2, $3)
+           ON CONFLICT (email) DO NOTHING RETURNING id, email, suspended_at, created_at`,
+          [randomUUID(), email, passwordHash],
+        );
+        if (!r.rows[0]) return null;
+        const user = toUser(r.rows[0]);
+        const teamId = randomUUID();
+        await q.query('INSERT INTO teams (id, name, owner_id) VALUES ($1, $2, $3)', [teamId, teamName, user.id]);
+        await q.query("INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'owner')", [teamId, user.id]);
+        return { user, teamId };
+      });
+    },
+
+    async findUserForLogin(email: string): Promise<(User & { passwordHash: string }) | null> {
+      const r = await db.query<UserRow & { password_hash: string }>(
+        'SELECT id, email, suspended_at, created_at, password_hash FROM users WHERE email = $1',
+        [email],
+      );
+      return r.rows[0] ? { ...toUser(r.rows[0]), passwordHash: r.rows[0].password_hash } : null;
+    },
+
+    async getUser(id: string): Promise<User | null> {
+      const r = await db.query<UserRow>('SELECT id, email, suspended_at, created_at FROM users WHERE id = $1', [id]);
+      return r.rows[0] ? toUser(r.rows[0]) : null;
+    },
+
+    async findUsersByEmail(email: string): Promise<User[]> {
+      const r = await db.query<UserRow>('SELECT id, email, suspended_at, created_at FROM users WHERE email = $1', [email]);
+      return r.rows.map(toUser);
+    },
+
+    async createSession(tokenHash: string, userId: string, ttlMs: number): Promise<void> {
+      await db.query(
+        "INSERT INTO user_sessions (token_hash, user_id, expires_at) VALUES ($1, $2, now() + ($3 || ' milliseconds')::interval)",
+        [tokenHash, userId, String(ttlMs)],
+      );
+    },
+
+    /** The session's user, or null when the session is unknown, expired or its user suspended. */
+    async userBySession(tokenHash: string): Promise<User | null> {
+      const r = await db.query<UserRow>(
+        `SELECT u.id, u.email, u.suspended_at, u.created_at FROM user_sessions s JOIN users u ON u.id = s.user_id
+         WHERE s.token_hash = $1 AND s.expires_at > now() AND u.suspended_at IS NULL`,
+        [tokenHash],
+      );
+      return r.rows[0] ? toUser(r.rows[0]) : null;
+    },
+
+    async deleteSession(tokenHash: string): Promise<void> {
+      await db.query('DELETE FROM user_sessions WHERE token_hash = $1', [tokenHash]);
+    },
+
+    /** Housekeeping, called on log-in: expired rows serve nobody. */
+    async deleteExpiredSessions(userId: string): Promise<void> {
+      await db.query('DELETE FROM user_sessions WHERE user_id = $1 AND expires_at <= now()', [userId]);
+    },
+
+    /** The teams the user belongs to, with their role in each. */
+    async teamsOf(userId: string): Promise<TeamRow[]> {
+      const r = await db.query<{ id: string; name: string; owner_id: string; owner_email: string; owner_suspended: boolean; role: 'owner' | 'member' }>(
+        `SELECT t.id, t.name, t.owner_id, o.email AS owner_email, o.suspended_at IS NOT NULL AS owner_suspended, m.role
+         FROM team_members m JOIN teams t ON t.id = m.team_id JOIN users o ON o.id = t.owner_id
+         WHERE m.user_id = $1 ORDER BY m.role = 'owner' DESC, t.created_at, t.id`,
+        [userId],
+      );
+      return r.rows.map((t) => ({ id: t.id, name: t.name, ownerId: t.owner_id, ownerEmail: t.owner_email, ownerSuspended: t.owner_suspended, role: t.role }));
+    },
+
+    async membersOf(teamId: string) {
+      const r = await db.query<{ user_id: string; email: string; role: 'owner' | 'member' }>(
+        `SELECT m.user_id, u.email, m.role FROM team_members m JOIN users u ON u.id = m.user_id
+         WHERE m.team_id = $1 ORDER BY m.role = 'owner' DESC, u.email`,
+        [teamId],
+      );
+      return r.rows.map((m) => ({ userId: m.user_id, email: m.email, role: m.role }));
+    },
+
+    /** 'added', 'exists' (already a member) or 'no-user'. */
+    async addMember(teamId: string, email: string): Promise<'added' | 'exists' | 'no-user'> {
+      const u = await db.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [email]);
+      if (!u.rows[0]) return 'no-user';
+      const r = await db.query(
+        "INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'member') ON CONFLICT DO NOTHING RETURNING 1",
+        [teamId, u.rows[0].id],
+      );
+      return r.rows.length ? 'added' : 'exists';
+    },
+
+    /** The owner cannot be removed from their own team. */
+    async removeMember(teamId: string, userId: string): Promise<boolean> {
+      const r = await db.query("DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 AND role = 'member' RETURNING 1", [teamId, userId]);
+      return r.rows.length > 0;
+    },
+
+    /** The team of a project, when the user is a member of it; null hides other teams' projects. */
+    async projectTeamFor(userId: string, projectId: string): Promise<{ teamId: string; ownerSuspended: boolean } | null> {
+      const r = await db.query<{ team_id: string; owner_suspended: boolean }>(
+        `SELECT p.team_id, o.suspended_at IS NOT NULL AS owner_suspended
+         FROM projects p JOIN team_members m ON m.team_id = p.team_id AND m.user_id = $1
+         JOIN teams t ON t.id = p.team_id JOIN users o ON o.id = t.owner_id
+         WHERE p.id = $2`,
+        [userId, projectId],
+      );
+      return r.rows[0] ? { teamId: r.rows[0].team_id, ownerSuspended: r.rows[0].owner_suspended } : null;
+    },
+
+    /** The projects of every team the user belongs to. */
+    async projectsOf(userId: string) {
+      const r = await db.query<{ id: string; name: string; alert_emails: string[] | null; created_at: Date | string; team_id: string; team_name: string }>(
+        `SELECT p.id, p.name, p.alert_emails, p.created_at, t.id AS team_id, t.name AS team_name
+         FROM projects p JOIN teams t ON t.id = p.team_id JOIN team_members m ON m.team_id = t.id AND m.user_id = $1
+         ORDER BY p.created_at, p.id`,
+        [userId],
+      );
+      return r.rows.map((p) => ({
+        id: p.id, name: p.name, alertEmails: p.alert_emails, createdAt: iso(p.created_at)!, teamId: p.team_id, teamName: p.team_name,
+      }));
+    },
+
+    /**
+     * Suspends the user and ends their log-in sessions; every active key of a team they own is
+     * turned off and marked as turned off by suspension. Returns the hashes of those keys (for
+     * the key cache), or null when there is no such user.
+     */
+    async suspend(userId: string): Promise<{ user: User; keyHashes: string[] } | null> {
+      return db.tx(async (q) => {
+        const u = await q.query<UserRow>(
+          'UPDATE users SET suspended_at = COALESCE(suspended_at, now()) WHERE id = $1 RETURNING id, email, suspended_at, created_at',
+          [userId],
+        );
+        if (!u.rows[0]) return null;
+        await q.query('DELETE FROM user_sessions WHERE user_id = $1', [userId]);
+        const k = await q.query<{ key_hash: string }>(
+          `UPDATE api_keys SET active = false, suspended_at = now(), deactivated_at = now()
+           WHERE active AND project_id IN (SELECT p.id FROM projects p JOIN teams t ON t.id = p.team_id WHERE t.owner_id = $1)
+           RETURNING key_hash`,
+          [userId],
+        );
+        return { user: toUser(u.rows[0]), keyHashes: k.rows.map((r) => r.key_hash) };
+      });
+    },
+
+    /** Lifts a suspension: turns back on exactly the keys the suspension turned off. */
+    async unsuspend(userId: string): Promise<{ user: User; keyHashes: string[] } | null> {
+      return db.tx(async (q) => {
+        const u = await q.query<UserRow>(
+          'UPDATE users SET suspended_at = NULL WHERE id = $1 RETURNING id, email, suspended_at, created_at',
+          [userId],
+        );
+        if (!u.rows[0]) return null;
+        const k = await q.query<{ key_hash: string }>(
+          `UPDATE api_keys SET active = true, suspended_at = NULL, deactivated_at = NULL
+           WHERE suspended_at IS NOT NULL AND project_id IN (SELECT p.id FROM projects p JOIN teams t ON t.id = p.team_id WHERE t.owner_id = $1)
+           RETURNING key_hash`,
+          [userId],
+        );
+        return { user: toUser(u.rows[0]), keyHashes: k.rows.map((r) => r.key_hash) };
+      });
+    },
+  };
+}
+
+export type AccountsRepo = ReturnType<typeof accountsRepo>;

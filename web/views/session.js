@@ -1,0 +1,138 @@
+import { h, badge, errorBox, fmtDate, fmtDuration, loading, withLoading } from '../lib/dom.js';
+import { dash, get, qs } from '../lib/api.js';
+import { statusBadge } from './sessions.js';
+
+const PAGE = 500;
+const failedReq = (d) => d.error != null || (d.statusCode != null && d.statusCode >= 400);
+
+function offset(ts, start) {
+  const ms = new Date(ts).getTime() - new Date(start).getTime();
+  return `${ms >= 0 ? '+' : '−'}${(Math.abs(ms) / 1000).toFixed(3)} s`;
+}
+
+function describe(e) {
+  const d = e.data ?? {};
+  switch (e.type) {
+    case 'navigate':
+      return [h('strong', d.to ?? '?'), d.from ? h('span.hint', ` from ${d.from}`) : h('span.hint', ' (first screen)')];
+    case 'tap':
+      return [h('strong', d.target ?? 'tap'), h('span.hint', ` at ${d.x}, ${d.y}`)];
+    case 'custom':
+      return [h('strong', d.name ?? 'event'), d.properties && Object.keys(d.properties).length ? h('code.props', JSON.stringify(d.properties)) : null];
+    case 'network':
+      return [
+        h('strong', `${d.method ?? ''} `), h('span.url', d.url ?? ''), ' ',
+        failedReq(d) ? badge(d.error ? `failed: ${d.error}` : String(d.statusCode), 'bad') : badge(String(d.statusCode ?? '—'), 'ok'),
+        d.duration != null ? h('span.hint', ` ${fmtDuration(d.duration)}`) : null,
+      ];
+    default:
+      return [JSON.stringify(d)];
+  }
+}
+
+function eventItem(e, start) {
+  const failed = e.type === 'network' && failedReq(e.data ?? {});
+  return h(`li.tl.tl-${e.type}${failed ? '.tl-failed' : ''}`, { dataset: { seq: e.sequenceNumber } },
+    h('span.tl-time', offset(e.timestamp, start)),
+    h('span.tl-type', e.type),
+    h('span.tl-body', describe(e)),
+    h('span.tl-seq.hint', `#${e.sequenceNumber}`),
+  );
+}
+
+function crashItem(c, projectId, start) {
+  return h('li.tl.tl-crash', { role: 'note' },
+    h('span.tl-time', offset(c.occurredAt, start)),
+    h('span.tl-type', c.isFatal ? 'crash' : 'error'),
+    h('span.tl-body',
+      h('strong', c.message ?? 'Crash'), ' ',
+      c.groupId ? h('a', { href: `#/p/${projectId}/crashes/${c.groupId}` }, 'Open crash group →') : null),
+  );
+}
+
+/** Events in sequence order, with each crash placed before the first event that came after it. */
+function timeline(projectId, session, crashes) {
+  const list = h('ol.timeline', { 'aria-label': 'Timeline' });
+  const more = h('div');
+  const events = [];
+  let nextAfter;
+
+  const render = (done) => {
+    const items = [];
+    const pending = [...crashes];
+    for (const e of events) {
+      while (pending.length && new Date(pending[0].occurredAt) < new Date(e.timestamp)) items.push(crashItem(pending.shift(), projectId, session.startedAt));
+      items.push(eventItem(e, session.startedAt));
+    }
+    // Crashes after the last loaded event are shown only once no later events remain to load.
+    if (done) for (const c of pending) items.push(crashItem(c, projectId, session.startedAt));
+    list.replaceChildren(...items);
+    if (!items.length) list.replaceChildren(h('li.empty', 'No events recorded for this session.'));
+  };
+
+  const load = async () => {
+    more.replaceChildren(loading('Loading events…'));
+    try {
+      const r = await get(dash(`/projects/${projectId}/sessions/${session.id}/events${qs({ after: nextAfter, limit: PAGE })}`));
+      events.push(...r.data);
+      nextAfter = r.nextAfter;
+      render(nextAfter === null);
+      more.replaceChildren(nextAfter === null ? '' : h('button', { type: 'button', onclick: load }, `Load more events (after #${nextAfter})`));
+    } catch (err) {
+      more.replaceChildren(errorBox(err));
+    }
+  };
+  load();
+  return h('div', list, more);
+}
+
+function networkLog(projectId, sessionId) {
+  const box = h('div');
+  const show = (page) => withLoading(box, async () => {
+    const r = await get(dash(`/projects/${projectId}/sessions/${sessionId}/network${qs({ page, limit: 100 })}`));
+    if (!r.total) return h('p.empty', 'No network requests recorded.');
+    return h('div',
+      h('div.table-wrap', h('table.network',
+        h('thead', h('tr', ['Time', 'Method', 'URL', 'Status', 'Duration', 'Size'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', r.data.map((n) => h(`tr${n.failed ? '.failed' : ''}`,
+          h('td', new Date(n.timestamp).toLocaleTimeString()),
+          h('td', n.method),
+          h('td.url', n.url),
+          h('td', n.failed ? badge(n.error ? `failed: ${n.error}` : String(n.statusCode), 'bad') : String(n.statusCode ?? '—')),
+          h('td.num', fmtDuration(n.duration)),
+          h('td.num', n.responseSize == null ? '—' : `${n.responseSize} B`),
+        ))))),
+      r.pages > 1 ? h('nav.pager', { 'aria-label': 'Network log pages' },
+        h('button', { type: 'button', disabled: r.page <= 1, onclick: () => show(r.page - 1) }, '← Previous'),
+        h('span', `Page ${r.page} of ${r.pages}`),
+        h('button', { type: 'button', disabled: r.page >= r.pages, onclick: () => show(r.page + 1) }, 'Next →')) : null,
+    );
+  }, 'Loading network log…');
+  show(1);
+  return box;
+}
+
+export function sessionView(projectId, sessionId) {
+  const root = h('section');
+  root.append(h('p', h('a', { href: `#/p/${projectId}/sessions` }, '← Sessions')));
+  const body = h('div');
+  root.append(body);
+  withLoading(body, async () => {
+    const { session: x, crashes } = await get(dash(`/projects/${projectId}/sessions/${sessionId}`));
+    const fact = (k, v) => [h('dt', k), h('dd', v ?? '—')];
+    return h('div',
+      h('h1', 'Session ', h('span.mono', x.id.slice(0, 8)), ' ', statusBadge(x.status),
+        x.hasNetworkErrors ? badge('⚠ network errors', 'warn') : null),
+      h('dl.facts',
+        fact('Started', fmtDate(x.startedAt)), fact('Ended', fmtDate(x.endedAt)), fact('Duration', fmtDuration(x.duration)),
+        fact('Events', x.eventCount), fact('Platform', [x.platform, x.osVersion].filter(Boolean).join(' ')),
+        fact('Device', [x.brand, x.model].filter(Boolean).join(' ')), fact('App version', [x.appVersion, x.appBuildNumber && `(${x.appBuildNumber})`].filter(Boolean).join(' ')),
+        fact('Network', x.networkType), fact('Locale', x.locale), fact('User', x.userId), fact('Session id', h('code', x.id))),
+      h('h2', 'Timeline'),
+      timeline(projectId, x, crashes),
+      h('h2', 'Network log'),
+      networkLog(projectId, x.id),
+    );
+  }, 'Loading session…');
+  return root;
+}
