@@ -1,6 +1,6 @@
 import type { Postgres } from '../stores/postgres/port.ts';
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { canTransition, allowedTransitions, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
+import { allowedTransitions, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 
 /** Read queries behind the dashboard's lists, timeline and chart (project-scoped; access is checked by the caller). */
 
@@ -101,11 +101,6 @@ const envelope = <T>(data: T[], total: number, page: number, limit: number) => (
   data, total, page, limit, pages: Math.ceil(total / limit),
 });
 
-export type SetStatusResult =
-  | { outcome: 'not-found' }
-  | { outcome: 'not-allowed'; from: CrashGroupStatus; allowed: CrashGroupStatus[] }
-  | { outcome: 'ok'; group: ReturnType<typeof toGroup> };
-
 export function dashboardRepo(db: Postgres, ch: ClickHouse) {
   /** Distinct stored events per session, read with FINAL so retried batches count once. */
   async function eventCounts(projectId: string, sessionIds: string[]): Promise<Map<string, number>> {
@@ -202,29 +197,6 @@ export function dashboardRepo(db: Postgres, ch: ClickHouse) {
     async crashGroup(projectId: string, groupId: string) {
       const r = await db.query<GroupRow>(`SELECT ${GROUP_COLUMNS} FROM crash_groups WHERE project_id = $1 AND id = $2`, [projectId, groupId]);
       return r.rows[0] ? toGroup(r.rows[0]) : null;
-    },
-
-    /**
-     * A status change along the workflow (src/domain/crashGroupStatus.ts). Resolving records the
-     * versions seen so far: a later crash from one of those does not reopen the group.
-     */
-    async setCrashGroupStatus(projectId: string, groupId: string, to: CrashGroupStatus): Promise<SetStatusResult> {
-      return db.tx(async (q) => {
-        const g = await q.query<{ status: CrashGroupStatus }>(
-          'SELECT status FROM crash_groups WHERE project_id = $1 AND id = $2 FOR UPDATE',
-          [projectId, groupId],
-        );
-        const from = g.rows[0]?.status;
-        if (!from) return { outcome: 'not-found' };
-        if (!canTransition(from, to)) return { outcome: 'not-allowed', from, allowed: allowedTransitions(from) };
-        const r = await q.query<GroupRow>(
-          `UPDATE crash_groups SET status = $3,
-             resolved_versions = CASE WHEN $3 = 'resolved' THEN app_versions ELSE resolved_versions END
-           WHERE project_id = $1 AND id = $2 RETURNING ${GROUP_COLUMNS}`,
-          [projectId, groupId, to],
-        );
-        return { outcome: 'ok', group: toGroup(r.rows[0]!) };
-      });
     },
 
     /**

@@ -194,11 +194,13 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     },
   }, async (req) => {
     await access(req);
-    const r = await dashboard.setCrashGroupStatus(req.params.projectId, req.params.groupId, req.body.status);
+    const { projectId, groupId } = req.params;
+    // The one workflow implementation (shared with the management API); the dashboard shape is read back.
+    const r = await svc.crashes.setStatus(projectId, groupId, req.body.status);
     if (r.outcome === 'not-found') throw new HttpError(404, 'Crash group not found');
-    if (r.outcome === 'not-allowed') {
+    if (r.outcome === 'invalid') {
       throw new HttpError(409, `Cannot go from ${r.from} to ${req.body.status}; allowed: ${r.allowed.join(', ') || 'none'}`);
     }
-    return r.group;
+    return (await dashboard.crashGroup(projectId, groupId))!;
   });
 };
