@@ -1,3 +1,4 @@
+import { crashGroupFields } from './shapes.ts';
 import { randomUUID } from 'node:crypto';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import { crashGroupKey, crashOccurrenceId, type CrashPayload } from '../domain/crashGrouping.ts';
@@ -55,22 +56,11 @@ const GROUP_VIEW_SQL = `
   LEFT JOIN alert_outbox o ON o.group_id = g.id AND o.kind = '${NEW_GROUP_JOB}'
   WHERE g.project_id = $1 AND g.id = $2`;
 
-const iso = (ms: number) => new Date(Number(ms)).toISOString();
 
 function toView(r: GroupRow): CrashGroupView {
   return {
-    id: r.id,
-    message: r.message,
+    ...crashGroupFields(r),
     status: r.status,
-    isFatal: r.is_fatal,
-    handled: r.handled,
-    occurrenceCount: r.occurrence_count,
-    affectedDevices: r.affected_devices,
-    platform: r.platform,
-    appVersion: r.app_version,
-    osVersion: r.os_version,
-    firstSeenAt: iso(r.first_seen_at),
-    lastSeenAt: iso(r.last_seen_at),
     stackHead: r.stack_head,
     summary: r.summary,
     summarySource: r.summary_source,

@@ -1,10 +1,15 @@
 import type { Postgres } from '../stores/postgres/port.ts';
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import { allowedTransitions, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
+import {
+  CRASH_GROUP_CORE_COLUMNS, SESSION_CORE_COLUMNS, crashGroupFields, sessionFields,
+  type CrashGroupCoreRow, type SessionCoreRow,
+} from './shapes.ts';
+import { isoMs } from '../domain/exportParams.ts';
+import { eventCounts as countEvents } from './exports/events.ts';
 
 /** Read queries behind the dashboard's lists, timeline and chart (project-scoped; access is checked by the caller). */
 
-const iso = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 export interface SessionFilter {
   from?: number;
@@ -14,85 +19,39 @@ export interface SessionFilter {
   limit: number;
 }
 
-interface SessionRow {
-  id: string;
-  user_id: string | null;
-  status: string;
-  platform: string | null;
-  os_version: string | null;
+interface SessionRow extends SessionCoreRow {
   model: string | null;
   brand: string | null;
-  app_version: string | null;
   app_build_number: string | null;
-  network_type: string | null;
   locale: string | null;
-  started_at: number;
-  ended_at: number | null;
-  has_crash: boolean;
-  has_network_errors: boolean;
 }
 
-const SESSION_COLUMNS = `id, user_id, status, platform, os_version, model, brand, app_version, app_build_number,
-  network_type, locale, started_at, ended_at, has_crash, has_network_errors`;
+const SESSION_COLUMNS = `${SESSION_CORE_COLUMNS}, model, brand, app_build_number, locale`;
 
 const toSession = (r: SessionRow, eventCount: number) => ({
-  id: r.id,
-  userId: r.user_id,
-  status: r.status,
-  platform: r.platform,
-  osVersion: r.os_version,
+  ...sessionFields(r, eventCount),
   model: r.model,
   brand: r.brand,
-  appVersion: r.app_version,
   appBuildNumber: r.app_build_number,
-  networkType: r.network_type,
   locale: r.locale,
-  eventCount,
-  hasCrash: r.has_crash,
-  hasNetworkErrors: r.has_network_errors,
-  duration: r.ended_at === null ? null : Number(r.ended_at) - Number(r.started_at),
-  startedAt: iso(r.started_at)!,
-  endedAt: iso(r.ended_at),
 });
 
-interface GroupRow {
-  id: string;
-  message: string;
-  stack_head: string;
+interface GroupRow extends CrashGroupCoreRow {
   status: CrashGroupStatus;
-  is_fatal: boolean;
-  handled: boolean;
-  occurrence_count: number;
-  affected_devices: number;
-  platform: string | null;
-  app_version: string | null;
-  os_version: string | null;
-  first_seen_at: number;
-  last_seen_at: number;
+  stack_head: string;
   app_versions: string[];
   summary: string | null;
   summary_source: string | null;
 }
 
-const GROUP_COLUMNS = `id, message, stack_head, status, is_fatal, handled, occurrence_count, affected_devices, platform,
-  app_version, os_version, first_seen_at, last_seen_at, app_versions, summary, summary_source`;
+const GROUP_COLUMNS = `${CRASH_GROUP_CORE_COLUMNS}, stack_head, app_versions, summary, summary_source`;
 
 const toGroup = (g: GroupRow) => ({
-  id: g.id,
-  message: g.message,
-  stackHead: g.stack_head,
+  ...crashGroupFields(g),
   status: g.status,
+  stackHead: g.stack_head,
   allowedTransitions: allowedTransitions(g.status),
-  isFatal: g.is_fatal,
-  handled: g.handled,
-  occurrenceCount: g.occurrence_count,
-  affectedDevices: g.affected_devices,
-  platform: g.platform,
-  appVersion: g.app_version,
-  osVersion: g.os_version,
   appVersions: g.app_versions,
-  firstSeenAt: iso(g.first_seen_at)!,
-  lastSeenAt: iso(g.last_seen_at)!,
   summary: g.summary,
   summarySource: g.summary_source,
 });
@@ -102,16 +61,7 @@ const envelope = <T>(data: T[], total: number, page: number, limit: number) => (
 });
 
 export function dashboardRepo(db: Postgres, ch: ClickHouse) {
-  /** Distinct stored events per session, read with FINAL so retried batches count once. */
-  async function eventCounts(projectId: string, sessionIds: string[]): Promise<Map<string, number>> {
-    if (!sessionIds.length) return new Map();
-    const rows = await ch.query<{ session_id: string; n: number }>(
-      `SELECT session_id, count() AS n FROM events FINAL
-       WHERE project_id = {p:String} AND session_id IN {ids:Array(String)} GROUP BY session_id`,
-      { p: projectId, ids: sessionIds },
-    );
-    return new Map(rows.map((r) => [r.session_id, Number(r.n)]));
-  }
+  const eventCounts = (projectId: string, sessionIds: string[]) => countEvents(ch, projectId, sessionIds);
 
   return {
     /** Newest first, the way a person scans recent activity. */
@@ -146,7 +96,7 @@ export function dashboardRepo(db: Postgres, ch: ClickHouse) {
          WHERE o.project_id = $1 AND o.session_id = $2 ORDER BY o.occurred_at, o.id`,
         [projectId, sessionId],
       );
-      return r.rows.map((c) => ({ occurredAt: iso(c.occurred_at)!, isFatal: c.is_fatal, groupId: c.group_id, message: c.message, groupStatus: c.status }));
+      return r.rows.map((c) => ({ occurredAt: isoMs(c.occurred_at)!, isFatal: c.is_fatal, groupId: c.group_id, message: c.message, groupStatus: c.status }));
     },
 
     /** Events in sequence order, keyset-paged on sequenceNumber (a session may have many). */

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../stores/postgres/port.ts';
 import type { ClickHouse } from '../../stores/clickhouse/port.ts';
-import { isoMs } from '../../domain/exportParams.ts';
+import { SESSION_CORE_COLUMNS, sessionFields, type SessionCoreRow } from '../shapes.ts';
 import { eventCounts } from './events.ts';
 import { pgResource } from './postgres.ts';
 import type { DateFilter, ExportResource } from './types.ts';
@@ -10,27 +10,13 @@ export const SESSION_FIELDS = [
   'hasCrash', 'hasNetworkErrors', 'duration', 'startedAt', 'endedAt',
 ] as const;
 
-interface SessionSqlRow extends Record<string, unknown> {
-  id: string;
-  user_id: string | null;
-  status: string;
-  platform: string | null;
-  os_version: string | null;
-  app_version: string | null;
-  network_type: string | null;
-  has_crash: boolean;
-  has_network_errors: boolean;
-  started_at: number;
-  ended_at: number | null;
-}
-
 /** Sessions by (startedAt, id), filtered on startedAt; eventCount comes from the event store. */
 export function sessionsExport(db: Queryable, ch: ClickHouse): ExportResource<DateFilter> {
-  return pgResource<DateFilter, SessionSqlRow>(db, {
+  return pgResource<DateFilter, SessionCoreRow & Record<string, unknown>>(db, {
     name: 'sessions',
     fields: SESSION_FIELDS,
     table: 'sessions',
-    columns: 'id, user_id, status, platform, os_version, app_version, network_type, has_crash, has_network_errors, started_at, ended_at',
+    columns: SESSION_CORE_COLUMNS,
     key: ['started_at', 'id'],
     where(f, params) {
       let w = '';
@@ -46,21 +32,7 @@ export function sessionsExport(db: Queryable, ch: ClickHouse): ExportResource<Da
     },
     async shape(projectId, rows) {
       const counts = await eventCounts(ch, projectId, rows.map((r) => r.id));
-      return rows.map((r) => ({
-        id: r.id,
-        userId: r.user_id,
-        status: r.status,
-        platform: r.platform,
-        osVersion: r.os_version,
-        appVersion: r.app_version,
-        networkType: r.network_type,
-        eventCount: counts.get(r.id) ?? 0,
-        hasCrash: r.has_crash,
-        hasNetworkErrors: r.has_network_errors,
-        duration: r.ended_at === null ? null : r.ended_at - r.started_at,
-        startedAt: isoMs(r.started_at),
-        endedAt: isoMs(r.ended_at),
-      }));
+      return rows.map((r) => sessionFields(r, counts.get(r.id) ?? 0));
     },
   });
 }
