@@ -48,6 +48,15 @@ const envelope = {
   sequenceNumber: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
 } as const;
 
+// The fields of one HTTP call, shared by network events and network requests.
+const networkCall = {
+  method: { type: 'string', maxLength: 32 },
+  url: { type: 'string', maxLength: 16_384 },
+  statusCode: { type: 'integer', minimum: 0, maximum: 999 },
+  duration: count,
+  error: nullableText,
+} as const;
+
 const event = {
   type: 'object',
   required: ['type', 'sessionId', 'timestamp', 'sequenceNumber'],
@@ -55,11 +64,7 @@ const event = {
     ...envelope,
     from: nullableText,
     to: longText,
-    method: { type: 'string', maxLength: 32 },
-    url: { type: 'string', maxLength: 16_384 },
-    statusCode: { type: 'integer', minimum: 0, maximum: 999 },
-    duration: count,
-    error: nullableText,
+    ...networkCall,
     name: shortText,
     properties: { type: 'object' },
     x: { type: 'number' },
@@ -102,13 +107,9 @@ const networkRequest = {
   required: ['id', 'method', 'url', 'duration', 'timestamp'],
   properties: {
     id: uuid,
-    method: { type: 'string', maxLength: 32 },
-    url: { type: 'string', maxLength: 16_384 },
-    statusCode: { type: 'integer', minimum: 0, maximum: 999 },
-    duration: count,
+    ...networkCall,
     requestSize: count,
     responseSize: count,
-    error: nullableText,
     timestamp: unixMs,
   },
 } as const;
