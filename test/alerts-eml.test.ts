@@ -43,7 +43,7 @@ describe('embedded email', () => {
     expect(headers.subject).toContain('New crash in Embedded');
     expect(body).toContain('Summary (from the stack trace):');
     expect(body).toContain('in render (view.js:7:1), called from paint (gfx.js:2:9)');
-    expect(body).toContain(`http://localhost:3000/api/projects/${p.projectId}/crash-groups/${groupId}`);
+    expect(body).toContain(`http://localhost:3000/#/p/${p.projectId}/crashes/${groupId}`);
     // The file is written before the job records its outcome.
     const g = await waitFor('the job to finish', async () => {
       const x = (await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/crash-groups/${groupId}`, headers: s.admin })).json();

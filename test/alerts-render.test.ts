@@ -101,7 +101,7 @@ describe('crash-alert email', () => {
       'Summary (openai:gpt-4o-mini):\nThe checkout handler called an undefined function.',
       'First seen: 2026-01-01T00:00:09.000Z', 'App version: 1.4.0 (140)', 'Platform: ios 17.2', 'Device: Apple iPhone15,2',
       'at dispatch (react.js:100:2)',
-      'Crash group: https://flightrec.example.com/api/projects/11111111-1111-4111-8111-111111111111/crash-groups/22222222-2222-4222-8222-222222222222',
+      'Crash group: https://flightrec.example.com/#/p/11111111-1111-4111-8111-111111111111/crashes/22222222-2222-4222-8222-222222222222',
     ]) expect(m.text).toContain(part);
     expect(m.html).toContain('Shop &lt;iOS&gt;');
     expect(m.html).not.toContain('<iOS>');
@@ -119,7 +119,7 @@ describe('crash-alert email', () => {
     expect(alertMessageId('g')).toBe(alertMessageId('g'));
     expect(alertMessageId('g')).not.toBe(alertMessageId('h'));
     expect(renderCrashAlert({ ...alert, message: 'line1\nline2\r\n' + 'z'.repeat(300) }, 'http://x').subject).not.toMatch(/[\r\n]/);
-    expect(crashGroupLink('http://h/', 'p', 'g')).toBe('http://h/api/projects/p/crash-groups/g');
+    expect(crashGroupLink('http://h/', 'p', 'g')).toBe('http://h/#/p/p/crashes/g');
   });
 
   it('sends to the project list, else the default; an empty list mutes the project', () => {

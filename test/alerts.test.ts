@@ -94,7 +94,7 @@ describe('crash alerts', () => {
     for (const part of [
       'Project: Shop iOS', 'TypeError: cart is undefined', ai.reply, 'Summary (openai:test-model)',
       'First seen: 2026-01-01T00:00:09.000Z', 'App version: 1.4.0 (140)', 'Platform: ios 17.2', 'Device: Apple iPhone15,2',
-      'at caller (app.js:2:2)', `https://flightrec.example.com/api/projects/${p.projectId}/crash-groups/${groupId}`,
+      'at caller (app.js:2:2)', `https://flightrec.example.com/#/p/${p.projectId}/crashes/${groupId}`,
     ]) expect(mail.body).toContain(part);
 
     // The prompt carried the message, the stack head and the context.

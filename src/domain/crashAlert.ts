@@ -32,8 +32,9 @@ export function alertMessageId(groupId: string): string {
   return `<crash-group-${groupId}@flightrec>`;
 }
 
+/** The crash group's page in the dashboard the service serves at `/`. */
 export function crashGroupLink(publicUrl: string, projectId: string, groupId: string): string {
-  return `${publicUrl.replace(/\/$/, '')}/api/projects/${encodeURIComponent(projectId)}/crash-groups/${encodeURIComponent(groupId)}`;
+  return `${publicUrl.replace(/\/$/, '')}/#/p/${encodeURIComponent(projectId)}/crashes/${encodeURIComponent(groupId)}`;
 }
 
 const oneLine = (s: string, n: number) => {
