@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from './services/index.ts';
 import { registerErrorHandling } from './http/errors.ts';
 import { registerValidation } from './http/validation.ts';
+import { registerClosingGuard } from './http/closing.ts';
 import { ingestRoutes } from './http/routes/ingest.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -25,9 +26,12 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     connectionTimeout: 60_000,
     keepAliveTimeout: 65_000,
     trustProxy: process.env.TRUST_PROXY === 'true',
+    // Answered by registerClosingGuard instead, with the contract's error body.
+    return503OnClosing: false,
   });
   registerValidation(app);
   registerErrorHandling(app);
+  registerClosingGuard(app);
 
   await app.register(swagger, {
     openapi: {

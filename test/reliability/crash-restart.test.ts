@@ -64,7 +64,7 @@ describe('crash and restart under load', () => {
     } finally {
       await stores.close();
     }
-    const summary = { kills: kills.length, requests: ledger.requests, retried: ledger.retried, check };
+    const summary = { kills: kills.length, requests: ledger.requests, retried: ledger.retried, networkErrors: ledger.networkErrors, serverErrors: ledger.serverErrorBodies, check };
     console.log('crash-restart:', JSON.stringify({ ...summary, kills }, null, 1));
 
     expect(kills.every((k) => k.exit === 'SIGKILL')).toBe(true);

@@ -17,6 +17,9 @@ export class Ledger {
   requests = 0;
   /** attempts that were not 2xx: 5xx, 429 and connection errors */
   retried = { server: 0, tooMany: 0, network: 0 };
+  /** connection error codes seen (ECONNREFUSED, ECONNRESET, ...), and bodies of 5xx answers */
+  networkErrors: Record<string, number> = {};
+  serverErrorBodies: unknown[] = [];
 }
 
 const STACKS = [0, 1, 2, 3].map((g) =>
@@ -39,10 +42,15 @@ export function runLoad(opts: {
   let stopping = false;
   const retry: RetryOptions = {
     ...opts.retry,
-    onRetry: ({ status }) => {
-      if (status === 'network') ledger.retried.network++;
-      else if (status === 429) ledger.retried.tooMany++;
-      else ledger.retried.server++;
+    onRetry: ({ status, error, body }) => {
+      if (status === 'network') {
+        ledger.retried.network++;
+        ledger.networkErrors[error ?? '?'] = (ledger.networkErrors[error ?? '?'] ?? 0) + 1;
+      } else if (status === 429) ledger.retried.tooMany++;
+      else {
+        ledger.retried.server++;
+        if (ledger.serverErrorBodies.length < 20) ledger.serverErrorBodies.push({ status, body });
+      }
     },
   };
   const send = async (path: string, body: unknown) => {

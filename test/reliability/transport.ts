@@ -18,7 +18,7 @@ export interface RetryOptions {
   /** Per-attempt timeout, so a request to a killed process does not hang. */
   attemptTimeoutMs?: number;
   /** Called for every attempt that was not a 2xx (for counting 5xx and connection errors). */
-  onRetry?: (what: { status: number | 'network'; path: string }) => void;
+  onRetry?: (what: { status: number | 'network'; path: string; error?: string; body?: unknown }) => void;
 }
 
 export class PermanentError extends Error {
@@ -42,6 +42,7 @@ export async function sendWithRetry(
   for (let attempt = 1; ; attempt++) {
     let status: number | 'network';
     let parsed: unknown;
+    let error: string | undefined;
     try {
       const base = typeof baseUrl === 'function' ? baseUrl() : baseUrl;
       const res = await fetch(base + path, {
@@ -62,8 +63,10 @@ export async function sendWithRetry(
     } catch (err) {
       if (err instanceof PermanentError) throw err;
       status = 'network';
+      const e = err as { name?: string; cause?: { code?: string } };
+      error = e.cause?.code ?? e.name;
     }
-    opts.onRetry?.({ status, path });
+    opts.onRetry?.({ status, path, error, body: parsed });
     if (Date.now() > deadline) throw new Error(`${path}: no 2xx after ${attempt} attempts (last: ${status})`);
     await sleep(Math.min(maxDelayMs, baseDelayMs * 2 ** Math.min(attempt - 1, 10)));
   }
