@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from './services/index.ts';
-import { registerErrorHandling } from './http/errors.ts';
+import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
 import { registerValidation } from './http/validation.ts';
 import { registerClosingGuard } from './http/closing.ts';
 import { ingestRoutes } from './http/routes/ingest.ts';
@@ -28,6 +28,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     trustProxy: process.env.TRUST_PROXY === 'true',
     // Answered by registerClosingGuard instead, with the contract's error body.
     return503OnClosing: false,
+    frameworkErrors,
   });
   registerValidation(app);
   registerErrorHandling(app);
