@@ -25,6 +25,9 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     requestTimeout: 30_000,
     connectionTimeout: 60_000,
     keepAliveTimeout: 65_000,
+    // A slow-loris client sending its headers a byte at a time is cut after 10 s (checked every
+    // second; Node's default check interval is 30 s), however often it sends.
+    http: { headersTimeout: 10_000, connectionsCheckingInterval: 1_000 },
     trustProxy: process.env.TRUST_PROXY === 'true',
     // Answered by registerClosingGuard instead, with the contract's error body.
     return503OnClosing: false,
