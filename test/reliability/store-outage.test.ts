@@ -234,4 +234,45 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       (ch as { insert: typeof ch.insert }).insert = realInsert;
     }
   });
+
+  it("one request's rows failing to insert does not fail the requests that shared its group-commit batch", async () => {
+    const sid = await newSession();
+    const ch = s.svc.stores.ch;
+    const realInsert = ch.insert;
+    // A row ClickHouse would refuse, recognised by its route: every insert containing it fails.
+    (ch as { insert: typeof ch.insert }).insert = async (table, rows) => {
+      if (rows.some((r) => JSON.stringify(r).includes('/poison'))) throw new Error('Code: 27. DB::Exception: Cannot parse input (injected)');
+      return realInsert.call(ch, table, rows);
+    };
+    try {
+      const good = Array.from({ length: 20 }, (_, b) => [P.navigate(sid, 100 + b)]);
+      const answers = await Promise.all([
+        ...good.slice(0, 10).map((events) => post('/ingest/events', { sessionId: sid, events })),
+        post('/ingest/events', { sessionId: sid, events: [P.navigate(sid, 999, '/poison')] }),
+        ...good.slice(10).map((events) => post('/ingest/events', { sessionId: sid, events })),
+      ]);
+      const poisoned = answers.splice(10, 1)[0]!;
+      expect(poisoned.statusCode).toBe(500);
+      expect(poisoned.json()).toEqual({ error: expect.any(String) });
+      expect(answers.map((r) => r.statusCode)).toEqual(good.map(() => 201));
+      const rows = await ch.query<{ seq: number }>('SELECT sequence_number AS seq FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY seq', { p: projectId, s: sid });
+      expect(rows.map((r) => Number(r.seq))).toEqual(good.map((_, b) => 100 + b));
+    } finally {
+      (ch as { insert: typeof ch.insert }).insert = realInsert;
+    }
+  });
+
+  it('NUL and lone surrogates are stored as U+FFFD instead of failing the stores', async () => {
+    const start = P.sessionStart({ userId: 'nul\u0000user' });
+    (start.device as Record<string, unknown>).model = 'half\ud800pair';
+    expect((await post('/ingest/session', start)).statusCode).toBe(201);
+    const sid = start.sessionId;
+    const ev = { ...P.customEvent(sid, 0), name: 'n\u0000', properties: { 'k\ud800': 'v\udc00', ok: '\ud83d\ude00' } };
+    expect((await post('/ingest/events', { sessionId: sid, events: [ev, { ...P.navigate(sid, 1), to: '\ud800' }] })).statusCode).toBe(201);
+    expect((await post('/ingest/crash', P.crash(sid, { message: 'boom\u0000' }))).statusCode).toBe(201);
+    const row = await s.svc.stores.pg.query<{ user_id: string; model: string }>('SELECT user_id, model FROM sessions WHERE project_id = $1 AND id = $2', [projectId, sid]);
+    expect(row.rows[0]).toEqual({ user_id: 'nul\ufffduser', model: 'half\ufffdpair' });
+    const data = await s.svc.stores.ch.query<{ data: string }>('SELECT data FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY sequence_number', { p: projectId, s: sid });
+    expect(JSON.parse(data[0]!.data)).toEqual({ name: 'n\ufffd', properties: { 'k\ufffd': 'v\ufffd', ok: '\ud83d\ude00' } });
+  });
 });
