@@ -61,7 +61,10 @@ export function validBody(route: string, sid: string): Json {
   switch (route) {
     case '/ingest/session': return P.sessionStart();
     case '/ingest/session/end': return { sessionId: sid, endedAt: P.T0 + 10_000 };
-    case '/ingest/events': return { sessionId: sid, events: [P.navigate(sid, 0), P.networkEvent(sid, 1, 404), P.customEvent(sid, 2), P.tapEvent(sid, 3)] };
+    case '/ingest/events': {
+      const q = Math.floor(Math.random() * 1e6) * 4;
+      return { sessionId: sid, events: [P.navigate(sid, q), P.networkEvent(sid, q + 1, 404), P.customEvent(sid, q + 2), P.tapEvent(sid, q + 3)] };
+    }
     case '/ingest/crash': return P.crash(sid, { timestamp: P.T0 + Math.floor(Math.random() * 1e9) });
     case '/ingest/network': return { sessionId: sid, requests: [P.networkRequest(), P.networkRequest({ statusCode: 500 })] };
     case '/api/projects': return { name: 'fuzz' };
