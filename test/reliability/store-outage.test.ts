@@ -59,6 +59,7 @@ let auth: { authorization: string };
 let projectId: string;
 let proxy: TcpProxy;
 let redis: OwnRedis;
+let redisProxy: TcpProxy;
 
 beforeAll(async () => {
   if (!pgUp) return;
@@ -67,9 +68,11 @@ beforeAll(async () => {
   await proxy.listen();
   redis = new OwnRedis(await freePort());
   await redis.start();
+  redisProxy = new TcpProxy({ host: '127.0.0.1', port: redis.port });
+  await redisProxy.listen();
   s = await startTestServer({
     DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${SCRATCH}`,
-    REDIS_URL: `redis://127.0.0.1:${redis.port}`,
+    REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
     RATE_LIMIT_INGEST_PER_MIN: '1000000',
   });
   ({ auth, projectId } = await s.createProject('outage'));
@@ -78,6 +81,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await s?.close();
   await proxy?.close();
+  await redisProxy?.close();
   await redis?.stop();
   if (pgUp) execFileSync(process.execPath, ['--import', 'tsx', 'scripts/scratch-db.ts', 'drop', PG_ADMIN, SCRATCH], { cwd: ROOT });
 });
@@ -134,6 +138,35 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     }
     back.disconnect();
     expect(keys.length).toBeGreaterThan(0); // the limiter reconnected without a restart
+  });
+
+  it('Redis partitioned (connection open, no answers): still 2xx, each request delayed at most by the command timeout', async () => {
+    const sid = await newSession();
+    redisProxy.cut('freeze');
+    const codes: number[] = [];
+    const times: number[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const t0 = Date.now();
+        const r = await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, i)] });
+        times.push(Date.now() - t0);
+        codes.push(r.statusCode);
+      }
+    } finally {
+      redisProxy.restore();
+    }
+    console.log('redis partition: answers', codes.join(','), 'in ms', times.join(','));
+    expect(codes).toEqual(codes.map(() => 201));
+    expect(Math.max(...times)).toBeLessThan(3000);
+    // and back: once the client reconnects, requests are fast again
+    let fast = false;
+    for (let i = 0; i < 40 && !fast; i++) {
+      const t0 = Date.now();
+      expect((await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, 100 + i)] })).statusCode).toBe(201);
+      fast = Date.now() - t0 < 100;
+      if (!fast) await sleep(250);
+    }
+    expect(fast).toBe(true);
   });
 
   it('Postgres cut off: retryable 5xx with {error}, nothing half-written, recovery without a restart', async () => {
