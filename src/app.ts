@@ -2,8 +2,10 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from './services/index.ts';
-import { registerErrorHandling } from './http/errors.ts';
+import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
 import { registerValidation } from './http/validation.ts';
+import { registerClosingGuard } from './http/closing.ts';
+import { registerSanitizer } from './http/sanitize.ts';
 import { ingestRoutes } from './http/routes/ingest.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -30,10 +32,18 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     requestTimeout: 30_000,
     connectionTimeout: 60_000,
     keepAliveTimeout: 65_000,
+    // A slow-loris client sending its headers a byte at a time is cut after 10 s (checked every
+    // second; Node's default check interval is 30 s), however often it sends.
+    http: { headersTimeout: 10_000, connectionsCheckingInterval: 1_000 },
     trustProxy: svc.config.trustProxy,
+    // Answered by registerClosingGuard instead, with the contract's error body.
+    return503OnClosing: false,
+    frameworkErrors,
   });
   registerValidation(app);
   registerErrorHandling(app);
+  registerClosingGuard(app);
+  registerSanitizer(app);
   // Bodies are JSON only: a text/plain body would otherwise reach the schemas as a string.
   app.removeContentTypeParser('text/plain');
 

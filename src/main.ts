@@ -19,6 +19,11 @@ async function main() {
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {
       app.log.info({ signal: sig }, 'shutting down');
+      // Within an orchestrator's usual 30 s grace period: a stuck store must not hold the exit.
+      setTimeout(() => {
+        app.log.error('shutdown did not finish in 25 s; exiting');
+        process.exit(1);
+      }, 25_000).unref();
       server.close().then(
         () => process.exit(0),
         (err) => {

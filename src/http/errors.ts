@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { QueueFullError } from '../stores/clickhouse/batcher.ts';
 
 /** An error that becomes `{error, details?}` with its status code. */
@@ -42,6 +42,16 @@ export function validationToHttpError(errors: AjvError[], context: string | unde
     .slice(0, MAX_DETAILS)
     .map((e) => ({ path: e.instancePath || '/', message: e.message ?? 'is invalid' }));
   return new HttpError(422, 'Validation failed', details);
+}
+
+/**
+ * Fastify's router answers a malformed URL or an over-long path parameter itself, with a body
+ * of its own shape; this option (passed to Fastify()) gives them the contract's `{error}`.
+ */
+export function frameworkErrors(err: FastifyError, _req: unknown, reply: FastifyReply): void {
+  const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : err.code === 'FST_ERR_BAD_URL' ? 400 : 500;
+  const message = status === 414 ? 'URL path parameter is too long' : status === 400 ? 'Malformed URL' : 'Internal server error';
+  reply.code(status).send({ error: message });
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

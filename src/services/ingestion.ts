@@ -5,6 +5,7 @@ import {
   type IngestEvent, type NetworkLogRow, type NetworkRequest,
 } from '../domain/eventRows.ts';
 import type { CrashPayload } from '../domain/crashGrouping.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
 import type { SessionsRepo, SessionStart } from '../repos/sessions.ts';
 import type { CrashesRepo } from '../repos/crashes.ts';
 import type { InsertBatcher } from '../stores/clickhouse/batcher.ts';
@@ -54,6 +55,11 @@ export function ingestion(d: IngestionDeps) {
       const foreign = events
         .map((e, i) => (e.sessionId === sessionId ? null : { path: `/events/${i}/sessionId`, message: 'must equal the batch sessionId' }))
         .filter((x) => x !== null);
+      events.forEach((e, i) => {
+        if (e.properties !== undefined && nestsDeeperThan(e.properties, MAX_JSON_DEPTH)) {
+          foreign.push({ path: `/events/${i}/properties`, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` });
+        }
+      });
       if (foreign.length) throw new HttpError(422, 'Validation failed', foreign.slice(0, 100));
       await requireSession(projectId, sessionId);
       const rows = events.map((e) => toEventRow(projectId, e));

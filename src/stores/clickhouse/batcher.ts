@@ -49,6 +49,18 @@ export class InsertBatcher {
     await new Promise<void>((r) => this.idleWaiters.push(r));
   }
 
+  /**
+   * A shared insert failed while the store is up: one request's bad rows must not fail the
+   * others that shared its batch, so each is tried alone and only those that fail again get the
+   * error. A batch (at most maxBatchRows, one block) is inserted atomically, so nothing of a
+   * failed request was written.
+   */
+  private async retryEach(batch: Pending[]): Promise<void> {
+    for (const p of batch) {
+      await this.ch.insert(this.table, p.rows).then(p.resolve, p.reject);
+    }
+  }
+
   private pump(): void {
     while (this.queue.length > 0 && this.inFlight < this.opts.maxConcurrent) {
       const batch: Pending[] = [];
@@ -63,7 +75,12 @@ export class InsertBatcher {
       const rows = batch.length === 1 ? batch[0]!.rows : batch.flatMap((p) => p.rows);
       this.ch.insert(this.table, rows).then(
         () => batch.forEach((p) => p.resolve()),
-        (err) => batch.forEach((p) => p.reject(err)),
+        (err) => {
+          const failAll = () => batch.forEach((p) => p.reject(err));
+          if (batch.length === 1) return failAll();
+          // The store answers: the batch had bad rows, so find whose. It does not: all fail.
+          return this.ch.ping().then(() => this.retryEach(batch), failAll);
+        },
       ).finally(() => {
         this.inFlight--;
         this.pump();

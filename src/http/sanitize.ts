@@ -1,0 +1,50 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+const REPLACEMENT = '\uFFFD';
+// NUL, or a UTF-16 surrogate without its partner (the `u` flag makes a valid pair one code point).
+const BAD = /[\u0000\ud800-\udfff]/u;
+const BAD_ALL = /[\u0000\ud800-\udfff]/gu;
+
+const clean = (s: string) => (BAD.test(s) ? s.replace(BAD_ALL, REPLACEMENT) : s);
+
+/**
+ * Replaces, in every string and object key of a parsed body, the characters the stores refuse:
+ * NUL (Postgres text cannot hold it) and lone surrogates (`"\ud800"` is valid JSON, but
+ * ClickHouse refuses the insert, which would fail every request sharing that group-commit
+ * batch). They become U+FFFD rather than a 4xx, because an SDK drops a refused batch and a crash
+ * report should not be lost over one bad character. Iterative, so any nesting depth is safe.
+ */
+export function sanitizeStrings(root: unknown): unknown {
+  if (typeof root === 'string') return clean(root);
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i];
+        if (typeof x === 'string') v[i] = clean(x);
+        else if (x !== null && typeof x === 'object') stack.push(x);
+      }
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      let x = o[k];
+      if (typeof x === 'string') x = o[k] = clean(x);
+      else if (x !== null && typeof x === 'object') stack.push(x);
+      const ck = clean(k);
+      if (ck !== k) {
+        delete o[k];
+        o[ck] = x;
+      }
+    }
+  }
+  return root;
+}
+
+export function registerSanitizer(app: FastifyInstance): void {
+  app.addHook('preValidation', async (req: FastifyRequest) => {
+    if (req.body !== undefined) req.body = sanitizeStrings(req.body);
+  });
+}

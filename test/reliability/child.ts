@@ -1,0 +1,75 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** A free TCP port on 127.0.0.1 (bound and released; good enough for a test). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The service as its own process (`node --import tsx src/main.ts`), as in production, so it
+ * can be killed with a real signal and restarted on the same DATA_DIR.
+ */
+export class ChildService {
+  proc: ChildProcess | undefined;
+  /** stdout+stderr of every run, for diagnosis in a failure message. */
+  output = '';
+  readonly url: string;
+
+  constructor(readonly env: Record<string, string>) {
+    this.url = `http://127.0.0.1:${env.PORT}`;
+  }
+
+  /** Starts the process and waits until /health answers 200. */
+  async start(timeoutMs = 60_000): Promise<void> {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.proc = proc;
+    this.output += `\n--- start pid ${proc.pid} ---\n`;
+    proc.stdout!.on('data', (d) => (this.output += d));
+    proc.stderr!.on('data', (d) => (this.output += d));
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        throw new Error(`service exited during start (code ${proc.exitCode}, signal ${proc.signalCode}):\n${this.output.slice(-4000)}`);
+      }
+      try {
+        const r = await fetch(this.url + '/health', { signal: AbortSignal.timeout(1000) });
+        if (r.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`service did not become healthy in ${timeoutMs} ms:\n${this.output.slice(-4000)}`);
+  }
+
+  /** Sends a signal and resolves with the exit code/signal once the process is gone. */
+  async stop(signal: NodeJS.Signals, timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return { code: proc?.exitCode ?? null, signal: proc?.signalCode ?? null };
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      proc.once('exit', (code, sig) => resolve({ code, signal: sig })),
+    );
+    proc.kill(signal);
+    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+    try {
+      return await exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { ChildService, freePort } from './child.ts';
+import { Ledger, runLoad } from './load.ts';
+import { checkStores } from './verify.ts';
+import { openServiceStores } from './stores.ts';
+import { tempDataDir, ADMIN_TOKEN } from '../helpers/server.ts';
+
+// Issue 6, item 1: SIGKILL the service mid-load several times; every acknowledged write must be
+// in the stores exactly once afterwards. Embedded stores by default; the machine's Postgres and
+// Redis when DATABASE_URL / REDIS_URL are set.
+const KILLS = Number(process.env.KILLS ?? 4);
+const CLIENTS = Number(process.env.LOAD_CLIENTS ?? 6);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let svc: ChildService | undefined;
+afterAll(async () => {
+  await svc?.stop('SIGKILL');
+});
+
+describe('crash and restart under load', () => {
+  it(`survives ${KILLS} SIGKILLs: every acknowledged session, event, network log and crash is stored exactly once`, async () => {
+    const dataDir = tempDataDir();
+    const env: Record<string, string> = {
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_INGEST_PER_MIN: '10000000',
+      ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    };
+    svc = new ChildService(env);
+    await svc.start();
+    const created = await fetch(svc.url + '/api/projects', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'crash-restart' }),
+    });
+    expect(created.status).toBe(201);
+    const { project, apiKey } = (await created.json()) as { project: { id: string }; apiKey: string };
+
+    const ledger = new Ledger();
+    const load = runLoad({ baseUrl: () => svc!.url, auth: { authorization: `Bearer ${apiKey}` }, ledger, clients: CLIENTS });
+    const kills: { afterRequests: number; exit: string }[] = [];
+    for (let k = 0; k < KILLS; k++) {
+      const before = ledger.requests;
+      // Let load flow in this incarnation (some requests acknowledged), then kill at a random moment.
+      while (ledger.requests < before + 20) await sleep(50);
+      await sleep(500 + Math.random() * 2500);
+      const exit = await svc.stop('SIGKILL');
+      kills.push({ afterRequests: ledger.requests, exit: `${exit.code ?? ''}${exit.signal ?? ''}` });
+      await svc.start(); // throws with the process output if the stores do not come back
+    }
+    const beforeEnd = ledger.requests;
+    while (ledger.requests < beforeEnd + 20) await sleep(50);
+    await load.stop();
+    const term = await svc.stop('SIGTERM');
+    expect(term).toEqual({ code: 0, signal: null });
+
+    const stores = await openServiceStores(dataDir, process.env.DATABASE_URL);
+    let check;
+    try {
+      check = await checkStores(stores.pg, stores.ch, project.id, ledger);
+    } finally {
+      await stores.close();
+    }
+    const summary = { kills: kills.length, requests: ledger.requests, retried: ledger.retried, networkErrors: ledger.networkErrors, serverErrors: ledger.serverErrorBodies, check };
+    console.log('crash-restart:', JSON.stringify({ ...summary, kills }, null, 1));
+
+    expect(kills.every((k) => k.exit === 'SIGKILL')).toBe(true);
+    expect(ledger.retried.network).toBeGreaterThan(0); // the kills did cut requests off
+    expect(check.sessions).toMatchObject({ missing: [], unexpected: [], endedNotEnded: [] });
+    expect(check.sessions.stored).toBe(check.sessions.acked);
+    expect(check.events).toMatchObject({ missing: [], unexpected: 0 });
+    expect(check.events.storedFinal).toBe(check.events.acked);
+    expect(check.events.distinct).toBe(check.events.acked);
+    expect(check.network).toMatchObject({ missing: [], unexpected: 0 });
+    expect(check.network.storedFinal).toBe(check.network.acked);
+    expect(check.crashes).toMatchObject({ missing: [], unexpected: [], counterMismatch: [] });
+    expect(check.crashes.stored).toBe(check.crashes.acked);
+  }, 240_000);
+});

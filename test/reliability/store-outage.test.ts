@@ -1,0 +1,311 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { countRows } from '../helpers/inspect.ts';
+import * as P from '../helpers/payloads.ts';
+import { freePort } from './child.ts';
+import { TcpProxy } from './tcpProxy.ts';
+
+// Issue 6, item 2: a store goes away mid-load and comes back. One in-process server for the
+// file: embedded ClickHouse (fault injected at the port), Postgres through a TCP proxy to a
+// scratch database, and its own redis-server (never the machine's).
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const PG_ADMIN = (process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test').replace(/\/[^/]*$/, '/postgres');
+const SCRATCH = `flightrec_rel_${randomBytes(4).toString('hex')}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function postgresReachable(): Promise<boolean> {
+  const c = new pg.Client({ connectionString: PG_ADMIN, connectionTimeoutMillis: 2000 });
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+const pgUp = await postgresReachable();
+
+class OwnRedis {
+  proc: ChildProcess | undefined;
+  constructor(readonly port: number) {}
+  async start() {
+    this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const probe = new Redis({ port: this.port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => 100, maxRetriesPerRequest: null });
+    probe.on('error', () => {});
+    await probe.connect().catch(() => {});
+    for (let i = 0; i < 100; i++) {
+      if ((await probe.ping().catch(() => '')) === 'PONG') break;
+      await sleep(50);
+    }
+    probe.disconnect();
+  }
+  async stop() {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    await new Promise((r) => {
+      p.once('exit', r);
+      p.kill('SIGKILL');
+    });
+  }
+}
+
+let s: TestServer;
+let auth: { authorization: string };
+let projectId: string;
+let proxy: TcpProxy;
+let redis: OwnRedis;
+let redisProxy: TcpProxy;
+
+beforeAll(async () => {
+  if (!pgUp) return;
+  execFileSync(process.execPath, ['--import', 'tsx', 'scripts/scratch-db.ts', 'create', PG_ADMIN, SCRATCH], { cwd: ROOT });
+  proxy = new TcpProxy({ host: '127.0.0.1', port: 5432 });
+  await proxy.listen();
+  redis = new OwnRedis(await freePort());
+  await redis.start();
+  redisProxy = new TcpProxy({ host: '127.0.0.1', port: redis.port });
+  await redisProxy.listen();
+  s = await startTestServer({
+    DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${SCRATCH}`,
+    REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
+    RATE_LIMIT_INGEST_PER_MIN: '1000000',
+  });
+  ({ auth, projectId } = await s.createProject('outage'));
+});
+
+afterAll(async () => {
+  await s?.close();
+  await proxy?.close();
+  await redisProxy?.close();
+  await redis?.stop();
+  if (pgUp) execFileSync(process.execPath, ['--import', 'tsx', 'scripts/scratch-db.ts', 'drop', PG_ADMIN, SCRATCH], { cwd: ROOT });
+});
+
+const post = (url: string, payload: unknown) => s.app.inject({ method: 'POST', url, headers: auth, payload: payload as object });
+
+async function newSession() {
+  const body = P.sessionStart();
+  const r = await post('/ingest/session', body);
+  expect(r.statusCode).toBe(201);
+  return body.sessionId;
+}
+
+/** One SDK-shaped round on a session: events (with network ones), a network batch, a crash, an end. */
+function round(sid: string, seq: number) {
+  return [
+    post('/ingest/events', { sessionId: sid, events: [P.navigate(sid, seq), P.networkEvent(sid, seq + 1, 503), P.tapEvent(sid, seq + 2)] }),
+    post('/ingest/network', { sessionId: sid, requests: [P.networkRequest()] }),
+  ];
+}
+
+const retryable = (code: number) => code === 500 || code === 503;
+
+describe.skipIf(!pgUp)('a store goes away', () => {
+  it('Redis killed mid-load: ingestion keeps answering 2xx, and uses Redis again when it returns', async () => {
+    const sid = await newSession();
+    const codes: number[] = [];
+    let seq = 0;
+    const client = new Redis({ port: redis.port, host: '127.0.0.1' });
+    client.on('error', () => {});
+    expect(await client.keys('flightrec:rl:ingest*')).not.toEqual([]);
+    client.disconnect();
+
+    await redis.stop();
+    const t0 = Date.now();
+    while (Date.now() - t0 < 3000) {
+      for (const r of await Promise.all(round(sid, (seq += 3)))) codes.push(r.statusCode);
+      const limited = await post('/ingest/session', P.sessionStart());
+      codes.push(limited.statusCode);
+      expect(Number(limited.headers['ratelimit-remaining'])).toBeLessThan(1_000_000); // the in-process limiter counts
+    }
+    expect(codes.length).toBeGreaterThan(10);
+    expect(codes.filter((c) => c < 200 || c > 299)).toEqual([]);
+
+    await redis.start(); // same port, empty: it lost its counters
+    const back = new Redis({ port: redis.port, host: '127.0.0.1' });
+    back.on('error', () => {});
+    let keys: string[] = [];
+    for (let i = 0; i < 60 && keys.length === 0; i++) {
+      const r = await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, (seq += 3))] });
+      expect(r.statusCode).toBe(201);
+      keys = await back.keys('flightrec:rl:ingest*');
+      if (!keys.length) await sleep(250);
+    }
+    back.disconnect();
+    expect(keys.length).toBeGreaterThan(0); // the limiter reconnected without a restart
+  });
+
+  it('Redis partitioned (connection open, no answers): still 2xx, each request delayed at most by the command timeout', async () => {
+    const sid = await newSession();
+    redisProxy.cut('freeze');
+    const codes: number[] = [];
+    const times: number[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const t0 = Date.now();
+        const r = await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, i)] });
+        times.push(Date.now() - t0);
+        codes.push(r.statusCode);
+      }
+    } finally {
+      redisProxy.restore();
+    }
+    console.log('redis partition: answers', codes.join(','), 'in ms', times.join(','));
+    expect(codes).toEqual(codes.map(() => 201));
+    expect(Math.max(...times)).toBeLessThan(3000);
+    // and back: once the client reconnects, requests are fast again
+    let fast = false;
+    for (let i = 0; i < 40 && !fast; i++) {
+      const t0 = Date.now();
+      expect((await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, 100 + i)] })).statusCode).toBe(201);
+      fast = Date.now() - t0 < 100;
+      if (!fast) await sleep(250);
+    }
+    expect(fast).toBe(true);
+  });
+
+  it('Postgres cut off: retryable 5xx with {error}, nothing half-written, recovery without a restart', async () => {
+    const sid = await newSession();
+    const crash = P.crash(sid);
+    const fresh = await s.createProject('never used before the outage');
+    const before = { events: await countRows(s, 'events', projectId), network: await countRows(s, 'network_logs', projectId) };
+
+    for (const mode of ['refuse', 'blackhole', 'freeze'] as const) {
+      // warm the pool, so 'freeze' catches connections that are open and idle
+      await Promise.all([1, 2, 3].map(() => s.svc.stores.pg.query('SELECT pg_sleep(0.05)')));
+      proxy.cut(mode);
+      const t0 = Date.now();
+      const other = P.sessionStart();
+      const answers = await Promise.all([
+        post('/ingest/session', other),
+        post('/ingest/crash', crash),
+        post('/ingest/session/end', { sessionId: other.sessionId, endedAt: P.T0 + 1 }),
+        // a new session id: the events route must look it up in Postgres
+        post('/ingest/events', { sessionId: other.sessionId, events: [P.navigate(other.sessionId, 0)] }),
+        s.app.inject({ method: 'GET', url: '/health' }),
+        // a key this process has not cached: its lookup fails, which must not look like a bad key (401)
+        s.app.inject({ method: 'POST', url: '/ingest/session', headers: fresh.auth, payload: P.sessionStart() }),
+      ]);
+      const elapsed = Date.now() - t0;
+      console.log(`postgres ${mode}: answered ${answers.map((r) => r.statusCode).join(',')} in ${elapsed} ms`);
+      for (const r of answers.slice(0, 4)) {
+        expect(retryable(r.statusCode), `${mode}: ${r.statusCode} ${r.body}`).toBe(true);
+        expect(r.json()).toEqual({ error: expect.any(String) });
+      }
+      expect(answers[4]!.statusCode).toBe(503);
+      expect(answers[5]!.statusCode, answers[5]!.body).toBe(500);
+      expect(answers[5]!.json()).toEqual({ error: expect.any(String) });
+      // A partitioned database must not pin requests: they fail within the pool/query timeouts.
+      expect(elapsed, `${mode} answered after ${elapsed} ms`).toBeLessThan(15_000);
+      proxy.restore();
+      // nothing half-written: the crash left no occurrence, the other session does not exist
+      const direct = new pg.Client({ connectionString: PG_ADMIN.replace(/\/postgres$/, `/${SCRATCH}`) });
+      await direct.connect();
+      const occ = await direct.query('SELECT count(*)::int AS c FROM crash_occurrences WHERE project_id = $1', [projectId]);
+      const sess = await direct.query('SELECT count(*)::int AS c FROM sessions WHERE project_id = $1 AND id = $2', [projectId, other.sessionId]);
+      await direct.end();
+      expect(occ.rows[0].c).toBe(0);
+      expect(sess.rows[0].c).toBe(0);
+    }
+
+    // Recovery without a restart: the same requests now succeed (a pool client may need one retry).
+    const retry = async (url: string, body: unknown) => {
+      for (let i = 0; ; i++) {
+        const r = await post(url, body);
+        if (r.statusCode < 300 || i > 20) return r;
+        await sleep(200);
+      }
+    };
+    expect((await retry('/ingest/crash', crash)).statusCode).toBe(201);
+    expect((await retry('/ingest/crash', crash)).statusCode).toBe(201);
+    const groups = await s.svc.stores.pg.query<{ occurrence_count: number }>('SELECT occurrence_count FROM crash_groups WHERE project_id = $1', [projectId]);
+    expect(groups.rows).toEqual([{ occurrence_count: 1 }]);
+    expect((await retry('/ingest/events', { sessionId: sid, events: [P.navigate(sid, 0)] })).statusCode).toBe(201);
+    expect(await countRows(s, 'events', projectId)).toBe(before.events + 1);
+    expect((await s.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+  }, 120_000);
+
+  it('ClickHouse inserts fail: those requests get 5xx, the others are unaffected, nothing acknowledged is missing', async () => {
+    const sid = await newSession();
+    const ch = s.svc.stores.ch;
+    const realInsert = ch.insert;
+    let failing = true;
+    (ch as { insert: typeof ch.insert }).insert = async (table, rows) => {
+      if (failing) throw new Error(`injected fault: insert into ${table} failed`);
+      return realInsert.call(ch, table, rows);
+    };
+    try {
+      const batches = Array.from({ length: 6 }, (_, b) => [P.navigate(sid, b * 2), P.customEvent(sid, b * 2 + 1)]);
+      const [evs, net, start, crash] = await Promise.all([
+        Promise.all(batches.map((events) => post('/ingest/events', { sessionId: sid, events }))),
+        post('/ingest/network', { sessionId: sid, requests: [P.networkRequest()] }),
+        post('/ingest/session', P.sessionStart()),
+        post('/ingest/crash', P.crash(sid, { stackTrace: 'at ch (fault.js:1:1)' })),
+      ]);
+      for (const r of [...evs, net]) {
+        expect(retryable(r.statusCode), r.body).toBe(true);
+        expect(r.json()).toEqual({ error: expect.any(String) });
+      }
+      expect(start.statusCode).toBe(201);
+      expect(crash.statusCode).toBe(201);
+      const nl = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM network_logs FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
+      expect(Number(nl[0]!.c)).toBe(0);
+      const stored = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
+      expect(Number(stored[0]!.c)).toBe(0);
+
+      failing = false;
+      const again = await Promise.all(batches.map((events) => post('/ingest/events', { sessionId: sid, events })));
+      expect(again.map((r) => r.statusCode)).toEqual(batches.map(() => 201));
+      const after = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
+      expect(Number(after[0]!.c)).toBe(12);
+    } finally {
+      (ch as { insert: typeof ch.insert }).insert = realInsert;
+    }
+  });
+
+  it("one request's rows failing to insert does not fail the requests that shared its group-commit batch", async () => {
+    const sid = await newSession();
+    const ch = s.svc.stores.ch;
+    const realInsert = ch.insert;
+    // A row ClickHouse would refuse, recognised by its route: every insert containing it fails.
+    (ch as { insert: typeof ch.insert }).insert = async (table, rows) => {
+      if (rows.some((r) => JSON.stringify(r).includes('/poison'))) throw new Error('Code: 27. DB::Exception: Cannot parse input (injected)');
+      return realInsert.call(ch, table, rows);
+    };
+    try {
+      const good = Array.from({ length: 20 }, (_, b) => [P.navigate(sid, 100 + b)]);
+      const answers = await Promise.all([
+        ...good.slice(0, 10).map((events) => post('/ingest/events', { sessionId: sid, events })),
+        post('/ingest/events', { sessionId: sid, events: [P.navigate(sid, 999, '/poison')] }),
+        ...good.slice(10).map((events) => post('/ingest/events', { sessionId: sid, events })),
+      ]);
+      const poisoned = answers.splice(10, 1)[0]!;
+      expect(poisoned.statusCode).toBe(500);
+      expect(poisoned.json()).toEqual({ error: expect.any(String) });
+      expect(answers.map((r) => r.statusCode)).toEqual(good.map(() => 201));
+      const rows = await ch.query<{ seq: number }>('SELECT sequence_number AS seq FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY seq', { p: projectId, s: sid });
+      expect(rows.map((r) => Number(r.seq))).toEqual(good.map((_, b) => 100 + b));
+    } finally {
+      (ch as { insert: typeof ch.insert }).insert = realInsert;
+    }
+  });
+
+  it('NUL and lone surrogates are stored as U+FFFD instead of failing the stores', async () => {
+    const start = P.sessionStart({ userId: 'nul\u0000user' });
+    (start.device as Record<string, unknown>).model = 'half\ud800pair';
+    expect((await post('/ingest/session', start)).statusCode).toBe(201);
+    const sid = start.sessionId;
+    const ev = { ...P.customEvent(sid, 0), name: 'n\u0000', properties: { 'k\ud800': 'v\udc00', ok: '\ud83d\ude00' } };
+    expect((await post('/ingest/events', { sessionId: sid, events: [ev, { ...P.navigate(sid, 1), to: '\ud800' }] })).statusCode).toBe(201);
+    expect((await post('/ingest/crash', P.crash(sid, { message: 'boom\u0000' }))).statusCode).toBe(201);
+    const row = await s.svc.stores.pg.query<{ user_id: string; model: string }>('SELECT user_id, model FROM sessions WHERE project_id = $1 AND id = $2', [projectId, sid]);
+    expect(row.rows[0]).toEqual({ user_id: 'nul\ufffduser', model: 'half\ufffdpair' });
+    const data = await s.svc.stores.ch.query<{ data: string }>('SELECT data FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY sequence_number', { p: projectId, s: sid });
+    expect(JSON.parse(data[0]!.data)).toEqual({ name: 'n\ufffd', properties: { 'k\ufffd': 'v\ufffd', ok: '\ud83d\ude00' } });
+  });
+});

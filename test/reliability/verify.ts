@@ -1,0 +1,77 @@
+import type { ClickHouse } from '../../src/stores/clickhouse/port.ts';
+import type { Postgres } from '../../src/stores/postgres/port.ts';
+import type { Ledger } from './load.ts';
+
+export interface StoreCheck {
+  sessions: { acked: number; stored: number; missing: string[]; unexpected: string[]; endedNotEnded: string[] };
+  events: { acked: number; storedFinal: number; storedRaw: number; distinct: number; missing: string[]; unexpected: number };
+  network: { acked: number; storedFinal: number; storedRaw: number; distinct: number; missing: string[]; unexpected: number };
+  crashes: { acked: number; stored: number; missing: string[]; unexpected: string[]; counterMismatch: string[] };
+}
+
+/** Reads the stores directly and compares them with what the service acknowledged. */
+export async function checkStores(pg: Postgres, ch: ClickHouse, projectId: string, ledger: Ledger): Promise<StoreCheck> {
+  const sess = await pg.query<{ id: string; ended_at: number | null }>('SELECT id::text AS id, ended_at FROM sessions WHERE project_id = $1', [projectId]);
+  const storedSessions = new Set(sess.rows.map((r) => r.id));
+  const endedNotEnded = sess.rows.filter((r) => ledger.ended.has(r.id) && r.ended_at === null).map((r) => r.id);
+
+  const ev = await ch.query<{ k: string }>(
+    "SELECT concat(session_id, ':', toString(sequence_number)) AS k FROM events FINAL WHERE project_id = {p:String}",
+    { p: projectId },
+  );
+  const evRaw = await ch.query<{ c: number }>('SELECT count() AS c FROM events WHERE project_id = {p:String}', { p: projectId });
+  const evKeys = new Set(ev.map((r) => r.k));
+
+  const nl = await ch.query<{ id: string }>('SELECT id FROM network_logs FINAL WHERE project_id = {p:String}', { p: projectId });
+  const nlRaw = await ch.query<{ c: number }>('SELECT count() AS c FROM network_logs WHERE project_id = {p:String}', { p: projectId });
+  const nlIds = new Set(nl.map((r) => r.id));
+
+  const occ = await pg.query<{ id: string; group_key: string }>('SELECT id, group_key FROM crash_occurrences WHERE project_id = $1', [projectId]);
+  const groups = await pg.query<{ group_key: string; occurrence_count: number }>(
+    'SELECT group_key, occurrence_count FROM crash_groups WHERE project_id = $1',
+    [projectId],
+  );
+  const perKey = new Map<string, number>();
+  for (const o of occ.rows) perKey.set(o.group_key, (perKey.get(o.group_key) ?? 0) + 1);
+  const ackedPerKey = new Map<string, number>();
+  for (const k of ledger.crashes.values()) ackedPerKey.set(k, (ackedPerKey.get(k) ?? 0) + 1);
+  const counterMismatch = groups.rows
+    .filter((g) => g.occurrence_count !== perKey.get(g.group_key) || g.occurrence_count !== ackedPerKey.get(g.group_key))
+    .map((g) => `${g.group_key.slice(0, 8)}: counter ${g.occurrence_count}, occurrences ${perKey.get(g.group_key)}, acked ${ackedPerKey.get(g.group_key)}`);
+  if (groups.rows.length !== ackedPerKey.size) counterMismatch.push(`groups stored ${groups.rows.length}, acked ${ackedPerKey.size}`);
+  const occIds = new Set(occ.rows.map((r) => r.id));
+
+  const diff = <T>(a: Set<T> | Map<T, unknown>, b: Set<T>) => [...a.keys()].filter((x) => !b.has(x));
+  return {
+    sessions: {
+      acked: ledger.sessions.size,
+      stored: sess.rows.length,
+      missing: diff(ledger.sessions, storedSessions).map(String),
+      unexpected: diff(storedSessions, ledger.sessions).map(String),
+      endedNotEnded,
+    },
+    events: {
+      acked: ledger.events.size,
+      storedFinal: ev.length,
+      storedRaw: Number(evRaw[0]!.c),
+      distinct: evKeys.size,
+      missing: diff(ledger.events, evKeys).slice(0, 10).map(String),
+      unexpected: diff(evKeys, ledger.events).length,
+    },
+    network: {
+      acked: ledger.networkLogs.size,
+      storedFinal: nl.length,
+      storedRaw: Number(nlRaw[0]!.c),
+      distinct: nlIds.size,
+      missing: diff(ledger.networkLogs, nlIds).slice(0, 10).map(String),
+      unexpected: diff(nlIds, ledger.networkLogs).length,
+    },
+    crashes: {
+      acked: ledger.crashes.size,
+      stored: occ.rows.length,
+      missing: diff(ledger.crashes, occIds).map(String),
+      unexpected: diff(occIds, new Set(ledger.crashes.keys())).map(String),
+      counterMismatch,
+    },
+  };
+}
