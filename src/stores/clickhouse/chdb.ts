@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ClickHouse, Params } from './port.ts';
-import { QUERY_SETTINGS } from './port.ts';
+import { INSERT_SETTINGS, QUERY_SETTINGS } from './port.ts';
 
 type ChdbModule = typeof import('chdb');
 
@@ -38,7 +38,7 @@ export async function openChdb(dir: string): Promise<ClickHouse> {
       if (rows.length === 0) return;
       let payload = '';
       for (const r of rows) payload += JSON.stringify(r) + '\n';
-      await session.insert({ table, values: Buffer.from(payload), format: 'JSONEachRow' });
+      await session.insert({ table, values: Buffer.from(payload), format: 'JSONEachRow', settings: INSERT_SETTINGS });
     },
     async query<T>(sql: string, params: Params = {}) {
       const res = await session.queryBindAsync(withSettings(sql), params, { format: 'JSONEachRow' });
