@@ -155,6 +155,8 @@ describe('POST /ingest/events', () => {
     expect(rows.map((x) => x.type)).toEqual(['navigate', 'tap', 'custom', 'network']);
     expect(JSON.parse(rows[0].data)).toEqual({ from: null, to: '/screen/0' });
     expect(JSON.parse(rows[2].data)).toEqual({ name: 'purchase', properties: { sku: 'A1', amount: 3 } });
+    // stored as the JSON text of the object, byte for byte (the export reads this text)
+    expect(rows[2].data).toBe('{"name":"purchase","properties":{"sku":"A1","amount":3}}');
   });
 
   it('collapses a batch retried concurrently, whose copies share one group-commit insert', async () => {
