@@ -17,7 +17,7 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { LoadConfig, LoadResult } from './load.ts';
-import { ProcWatcher } from './procStats.ts';
+import { ProcWatcher, threadCores, threadCpu } from './procStats.ts';
 import { routeTable } from './report.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,6 +34,8 @@ const cfg = {
   seconds: num('BENCH_SECONDS', quick ? 10 : 60),
   ceilingSeconds: num('BENCH_CEILING_SECONDS', quick ? 5 : 20),
   pacedSeconds: num('BENCH_PACED_SECONDS', quick ? 5 : 20),
+  // Lets background merges left by the saturated phase finish before the paced phase.
+  settleSeconds: num('BENCH_SETTLE_SECONDS', quick ? 2 : 5),
   storeSecondsEach: num('BENCH_STORE_SECONDS', quick ? 2 : 5),
   connections: num('BENCH_CONNECTIONS', 64),
   batchesPerSession: num('BENCH_BATCHES_PER_SESSION', 20),
@@ -195,6 +197,10 @@ async function exactlyOnce(dataDir: string, acked: { events: number; network: nu
   }
 }
 
+function ratioOf(a: number, b: number | undefined): number | null {
+  return b ? Math.round((a / b) * 1000) / 1000 : null;
+}
+
 function machine() {
   const cpuinfo = fs.readFileSync('/proc/cpuinfo', 'utf8');
   return {
@@ -203,6 +209,7 @@ function machine() {
     memoryGb: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
     uptimeLoadAvg: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    uptime: fs.readFileSync('/proc/loadavg', 'utf8').trim(),
   };
 }
 
@@ -222,10 +229,13 @@ async function main() {
   const watcher = svc.child ? new ProcWatcher(svc.child.pid!) : undefined;
   watcher?.start();
   const base = { url: svc.url, apiKey, connections: cfg.connections, mix: cfg.mix, batchesPerSession: cfg.batchesPerSession };
+  const threads0 = svc.child ? threadCpu(svc.child.pid!) : undefined;
   const sat = await load('service', { ...base, seconds: cfg.seconds }, watcher);
+  const satThreads = svc.child && threads0 ? threadCores(threads0, threadCpu(svc.child.pid!), sat.seconds) : null;
   watcher?.sample();
   const satCpu = watcher?.cpuCores() ?? 0;
   const totalRps = Object.values(sat.routes).reduce((a, r) => a + r.rps, 0);
+  await sleep(cfg.settleSeconds * 1000);
   const paced = await load(`service @ ${Math.round(totalRps / 2)} req/s`, { ...base, seconds: cfg.pacedSeconds, rps: Math.max(1, Math.round(totalRps / 2)) }, watcher);
   watcher?.stop();
 
@@ -247,7 +257,7 @@ async function main() {
   }
 
   const ev100 = sat.routes.events100;
-  const ratio = (a: number, b: number | undefined) => (b ? Math.round((a / b) * 1000) / 1000 : null);
+  const ratio = ratioOf;
   const result = {
     startedAt,
     shape,
@@ -261,7 +271,7 @@ async function main() {
     service: {
       saturated: sat,
       pacedHalf: paced,
-      server: watcher ? { peakRssMb: watcher.peakRssMb, cpuCoresSaturated: satCpu, cpuCoresOverall: watcher.cpuCores(), shutdownMs } : null,
+      server: watcher ? { peakRssMb: watcher.peakRssMb, cpuCoresSaturated: satCpu, cpuCoresByThreadSaturated: satThreads, cpuCoresOverall: watcher.cpuCores(), shutdownMs } : null,
     },
     ratios: {
       eventsPerSecondVsBareFastify: ratio(sat.eventsPerSecond, bare.load.eventsPerSecond),
@@ -269,13 +279,22 @@ async function main() {
       eventsPerSecondVsStoreInsert: store ? Object.fromEntries(Object.entries(store).map(([k, v]) => [k, ratio(sat.eventsPerSecond, v)])) : null,
     },
     exactlyOnce: check ?? 'not checked: BENCH_URL targets a service whose stores this process cannot open',
+    // Issue 5's targets, for /ingest/events with 100-event batches.
+    targets: {
+      events100PerSecond: { value: ev100?.eps ?? 0, target: 300_000, met: (ev100?.eps ?? 0) >= 300_000 },
+      events100VsBareFastify: { value: ratioOf(ev100?.eps ?? 0, bare.load.routes.events100?.eps), target: 0.25, met: (ratioOf(ev100?.eps ?? 0, bare.load.routes.events100?.eps) ?? 0) >= 0.25 },
+      p99AtHalfLoadMs: { value: paced.routes.events100?.latency.p99 ?? null, target: 50, met: (paced.routes.events100?.latency.p99 ?? Infinity) <= 50 },
+      peakRssMb: { value: watcher?.peakRssMb ?? null, target: 700, met: watcher ? watcher.peakRssMb <= 700 : null },
+      exactlyOnce: { met: check ? check.events.ok && check.networkLogs.ok : null },
+    },
   };
 
   log('');
   log(routeTable('service, saturated', sat));
   log(routeTable(`service, paced at half (${Math.round(totalRps / 2)} req/s)`, paced));
-  if (watcher) log(`server: peak RSS ${watcher.peakRssMb} MB, CPU ${satCpu} cores while saturated; drained and stopped in ${shutdownMs} ms`);
+  if (watcher) log(`server: peak RSS ${watcher.peakRssMb} MB, CPU ${satCpu} cores while saturated (by thread: ${JSON.stringify(satThreads)}); drained and stopped in ${shutdownMs} ms`);
   log(`ratios: service/bare Fastify events/s ${result.ratios.eventsPerSecondVsBareFastify} (events100 route ${result.ratios.events100VsBareFastify}); service/store insert ${JSON.stringify(result.ratios.eventsPerSecondVsStoreInsert)}`);
+  log('targets: ' + Object.entries(result.targets).map(([k, t]) => `${k} ${'value' in t ? t.value : ''} ${t.met === null ? 'n/a' : t.met ? 'MET' : 'NOT MET'}`).join('; '));
   if (check) log(`exactly-once: events ${check.events.ok ? 'OK' : 'FAILED'} ${JSON.stringify(check.events)}; network logs ${check.networkLogs.ok ? 'OK' : 'FAILED'} ${JSON.stringify(check.networkLogs)}`);
 
   const dir = path.join(root, 'bench/results');

@@ -49,3 +49,32 @@ export class ProcWatcher {
     clearInterval(this.timer);
   }
 }
+
+/** CPU seconds per thread name of a process (/proc/<pid>/task/*), to tell JS from engine threads. */
+export function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // Thread pools are named "Name:N" or "Name-N": group them.
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[:\-_]?\d+$/, '');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / TICKS);
+    } catch {
+      // the thread ended between readdir and read
+    }
+  }
+  return out;
+}
+
+/** Cores busy per thread group between two threadCpu() snapshots, largest first. */
+export function threadCores(before: Map<string, number>, after: Map<string, number>, seconds: number): Record<string, number> {
+  const rows = [...after].map(([k, v]) => [k, Math.round(((v - (before.get(k) ?? 0)) / seconds) * 100) / 100] as const);
+  return Object.fromEntries(rows.filter(([, v]) => v >= 0.01).sort((a, b) => b[1] - a[1]));
+}
