@@ -14,7 +14,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const projects = projectsRepo(stores.pg);
   const sessions = sessionsRepo(stores.pg);
   const crashes = crashesRepo(stores.pg);
-  const batch = { maxBatchRows: 100_000, maxQueuedRows: 500_000, maxConcurrent: 2 };
+  const batch = { maxBatchRows: 100_000, maxQueuedRows: 500_000, maxConcurrent: 1 };
   const eventsWriter = new InsertBatcher(stores.ch, 'events', batch);
   const networkWriter = new InsertBatcher(stores.ch, 'network_logs', batch);
   const wakeups = new Set<() => void>();
