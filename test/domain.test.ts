@@ -106,6 +106,11 @@ describe('ids and event data', () => {
     expect(eventId('s-1', 4)).not.toBe(id);
     expect(uuidV5('a')).not.toBe(uuidV5('b'));
   });
+  it('keeps the ids already stored: pinned values, short and long (multi-byte) names', () => {
+    // Stored rows carry these ids; a retry after an upgrade must map onto them again.
+    expect(eventId('s-1', 3)).toBe('0b5818e4-e8e0-5387-87c4-1b8c10eba4e9');
+    expect(uuidV5('€'.repeat(100))).toBe('c2c7a351-0ef6-59ce-9ad5-ce33457dc6fa');
+  });
   it('shapes data per type with nulls for absent values', () => {
     const base = { sessionId: 's', timestamp: 1, sequenceNumber: 0 };
     expect(eventData({ ...base, type: 'navigate', to: '/a' })).toEqual({ from: null, to: '/a' });

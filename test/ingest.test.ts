@@ -155,6 +155,21 @@ describe('POST /ingest/events', () => {
     expect(rows.map((x) => x.type)).toEqual(['navigate', 'tap', 'custom', 'network']);
     expect(JSON.parse(rows[0].data)).toEqual({ from: null, to: '/screen/0' });
     expect(JSON.parse(rows[2].data)).toEqual({ name: 'purchase', properties: { sku: 'A1', amount: 3 } });
+    // stored as the JSON text of the object, byte for byte (the export reads this text)
+    expect(rows[2].data).toBe('{"name":"purchase","properties":{"sku":"A1","amount":3}}');
+  });
+
+  it('collapses a batch retried concurrently, whose copies share one group-commit insert', async () => {
+    // Inserts do not collapse duplicates inside a block (optimize_on_insert = 0); reads with FINAL must.
+    const { projectId: p, auth: a } = await s.createProject('events-concurrent-retry');
+    const body = P.sessionStart();
+    await post('/ingest/session', body, a);
+    const sid = body.sessionId;
+    const batch = { sessionId: sid, events: Array.from({ length: 50 }, (_, i) => (i % 2 ? P.tapEvent(sid, i) : P.networkEvent(sid, i))) };
+    const rs = await Promise.all(Array.from({ length: 4 }, () => post('/ingest/events', batch, a)));
+    expect(rs.map((r) => r.statusCode)).toEqual([201, 201, 201, 201]);
+    expect(await countRows(s, 'events', p)).toBe(50);
+    expect(await countRows(s, 'network_logs', p)).toBe(25);
   });
 
   it('answers 404 for an unknown session and for a session of another project', async () => {

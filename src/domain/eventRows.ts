@@ -40,7 +40,12 @@ export interface EventRow {
   id: string;
   type: EventType;
   timestamp: number;
-  data: string;
+  /**
+   * The export `data` object. It goes to ClickHouse as a nested JSON object and is stored in the
+   * String column as its JSON text (INSERT_SETTINGS reads objects as strings): one serialisation
+   * per event instead of two, and no escaped JSON inside JSON (measured, docs/bench.md).
+   */
+  data: Record<string, unknown>;
 }
 
 export interface NetworkLogRow {
@@ -79,7 +84,7 @@ export function toEventRow(projectId: string, e: IngestEvent): EventRow {
     id: eventId(e.sessionId, e.sequenceNumber),
     type: e.type,
     timestamp: e.timestamp,
-    data: JSON.stringify(eventData(e)),
+    data: eventData(e),
   };
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ClickHouse, Params } from './port.ts';
-import { QUERY_SETTINGS } from './port.ts';
+import { INSERT_SETTINGS, QUERY_SETTINGS } from './port.ts';
 
 type ChdbModule = typeof import('chdb');
 
@@ -36,9 +36,9 @@ export async function openChdb(dir: string): Promise<ClickHouse> {
     },
     async insert(table, rows) {
       if (rows.length === 0) return;
-      let payload = '';
-      for (const r of rows) payload += JSON.stringify(r) + '\n';
-      await session.insert({ table, values: Buffer.from(payload), format: 'JSONEachRow' });
+      // JSONEachRow also reads a JSON array of rows; one stringify of the array is ~1.5x faster
+      // than a line per row and builds no intermediate strings (measured, docs/bench.md).
+      await session.insert({ table, values: Buffer.from(JSON.stringify(rows)), format: 'JSONEachRow', settings: INSERT_SETTINGS });
     },
     async query<T>(sql: string, params: Params = {}) {
       const res = await session.queryBindAsync(withSettings(sql), params, { format: 'JSONEachRow' });

@@ -1,6 +1,6 @@
 import { createClient } from '@clickhouse/client';
 import type { ClickHouse, Params } from './port.ts';
-import { QUERY_SETTINGS } from './port.ts';
+import { INSERT_SETTINGS, QUERY_SETTINGS } from './port.ts';
 
 /** A ClickHouse server over HTTP. */
 export async function openClickHouseHttp(opts: {
@@ -23,7 +23,7 @@ export async function openClickHouseHttp(opts: {
     },
     async insert(table, rows) {
       if (rows.length === 0) return;
-      await client.insert({ table, values: rows as object[], format: 'JSONEachRow' });
+      await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: INSERT_SETTINGS });
     },
     async query<T>(sql: string, params: Params = {}) {
       const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow' });

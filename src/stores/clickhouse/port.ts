@@ -25,3 +25,14 @@ export const QUERY_SETTINGS = {
   output_format_json_quote_64bit_integers: 0,
   format_csv_null_representation: '',
 } as const;
+
+/**
+ * Settings of every insert, in both adapters.
+ * - `optimize_on_insert = 0`: do not collapse duplicate keys inside each inserted block. Reads
+ *   already deduplicate with FINAL (DESIGN.md), so collapsing at insert is redundant work, and
+ *   skipping it doubles the embedded engine's insert rate (measured, docs/bench.md).
+ * - `input_format_json_read_objects_as_strings = 1`: a JSON object sent for a String column is
+ *   stored as its JSON text, byte for byte (events' `data`), so rows carry objects, not JSON
+ *   strings escaped inside JSON. Explicit because the engine's default has changed over versions.
+ */
+export const INSERT_SETTINGS = { optimize_on_insert: 0, input_format_json_read_objects_as_strings: 1 } as const;

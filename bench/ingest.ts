@@ -1,0 +1,311 @@
+/**
+ * `npm run bench [-- --quick]`: the ingestion load bench (issue 5). See docs/bench.md.
+ *
+ * Phases, one after the other on the same machine:
+ *   1. store ceiling: embedded ClickHouse insert rate for the same rows, no HTTP (child process);
+ *   2. HTTP ceiling: a bare Fastify that only parses the same bodies (child process);
+ *   3. the service (child process, or BENCH_URL), saturated for BENCH_SECONDS;
+ *   4. the service paced at half the request rate it reached, for the latency target;
+ *   5. exactly-once: the service is stopped (it drains) and its ClickHouse data is counted.
+ * The load always comes from a separate process (bench/load.ts).
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { LoadConfig, LoadResult } from './load.ts';
+import { ProcWatcher, threadCores, threadCpu } from './procStats.ts';
+import { routeTable } from './report.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const env = process.env;
+const quick = process.argv.includes('--quick');
+const num = (name: string, def: number) => {
+  const v = env[name];
+  if (v === undefined || v === '') return def;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${v}"`);
+  return n;
+};
+const cfg = {
+  seconds: num('BENCH_SECONDS', quick ? 10 : 60),
+  ceilingSeconds: num('BENCH_CEILING_SECONDS', quick ? 5 : 20),
+  pacedSeconds: num('BENCH_PACED_SECONDS', quick ? 5 : 20),
+  // Lets background merges left by the saturated phase finish before the paced phase.
+  settleSeconds: num('BENCH_SETTLE_SECONDS', quick ? 2 : 5),
+  storeSecondsEach: num('BENCH_STORE_SECONDS', quick ? 2 : 5),
+  connections: num('BENCH_CONNECTIONS', 64),
+  batchesPerSession: num('BENCH_BATCHES_PER_SESSION', 20),
+  mix: env.BENCH_MIX ?? 'events100=80,events500=8,network200=10,crash=0.2',
+  url: env.BENCH_URL,
+  cpuProfDir: env.BENCH_CPU_PROF_DIR,
+};
+const shape = cfg.url ? 'remote' : env.DATABASE_URL ? `postgres${env.REDIS_URL ? '+redis' : ''}+chdb` : 'embedded';
+
+const log = (s: string) => process.stdout.write(s + '\n');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+function exited(child: ChildProcess, timeoutMs: number): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`pid ${child.pid} did not exit within ${timeoutMs} ms`)), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(t);
+      resolve(code);
+    });
+  });
+}
+
+/** Runs one load phase in a fresh load-generator process, printing a live progress line. */
+async function load(label: string, lc: LoadConfig, watcher?: ProcWatcher): Promise<LoadResult> {
+  const child = fork(path.join(root, 'bench/load.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    return await new Promise<LoadResult>((resolve, reject) => {
+      child.on('message', (m: { type: string; result?: LoadResult; message?: string; elapsed?: number; requests?: number; events?: number; errors?: number }) => {
+        if (m.type === 'progress') {
+          const srv = watcher?.last ? ` | server RSS ${watcher.last.rssMb} MB` : '';
+          process.stdout.write(`\r${label}: ${m.elapsed!.toFixed(0)}/${lc.seconds} s  ${m.requests} req  ${Math.round(m.events! / m.elapsed!).toLocaleString('en-US')} events/s  ${m.errors} errors${srv}   `);
+        } else if (m.type === 'done') {
+          process.stdout.write('\n');
+          resolve(m.result!);
+        } else if (m.type === 'error') reject(new Error(m.message));
+      });
+      child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
+      child.send(lc);
+    });
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+async function storeCeiling(): Promise<Record<string, number>> {
+  log(`store ceiling: embedded ClickHouse inserts, ${cfg.storeSecondsEach} s per batch size…`);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/storeCeiling.ts')], {
+    cwd: root, env: { ...env, BENCH_STORE_SECONDS: String(cfg.storeSecondsEach) }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  const code = await exited(child, 600_000);
+  if (code !== 0) throw new Error(`store ceiling failed (${code})`);
+  return JSON.parse(out.trim().split('\n').pop()!);
+}
+
+async function bareCeiling(): Promise<{ load: LoadResult; cpuCores: number; peakRssMb: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/bareServer.ts')], { cwd: root, env: { ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d) => resolve(JSON.parse(String(d)).port));
+    child.once('exit', () => reject(new Error('bare Fastify exited')));
+  });
+  const w = new ProcWatcher(child.pid!);
+  w.start();
+  try {
+    const r = await load('bare Fastify', { url: `http://127.0.0.1:${port}`, apiKey: 'none', connections: cfg.connections, seconds: cfg.ceilingSeconds, mix: cfg.mix, batchesPerSession: cfg.batchesPerSession }, w);
+    w.stop();
+    return { load: r, cpuCores: w.cpuCores(), peakRssMb: w.peakRssMb };
+  } finally {
+    child.kill('SIGTERM');
+    await exited(child, 10_000).catch(() => child.kill('SIGKILL'));
+  }
+}
+
+interface Service {
+  url: string;
+  adminToken: string;
+  dataDir?: string;
+  child?: ChildProcess;
+}
+
+async function startService(): Promise<Service> {
+  if (cfg.url) {
+    if (!env.BENCH_ADMIN_TOKEN) throw new Error('BENCH_URL needs BENCH_ADMIN_TOKEN (the service ADMIN_TOKEN) to create the bench project');
+    return { url: cfg.url.replace(/\/$/, ''), adminToken: env.BENCH_ADMIN_TOKEN };
+  }
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-bench-'));
+  const port = await freePort();
+  const adminToken = randomBytes(24).toString('hex');
+  const prof = cfg.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cfg.cpuProfDir)] : [];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...prof, 'src/main.ts'], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      ...env,
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
+      ADMIN_TOKEN: adminToken,
+      // Raised by configuration, the same setting an operator would use.
+      RATE_LIMIT_INGEST_PER_MIN: env.RATE_LIMIT_INGEST_PER_MIN ?? '1000000000',
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`service exited during start-up (${child.exitCode})`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {}
+    if (i > 600) throw new Error('service did not become healthy within 60 s');
+    await sleep(100);
+  }
+  return { url, adminToken, dataDir, child };
+}
+
+async function createProject(s: Service): Promise<string> {
+  const r = await fetch(`${s.url}/api/projects`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: `bench ${new Date().toISOString()}` }),
+  });
+  if (r.status !== 201) throw new Error(`creating the bench project: ${r.status} ${await r.text()}`);
+  return ((await r.json()) as { apiKey: string }).apiKey;
+}
+
+async function exactlyOnce(dataDir: string, acked: { events: number; network: number; unackedEvents: number; unackedNetwork: number }) {
+  const { openChdb } = await import('../src/stores/clickhouse/chdb.ts');
+  const ch = await openChdb(path.join(dataDir, 'clickhouse'));
+  try {
+    const [ev] = await ch.query<{ rows: number; uniq: number }>('SELECT count() AS rows, uniqExact(session_id, sequence_number) AS uniq FROM events FINAL');
+    const [evRaw] = await ch.query<{ rows: number }>('SELECT count() AS rows FROM events');
+    const [nl] = await ch.query<{ rows: number; uniq: number }>('SELECT count() AS rows, uniqExact(id) AS uniq FROM network_logs FINAL');
+    const verdict = (stored: { rows: number; uniq: number }, a: number, unacked: number) => ({
+      acknowledged: a,
+      storedFinal: Number(stored.rows),
+      distinct: Number(stored.uniq),
+      duplicated: Number(stored.rows) - Number(stored.uniq),
+      lost: Math.max(0, a - Number(stored.uniq)),
+      // Rows of requests that failed for good may or may not have been written; they are not acknowledged.
+      unacknowledgedSent: unacked,
+      ok: Number(stored.rows) === Number(stored.uniq) && Number(stored.uniq) >= a && Number(stored.uniq) <= a + unacked,
+    });
+    return {
+      events: { ...verdict(ev!, acked.events, acked.unackedEvents), physicalRowsBeforeMerge: Number(evRaw!.rows) },
+      networkLogs: verdict(nl!, acked.network, acked.unackedNetwork),
+    };
+  } finally {
+    await ch.close();
+  }
+}
+
+function ratioOf(a: number, b: number | undefined): number | null {
+  return b ? Math.round((a / b) * 1000) / 1000 : null;
+}
+
+function machine() {
+  const cpuinfo = fs.readFileSync('/proc/cpuinfo', 'utf8');
+  return {
+    nproc: os.cpus().length,
+    cpuModel: /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1] ?? os.cpus()[0]?.model ?? 'unknown',
+    memoryGb: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    uptimeLoadAvg: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    uptime: fs.readFileSync('/proc/loadavg', 'utf8').trim(),
+  };
+}
+
+async function main() {
+  const startedAt = new Date().toISOString();
+  const m0 = machine();
+  log(`flightrec ingestion bench — shape ${shape}${quick ? ' (quick)' : ''}; ${m0.nproc} × ${m0.cpuModel}, ${m0.memoryGb} GB; load average ${m0.uptimeLoadAvg.join(' ')}`);
+  log(`mix ${cfg.mix}; ${cfg.connections} connections; service ${cfg.seconds} s, ceilings ${cfg.ceilingSeconds} s, paced ${cfg.pacedSeconds} s`);
+
+  const store = cfg.url ? undefined : await storeCeiling();
+  if (store) log(`store ceiling (events rows/s by insert size): ${Object.entries(store).map(([k, v]) => `${k}: ${v.toLocaleString('en-US')}`).join(', ')}`);
+  const bare = await bareCeiling();
+  log(routeTable('bare Fastify ceiling', bare.load));
+
+  const svc = await startService();
+  const apiKey = await createProject(svc);
+  const watcher = svc.child ? new ProcWatcher(svc.child.pid!) : undefined;
+  watcher?.start();
+  const base = { url: svc.url, apiKey, connections: cfg.connections, mix: cfg.mix, batchesPerSession: cfg.batchesPerSession };
+  const threads0 = svc.child ? threadCpu(svc.child.pid!) : undefined;
+  const sat = await load('service', { ...base, seconds: cfg.seconds }, watcher);
+  const satThreads = svc.child && threads0 ? threadCores(threads0, threadCpu(svc.child.pid!), sat.seconds) : null;
+  watcher?.sample();
+  const satCpu = watcher?.cpuCores() ?? 0;
+  const totalRps = Object.values(sat.routes).reduce((a, r) => a + r.rps, 0);
+  await sleep(cfg.settleSeconds * 1000);
+  const paced = await load(`service @ ${Math.round(totalRps / 2)} req/s`, { ...base, seconds: cfg.pacedSeconds, rps: Math.max(1, Math.round(totalRps / 2)) }, watcher);
+  watcher?.stop();
+
+  let check: Awaited<ReturnType<typeof exactlyOnce>> | undefined;
+  let shutdownMs = 0;
+  if (svc.child && svc.dataDir) {
+    const t0 = performance.now();
+    svc.child.kill('SIGTERM');
+    const code = await exited(svc.child, 120_000);
+    shutdownMs = Math.round(performance.now() - t0);
+    if (code !== 0) log(`warning: service exited with ${code}`);
+    check = await exactlyOnce(svc.dataDir, {
+      events: sat.ackedEvents + paced.ackedEvents,
+      network: sat.ackedNetworkRows + paced.ackedNetworkRows,
+      unackedEvents: sat.unackedEvents + paced.unackedEvents,
+      unackedNetwork: sat.unackedNetworkRows + paced.unackedNetworkRows,
+    });
+    fs.rmSync(svc.dataDir, { recursive: true, force: true });
+  }
+
+  const ev100 = sat.routes.events100;
+  const ratio = ratioOf;
+  const result = {
+    startedAt,
+    shape,
+    quick,
+    config: cfg,
+    machine: { ...m0, loadAvgAtEnd: machine().uptimeLoadAvg },
+    ceilings: {
+      storeInsertRowsPerSecond: store ?? null,
+      bareFastify: { eventsPerSecond: bare.load.eventsPerSecond, events100PerSecond: bare.load.routes.events100?.eps ?? 0, cpuCores: bare.cpuCores, routes: bare.load.routes },
+    },
+    service: {
+      saturated: sat,
+      pacedHalf: paced,
+      server: watcher ? { peakRssMb: watcher.peakRssMb, cpuCoresSaturated: satCpu, cpuCoresByThreadSaturated: satThreads, cpuCoresOverall: watcher.cpuCores(), shutdownMs } : null,
+    },
+    ratios: {
+      eventsPerSecondVsBareFastify: ratio(sat.eventsPerSecond, bare.load.eventsPerSecond),
+      events100VsBareFastify: ratio(ev100?.eps ?? 0, bare.load.routes.events100?.eps),
+      eventsPerSecondVsStoreInsert: store ? Object.fromEntries(Object.entries(store).map(([k, v]) => [k, ratio(sat.eventsPerSecond, v)])) : null,
+    },
+    exactlyOnce: check ?? 'not checked: BENCH_URL targets a service whose stores this process cannot open',
+    // Issue 5's targets, for /ingest/events with 100-event batches.
+    targets: {
+      events100PerSecond: { value: ev100?.eps ?? 0, target: 300_000, met: (ev100?.eps ?? 0) >= 300_000 },
+      events100VsBareFastify: { value: ratioOf(ev100?.eps ?? 0, bare.load.routes.events100?.eps), target: 0.25, met: (ratioOf(ev100?.eps ?? 0, bare.load.routes.events100?.eps) ?? 0) >= 0.25 },
+      p99AtHalfLoadMs: { value: paced.routes.events100?.latency.p99 ?? null, target: 50, met: (paced.routes.events100?.latency.p99 ?? Infinity) <= 50 },
+      peakRssMb: { value: watcher?.peakRssMb ?? null, target: 700, met: watcher ? watcher.peakRssMb <= 700 : null },
+      exactlyOnce: { met: check ? check.events.ok && check.networkLogs.ok : null },
+    },
+  };
+
+  log('');
+  log(routeTable('service, saturated', sat));
+  log(routeTable(`service, paced at half (${Math.round(totalRps / 2)} req/s)`, paced));
+  if (watcher) log(`server: peak RSS ${watcher.peakRssMb} MB, CPU ${satCpu} cores while saturated (by thread: ${JSON.stringify(satThreads)}); drained and stopped in ${shutdownMs} ms`);
+  log(`ratios: service/bare Fastify events/s ${result.ratios.eventsPerSecondVsBareFastify} (events100 route ${result.ratios.events100VsBareFastify}); service/store insert ${JSON.stringify(result.ratios.eventsPerSecondVsStoreInsert)}`);
+  log('targets: ' + Object.entries(result.targets).map(([k, t]) => `${k} ${'value' in t ? t.value : ''} ${t.met === null ? 'n/a' : t.met ? 'MET' : 'NOT MET'}`).join('; '));
+  if (check) log(`exactly-once: events ${check.events.ok ? 'OK' : 'FAILED'} ${JSON.stringify(check.events)}; network logs ${check.networkLogs.ok ? 'OK' : 'FAILED'} ${JSON.stringify(check.networkLogs)}`);
+
+  const dir = path.join(root, 'bench/results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${shape}${quick ? '-quick' : ''}-${startedAt.replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+  log(`results: ${path.relative(root, file)}`);
+  if (check && !(check.events.ok && check.networkLogs.ok)) process.exitCode = 1;
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,165 @@
+/**
+ * The load generator, run as its own process (so its CPU is not the server's): `connections`
+ * simulated apps, each on an undici pool connection with pipelining off, closed-loop by
+ * default or paced to `rps` requests per second. Talks to its parent over IPC.
+ */
+import { Pool } from 'undici';
+import { Client, Ids, parseMix, picker, type Body, type Kind } from './traffic.ts';
+import { sendWithRetry, type Transport } from './send.ts';
+import { Latencies } from './stats.ts';
+
+export interface LoadConfig {
+  url: string;
+  apiKey: string;
+  connections: number;
+  seconds: number;
+  mix: string;
+  batchesPerSession: number;
+  /** Paced mode: total requests per second across all connections; closed loop when absent. */
+  rps?: number;
+}
+
+interface RouteStats {
+  requests: number;
+  acked: number;
+  attempts: number;
+  events: number;
+  networkRows: number;
+  statuses: Record<string, number>;
+  latency: Latencies;
+}
+
+export interface RouteResult extends Omit<RouteStats, 'latency'> {
+  rps: number;
+  eps: number;
+  latency: ReturnType<Latencies['summary']>;
+}
+
+export interface LoadResult {
+  seconds: number;
+  routes: Record<string, RouteResult>;
+  ackedEvents: number;
+  ackedNetworkRows: number;
+  /** Rows in bodies that were never acknowledged (they may or may not be stored). */
+  unackedEvents: number;
+  unackedNetworkRows: number;
+  eventsPerSecond: number;
+  loadgenCpuPercent: number;
+}
+
+function undiciTransport(pool: Pool, apiKey: string): Transport {
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` };
+  return {
+    async post(path, body) {
+      const r = await pool.request({ method: 'POST', path, headers, body });
+      await r.body.dump();
+      const ra = r.headers['retry-after'];
+      return { status: r.statusCode, retryAfter: Array.isArray(ra) ? ra[0] : ra };
+    },
+  };
+}
+
+export async function runLoad(cfg: LoadConfig, progress: (p: { elapsed: number; requests: number; events: number; errors: number }) => void): Promise<LoadResult> {
+  const pool = new Pool(cfg.url, { connections: cfg.connections, pipelining: 1, keepAliveTimeout: 60_000 });
+  const transport = undiciTransport(pool, cfg.apiKey);
+  const pick = picker(parseMix(cfg.mix));
+  const ids = new Ids();
+  const stats = new Map<Kind, RouteStats>();
+  const route = (k: Kind) => {
+    let s = stats.get(k);
+    if (!s) stats.set(k, (s = { requests: 0, acked: 0, attempts: 0, events: 0, networkRows: 0, statuses: {}, latency: new Latencies() }));
+    return s;
+  };
+  let unackedEvents = 0;
+  let unackedNetworkRows = 0;
+  let totalRequests = 0;
+  let totalEvents = 0;
+  let totalErrors = 0;
+
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+  const deadline = start + cfg.seconds * 1000;
+  let slot = 0;
+
+  async function send(b: Body): Promise<boolean> {
+    const s = route(b.kind);
+    let lateness = 0;
+    if (cfg.rps) {
+      const due = start + (slot++ * 1000) / cfg.rps;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      else lateness = -wait; // behind schedule: the wait counts as latency (no coordinated omission)
+    }
+    let first = true;
+    const out = await sendWithRetry(transport, b.path, b.json, (status, ms) => {
+      s.attempts++;
+      s.latency.add(first ? ms + lateness : ms);
+      first = false;
+      if (status < 200 || status >= 300) {
+        s.statuses[status] = (s.statuses[status] ?? 0) + 1;
+        totalErrors++;
+      }
+    });
+    s.requests++;
+    totalRequests++;
+    const ok = out.status >= 200 && out.status < 300;
+    if (ok) {
+      s.acked++;
+      s.events += b.events;
+      s.networkRows += b.networkRows;
+      totalEvents += b.events;
+    } else {
+      unackedEvents += b.events;
+      unackedNetworkRows += b.networkRows;
+    }
+    return ok;
+  }
+
+  async function app() {
+    const c = new Client(ids, cfg.batchesPerSession);
+    let haveSession = false;
+    while (performance.now() < deadline) {
+      if (!haveSession || c.needsSession()) {
+        haveSession = await send(c.sessionStart());
+        continue;
+      }
+      const k = pick();
+      await send(k === 'network200' ? c.network() : k === 'crash' ? c.crash() : c.events(k));
+    }
+  }
+
+  const ticker = setInterval(() => progress({ elapsed: (performance.now() - start) / 1000, requests: totalRequests, events: totalEvents, errors: totalErrors }), 1000);
+  await Promise.all(Array.from({ length: cfg.connections }, app));
+  clearInterval(ticker);
+  const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  await pool.close();
+
+  const routes: Record<string, RouteResult> = {};
+  for (const [k, s] of stats) {
+    const { latency, ...rest } = s;
+    routes[k] = { ...rest, rps: Math.round(s.acked / seconds), eps: Math.round((s.events || s.networkRows) / seconds), latency: latency.summary() };
+  }
+  let ackedNetworkRows = 0;
+  for (const s of stats.values()) ackedNetworkRows += s.networkRows;
+  return {
+    seconds,
+    routes,
+    ackedEvents: totalEvents,
+    ackedNetworkRows,
+    unackedEvents,
+    unackedNetworkRows,
+    eventsPerSecond: Math.round(totalEvents / seconds),
+    loadgenCpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / (seconds * 1000)) * 100),
+  };
+}
+
+// As a child process: one run per message from the parent.
+if (process.send) {
+  process.on('message', (cfg: LoadConfig) => {
+    runLoad(cfg, (p) => process.send!({ type: 'progress', ...p })).then(
+      (result) => process.send!({ type: 'done', result }),
+      (err) => process.send!({ type: 'error', message: String(err?.stack ?? err) }),
+    );
+  });
+}

@@ -1,0 +1,80 @@
+import fs from 'node:fs';
+
+const TICKS = 100; // USER_HZ on Linux
+
+/** Memory and CPU of another process, from /proc. */
+export function procSample(pid: number): { rssMb: number; hwmMb: number; cpuSec: number } | undefined {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+    // Fields after the ")" closing the command name: state is field 3, utime 14, stime 15.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { rssMb: Math.round(kb('VmRSS') / 1024), hwmMb: Math.round(kb('VmHWM') / 1024), cpuSec: (Number(f[11]) + Number(f[12])) / TICKS };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples a process every second: peak RSS, and CPU (cores busy) over the sampled window. */
+export class ProcWatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private first: { t: number; cpuSec: number } | undefined;
+  last: { t: number; rssMb: number; hwmMb: number; cpuSec: number } | undefined;
+  peakRssMb = 0;
+
+  constructor(private readonly pid: number) {}
+
+  start() {
+    const s = procSample(this.pid);
+    if (s) this.first = { t: performance.now(), cpuSec: s.cpuSec };
+    this.timer = setInterval(() => this.sample(), 1000);
+  }
+
+  sample() {
+    const s = procSample(this.pid);
+    if (!s) return;
+    this.last = { t: performance.now(), ...s };
+    this.peakRssMb = Math.max(this.peakRssMb, s.rssMb, s.hwmMb);
+  }
+
+  /** Average cores busy since start (1.0 = one core). */
+  cpuCores(): number {
+    if (!this.first || !this.last) return 0;
+    return Math.round(((this.last.cpuSec - this.first.cpuSec) / ((this.last.t - this.first.t) / 1000)) * 100) / 100;
+  }
+
+  stop() {
+    this.sample();
+    clearInterval(this.timer);
+  }
+}
+
+/** CPU seconds per thread name of a process (/proc/<pid>/task/*), to tell JS from engine threads. */
+export function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // Thread pools are named "Name:N" or "Name-N": group them.
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[:\-_]?\d+$/, '');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / TICKS);
+    } catch {
+      // the thread ended between readdir and read
+    }
+  }
+  return out;
+}
+
+/** Cores busy per thread group between two threadCpu() snapshots, largest first. */
+export function threadCores(before: Map<string, number>, after: Map<string, number>, seconds: number): Record<string, number> {
+  const rows = [...after].map(([k, v]) => [k, Math.round(((v - (before.get(k) ?? 0)) / seconds) * 100) / 100] as const);
+  return Object.fromEntries(rows.filter(([, v]) => v >= 0.01).sort((a, b) => b[1] - a[1]));
+}
