@@ -3,9 +3,9 @@
  * simulated apps, each on an undici pool connection with pipelining off, closed-loop by
  * default or paced to `rps` requests per second. Talks to its parent over IPC.
  */
-import { Pool } from 'undici';
+import { Pool, fetch as undiciFetch } from 'undici';
 import { Client, Ids, parseMix, picker, type Body, type Kind } from './traffic.ts';
-import { sendWithRetry, type Transport } from './send.ts';
+import { Transport, type FetchLike } from '../sdk/src/transport.ts';
 import { Latencies } from './stats.ts';
 
 export interface LoadConfig {
@@ -47,21 +47,28 @@ export interface LoadResult {
   loadgenCpuPercent: number;
 }
 
-function undiciTransport(pool: Pool, apiKey: string): Transport {
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` };
-  return {
-    async post(path, body) {
-      const r = await pool.request({ method: 'POST', path, headers, body });
-      await r.body.dump();
-      const ra = r.headers['retry-after'];
-      return { status: r.statusCode, retryAfter: Array.isArray(ra) ? ra[0] : ra };
-    },
+/**
+ * The SDK's own transport (contract retry policy: 429/5xx/network failures retried 3 times at
+ * 2, 4 and 8 s or Retry-After, byte-identical bodies), on undici's fetch over one keep-alive pool.
+ * `observe` sees every attempt: its status (0 for a connection failure) and latency.
+ */
+function sdkTransport(pool: Pool, url: string, apiKey: string, observe: (status: number, ms: number) => void): Transport {
+  const timedFetch: FetchLike = async (input, init) => {
+    const t0 = performance.now();
+    try {
+      const res = (await undiciFetch(input, { ...(init as object), dispatcher: pool })) as unknown as Response;
+      observe(res.status, performance.now() - t0);
+      return res;
+    } catch (err) {
+      observe(0, performance.now() - t0);
+      throw err;
+    }
   };
+  return new Transport({ endpoint: url, apiKey, fetch: timedFetch });
 }
 
 export async function runLoad(cfg: LoadConfig, progress: (p: { elapsed: number; requests: number; events: number; errors: number }) => void): Promise<LoadResult> {
   const pool = new Pool(cfg.url, { connections: cfg.connections, pipelining: 1, keepAliveTimeout: 60_000 });
-  const transport = undiciTransport(pool, cfg.apiKey);
   const pick = picker(parseMix(cfg.mix));
   const ids = new Ids();
   const stats = new Map<Kind, RouteStats>();
@@ -91,7 +98,7 @@ export async function runLoad(cfg: LoadConfig, progress: (p: { elapsed: number; 
       else lateness = -wait; // behind schedule: the wait counts as latency (no coordinated omission)
     }
     let first = true;
-    const out = await sendWithRetry(transport, b.path, b.json, (status, ms) => {
+    const transport = sdkTransport(pool, cfg.url, cfg.apiKey, (status, ms) => {
       s.attempts++;
       s.latency.add(first ? ms + lateness : ms);
       first = false;
@@ -100,9 +107,10 @@ export async function runLoad(cfg: LoadConfig, progress: (p: { elapsed: number; 
         totalErrors++;
       }
     });
+    const out = await transport.send(b.path, b.json);
     s.requests++;
     totalRequests++;
-    const ok = out.status >= 200 && out.status < 300;
+    const ok = out.outcome === 'sent';
     if (ok) {
       s.acked++;
       s.events += b.events;

@@ -10,6 +10,8 @@ export interface Config {
   databaseUrl: string | undefined;
   clickhouse: { url: string; user: string; password: string; database: string } | undefined;
   redisUrl: string | undefined;
+  /** Namespace of every Redis key and channel, so deployments (or test runs) can share one Redis. */
+  redisKeyPrefix: string;
   smtpUrl: string | undefined;
   alertEmailFrom: string;
   alertEmailTo: string[];
@@ -81,6 +83,12 @@ function emails(env: Env, name: string): string[] {
   return list;
 }
 
+function redisPrefix(env: Env): string {
+  const v = str(env, 'REDIS_KEY_PREFIX') ?? 'flightrec';
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(v)) throw new ConfigError(`REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 _ . : -, got "${v}"`);
+  return v;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const chUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
   const openaiKey = str(env, 'OPENAI_API_KEY');
@@ -104,6 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
         }
       : undefined,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix: redisPrefix(env),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     alertEmailFrom: str(env, 'ALERT_EMAIL_FROM') ?? 'flightrec <alerts@flightrec.local>',
     alertEmailTo: emails(env, 'ALERT_EMAIL_TO'),

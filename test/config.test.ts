@@ -24,6 +24,7 @@ describe('config', () => {
     ['KEY_CACHE_TTL_MS', '9000'],
     ['ALERT_EMAIL_TO', 'not-an-address'],
     ['RUN_WORKER', 'maybe'],
+    ['REDIS_KEY_PREFIX', 'has space'],
   ])('refuses %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

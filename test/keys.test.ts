@@ -41,7 +41,7 @@ describe('key deactivation reaches other API processes', () => {
     const { apiKey, projectId } = await s.createProject();
     const redis = openRedis(process.env.REDIS_URL!);
     // a TTL far longer than the bound, so only the invalidation message can explain a fast refusal
-    const other = new KeyResolver(s.svc.projects, 60_000, redis);
+    const other = new KeyResolver(s.svc.projects, 60_000, redis, s.svc.config.redisKeyPrefix);
     await other.start();
     try {
       expect(await other.resolve(apiKey)).not.toBeNull();

@@ -2,7 +2,6 @@ import type { Redis } from 'ioredis';
 import { hashApiKey, isWellFormedApiKey } from '../domain/apiKey.ts';
 import type { KeyRecord, ProjectsRepo } from '../repos/projects.ts';
 
-export const KEY_INVALIDATION_CHANNEL = 'flightrec:key-invalidated';
 const MAX_ENTRIES = 50_000;
 
 interface Entry {
@@ -23,14 +22,19 @@ export class KeyResolver {
     private readonly repo: ProjectsRepo,
     private readonly ttlMs: number,
     private readonly redis?: Redis,
-  ) {}
+    redisKeyPrefix = 'flightrec',
+  ) {
+    this.channel = `${redisKeyPrefix}:key-invalidated`;
+  }
+
+  private readonly channel: string;
 
   async start(): Promise<void> {
     if (!this.redis) return;
     this.subscriber = this.redis.duplicate({ enableOfflineQueue: true });
     this.subscriber.on('error', () => {});
     this.subscriber.on('message', (_channel: string, keyHash: string) => this.cache.delete(keyHash));
-    await this.subscriber.subscribe(KEY_INVALIDATION_CHANNEL).catch(() => {});
+    await this.subscriber.subscribe(this.channel).catch(() => {});
   }
 
   async stop(): Promise<void> {
@@ -57,6 +61,6 @@ export class KeyResolver {
   /** Drops a key from this process's cache and tells the others. */
   async invalidate(keyHash: string): Promise<void> {
     this.cache.delete(keyHash);
-    await this.redis?.publish(KEY_INVALIDATION_CHANNEL, keyHash).catch(() => {});
+    await this.redis?.publish(this.channel, keyHash).catch(() => {});
   }
 }

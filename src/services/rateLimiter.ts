@@ -19,12 +19,13 @@ export class RateLimiter {
     readonly name: string,
     readonly points: number,
     redis?: Redis,
+    redisKeyPrefix = 'flightrec',
   ) {
     const memory = new RateLimiterMemory({ keyPrefix: `rl:${name}`, points, duration: 60 });
     this.limiter = redis
       ? new RateLimiterRedis({
           storeClient: redis,
-          keyPrefix: `flightrec:rl:${name}`,
+          keyPrefix: `${redisKeyPrefix}:rl:${name}`,
           points,
           duration: 60,
           rejectIfRedisNotReady: true,

@@ -33,7 +33,7 @@ const STACKS = [0, 1, 2, 3].map((g) =>
  */
 export function runLoad(opts: {
   baseUrl: () => string;
-  auth: Record<string, string>;
+  auth: { authorization: string };
   ledger: Ledger;
   clients: number;
   retry?: RetryOptions;

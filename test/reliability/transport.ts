@@ -1,8 +1,12 @@
 /**
- * The client side of the reliability tests: one POST with the SDKs' retry rule (retry network
- * errors, 429 and 5xx with exponential backoff; never retry another 4xx). Kept in one small
- * module so the SDK's own transport can replace it.
+ * The client side of the reliability tests: the SDK's own transport (sdk/src/transport.ts), so
+ * the service is driven exactly as apps drive it: one serialised body sent byte-identical on
+ * every attempt, 429/5xx/network failures retried, other 4xx never. Where the SDK keeps a batch
+ * whose retries ran out and sends it again on its next cycle, this loops the same way until a
+ * 2xx or the deadline. Delays are shortened (the same policy, faster) so a test run stays short.
  */
+import { Transport } from '../../sdk/src/transport.ts';
+
 export interface Sent {
   status: number;
   body: unknown;
@@ -33,41 +37,33 @@ export async function sendWithRetry(
   baseUrl: string | (() => string),
   path: string,
   body: unknown,
-  headers: Record<string, string>,
+  headers: { authorization: string },
   opts: RetryOptions = {},
 ): Promise<Sent> {
   const { deadlineMs = 120_000, baseDelayMs = 50, maxDelayMs = 1000, attemptTimeoutMs = 15_000 } = opts;
   const deadline = Date.now() + deadlineMs;
   const payload = JSON.stringify(body);
-  for (let attempt = 1; ; attempt++) {
-    let status: number | 'network';
-    let parsed: unknown;
-    let error: string | undefined;
-    try {
-      const base = typeof baseUrl === 'function' ? baseUrl() : baseUrl;
-      const res = await fetch(base + path, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: payload,
-        signal: AbortSignal.timeout(attemptTimeoutMs),
-      });
-      status = res.status;
-      const text = await res.text();
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = text;
-      }
-      if (status >= 200 && status < 300) return { status, body: parsed, attempts: attempt };
-      if (status !== 429 && status < 500) throw new PermanentError(status, parsed, path);
-    } catch (err) {
-      if (err instanceof PermanentError) throw err;
-      status = 'network';
-      const e = err as { name?: string; cause?: { code?: string } };
-      error = e.cause?.code ?? e.name;
-    }
-    opts.onRetry?.({ status, path, error, body: parsed });
-    if (Date.now() > deadline) throw new Error(`${path}: no 2xx after ${attempt} attempts (last: ${status})`);
-    await sleep(Math.min(maxDelayMs, baseDelayMs * 2 ** Math.min(attempt - 1, 10)));
+  const apiKey = headers.authorization.replace(/^Bearer\s+/i, '');
+  const delays = [1, 2, 4].map((f) => Math.min(maxDelayMs, baseDelayMs * f));
+  // A connection failure is reported by its code (ECONNREFUSED, UND_ERR_SOCKET, ...).
+  const code = (error: string) => /\b(E[A-Z]{3,}|UND_ERR_[A-Z_]+)\b/.exec(error)?.[1] ?? error;
+  const report = (status: number | undefined, error: string) =>
+    opts.onRetry?.({ status: status ?? 'network', path, error: status === undefined ? code(error) : undefined, body: error });
+  let attempts = 0;
+  for (let cycle = 0; ; cycle++) {
+    const transport = new Transport({
+      endpoint: typeof baseUrl === 'function' ? baseUrl() : baseUrl,
+      apiKey,
+      retryDelaysMs: delays,
+      timeoutMs: attemptTimeoutMs,
+      onRetry: (i) => report(i.status, i.error),
+    });
+    const r = await transport.send(path, payload);
+    attempts += r.attempts;
+    if (r.outcome === 'sent') return { status: r.status, body: JSON.parse(r.body), attempts };
+    if (r.outcome === 'rejected') throw new PermanentError(r.status, r.error, path);
+    if (r.outcome === 'failed') report(r.status, r.error);
+    if (Date.now() > deadline) throw new Error(`${path}: no 2xx after ${attempts} attempts`);
+    await sleep(Math.min(maxDelayMs, baseDelayMs * 2 ** Math.min(cycle, 10)));
   }
 }
