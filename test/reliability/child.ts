@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { ADMIN_TOKEN, tempDataDir } from '../helpers/server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -72,4 +73,30 @@ export class ChildService {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * A service child process on a fresh DATA_DIR (or the environment's Postgres and Redis), started,
+ * with one project created through the management API.
+ */
+export async function startServiceWithProject(name: string): Promise<{ svc: ChildService; dataDir: string; projectId: string; apiKey: string }> {
+  const dataDir = tempDataDir();
+  const svc = new ChildService({
+    DATA_DIR: dataDir,
+    PORT: String(await freePort()),
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_INGEST_PER_MIN: '10000000',
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+  });
+  await svc.start();
+  const created = await fetch(svc.url + '/api/projects', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
+  if (created.status !== 201) throw new Error(`project create answered ${created.status}: ${await created.text()}`);
+  const { project, apiKey } = (await created.json()) as { project: { id: string }; apiKey: string };
+  return { svc, dataDir, projectId: project.id, apiKey };
 }

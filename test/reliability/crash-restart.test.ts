@@ -1,9 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ChildService, freePort } from './child.ts';
+import { startServiceWithProject, type ChildService } from './child.ts';
 import { Ledger, runLoad } from './load.ts';
 import { checkStores } from './verify.ts';
 import { openServiceStores } from './stores.ts';
-import { tempDataDir, ADMIN_TOKEN } from '../helpers/server.ts';
 
 // Issue 6, item 1: SIGKILL the service mid-load several times; every acknowledged write must be
 // in the stores exactly once afterwards. Embedded stores by default; the machine's Postgres and
@@ -19,25 +18,9 @@ afterAll(async () => {
 
 describe('crash and restart under load', () => {
   it(`survives ${KILLS} SIGKILLs: every acknowledged session, event, network log and crash is stored exactly once`, async () => {
-    const dataDir = tempDataDir();
-    const env: Record<string, string> = {
-      DATA_DIR: dataDir,
-      PORT: String(await freePort()),
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_INGEST_PER_MIN: '10000000',
-      ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-    };
-    svc = new ChildService(env);
-    await svc.start();
-    const created = await fetch(svc.url + '/api/projects', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'crash-restart' }),
-    });
-    expect(created.status).toBe(201);
-    const { project, apiKey } = (await created.json()) as { project: { id: string }; apiKey: string };
+    const started = await startServiceWithProject('crash-restart');
+    svc = started.svc;
+    const { dataDir, apiKey, projectId } = started;
 
     const ledger = new Ledger();
     const load = runLoad({ baseUrl: () => svc!.url, auth: { authorization: `Bearer ${apiKey}` }, ledger, clients: CLIENTS });
@@ -60,7 +43,7 @@ describe('crash and restart under load', () => {
     const stores = await openServiceStores(dataDir, process.env.DATABASE_URL);
     let check;
     try {
-      check = await checkStores(stores.pg, stores.ch, project.id, ledger);
+      check = await checkStores(stores.pg, stores.ch, projectId, ledger);
     } finally {
       await stores.close();
     }

@@ -1,9 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ChildService, freePort } from './child.ts';
+import { startServiceWithProject, type ChildService } from './child.ts';
 import { Ledger, runLoad } from './load.ts';
 import { checkStores } from './verify.ts';
 import { openServiceStores } from './stores.ts';
-import { tempDataDir, ADMIN_TOKEN } from '../helpers/server.ts';
 import * as P from '../helpers/payloads.ts';
 import http from 'node:http';
 
@@ -34,24 +33,9 @@ afterAll(async () => {
 
 describe('graceful shutdown', () => {
   it('SIGTERM mid-load: in-flight requests are answered 2xx, exit 0, every acknowledged write stored', async () => {
-    const dataDir = tempDataDir();
-    const env: Record<string, string> = {
-      DATA_DIR: dataDir,
-      PORT: String(await freePort()),
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_INGEST_PER_MIN: '10000000',
-      ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-    };
-    svc = new ChildService(env);
-    await svc.start();
-    const created = await fetch(svc.url + '/api/projects', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'shutdown' }),
-    });
-    const { project, apiKey } = (await created.json()) as { project: { id: string }; apiKey: string };
+    const started = await startServiceWithProject('shutdown');
+    svc = started.svc;
+    const { dataDir, apiKey, projectId } = started;
     const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
 
     const ledger = new Ledger();
@@ -93,7 +77,7 @@ describe('graceful shutdown', () => {
     const stores = await openServiceStores(dataDir, process.env.DATABASE_URL);
     let check;
     try {
-      check = await checkStores(stores.pg, stores.ch, project.id, ledger);
+      check = await checkStores(stores.pg, stores.ch, projectId, ledger);
     } finally {
       await stores.close();
     }

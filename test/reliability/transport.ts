@@ -5,7 +5,7 @@
  * whose retries ran out and sends it again on its next cycle, this loops the same way until a
  * 2xx or the deadline. Delays are shortened (the same policy, faster) so a test run stays short.
  */
-import { Transport } from '../../sdk/src/transport.ts';
+import { Transport, type FetchLike } from '../../sdk/src/transport.ts';
 
 export interface Sent {
   status: number;
@@ -47,13 +47,27 @@ export async function sendWithRetry(
   const delays = [1, 2, 4].map((f) => Math.min(maxDelayMs, baseDelayMs * f));
   // A connection failure is reported by its code (ECONNREFUSED, UND_ERR_SOCKET, ...).
   const code = (error: string) => /\b(E[A-Z]{3,}|UND_ERR_[A-Z_]+)\b/.exec(error)?.[1] ?? error;
+  // The transport reports failures as text; the tests check the error body's shape, so the raw
+  // body of the last answer is kept as it came.
+  let lastBody: unknown;
+  const keepBody: FetchLike = async (input, init) => {
+    const res = await fetch(input, init);
+    const text = await res.text();
+    try {
+      lastBody = JSON.parse(text);
+    } catch {
+      lastBody = text;
+    }
+    return new Response(text, { status: res.status, headers: res.headers });
+  };
   const report = (status: number | undefined, error: string) =>
-    opts.onRetry?.({ status: status ?? 'network', path, error: status === undefined ? code(error) : undefined, body: error });
+    opts.onRetry?.(status === undefined ? { status: 'network', path, error: code(error) } : { status, path, body: lastBody });
   let attempts = 0;
   for (let cycle = 0; ; cycle++) {
     const transport = new Transport({
       endpoint: typeof baseUrl === 'function' ? baseUrl() : baseUrl,
       apiKey,
+      fetch: keepBody,
       retryDelaysMs: delays,
       timeoutMs: attemptTimeoutMs,
       onRetry: (i) => report(i.status, i.error),
@@ -61,7 +75,7 @@ export async function sendWithRetry(
     const r = await transport.send(path, payload);
     attempts += r.attempts;
     if (r.outcome === 'sent') return { status: r.status, body: JSON.parse(r.body), attempts };
-    if (r.outcome === 'rejected') throw new PermanentError(r.status, r.error, path);
+    if (r.outcome === 'rejected') throw new PermanentError(r.status, lastBody, path);
     if (r.outcome === 'failed') report(r.status, r.error);
     if (Date.now() > deadline) throw new Error(`${path}: no 2xx after ${attempts} attempts`);
     await sleep(Math.min(maxDelayMs, baseDelayMs * 2 ** Math.min(cycle, 10)));
