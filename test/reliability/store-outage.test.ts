@@ -112,7 +112,7 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     let seq = 0;
     const client = new Redis({ port: redis.port, host: '127.0.0.1' });
     client.on('error', () => {});
-    expect(await client.keys('flightrec:rl:ingest*')).not.toEqual([]);
+    expect(await client.keys(`${s.svc.config.redisKeyPrefix}:rl:ingest*`)).not.toEqual([]);
     client.disconnect();
 
     await redis.stop();
@@ -133,7 +133,7 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     for (let i = 0; i < 60 && keys.length === 0; i++) {
       const r = await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, (seq += 3))] });
       expect(r.statusCode).toBe(201);
-      keys = await back.keys('flightrec:rl:ingest*');
+      keys = await back.keys(`${s.svc.config.redisKeyPrefix}:rl:ingest*`);
       if (!keys.length) await sleep(250);
     }
     back.disconnect();
