@@ -1,19 +1,15 @@
 // Automatic recording of an app's HTTP calls, by wrapping a fetch function.
 
+import type { NetworkRequest } from './types.ts';
+
 export type AnyFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
-export interface RecordedRequest {
-  method: string;
-  url: string;
-  statusCode?: number;
-  /** Until the response headers arrived (the body is the app's to read, not timed). */
-  duration: number;
-  requestSize?: number;
-  responseSize?: number;
-  error: string | null;
-  /** When the request started, Unix ms. */
-  timestamp: number;
-}
+/**
+ * A request the wrapper saw: a network-request entry without its id (given when it is queued).
+ * `duration` runs until the response headers arrived (the body is the app's to read, not timed);
+ * `timestamp` is when the request started.
+ */
+export type RecordedRequest = Omit<NetworkRequest, 'id' | 'error'> & { error: string | null };
 
 export interface InstrumentOptions {
   /** Requests for which this returns true pass through unrecorded (the SDK's own calls). */

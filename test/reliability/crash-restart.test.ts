@@ -1,8 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServiceWithProject, type ChildService } from './child.ts';
 import { Ledger, runLoad } from './load.ts';
-import { checkStores } from './verify.ts';
-import { openServiceStores } from './stores.ts';
+import { checkServiceStores } from './verify.ts';
 
 // Issue 6, item 1: SIGKILL the service mid-load several times; every acknowledged write must be
 // in the stores exactly once afterwards. Embedded stores by default; the machine's Postgres and
@@ -40,13 +39,7 @@ describe('crash and restart under load', () => {
     const term = await svc.stop('SIGTERM');
     expect(term).toEqual({ code: 0, signal: null });
 
-    const stores = await openServiceStores(dataDir, process.env.DATABASE_URL);
-    let check;
-    try {
-      check = await checkStores(stores.pg, stores.ch, projectId, ledger);
-    } finally {
-      await stores.close();
-    }
+    const check = await checkServiceStores(dataDir, projectId, ledger);
     const summary = { kills: kills.length, requests: ledger.requests, retried: ledger.retried, networkErrors: ledger.networkErrors, serverErrors: ledger.serverErrorBodies, check };
     console.log('crash-restart:', JSON.stringify({ ...summary, kills }, null, 1));
 

@@ -1,8 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServiceWithProject, type ChildService } from './child.ts';
 import { Ledger, runLoad } from './load.ts';
-import { checkStores } from './verify.ts';
-import { openServiceStores } from './stores.ts';
+import { checkServiceStores } from './verify.ts';
 import * as P from '../helpers/payloads.ts';
 import http from 'node:http';
 
@@ -74,13 +73,7 @@ describe('graceful shutdown', () => {
     await load.stop();
     expect(await svc.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 
-    const stores = await openServiceStores(dataDir, process.env.DATABASE_URL);
-    let check;
-    try {
-      check = await checkStores(stores.pg, stores.ch, projectId, ledger);
-    } finally {
-      await stores.close();
-    }
+    const check = await checkServiceStores(dataDir, projectId, ledger);
     console.log('shutdown:', JSON.stringify({ rounds, requests: ledger.requests, retried: ledger.retried, networkErrors: ledger.networkErrors, serverErrors: ledger.serverErrorBodies, check }, null, 1));
     for (const e of ledger.serverErrorBodies) expect(e).toEqual({ status: 503, body: { error: expect.any(String) } });
     expect(check.sessions).toMatchObject({ missing: [], unexpected: [], endedNotEnded: [] });

@@ -1,6 +1,7 @@
 import type { ClickHouse } from '../../src/stores/clickhouse/port.ts';
 import type { Postgres } from '../../src/stores/postgres/port.ts';
 import type { Ledger } from './load.ts';
+import { openServiceStores } from './stores.ts';
 
 export interface StoreCheck {
   sessions: { acked: number; stored: number; missing: string[]; unexpected: string[]; endedNotEnded: string[] };
@@ -74,4 +75,14 @@ export async function checkStores(pg: Postgres, ch: ClickHouse, projectId: strin
       counterMismatch,
     },
   };
+}
+
+/** After the service has stopped: opens its stores (it owned them) and checks them against the ledger. */
+export async function checkServiceStores(dataDir: string, projectId: string, ledger: Ledger): Promise<StoreCheck> {
+  const stores = await openServiceStores(dataDir, process.env.DATABASE_URL);
+  try {
+    return await checkStores(stores.pg, stores.ch, projectId, ledger);
+  } finally {
+    await stores.close();
+  }
 }
