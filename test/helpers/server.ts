@@ -31,6 +31,7 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
     LOG_LEVEL: 'silent',
     RUN_WORKER: 'false',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
     // Each test server counts its limits in its own Redis namespace: test files run in parallel
     // from one IP, and the per-IP auth limit would otherwise be shared between them.
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `flightrec-test-${randomBytes(6).toString('hex')}` } : {}),
