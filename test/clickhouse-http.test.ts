@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import { freePort } from './reliability/child.ts';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { countRows } from './helpers/inspect.ts';
 import * as P from './helpers/payloads.ts';
@@ -8,15 +8,6 @@ import * as P from './helpers/payloads.ts';
 // The ClickHouse-server path: the service talks to "ClickHouse" over HTTP through
 // @clickhouse/client (src/stores/clickhouse/http.ts). No ClickHouse server can be installed here,
 // so a stand-in answers ClickHouse's HTTP interface with the chDB engine in its own process.
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 let shim: ChildProcess;
 let s: TestServer;
