@@ -5,7 +5,7 @@ import type { Services } from './services/index.ts';
 import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
 import { registerValidation } from './http/validation.ts';
 import { registerClosingGuard } from './http/closing.ts';
-import { registerSanitizer } from './http/sanitize.ts';
+import { registerJsonParser } from './http/sanitize.ts';
 import { ingestRoutes } from './http/routes/ingest.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -43,7 +43,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   registerValidation(app);
   registerErrorHandling(app);
   registerClosingGuard(app);
-  registerSanitizer(app);
+  registerJsonParser(app);
   // Bodies are JSON only: a text/plain body would otherwise reach the schemas as a string.
   app.removeContentTypeParser('text/plain');
 

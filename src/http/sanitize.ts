@@ -43,8 +43,20 @@ export function sanitizeStrings(root: unknown): unknown {
   return root;
 }
 
-export function registerSanitizer(app: FastifyInstance): void {
-  app.addHook('preValidation', async (req: FastifyRequest) => {
-    if (req.body !== undefined) req.body = sanitizeStrings(req.body);
+// In JSON text, NUL or a lone surrogate can only arrive as a \u escape: a raw control character
+// is invalid JSON and invalid UTF-8 decodes to U+FFFD. A body with no such escape (nearly all)
+// is returned as parsed, without walking it.
+const SUSPECT_ESCAPE = /\\u(?:0000|d[89a-f])/i;
+
+/** Fastify's own JSON parser (same prototype-poisoning checks), sanitising only suspect bodies. */
+export function registerJsonParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body: string | Buffer, done) => {
+    const text = body as string;
+    parse(req, text, (err, value) => {
+      if (err) return done(err, undefined);
+      done(null, SUSPECT_ESCAPE.test(text) ? sanitizeStrings(value) : value);
+    });
   });
 }

@@ -46,6 +46,20 @@ describe('hostile input, pinned', () => {
     }
   });
 
+  it('NUL and lone surrogates (JSON escapes, in values and keys) are stored as U+FFFD; a valid pair is kept', async () => {
+    const ev = `{"type":"custom","sessionId":"${sid}","timestamp":${P.T0},"sequenceNumber":50,"name":"bad\\u0000name",`
+      + `"properties":{"lone":"x\\ud800y","k\\udc00":1,"emoji":"\\ud83d\\ude00"}}`;
+    const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json' }, payload: `{"sessionId":"${sid}","events":[${ev}]}` });
+    expect(r.statusCode).toBe(201);
+    const crash = `{"sessionId":"${sid}","message":"boom\\u0000","stackTrace":"at x","isFatal":false,"handled":true,"timestamp":${P.T0}}`;
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: { ...auth, 'content-type': 'application/json' }, payload: crash })).statusCode).toBe(201);
+    const [row] = await s.svc.stores.ch.query<{ data: string }>(
+      'SELECT data FROM events FINAL WHERE project_id = {p:String} AND sequence_number = 50', { p: projectId });
+    expect(JSON.parse(row!.data)).toEqual({ name: 'bad\uFFFDname', properties: { lone: 'x\uFFFDy', 'k\uFFFD': 1, emoji: '\u{1F600}' } });
+    const g = await s.svc.stores.pg.query<{ message: string }>('SELECT message FROM crash_groups WHERE project_id = $1', [projectId]);
+    expect(g.rows.map((x) => x.message)).toContain('boom\uFFFD');
+  });
+
   it('router-level errors carry the contract body: over-long path parameter (414), malformed URL (400)', async () => {
     const long = await s.app.inject({ method: 'GET', url: '/api/projects/' + 'a'.repeat(5000), headers: s.admin });
     expect(long.statusCode).toBe(414);
