@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { createDatabase, dropDatabase } from '../../scripts/databases.ts';
 
 /**
  * With DATABASE_URL set, a fresh database for one test file: alert workers claim every due job
@@ -10,17 +10,8 @@ export async function isolatedDatabase(): Promise<{ env: Record<string, string>;
   const base = process.env.DATABASE_URL;
   if (!base) return { env: {}, drop: async () => {} };
   const name = `flightrec_test_${randomBytes(6).toString('hex')}`;
-  const run = async (sql: string) => {
-    const c = new pg.Client({ connectionString: base });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await run(`CREATE DATABASE ${name}`);
+  await createDatabase(base, name);
   const u = new URL(base);
   u.pathname = `/${name}`;
-  return { env: { DATABASE_URL: u.toString() }, drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { env: { DATABASE_URL: u.toString() }, drop: () => dropDatabase(base, name) };
 }

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -9,11 +8,11 @@ import { countRows } from '../helpers/inspect.ts';
 import * as P from '../helpers/payloads.ts';
 import { freePort } from './child.ts';
 import { TcpProxy } from './tcpProxy.ts';
+import { createDatabase, dropDatabase } from '../../scripts/databases.ts';
 
 // Issue 6, item 2: a store goes away mid-load and comes back. One in-process server for the
 // file: embedded ClickHouse (fault injected at the port), Postgres through a TCP proxy to a
 // scratch database, and its own redis-server (never the machine's).
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const PG_ADMIN = (process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test').replace(/\/[^/]*$/, '/postgres');
 const SCRATCH = `flightrec_rel_${randomBytes(4).toString('hex')}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -63,7 +62,7 @@ let redisProxy: TcpProxy;
 
 beforeAll(async () => {
   if (!pgUp) return;
-  execFileSync(process.execPath, ['--import', 'tsx', 'scripts/scratch-db.ts', 'create', PG_ADMIN, SCRATCH], { cwd: ROOT });
+  await createDatabase(PG_ADMIN, SCRATCH);
   proxy = new TcpProxy({ host: '127.0.0.1', port: 5432 });
   await proxy.listen();
   redis = new OwnRedis(await freePort());
@@ -83,7 +82,7 @@ afterAll(async () => {
   await proxy?.close();
   await redisProxy?.close();
   await redis?.stop();
-  if (pgUp) execFileSync(process.execPath, ['--import', 'tsx', 'scripts/scratch-db.ts', 'drop', PG_ADMIN, SCRATCH], { cwd: ROOT });
+  if (pgUp) await dropDatabase(PG_ADMIN, SCRATCH);
 });
 
 const post = (url: string, payload: unknown) => s.app.inject({ method: 'POST', url, headers: auth, payload: payload as object });
