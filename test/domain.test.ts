@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, KEY_PREFIX } from '../src/domain/apiKey.ts';
-import { crashGroupKey, crashOccurrenceId, deviceFingerprint } from '../src/domain/crashGrouping.ts';
+import { crashGroupKey, crashOccurrenceId, deviceFingerprint, stackHead } from '../src/domain/crashGrouping.ts';
 import { decideEnd, isNetworkError, statusAfterCrash, statusAfterEnd } from '../src/domain/sessionState.ts';
 import { allowedTransitions, canTransition, statusAfterOccurrence } from '../src/domain/crashGroupStatus.ts';
 import { eventId, uuidV5 } from '../src/domain/ids.ts';
@@ -36,6 +36,10 @@ describe('crash grouping', () => {
     expect(crashGroupKey(a)).toBe(crashGroupKey(b));
     expect(crashGroupKey(a)).toBe(sha('l1\nl2\nl3\nl4\nl5'));
     expect(crashGroupKey('l1\nl2\nl3\nl4\nX')).not.toBe(crashGroupKey(a));
+  });
+  it('stores as the stack head exactly the lines it groups on', () => {
+    expect(stackHead('l1\r\nl2\nl3\nl4\nl5\nl6')).toBe('l1\nl2\nl3\nl4\nl5');
+    expect(crashGroupKey('l1\r\nl2\nl3\nl4\nl5\nl6')).toBe(sha(stackHead('l1\nl2\nl3\nl4\nl5')));
   });
   it('ignores CRLF line endings and takes all lines when fewer than five', () => {
     expect(crashGroupKey('l1\r\nl2\r\nl3')).toBe(crashGroupKey('l1\nl2\nl3'));

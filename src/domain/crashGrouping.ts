@@ -2,10 +2,14 @@ import { createHash } from 'node:crypto';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** First five lines of the stack trace, split on \n with a trailing \r dropped (DESIGN.md). */
+/** The head of a stack trace: its first five lines, split on \n with a trailing \r dropped (DESIGN.md). */
+export function stackHead(stackTrace: string): string {
+  return stackTrace.split('\n').slice(0, 5).map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)).join('\n');
+}
+
+/** Crashes with the same stack head are one group. */
 export function crashGroupKey(stackTrace: string): string {
-  const lines = stackTrace.split('\n').slice(0, 5).map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
-  return sha256(lines.join('\n'));
+  return sha256(stackHead(stackTrace));
 }
 
 export interface CrashPayload {

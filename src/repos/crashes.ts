@@ -1,7 +1,7 @@
 import { crashGroupFields } from './shapes.ts';
 import { randomUUID } from 'node:crypto';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
-import { crashGroupKey, crashOccurrenceId, type CrashPayload } from '../domain/crashGrouping.ts';
+import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
 import { statusAfterCrash, type SessionStatus } from '../domain/sessionState.ts';
 import { allowedTransitions, canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import type { CrashContext } from '../domain/crashSummary.ts';
@@ -13,7 +13,6 @@ export type RecordCrashResult =
   | { outcome: 'duplicate' }
   | { outcome: 'recorded'; groupId: string; newGroup: boolean };
 
-const STACK_HEAD_LINES = 5;
 
 /** A crash group as the management API shows it: the export row plus workflow and alert fields. */
 export interface CrashGroupView {
@@ -133,7 +132,7 @@ export function crashesRepo(db: Postgres) {
            VALUES ($1,$2,$3,$4,$5,$6,$7,1,1,$8,$9,$10,$11,$11,$12)
            ON CONFLICT (project_id, group_key) DO NOTHING RETURNING id`,
           [
-            randomUUID(), projectId, groupKey, c.message, c.stackTrace.split('\n').slice(0, STACK_HEAD_LINES).join('\n'),
+            randomUUID(), projectId, groupKey, c.message, stackHead(c.stackTrace),
             c.isFatal, c.handled, session.platform, session.app_version, session.os_version, c.timestamp, appVersions,
           ],
         );

@@ -1,7 +1,7 @@
 import type { ClickHouse, Params } from '../../stores/clickhouse/port.ts';
 import { QUERY_SETTINGS } from '../../stores/clickhouse/port.ts';
 import { CSV_CLICKHOUSE_SETTINGS, FORMULA_START } from '../../domain/csv.ts';
-import type { Encoding } from './types.ts';
+import type { Encoding, ExportResource, Row } from './types.ts';
 
 const SETTINGS: Record<string, string | number> = {
   ...QUERY_SETTINGS,
@@ -126,4 +126,22 @@ export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encodi
     if (found === undefined) return;
     last = upto;
   }
+}
+
+/** An export resource read from ClickHouse: every operation runs on the one source it builds. */
+export function chResource<F, K>(
+  ch: ClickHouse,
+  name: string,
+  fields: readonly string[],
+  source: (projectId: string, filter: F) => ChSource<K>,
+  toRow: (r: Row) => Row = (r) => r,
+): ExportResource<F> {
+  return {
+    name,
+    fields,
+    count: (p, f) => chCount(ch, source(p, f)),
+    page: async (p, f, offset, limit) => (await chPage<Row>(ch, source(p, f), offset, limit)).map(toRow),
+    pageEncoded: (p, f, offset, limit, enc) => chPageEncoded(ch, source(p, f), offset, limit, enc),
+    chunks: (p, f, enc, n) => chChunks(ch, source(p, f), enc, n),
+  };
 }

@@ -1,6 +1,6 @@
 import type { ClickHouse } from '../../stores/clickhouse/port.ts';
-import { chChunks, chCount, chPage, chPageEncoded, neutralised, type ChKeyset, type ChSource } from './clickhouse.ts';
-import type { ExportResource, Row } from './types.ts';
+import { chResource, neutralised, type ChKeyset, type ChSource } from './clickhouse.ts';
+import type { ExportResource } from './types.ts';
 
 export const EVENT_FIELDS = ['id', 'type', 'timestamp', 'sequenceNumber', 'data'] as const;
 
@@ -40,19 +40,9 @@ function source(projectId: string, f: EventFilter): ChSource<Key> {
   };
 }
 
-/** The events of one session, in sequence order. */
+/** The events of one session, in sequence order; `data` is parsed back into an object for JSON. */
 export function eventsExport(ch: ClickHouse): ExportResource<EventFilter> {
-  return {
-    name: 'events',
-    fields: EVENT_FIELDS,
-    count: (p, f) => chCount(ch, source(p, f)),
-    async page(p, f, offset, limit) {
-      const rows = await chPage<Row & { data: string }>(ch, source(p, f), offset, limit);
-      return rows.map((r) => ({ ...r, data: JSON.parse(r.data) as unknown }));
-    },
-    pageEncoded: (p, f, offset, limit, enc) => chPageEncoded(ch, source(p, f), offset, limit, enc),
-    chunks: (p, f, enc, n) => chChunks(ch, source(p, f), enc, n),
-  };
+  return chResource(ch, 'events', EVENT_FIELDS, source, (r) => ({ ...r, data: JSON.parse(r.data as string) as unknown }));
 }
 
 /** Distinct events (by sequenceNumber) stored per session, for the sessions export. */

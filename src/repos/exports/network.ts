@@ -1,6 +1,6 @@
 import type { ClickHouse } from '../../stores/clickhouse/port.ts';
-import { chChunks, chCount, chPage, chPageEncoded, neutralised, type ChKeyset, type ChSource } from './clickhouse.ts';
-import type { DateFilter, ExportResource, Row } from './types.ts';
+import { chResource, neutralised, type ChKeyset, type ChSource } from './clickhouse.ts';
+import type { DateFilter, ExportResource } from './types.ts';
 
 export const NETWORK_FIELDS = ['id', 'sessionId', 'method', 'url', 'statusCode', 'duration', 'error', 'timestamp'] as const;
 
@@ -51,12 +51,5 @@ function source(projectId: string, f: DateFilter): ChSource<Key> {
 
 /** Network logs of a project, ordered by (timestamp, id), filtered on timestamp. */
 export function networkExport(ch: ClickHouse): ExportResource<DateFilter> {
-  return {
-    name: 'network',
-    fields: NETWORK_FIELDS,
-    count: (p, f) => chCount(ch, source(p, f)),
-    page: (p, f, offset, limit) => chPage<Row>(ch, source(p, f), offset, limit),
-    pageEncoded: (p, f, offset, limit, enc) => chPageEncoded(ch, source(p, f), offset, limit, enc),
-    chunks: (p, f, enc, n) => chChunks(ch, source(p, f), enc, n),
-  };
+  return chResource(ch, 'network', NETWORK_FIELDS, source);
 }
