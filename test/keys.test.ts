@@ -11,11 +11,11 @@ afterAll(async () => {
   await s?.close();
 });
 
-async function deactivate(keyApi: string, projectId: string) {
+/** Deactivates the project's only key through the management API. */
+async function deactivateProjectKey(projectId: string) {
   const rows = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM api_keys WHERE project_id = $1', [projectId]);
   const r = await s.app.inject({ method: 'POST', url: `/api/keys/${rows.rows[0]!.id}/deactivate`, headers: s.admin });
   expect(r.statusCode).toBe(200);
-  void keyApi;
 }
 
 async function msUntilRefused(other: KeyResolver, apiKey: string): Promise<number> {
@@ -33,7 +33,7 @@ describe('key deactivation reaches other API processes', () => {
     // A second process's resolver: same database, its own cache.
     const other = new KeyResolver(s.svc.projects, s.svc.config.keyCacheTtlMs);
     expect(await other.resolve(apiKey)).not.toBeNull();
-    await deactivate(apiKey, projectId);
+    await deactivateProjectKey(projectId);
     expect(await msUntilRefused(other, apiKey)).toBeLessThanOrEqual(5000);
   });
 
@@ -45,7 +45,7 @@ describe('key deactivation reaches other API processes', () => {
     await other.start();
     try {
       expect(await other.resolve(apiKey)).not.toBeNull();
-      await deactivate(apiKey, projectId);
+      await deactivateProjectKey(projectId);
       expect(await msUntilRefused(other, apiKey)).toBeLessThan(1000);
     } finally {
       await other.stop();

@@ -3,10 +3,13 @@ import type { Postgres } from '../../src/stores/postgres/port.ts';
 import type { Ledger } from './load.ts';
 import { openServiceStores } from './stores.ts';
 
+/** A ClickHouse table's rows of the project against what was acknowledged. */
+interface RowTally { acked: number; storedFinal: number; storedRaw: number; distinct: number; missing: string[]; unexpected: number }
+
 export interface StoreCheck {
   sessions: { acked: number; stored: number; missing: string[]; unexpected: string[]; endedNotEnded: string[] };
-  events: { acked: number; storedFinal: number; storedRaw: number; distinct: number; missing: string[]; unexpected: number };
-  network: { acked: number; storedFinal: number; storedRaw: number; distinct: number; missing: string[]; unexpected: number };
+  events: RowTally;
+  network: RowTally;
   crashes: { acked: number; stored: number; missing: string[]; unexpected: string[]; counterMismatch: string[] };
 }
 
@@ -43,6 +46,14 @@ export async function checkStores(pg: Postgres, ch: ClickHouse, projectId: strin
   const occIds = new Set(occ.rows.map((r) => r.id));
 
   const diff = <T>(a: Set<T> | Map<T, unknown>, b: Set<T>) => [...a.keys()].filter((x) => !b.has(x));
+  const tally = (acked: Set<string>, final: unknown[], raw: { c: number }[], keys: Set<string>): RowTally => ({
+    acked: acked.size,
+    storedFinal: final.length,
+    storedRaw: Number(raw[0]!.c),
+    distinct: keys.size,
+    missing: diff(acked, keys).slice(0, 10),
+    unexpected: diff(keys, acked).length,
+  });
   return {
     sessions: {
       acked: ledger.sessions.size,
@@ -51,22 +62,8 @@ export async function checkStores(pg: Postgres, ch: ClickHouse, projectId: strin
       unexpected: diff(storedSessions, ledger.sessions).map(String),
       endedNotEnded,
     },
-    events: {
-      acked: ledger.events.size,
-      storedFinal: ev.length,
-      storedRaw: Number(evRaw[0]!.c),
-      distinct: evKeys.size,
-      missing: diff(ledger.events, evKeys).slice(0, 10).map(String),
-      unexpected: diff(evKeys, ledger.events).length,
-    },
-    network: {
-      acked: ledger.networkLogs.size,
-      storedFinal: nl.length,
-      storedRaw: Number(nlRaw[0]!.c),
-      distinct: nlIds.size,
-      missing: diff(ledger.networkLogs, nlIds).slice(0, 10).map(String),
-      unexpected: diff(nlIds, ledger.networkLogs).length,
-    },
+    events: tally(ledger.events, ev, evRaw, evKeys),
+    network: tally(ledger.networkLogs, nl, nlRaw, nlIds),
     crashes: {
       acked: ledger.crashes.size,
       stored: occ.rows.length,
