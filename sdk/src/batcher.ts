@@ -1,5 +1,6 @@
 // Sealing tracked items into contract-sized request bodies, and the bounded queue of sealed
 // batches waiting to be sent. No timers and no I/O here: the client decides when to seal/send.
+import { utf8Length } from './sanitize.ts';
 import type { Batch, BatchKind, CrashReport, Device, NetworkRequest, SdkEvent } from './types.ts';
 import { uuidv4 } from './uuid.ts';
 
@@ -9,6 +10,11 @@ export const MAX_REQUESTS_PER_BATCH = 200;
 /** The contract's recommended cadence. */
 export const EVENTS_FLUSH_INTERVAL_MS = 5_000;
 export const NETWORK_FLUSH_INTERVAL_MS = 30_000;
+/**
+ * Bytes of JSON per request body. The service refuses bodies over 5 MiB (after inflating gzip)
+ * with 413; 1 MiB stays far from that, and a retry of a 1 MiB body on a mobile link is bearable.
+ */
+export const MAX_BATCH_BYTES = 1024 * 1024;
 
 export const PATHS: Record<BatchKind, string> = {
   session: '/ingest/session',
@@ -45,13 +51,73 @@ export function crashBatch(c: CrashReport, now = Date.now()): Batch {
   return batch('crash', c.sessionId, 0, c, now);
 }
 
-/** One batch per at most `max` events (all of one session, as /ingest/events requires). */
-export function eventBatches(sessionId: string, events: readonly SdkEvent[], max = MAX_EVENTS_PER_BATCH, now = Date.now()): Batch[] {
-  return chunk(events, Math.min(max, MAX_EVENTS_PER_BATCH)).map((c) => batch('events', sessionId, c.length, { sessionId, events: c }, now));
+/** One serialised event or network request, with its UTF-8 size. */
+export interface SealedItem {
+  json: string;
+  bytes: number;
 }
 
-export function networkBatches(sessionId: string, requests: readonly NetworkRequest[], max = MAX_REQUESTS_PER_BATCH, now = Date.now()): Batch[] {
-  return chunk(requests, Math.min(max, MAX_REQUESTS_PER_BATCH)).map((c) => batch('network', sessionId, c.length, { sessionId, requests: c }, now));
+export function sealItem(item: object): SealedItem {
+  const json = JSON.stringify(item);
+  return { json, bytes: utf8Length(json) };
+}
+
+/**
+ * Bodies of `{"sessionId":…,"events":[…]}` (or `requests`) holding at most `maxItems` items and,
+ * where more than one item fits, at most `maxBytes` bytes; in order. The items are already JSON,
+ * so a body is the same bytes `JSON.stringify` would make of the whole.
+ */
+export function itemBatches(kind: 'events' | 'network', sessionId: string, items: readonly SealedItem[], maxItems: number, maxBytes = MAX_BATCH_BYTES, now = Date.now()): Batch[] {
+  const head = `{"sessionId":${JSON.stringify(sessionId)},"${kind === 'events' ? 'events' : 'requests'}":[`;
+  const overhead = utf8Length(head) + 2;
+  const out: Batch[] = [];
+  let cur: string[] = [];
+  let bytes = overhead;
+  const close = () => {
+    if (!cur.length) return;
+    out.push({ id: uuidv4(), kind, path: PATHS[kind], sessionId, items: cur.length, body: head + cur.join(',') + ']}', createdAt: now });
+    cur = [];
+    bytes = overhead;
+  };
+  for (const it of items) {
+    if (cur.length && (cur.length >= maxItems || bytes + 1 + it.bytes > maxBytes)) close();
+    cur.push(it.json);
+    bytes += it.bytes + (cur.length > 1 ? 1 : 0);
+  }
+  close();
+  return out;
+}
+
+/** One batch per at most `max` events (all of one session, as /ingest/events requires) and `maxBytes`. */
+export function eventBatches(sessionId: string, events: readonly SdkEvent[], max = MAX_EVENTS_PER_BATCH, now = Date.now(), maxBytes = MAX_BATCH_BYTES): Batch[] {
+  return itemBatches('events', sessionId, events.map(sealItem), Math.min(max, MAX_EVENTS_PER_BATCH), maxBytes, now);
+}
+
+export function networkBatches(sessionId: string, requests: readonly NetworkRequest[], max = MAX_REQUESTS_PER_BATCH, now = Date.now(), maxBytes = MAX_BATCH_BYTES): Batch[] {
+  return itemBatches('network', sessionId, requests.map(sealItem), Math.min(max, MAX_REQUESTS_PER_BATCH), maxBytes, now);
+}
+
+/** The items of a data batch, parsed back from its body. */
+export function batchItems(b: Batch): object[] {
+  const j = JSON.parse(b.body) as { events?: object[]; requests?: object[] };
+  return j.events ?? j.requests ?? [];
+}
+
+/**
+ * A data batch of `b`'s session and kind holding `items` (some of `b`'s): for a 413 (halves) and a
+ * 422 (without the items the service named). Empty when no items are left.
+ */
+export function rebuild(b: Batch, items: readonly object[], now = b.createdAt): Batch[] {
+  if (b.kind !== 'events' && b.kind !== 'network') return [];
+  return itemBatches(b.kind, b.sessionId, items.map(sealItem), Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, now);
+}
+
+/** Splits a data batch of two or more items into two halves, in order. */
+export function halve(b: Batch): Batch[] {
+  const items = batchItems(b);
+  if (items.length < 2) return [b];
+  const mid = Math.ceil(items.length / 2);
+  return [...rebuild(b, items.slice(0, mid)), ...rebuild(b, items.slice(mid))];
 }
 
 /** Only data batches are dropped on overflow: losing a session start would orphan its events
@@ -70,8 +136,8 @@ export class BatchQueue {
   private itemTotal = 0;
   /** Items dropped on overflow since the queue was made. */
   dropped = 0;
-  /** The batch being sent; never dropped. */
-  inFlight: string | undefined;
+  /** Batches being sent; never dropped. */
+  readonly inFlight = new Set<string>();
 
   constructor(private readonly opts: { maxItems: number; onDrop?: (b: Batch) => void }) {}
 
@@ -85,6 +151,26 @@ export class BatchQueue {
 
   peek(): Batch | undefined {
     return this.batches[0];
+  }
+
+  /** The oldest batch of each session, in queue order: what may be sent next without reordering a session. */
+  heads(): Batch[] {
+    const seen = new Set<string>();
+    const out: Batch[] = [];
+    for (const b of this.batches) {
+      if (seen.has(b.sessionId)) continue;
+      seen.add(b.sessionId);
+      out.push(b);
+    }
+    return out;
+  }
+
+  /** Puts `parts` where batch `id` was (a split keeps its place in its session's order). */
+  replace(id: string, parts: readonly Batch[]): void {
+    const i = this.batches.findIndex((b) => b.id === id);
+    if (i < 0) return;
+    const [old] = this.batches.splice(i, 1, ...parts);
+    this.itemTotal += parts.reduce((n, b) => n + b.items, 0) - old!.items;
   }
 
   push(...bs: Batch[]): void {
@@ -118,7 +204,7 @@ export class BatchQueue {
     let i = 0;
     while (this.itemTotal > this.opts.maxItems && i < this.batches.length) {
       const b = this.batches[i]!;
-      if (!isDroppable(b) || b.id === this.inFlight) {
+      if (!isDroppable(b) || this.inFlight.has(b.id)) {
         i++;
         continue;
       }

@@ -1,5 +1,7 @@
-// Automatic recording of an app's HTTP calls, by wrapping a fetch function.
+// Automatic recording of an app's HTTP calls: by wrapping a fetch function, or by patching
+// XMLHttpRequest (what axios and React Native's own fetch use underneath).
 
+import { networkErrorText } from './transport.ts';
 import type { NetworkRequest } from './types.ts';
 
 export type AnyFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
@@ -42,7 +44,7 @@ export function instrumentFetch(fetchImpl: AnyFetch, opts: InstrumentOptions): A
     try {
       res = await fetchImpl(input, init);
     } catch (err) {
-      done({ error: err instanceof Error ? err.message : String(err) });
+      done({ error: networkErrorText(err) });
       throw err;
     }
     const responseSize = contentLength(res.headers);
@@ -98,4 +100,84 @@ function contentLength(headers: Headers): number | undefined {
 
 function withoutUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The part of XMLHttpRequest the recorder touches. */
+interface XhrLike {
+  status: number;
+  addEventListener(type: string, fn: (e?: unknown) => void): void;
+  getResponseHeader(name: string): string | null;
+}
+
+interface XhrClass {
+  prototype: { open: (...a: unknown[]) => void; send: (body?: unknown) => void };
+}
+
+const XHR_INFO = typeof Symbol === 'function' ? Symbol('flightrec.xhr') : '__flightrecXhr';
+
+/**
+ * Patches `xhr` (default: the global XMLHttpRequest) so every request is recorded like the fetch
+ * wrapper's: method, absolute url, status, duration until the load ended, sizes and the failure
+ * (`ETIMEDOUT` on timeout, `AbortError` on abort, `network error` otherwise: XHR says no more).
+ * Returns a function that restores the original methods. A no-op where there is no XHR.
+ */
+export function instrumentXhr(opts: InstrumentOptions, xhr?: XhrClass): () => void {
+  const cls = xhr ?? (globalThis as { XMLHttpRequest?: XhrClass }).XMLHttpRequest;
+  const proto = cls?.prototype;
+  if (!proto || typeof proto.open !== 'function' || typeof proto.send !== 'function') return () => {};
+  const { open, send } = proto;
+  proto.open = function (this: XhrLike, ...args: unknown[]) {
+    try {
+      (this as unknown as Record<PropertyKey, unknown>)[XHR_INFO as string] = { method: String(args[0] ?? 'GET').toUpperCase(), url: absolute(String(args[1])) };
+    } catch {
+      // recording must never change what the app sees
+    }
+    return open.apply(this, args);
+  };
+  proto.send = function (this: XhrLike, body?: unknown) {
+    try {
+      watch(this, body, opts);
+    } catch {
+      // as above
+    }
+    return send.call(this, body);
+  };
+  return () => {
+    // Only undo our own patch: someone may have wrapped ours since.
+    if (proto.send !== send) proto.send = send;
+    if (proto.open !== open) proto.open = open;
+  };
+}
+
+function watch(x: XhrLike, body: unknown, opts: InstrumentOptions): void {
+  const info = (x as unknown as Record<PropertyKey, unknown>)[XHR_INFO as string] as { method: string; url: string } | undefined;
+  if (!info || opts.ignore(info.url)) return;
+  const context = opts.context?.();
+  const timestamp = Date.now();
+  const requestSize = sizeOfBody(body);
+  let failure: string | null = null;
+  x.addEventListener('error', () => { failure = 'network error'; });
+  x.addEventListener('timeout', () => { failure = 'ETIMEDOUT: XMLHttpRequest timed out'; });
+  x.addEventListener('abort', () => { failure = 'AbortError: XMLHttpRequest aborted'; });
+  x.addEventListener('loadend', () => {
+    try {
+      const failed = failure !== null || !x.status;
+      const responseSize = failed ? undefined : contentLength({ get: (n: string) => x.getResponseHeader(n) } as Headers);
+      opts.record({
+        method: info.method, url: info.url, duration: Math.max(0, Date.now() - timestamp), timestamp,
+        ...withoutUndefined({ requestSize, responseSize }),
+        ...(failed ? { error: failure ?? 'network error' } : { statusCode: x.status, error: null }),
+      }, context);
+    } catch {
+      // as above
+    }
+  });
+}
+
+function sizeOfBody(body: unknown): number | undefined {
+  try {
+    return measureRequest('', { body: body as BodyInit });
+  } catch {
+    return undefined;
+  }
 }

@@ -8,7 +8,9 @@ export * from './types.ts';
 export * from './transport.ts';
 export * from './batcher.ts';
 export * from './persistence.ts';
-export { instrumentFetch as instrumentFetchWith, type AnyFetch, type InstrumentOptions, type RecordedRequest } from './fetch.ts';
+export { instrumentFetch as instrumentFetchWith, instrumentXhr as instrumentXhrWith, type AnyFetch, type InstrumentOptions, type RecordedRequest } from './fetch.ts';
+export { DEFAULT_SCRUBBED_PARAMS, FILTERED, jsonSafe, platformOf, urlScrubber } from './sanitize.ts';
+export { detectDevice, installCrashHandlers, reactNativeDevice, watchLifecycle, type AppStateLike } from './runtime.ts';
 export { uuidv4 } from './uuid.ts';
 export { SDK_VERSION } from './version.ts';
 
@@ -23,7 +25,10 @@ function current(): FlightrecClient | undefined {
   return client;
 }
 
-/** Creates the default client. A second call shuts the previous one down first. */
+/**
+ * Creates the default client. A second call shuts the previous one down first. Unless
+ * `captureCrashes: false`, it also reports the app's uncaught errors (see the docs per runtime).
+ */
 export function init(opts: FlightrecOptions): FlightrecClient {
   if (client) void client.shutdown();
   client = new FlightrecClient(opts);
@@ -88,4 +93,9 @@ export function instrumentFetch<F extends AnyFetch>(fetchImpl?: F): F {
     if (!w) wrappers.set(c, (w = c.wrapFetch(base)));
     return w(input, init);
   }) as F;
+}
+
+/** Records XMLHttpRequest calls for the default client; returns the undo function. */
+export function instrumentXhr(xhr?: Parameters<FlightrecClient['instrumentXhr']>[0]): () => void {
+  return current()?.instrumentXhr(xhr) ?? (() => {});
 }

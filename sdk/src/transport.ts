@@ -21,7 +21,21 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Called before each wait, e.g. for logging. */
   onRetry?: (info: RetryInfo) => void;
+  /**
+   * Gzip bodies of at least `compressMinBytes` (default 1024) where the runtime can
+   * (`CompressionStream`, else `node:zlib`); sent as is where it cannot. Default false.
+   */
+  compress?: boolean;
+  compressMinBytes?: number;
 }
+
+export interface SendOptions {
+  /** Lets the request outlive the page (pagehide); only used for bodies under the browsers' 64 KiB cap. */
+  keepalive?: boolean;
+}
+
+/** Browsers refuse keepalive requests whose bodies add up to more than 64 KiB. */
+export const KEEPALIVE_MAX_BYTES = 60_000;
 
 export interface RetryInfo {
   path: string;
@@ -35,7 +49,7 @@ export interface RetryInfo {
 export type SendResult =
   | { outcome: 'sent'; status: number; attempts: number; body: string }
   /** A status the contract says not to retry (4xx other than 429, or any other non-2xx). */
-  | { outcome: 'rejected'; status: number; attempts: number; error: string }
+  | { outcome: 'rejected'; status: number; attempts: number; error: string; body: string }
   /** Retryable failures on every attempt. */
   | { outcome: 'failed'; status?: number; attempts: number; error: string }
   | { outcome: 'aborted'; attempts: number };
@@ -84,16 +98,19 @@ export class Transport {
    * POSTs `body` (already serialised, sent byte-identical on every attempt) to `path`, retrying
    * as the contract says. Never throws; `signal` cancels a wait or an attempt in flight.
    */
-  async send(path: string, body: string, signal?: AbortSignal): Promise<SendResult> {
+  async send(path: string, body: string, signal?: AbortSignal, opts: SendOptions = {}): Promise<SendResult> {
     const url = joinUrl(this.endpoint, path);
+    // Compressed once, so every attempt carries the same bytes.
+    const payload = await this.encode(body);
+    const keepalive = opts.keepalive === true && byteSize(payload.data) <= KEEPALIVE_MAX_BYTES;
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) return { outcome: 'aborted', attempts: attempt - 1 };
-      const r = await this.attempt(url, body, signal);
+      const r = await this.attempt(url, payload, keepalive, signal);
       if (r.kind === 'aborted') return { outcome: 'aborted', attempts: attempt };
       if (r.kind === 'response') {
         const cls = classifyStatus(r.status);
         if (cls === 'ok') return { outcome: 'sent', status: r.status, attempts: attempt, body: r.text };
-        if (cls === 'reject') return { outcome: 'rejected', status: r.status, attempts: attempt, error: errorText(r.status, r.text) };
+        if (cls === 'reject') return { outcome: 'rejected', status: r.status, attempts: attempt, error: errorText(r.status, r.text), body: r.text };
       }
       const status = r.kind === 'response' ? r.status : undefined;
       const error = r.kind === 'response' ? errorText(r.status, r.text) : r.error;
@@ -109,7 +126,13 @@ export class Transport {
     }
   }
 
-  private async attempt(url: string, body: string, outer?: AbortSignal): Promise<
+  private async encode(body: string): Promise<{ data: string | Uint8Array; gzip: boolean }> {
+    if (!this.opts.compress || body.length < (this.opts.compressMinBytes ?? 1024)) return { data: body, gzip: false };
+    const data = await gzip(body);
+    return data ? { data, gzip: true } : { data: body, gzip: false };
+  }
+
+  private async attempt(url: string, payload: { data: string | Uint8Array; gzip: boolean }, keepalive: boolean, outer?: AbortSignal): Promise<
     | { kind: 'response'; status: number; text: string; retryAfterMs?: number }
     | { kind: 'network'; error: string }
     | { kind: 'aborted' }
@@ -121,11 +144,10 @@ export class Transport {
     const timeoutMs = this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timer = timeoutMs > 0 ? setTimeout(() => { timedOut = true; ctrl.abort(); }, timeoutMs) : undefined;
     try {
+      const headers: Record<string, string> = { authorization: `Bearer ${this.opts.apiKey}`, 'content-type': 'application/json' };
+      if (payload.gzip) headers['content-encoding'] = 'gzip';
       const res = await this.fetchImpl(url, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${this.opts.apiKey}`, 'content-type': 'application/json' },
-        body,
-        signal: ctrl.signal,
+        method: 'POST', headers, body: payload.data as BodyInit, signal: ctrl.signal, ...(keepalive ? { keepalive } : {}),
       });
       // Read the body either way: it carries the error message, and it frees the connection.
       const text = await res.text().catch(() => '');
@@ -137,6 +159,39 @@ export class Transport {
       if (timer !== undefined) clearTimeout(timer);
       outer?.removeEventListener('abort', onOuterAbort);
     }
+  }
+}
+
+function byteSize(data: string | Uint8Array): number {
+  return typeof data === 'string' ? data.length * 3 : data.byteLength; // an upper bound is enough here
+}
+
+let zlibGzip: ((s: string) => Uint8Array) | null | undefined;
+
+/**
+ * Gzip of `s`, or undefined when the runtime has no compressor (React Native). CompressionStream
+ * first (browsers, Node 18+, Deno, Bun); then node:zlib, imported by a computed name so that
+ * bundlers for browsers and React Native do not try to resolve it.
+ */
+export async function gzip(s: string): Promise<Uint8Array | undefined> {
+  try {
+    const CS = (globalThis as { CompressionStream?: new (f: string) => TransformStream<Uint8Array, Uint8Array> }).CompressionStream;
+    if (typeof CS === 'function' && typeof Blob === 'function' && typeof Response === 'function') {
+      const stream = new Blob([s]).stream().pipeThrough(new CS('gzip'));
+      return new Uint8Array(await new Response(stream).arrayBuffer());
+    }
+    if (zlibGzip === undefined) {
+      zlibGzip = null;
+      const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
+      if (proc?.versions?.node) {
+        const name = 'node:' + 'zlib';
+        const z = (await import(/* @vite-ignore */ /* webpackIgnore: true */ name)) as { gzipSync(s: string): Uint8Array };
+        zlibGzip = (x) => z.gzipSync(x);
+      }
+    }
+    return zlibGzip ? zlibGzip(s) : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -167,9 +222,37 @@ function errorText(status: number, text: string): string {
 }
 
 export function errorMessage(err: unknown): string {
-  if (err instanceof Error) {
-    const cause = (err as { cause?: unknown }).cause;
-    return cause instanceof Error ? `${err.message}: ${cause.message}` : err.message;
-  }
-  return String(err);
+  return networkErrorText(err);
+}
+
+/** undici's names for what the OS calls a reset or a timeout, so records read the same everywhere. */
+const CODE_ALIASES: Record<string, string> = {
+  UND_ERR_SOCKET: 'ECONNRESET',
+  UND_ERR_CLOSED: 'ECONNRESET',
+  UND_ERR_CONNECT_TIMEOUT: 'ETIMEDOUT',
+  UND_ERR_HEADERS_TIMEOUT: 'ETIMEDOUT',
+  UND_ERR_BODY_TIMEOUT: 'ETIMEDOUT',
+};
+
+function codeOf(x: unknown): string | undefined {
+  const o = x as { code?: unknown; errors?: unknown[] } | null | undefined;
+  const code = typeof o?.code === 'string' ? o.code : Array.isArray(o?.errors) ? codeOf(o.errors[0]) : undefined;
+  return code === undefined ? undefined : CODE_ALIASES[code] ?? code;
+}
+
+/**
+ * A failed request as `CODE: detail`, so that a refused connection (ECONNREFUSED), a reset
+ * (ECONNRESET), a DNS failure (ENOTFOUND), a timeout (ETIMEDOUT) and an abort (AbortError) are
+ * told apart; fetch itself says "fetch failed" for all of them and keeps the reason in `cause`.
+ */
+export function networkErrorText(err: unknown): string {
+  if (typeof err !== 'object' || err === null) return String(err);
+  const e = err as { name?: unknown; message?: unknown; cause?: unknown };
+  const message = typeof e.message === 'string' ? e.message : String(err);
+  if (e.name === 'AbortError') return `AbortError: ${message}`;
+  if (e.name === 'TimeoutError') return `ETIMEDOUT: ${message}`;
+  const code = codeOf(e.cause) ?? codeOf(e);
+  const cause = e.cause instanceof Error ? e.cause.message : undefined;
+  if (code) return `${code}: ${cause ?? message}`;
+  return cause ? `${message}: ${cause}` : message;
 }

@@ -1,4 +1,4 @@
-// Wire shapes of the ingestion contract (/work/shared/spec/interface.md), as the SDK sends them.
+// Wire shapes of the ingestion contract (the service's interface), as the SDK sends them.
 
 export type Platform = 'ios' | 'android' | 'macos' | 'linux' | 'windows';
 export type NetworkType = 'wifi' | 'cellular' | 'none' | 'unknown';
@@ -80,7 +80,13 @@ export interface Batch {
   createdAt: number;
 }
 
-/** What the `onError` hook receives. The SDK never throws from tracking calls. */
+/** What `beforeSend` sees and may change: one event, network request or crash about to be buffered. */
+export type Outgoing =
+  | { kind: 'event'; event: SdkEvent }
+  | { kind: 'request'; request: NetworkRequest }
+  | { kind: 'crash'; crash: CrashReport };
+
+/** What the `onError` hook receives. The SDK never throws at the app. */
 export type FlightrecError =
   /** A 4xx other than 429: the batch was dropped, as the contract says not to retry it. */
   | { kind: 'rejected'; status: number; message: string; batch: Batch }
@@ -91,4 +97,13 @@ export type FlightrecError =
   /** The persistent queue failed to load or save. */
   | { kind: 'persistence'; message: string; cause: unknown }
   /** A call that needs a session was made without one, or after shutdown. */
-  | { kind: 'usage'; message: string };
+  | { kind: 'usage'; message: string }
+  /**
+   * A tracked value the service would refuse. `dropped`: the whole item (event, request, crash)
+   * was left out, alone; otherwise only the values listed in `issues` were (NaN in properties, a
+   * platform outside the enum). Values that can be kept are coerced silently (BigInt → string,
+   * cycles → "[Circular]", fractional screen sizes rounded, over-long strings cut).
+   */
+  | { kind: 'invalid'; message: string; dropped: boolean; issues: string[] }
+  /** A bug in the SDK, caught so that it does not reach the app. */
+  | { kind: 'internal'; message: string; cause: unknown };

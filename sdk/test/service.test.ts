@@ -3,6 +3,7 @@
 // What the stores hold must equal what the app tracked: nothing missing, nothing twice.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FlightrecClient, type FlightrecError, type FlightrecOptions } from '../src/index.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/server.ts';
@@ -103,7 +104,7 @@ function tryCheckout(t: Tracked): Promise<void> | undefined {
 async function runApp(endpoint: string, apiKey: string, extra: Partial<FlightrecOptions> = {}) {
   const errors: FlightrecError[] = [];
   let wrapped: typeof fetch = fetch;
-  const c = new FlightrecClient({ apiKey, endpoint, device, onError: (e) => errors.push(e), fetch: (u, i) => wrapped(u, i), ...extra });
+  const c = new FlightrecClient({ apiKey, endpoint, device, captureCrashes: false, onError: (e) => errors.push(e), fetch: (u, i) => wrapped(u, i), ...extra });
   wrapped = c.wrapFetch(fetch);
   const t = new Tracked(c, wrapped);
 
@@ -187,12 +188,15 @@ async function startFaultProxy(target: string, plan: Record<string, Record<numbe
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const path = req.url ?? '/';
-      const body = Buffer.concat(chunks).toString('utf8');
+      const raw = Buffer.concat(chunks);
+      const gzipped = req.headers['content-encoding'] === 'gzip';
+      const body = (gzipped ? zlib.gunzipSync(raw) : raw).toString('utf8');
       const n = (seen.get(path) ?? 0) + 1;
       seen.set(path, n);
       const fault = plan[path]?.[n];
       const forward = () => fetch(target + path, {
-        method: req.method, body, headers: { authorization: String(req.headers.authorization), 'content-type': 'application/json' },
+        method: req.method, body: raw,
+        headers: { authorization: String(req.headers.authorization), 'content-type': 'application/json', ...(gzipped ? { 'content-encoding': 'gzip' } : {}) },
       }).then(async (r) => ({ status: r.status, text: await r.text() }));
       const answer = (status: number, text: string, headers: Record<string, string> = {}) => {
         log.push({ path, body, fault, status });

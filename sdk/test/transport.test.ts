@@ -76,7 +76,7 @@ describe('Transport retries (fault server, fake timers)', () => {
     srv.script(PATH, { status, body: { error: 'Session not found' } });
     const { log, onRetry } = retryLog();
     const r = await settle(transport(onRetry).send(PATH, BODY), log);
-    expect(r).toEqual({ outcome: 'rejected', status, attempts: 1, error: `${status} Session not found` });
+    expect(r).toEqual({ outcome: 'rejected', status, attempts: 1, error: `${status} Session not found`, body: '{"error":"Session not found"}' });
     await vi.advanceTimersByTimeAsync(30_000);
     await realPause();
     expect(srv.on(PATH)).toHaveLength(1);

@@ -1,12 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as realSleep } from 'node:timers/promises';
+import zlib from 'node:zlib';
 
 export interface Received {
   method: string;
   path: string;
   headers: http.IncomingHttpHeaders;
+  /** The body as the service would read it: inflated when it came gzipped. */
   body: string;
+  /** The bytes on the wire. */
+  raw: Buffer;
   /** Date.now() on arrival: the fake clock when the test fakes Date. */
   at: number;
 }
@@ -39,15 +43,17 @@ export async function startFaultServer(): Promise<FaultServer> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = (req.url ?? '/').split('?')[0]!;
-      received.push({ method: req.method ?? '', path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-      const reply = queues.get(path)?.shift() ?? standing.get(path) ?? defaultReply(path, Buffer.concat(chunks).toString('utf8'));
+      const raw = Buffer.concat(chunks);
+      const body = (req.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(raw) : raw).toString('utf8');
+      received.push({ method: req.method ?? '', path, headers: req.headers, body, raw, at: Date.now() });
+      const reply = queues.get(path)?.shift() ?? standing.get(path) ?? defaultReply(path, body);
       if (reply === 'reset') {
         req.socket.destroy();
         return;
       }
-      const body = JSON.stringify(reply.body ?? (reply.status < 300 ? { ok: true } : { error: `scripted ${reply.status}` }));
-      res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...reply.headers });
-      res.end(body);
+      const answer = JSON.stringify(reply.body ?? (reply.status < 300 ? { ok: true } : { error: `scripted ${reply.status}` }));
+      res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer), ...reply.headers });
+      res.end(answer);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
