@@ -260,4 +260,44 @@ describe('SDK against the real service', () => {
       await proxy.close();
     }
   });
+
+  it('keeps every good event when the app passes values the service would refuse (fractional screen, NaN, BigInt, cycles)', async () => {
+    const { projectId, apiKey } = await s.createProject('sdk bad values');
+    const errors: FlightrecError[] = [];
+    const c = new FlightrecClient({
+      apiKey, endpoint: base, captureCrashes: false, onError: (e) => errors.push(e),
+      device: { ...device, screenWidth: 411.42857142857144, screenHeight: 914.2857142857143 },
+    });
+    const sid = c.startSession();
+    const cyclic: Record<string, unknown> = { n: 1 };
+    cyclic.me = cyclic;
+    for (let i = 0; i < 100; i++) c.trackCustom('scroll', { i });
+    c.trackTap({ x: Number.NaN, y: 10, target: 'ghost' });
+    c.trackCustom('order_placed', { orderId: 1n, cart: cyclic, ratio: Infinity });
+    for (let i = 100; i < 200; i++) c.trackCustom('scroll', { i });
+    await c.shutdown();
+    expect(errors.map((e) => e.kind)).toEqual(['invalid', 'invalid']);
+    const rows = await s.svc.stores.ch.query<{ sequence_number: number; data: string }>(
+      'SELECT sequence_number, data FROM events FINAL WHERE project_id = {p:String} ORDER BY sequence_number', { p: projectId });
+    expect(rows.map((r) => r.sequence_number)).toEqual(Array.from({ length: 201 }, (_, i) => i));
+    expect(JSON.parse(rows[100]!.data)).toEqual({ name: 'order_placed', properties: { orderId: '1', cart: { n: 1, me: '[Circular]' } } });
+    const session = await s.svc.stores.pg.query<{ id: string; status: string; screen_width: number }>('SELECT id, status, screen_width FROM sessions WHERE project_id = $1', [projectId]);
+    expect(session.rows).toEqual([{ id: sid, status: 'completed', screen_width: 411 }]);
+  });
+
+  it('stores 500 events of ~11 KB each: split into bodies the service accepts', async () => {
+    const { projectId, apiKey } = await s.createProject('sdk big events');
+    const errors: FlightrecError[] = [];
+    for (const compress of [false, true]) {
+      const c = new FlightrecClient({ apiKey, endpoint: base, device, captureCrashes: false, compress, onError: (e) => errors.push(e) });
+      c.startSession();
+      const blob = 'lorem ipsum '.repeat(900);
+      for (let i = 0; i < 500; i++) c.trackCustom('log', { i, blob });
+      await c.shutdown();
+      expect(c.stats()).toMatchObject({ rejected: 0, queuedBatches: 0 });
+    }
+    expect(errors).toEqual([]);
+    const [{ n }] = await s.svc.stores.ch.query<{ n: number }>('SELECT count() n FROM events FINAL WHERE project_id = {p:String}', { p: projectId }) as [{ n: number }];
+    expect(Number(n)).toBe(1000);
+  });
 });
