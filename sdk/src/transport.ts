@@ -30,7 +30,10 @@ export interface TransportOptions {
 }
 
 export interface SendOptions {
-  /** Lets the request outlive the page (pagehide); only used for bodies under the browsers' 64 KiB cap. */
+  /**
+   * Lets the request outlive the page (pagehide); only used for bodies under the browsers' 64 KiB
+   * cap. Such bodies are sent uncompressed.
+   */
   keepalive?: boolean;
 }
 
@@ -100,8 +103,9 @@ export class Transport {
    */
   async send(path: string, body: string, signal?: AbortSignal, opts: SendOptions = {}): Promise<SendResult> {
     const url = joinUrl(this.endpoint, path);
-    // Compressed once, so every attempt carries the same bytes.
-    const payload = await this.encode(body);
+    // Compressed once, so every attempt carries the same bytes. Not on the way out of a page:
+    // the request must start before the page is torn down, and compression takes turns.
+    const payload = opts.keepalive ? { data: body, gzip: false } : await this.encode(body);
     const keepalive = opts.keepalive === true && byteSize(payload.data) <= KEEPALIVE_MAX_BYTES;
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) return { outcome: 'aborted', attempts: attempt - 1 };
