@@ -9,6 +9,16 @@ export interface Config {
   adminToken: string | undefined;
   databaseUrl: string | undefined;
   clickhouse: { url: string; user: string; password: string; database: string } | undefined;
+  /**
+   * Inserts through ClickHouse's async_insert with wait_for_async_insert=1: the server gathers
+   * the small inserts of many API processes into one part, and still answers only once the
+   * rows are written, so a 2xx still means committed.
+   */
+  clickhouseAsyncInsert: boolean;
+  /** Days the high-volume ClickHouse tables keep a row (TTL on its own timestamp); unset: forever. */
+  retentionDays: number | undefined;
+  /** Bytes of accepted request bodies waiting for their insert, across tables; past it, 503. */
+  ingestQueueBytes: number;
   redisUrl: string | undefined;
   /** Namespace of every Redis key and channel, so deployments (or test runs) can share one Redis. */
   redisKeyPrefix: string;
@@ -111,6 +121,9 @@ export function loadConfig(env: Env = process.env): Config {
           database: str(env, 'CLICKHOUSE_DATABASE') ?? 'default',
         }
       : undefined,
+    clickhouseAsyncInsert: bool(env, 'CLICKHOUSE_ASYNC_INSERT', false),
+    retentionDays: str(env, 'RETENTION_DAYS') === undefined ? undefined : int(env, 'RETENTION_DAYS', 0, 1, 36_500),
+    ingestQueueBytes: int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisPrefix(env),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),

@@ -48,15 +48,29 @@ export function sanitizeStrings(root: unknown): unknown {
 // is returned as parsed, without walking it.
 const SUSPECT_ESCAPE = /\\u(?:0000|d[89a-f])/i;
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The body's bytes as received (after gzip), when they are exactly what was parsed: the
+     * ingest path hands them to ClickHouse as they are instead of serialising the parsed body
+     * again. Unset when sanitising changed the parsed body.
+     */
+    rawBody?: Buffer;
+  }
+}
+
 /** Fastify's own JSON parser (same prototype-poisoning checks), sanitising only suspect bodies. */
 export function registerJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body: string | Buffer, done) => {
-    const text = body as string;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req: FastifyRequest, body: string | Buffer, done) => {
+    const bytes = body as Buffer;
+    const text = bytes.toString('utf8');
     parse(req, text, (err, value) => {
       if (err) return done(err, undefined);
-      done(null, SUSPECT_ESCAPE.test(text) ? sanitizeStrings(value) : value);
+      if (SUSPECT_ESCAPE.test(text)) return done(null, sanitizeStrings(value));
+      req.rawBody = bytes;
+      done(null, value);
     });
   });
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Stores } from '../stores/index.ts';
-import { InsertBatcher } from '../stores/clickhouse/batcher.ts';
+import { InsertBatcher, QueueBudget } from '../stores/clickhouse/batcher.ts';
 import { projectsRepo } from '../repos/projects.ts';
 import { sessionsRepo } from '../repos/sessions.ts';
 import { crashesRepo } from '../repos/crashes.ts';
@@ -23,8 +23,9 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   // ClickHouse CPU per row (insert + the merges of the parts it creates) falls with block size:
   // 12.6 µs at 1,000 rows, 7 µs at 4,000, 4.9 µs at 20,000 (docs/bench.md).
   const batch = { maxBatchRows: 100_000, maxQueuedRows: 500_000, maxConcurrent: 1 };
-  const eventsWriter = new InsertBatcher(stores.ch, 'events', batch);
-  const networkWriter = new InsertBatcher(stores.ch, 'network_logs', batch);
+  const budget = new QueueBudget(config.ingestQueueBytes);
+  const eventsWriter = new InsertBatcher(stores.ch, 'events_ingest', budget, batch);
+  const networkWriter = new InsertBatcher(stores.ch, 'network_ingest', budget, batch);
   const wakeups = new Set<() => void>();
   return {
     config,

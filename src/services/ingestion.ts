@@ -1,14 +1,12 @@
 import { HttpError } from '../http/errors.ts';
 import { isNetworkError } from '../domain/sessionState.ts';
-import {
-  mirroredNetworkRow, toEventRow, toNetworkLogRow,
-  type IngestEvent, type NetworkLogRow, type NetworkRequest,
-} from '../domain/eventRows.ts';
+import type { IngestEvent, NetworkRequest } from '../domain/eventRows.ts';
+import { ingestLine, ingestLineOf } from '../repos/ingestLines.ts';
 import type { CrashPayload } from '../domain/crashGrouping.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
 import type { SessionsRepo, SessionStart } from '../repos/sessions.ts';
 import type { CrashesRepo } from '../repos/crashes.ts';
-import type { InsertBatcher } from '../stores/clickhouse/batcher.ts';
+import { QueueFullError, type InsertBatcher } from '../stores/clickhouse/batcher.ts';
 import type { SessionFacts } from './sessionCache.ts';
 
 export interface IngestionDeps {
@@ -31,11 +29,25 @@ export function ingestion(d: IngestionDeps) {
     d.facts.markKnown(projectId, sessionId);
   }
 
-  async function flagNetworkErrors(projectId: string, sessionId: string, rows: NetworkLogRow[]) {
+  async function flagNetworkErrors(projectId: string, sessionId: string, calls: { type?: string; statusCode?: number; error?: string | null }[]) {
     if (d.facts.hasNetworkErrors(projectId, sessionId)) return;
-    if (!rows.some((r) => isNetworkError({ statusCode: r.status_code, error: r.error }))) return;
+    if (!calls.some((c) => (c.type === undefined || c.type === 'network') && isNetworkError(c))) return;
     await d.sessions.markNetworkErrors(projectId, sessionId);
     d.facts.markNetworkErrors(projectId, sessionId);
+  }
+
+  /**
+   * Writes a request body through its table's group commit, as the bytes that arrived. Should
+   * the engine refuse those bytes (JSON that JavaScript reads but ClickHouse does not, such as a
+   * key given twice), the body is written once more as this process serialises it.
+   */
+  async function write(writer: InsertBatcher, projectId: string, raw: Buffer | undefined, body: object, rows: number) {
+    try {
+      await writer.add(ingestLineOf(projectId, raw, body), rows);
+    } catch (err) {
+      if (raw === undefined || err instanceof QueueFullError) throw err;
+      await writer.add(ingestLine(projectId, Buffer.from(JSON.stringify(body))), rows);
+    }
   }
 
   return {
@@ -51,7 +63,8 @@ export function ingestion(d: IngestionDeps) {
       }
     },
 
-    async events(projectId: string, sessionId: string, events: IngestEvent[]): Promise<number> {
+    /** `raw`: the body's bytes as received, when they are exactly what was parsed. */
+    async events(projectId: string, sessionId: string, events: IngestEvent[], raw?: Buffer): Promise<number> {
       const foreign = events
         .map((e, i) => (e.sessionId === sessionId ? null : { path: `/events/${i}/sessionId`, message: 'must equal the batch sessionId' }))
         .filter((x) => x !== null);
@@ -62,21 +75,16 @@ export function ingestion(d: IngestionDeps) {
       });
       if (foreign.length) throw new HttpError(422, 'Validation failed', foreign.slice(0, 100));
       await requireSession(projectId, sessionId);
-      const rows = events.map((e) => toEventRow(projectId, e));
-      const network: NetworkLogRow[] = [];
-      events.forEach((e, i) => {
-        if (e.type === 'network') network.push(mirroredNetworkRow(projectId, rows[i]!, e));
-      });
-      await Promise.all([d.eventsWriter.add(rows), d.networkWriter.add(network)]);
-      await flagNetworkErrors(projectId, sessionId, network);
+      // One insert writes the events and, through its materialized view, their network mirror.
+      await write(d.eventsWriter, projectId, raw, { sessionId, events }, events.length);
+      await flagNetworkErrors(projectId, sessionId, events);
       return events.length;
     },
 
-    async network(projectId: string, sessionId: string, requests: NetworkRequest[]): Promise<number> {
+    async network(projectId: string, sessionId: string, requests: NetworkRequest[], raw?: Buffer): Promise<number> {
       await requireSession(projectId, sessionId);
-      const rows = requests.map((r) => toNetworkLogRow(projectId, sessionId, r));
-      await d.networkWriter.add(rows);
-      await flagNetworkErrors(projectId, sessionId, rows);
+      await write(d.networkWriter, projectId, raw, { sessionId, requests }, requests.length);
+      await flagNetworkErrors(projectId, sessionId, requests);
       return requests.length;
     },
 

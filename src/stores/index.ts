@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { ClickHouse } from './clickhouse/port.ts';
 import type { Postgres } from './postgres/port.ts';
-import { migrateClickHouse, migratePostgres } from './migrations.ts';
+import { applyRetention, migrateClickHouse, migratePostgres } from './migrations.ts';
 import { openRedis } from './redis.ts';
 
 export interface Stores {
@@ -19,10 +19,16 @@ export async function openStores(config: Config): Promise<Stores> {
     ? await (await import('./postgres/pg.ts')).openPg(config.databaseUrl)
     : await (await import('./postgres/pglite.ts')).openPglite(path.join(config.dataDir, 'postgres'));
   const ch = config.clickhouse
-    ? await (await import('./clickhouse/http.ts')).openClickHouseHttp(config.clickhouse)
+    ? await (await import('./clickhouse/http.ts')).openClickHouseHttp({ ...config.clickhouse, asyncInsert: config.clickhouseAsyncInsert })
     : await (await import('./clickhouse/chdb.ts')).openChdb(path.join(config.dataDir, 'clickhouse'));
   await migratePostgres(pg);
-  await migrateClickHouse(ch);
+  // Any number of API processes may start at once on one ClickHouse: its DDL has no lock of its
+  // own, so its migrations run while this process holds a Postgres advisory lock.
+  await pg.tx(async (q) => {
+    await q.query('SELECT pg_advisory_xact_lock(7263540113)');
+    await migrateClickHouse(ch);
+    await applyRetention(ch, config.retentionDays);
+  });
   const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
   return {
     pg,

@@ -21,14 +21,30 @@ const HTTP_ONLY = new Set(['query', 'database', 'query_id', 'session_id', 'defau
 const quote = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 let chain: Promise<unknown> = Promise.resolve();
 
-async function run(url: URL, body: string): Promise<{ status: number; text: string }> {
+// An insert of rows in a format, its data in the body: the engine's raw insert path, as a
+// server reads an HTTP insert body (the SQL text path would parse the rows as part of the query).
+const RAW_INSERT = /^\s*INSERT\s+INTO\s+([A-Za-z_][\w.]*)\s+FORMAT\s+(\w+)\s*$/i;
+
+async function run(url: URL, bytes: Buffer): Promise<{ status: number; text: string }> {
   const sets: string[] = [];
+  const settings: Record<string, string | number> = {};
   for (const [k, v] of url.searchParams) {
     if (HTTP_ONLY.has(k)) continue;
     sets.push(k.startsWith('param_') ? `SET ${k} = ${quote(v)}` : `SET ${k} = ${/^-?\d+$/.test(v) ? v : quote(v)}`);
+    if (!k.startsWith('param_')) settings[k] = /^-?\d+$/.test(v) ? Number(v) : v;
   }
   const urlQuery = url.searchParams.get('query');
-  // An insert carries its statement in the URL and its rows in the body.
+  const raw = urlQuery ? RAW_INSERT.exec(urlQuery) : null;
+  if (raw) {
+    try {
+      await session.insert({ table: raw[1]!, values: bytes, format: raw[2]! as import('chdb').RawInsertFormat, settings });
+      return { status: 200, text: '' };
+    } catch (err) {
+      return { status: 500, text: `Code: 1000. DB::Exception: ${(err as Error).message}` };
+    }
+  }
+  const body = bytes.toString('utf8');
+  // Any other statement: in the body, or in the URL with its data in the body.
   const sql = urlQuery ? `${urlQuery}\n${body}` : body;
   try {
     for (const s of sets) await session.queryAsync(s);
@@ -48,7 +64,7 @@ const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const body = Buffer.concat(chunks).toString('utf8');
+    const body = Buffer.concat(chunks);
     const p = chain.then(() => run(url, body));
     chain = p.catch(() => {});
     p.then(({ status, text }) => {

@@ -146,15 +146,15 @@ describe('secrets never reach the logs', () => {
   it('after traffic at trace level, including failures, no API key or admin token appears in the log', async () => {
     // Failures too: 401s, 422s, a 500 (injected ClickHouse fault), requests with keys in odd places.
     const ch = s.svc.stores.ch;
-    const realInsert = ch.insert;
-    (ch as { insert: typeof ch.insert }).insert = async () => {
+    const realInsert = ch.insertBytes;
+    (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = async () => {
       throw new Error('injected fault');
     };
     try {
       const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: A.auth, payload: { sessionId: A.sid, events: [P.tapEvent(A.sid, 5)] } });
       expect(r.statusCode).toBe(500);
     } finally {
-      (ch as { insert: typeof ch.insert }).insert = realInsert;
+      (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = realInsert;
     }
     for (const key of secrets) {
       await fetch(base + '/ingest/session', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-api-key': key, cookie: `k=${key}` }, body: '{"bad json' });

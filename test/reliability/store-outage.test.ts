@@ -232,11 +232,11 @@ describe.skipIf(!pgUp)('a store goes away', () => {
   it('ClickHouse inserts fail: those requests get 5xx, the others are unaffected, nothing acknowledged is missing', async () => {
     const sid = await newSession();
     const ch = s.svc.stores.ch;
-    const realInsert = ch.insert;
+    const realInsert = ch.insertBytes;
     let failing = true;
-    (ch as { insert: typeof ch.insert }).insert = async (table, rows) => {
+    (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = async (table, bytes, format) => {
       if (failing) throw new Error(`injected fault: insert into ${table} failed`);
-      return realInsert.call(ch, table, rows);
+      return realInsert.call(ch, table, bytes, format);
     };
     try {
       const batches = Array.from({ length: 6 }, (_, b) => [P.navigate(sid, b * 2), P.customEvent(sid, b * 2 + 1)]);
@@ -263,18 +263,18 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       const after = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
       expect(Number(after[0]!.c)).toBe(12);
     } finally {
-      (ch as { insert: typeof ch.insert }).insert = realInsert;
+      (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = realInsert;
     }
   });
 
   it("one request's rows failing to insert does not fail the requests that shared its group-commit batch", async () => {
     const sid = await newSession();
     const ch = s.svc.stores.ch;
-    const realInsert = ch.insert;
+    const realInsert = ch.insertBytes;
     // A row ClickHouse would refuse, recognised by its route: every insert containing it fails.
-    (ch as { insert: typeof ch.insert }).insert = async (table, rows) => {
-      if (rows.some((r) => JSON.stringify(r).includes('/poison'))) throw new Error('Code: 27. DB::Exception: Cannot parse input (injected)');
-      return realInsert.call(ch, table, rows);
+    (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = async (table, bytes, format) => {
+      if (bytes.includes('/poison')) throw new Error('Code: 27. DB::Exception: Cannot parse input (injected)');
+      return realInsert.call(ch, table, bytes, format);
     };
     try {
       const good = Array.from({ length: 20 }, (_, b) => [P.navigate(sid, 100 + b)]);
@@ -290,7 +290,7 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       const rows = await ch.query<{ seq: number }>('SELECT sequence_number AS seq FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY seq', { p: projectId, s: sid });
       expect(rows.map((r) => Number(r.seq))).toEqual(good.map((_, b) => 100 + b));
     } finally {
-      (ch as { insert: typeof ch.insert }).insert = realInsert;
+      (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = realInsert;
     }
   });
 

@@ -34,7 +34,7 @@ export const ingestRoutes = (svc: Services): FastifyPluginAsync => async (app) =
   app.post<{ Body: { sessionId: string; events: IngestEvent[] } }>('/events', {
     schema: { tags: ['ingest'], security, body: S.eventsBody, response: { 201: S.okCountResponse, ...errors } },
   }, async (req, reply) => {
-    const count = await svc.ingestion.events(req.projectId, req.body.sessionId, req.body.events);
+    const count = await svc.ingestion.events(req.projectId, req.body.sessionId, req.body.events, req.rawBody);
     return reply.code(201).send({ ok: true, count });
   });
 
@@ -48,7 +48,7 @@ export const ingestRoutes = (svc: Services): FastifyPluginAsync => async (app) =
   app.post<{ Body: { sessionId: string; requests: NetworkRequest[] } }>('/network', {
     schema: { tags: ['ingest'], security, body: S.networkBody, response: { 201: S.okCountResponse, ...errors } },
   }, async (req, reply) => {
-    const count = await svc.ingestion.network(req.projectId, req.body.sessionId, req.body.requests);
+    const count = await svc.ingestion.network(req.projectId, req.body.sessionId, req.body.requests, req.rawBody);
     return reply.code(201).send({ ok: true, count });
   });
 };

@@ -6,18 +6,29 @@ export class QueueFullError extends Error {
   }
 }
 
+/**
+ * The bytes of accepted requests waiting for their insert, shared by every table's batcher: a
+ * burst of large bodies is refused (503) once this much memory is held, whatever the row count.
+ */
+export class QueueBudget {
+  bytes = 0;
+  constructor(readonly maxBytes: number) {}
+}
+
 interface Pending {
-  rows: readonly object[];
+  /** One or more complete JSONEachRow lines, each ending in a line feed. */
+  chunk: Buffer;
+  rows: number;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
 /**
- * Group commit for one table: rows from concurrent requests go out in one insert, and each
- * caller's promise settles when the insert carrying its rows has committed (or failed). While
+ * Group commit for one table: the lines of concurrent requests go out in one insert, and each
+ * caller's promise settles when the insert carrying its lines has committed (or failed). While
  * an insert is in flight the next batch gathers, so an idle service adds no delay and a busy
- * one makes fewer, larger inserts. The queue is bounded: past `maxQueuedRows` callers are
- * refused at once rather than held in memory.
+ * one makes fewer, larger inserts. The queue is bounded in rows and, through the shared
+ * budget, in bytes: past either, callers are refused at once rather than held in memory.
  */
 export class InsertBatcher {
   private queue: Pending[] = [];
@@ -28,17 +39,20 @@ export class InsertBatcher {
   constructor(
     private readonly ch: ClickHouse,
     private readonly table: string,
+    private readonly budget: QueueBudget,
     private readonly opts: { maxBatchRows: number; maxQueuedRows: number; maxConcurrent: number },
   ) {}
 
-  add(rows: readonly object[]): Promise<void> {
-    if (rows.length === 0) return Promise.resolve();
-    if (this.queuedRows + rows.length > this.opts.maxQueuedRows && this.queuedRows > 0) {
+  add(chunk: Buffer, rows: number): Promise<void> {
+    if (chunk.length === 0) return Promise.resolve();
+    const busy = this.queuedRows > 0 || this.inFlight > 0;
+    if (busy && (this.queuedRows + rows > this.opts.maxQueuedRows || this.budget.bytes + chunk.length > this.budget.maxBytes)) {
       return Promise.reject(new QueueFullError());
     }
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ rows, resolve, reject });
-      this.queuedRows += rows.length;
+      this.queue.push({ chunk, rows, resolve, reject });
+      this.queuedRows += rows;
+      this.budget.bytes += chunk.length;
       this.pump();
     });
   }
@@ -50,14 +64,14 @@ export class InsertBatcher {
   }
 
   /**
-   * A shared insert failed while the store is up: one request's bad rows must not fail the
+   * A shared insert failed while the store is up: one request's bad lines must not fail the
    * others that shared its batch, so each is tried alone and only those that fail again get the
-   * error. A batch (at most maxBatchRows, one block) is inserted atomically, so nothing of a
-   * failed request was written.
+   * error. A batch is one insert of one block, written atomically, so nothing of a failed
+   * request was written.
    */
   private async retryEach(batch: Pending[]): Promise<void> {
     for (const p of batch) {
-      await this.ch.insert(this.table, p.rows).then(p.resolve, p.reject);
+      await this.ch.insertBytes(this.table, p.chunk, 'JSONEachRow').then(p.resolve, p.reject);
     }
   }
 
@@ -65,23 +79,24 @@ export class InsertBatcher {
     while (this.queue.length > 0 && this.inFlight < this.opts.maxConcurrent) {
       const batch: Pending[] = [];
       let n = 0;
-      while (this.queue.length > 0 && (n === 0 || n + this.queue[0]!.rows.length <= this.opts.maxBatchRows)) {
+      while (this.queue.length > 0 && (n === 0 || n + this.queue[0]!.rows <= this.opts.maxBatchRows)) {
         const p = this.queue.shift()!;
         batch.push(p);
-        n += p.rows.length;
+        n += p.rows;
       }
       this.queuedRows -= n;
       this.inFlight++;
-      const rows = batch.length === 1 ? batch[0]!.rows : batch.flatMap((p) => p.rows);
-      this.ch.insert(this.table, rows).then(
+      const bytes = batch.length === 1 ? batch[0]!.chunk : Buffer.concat(batch.map((p) => p.chunk));
+      this.ch.insertBytes(this.table, bytes, 'JSONEachRow').then(
         () => batch.forEach((p) => p.resolve()),
         (err) => {
           const failAll = () => batch.forEach((p) => p.reject(err));
           if (batch.length === 1) return failAll();
-          // The store answers: the batch had bad rows, so find whose. It does not: all fail.
+          // The store answers: the batch had bad lines, so find whose. It does not: all fail.
           return this.ch.ping().then(() => this.retryEach(batch), failAll);
         },
       ).finally(() => {
+        this.budget.bytes -= bytes.length;
         this.inFlight--;
         this.pump();
         if (this.queue.length === 0 && this.inFlight === 0) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ClickHouse, Params } from './port.ts';
-import { INSERT_SETTINGS, QUERY_SETTINGS } from './port.ts';
+import { INGEST_SETTINGS, INSERT_SETTINGS, QUERY_SETTINGS } from './port.ts';
 
 type ChdbModule = typeof import('chdb');
 
@@ -39,6 +39,10 @@ export async function openChdb(dir: string): Promise<ClickHouse> {
       // JSONEachRow also reads a JSON array of rows; one stringify of the array is ~1.5x faster
       // than a line per row and builds no intermediate strings (measured, docs/bench.md).
       await session.insert({ table, values: Buffer.from(JSON.stringify(rows)), format: 'JSONEachRow', settings: INSERT_SETTINGS });
+    },
+    async insertBytes(table, bytes, format) {
+      // The buffer goes to the engine as it is (no copy, no re-encoding): chDB's raw insert.
+      await session.insert({ table, values: bytes, format, settings: INGEST_SETTINGS });
     },
     async query<T>(sql: string, params: Params = {}) {
       const res = await session.queryBindAsync(withSettings(sql), params, { format: 'JSONEachRow' });

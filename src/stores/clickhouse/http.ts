@@ -1,6 +1,7 @@
+import { Readable } from 'node:stream';
 import { createClient } from '@clickhouse/client';
 import type { ClickHouse, Params } from './port.ts';
-import { INSERT_SETTINGS, QUERY_SETTINGS } from './port.ts';
+import { ASYNC_INSERT_SETTINGS, INGEST_SETTINGS, INSERT_SETTINGS, QUERY_SETTINGS } from './port.ts';
 
 /** A ClickHouse server over HTTP. */
 export async function openClickHouseHttp(opts: {
@@ -8,7 +9,9 @@ export async function openClickHouseHttp(opts: {
   user: string;
   password: string;
   database: string;
+  asyncInsert?: boolean;
 }): Promise<ClickHouse> {
+  const ingestSettings = opts.asyncInsert ? { ...INGEST_SETTINGS, ...ASYNC_INSERT_SETTINGS } : INGEST_SETTINGS;
   const client = createClient({
     url: opts.url,
     username: opts.user,
@@ -24,6 +27,17 @@ export async function openClickHouseHttp(opts: {
     async insert(table, rows) {
       if (rows.length === 0) return;
       await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: INSERT_SETTINGS });
+    },
+    async insertBytes(table, bytes, format) {
+      // The request bodies go to the server as they arrived: the client's insert() would parse
+      // and re-serialise JSON rows, exec() streams the bytes under the INSERT statement.
+      const r = await client.exec({
+        query: `INSERT INTO ${table} FORMAT ${format}`,
+        values: Readable.from([bytes], { objectMode: false }),
+        clickhouse_settings: ingestSettings,
+      });
+      // The answer is empty; reading it to the end returns the socket to the pool.
+      for await (const _ of r.stream) void _;
     },
     async query<T>(sql: string, params: Params = {}) {
       const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow' });

@@ -11,6 +11,11 @@ export interface ClickHouse {
   exec(sql: string): Promise<void>;
   /** Inserts rows as JSONEachRow; resolves once the insert has committed. */
   insert(table: string, rows: readonly object[]): Promise<void>;
+  /**
+   * Inserts bytes already in `format` (the ingest path's JSON lines), with the ingest settings;
+   * resolves once the insert (and the materialized views it feeds) has committed.
+   */
+  insertBytes(table: string, bytes: Buffer, format: 'JSONEachRow'): Promise<void>;
   /** Runs a query and returns its rows (JSONEachRow). Only for bounded results. */
   query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
   /** Runs a query and returns its whole output in `format` (e.g. CSVWithNames). Bounded results only. */
@@ -24,6 +29,8 @@ export const QUERY_SETTINGS = {
   date_time_output_format: 'iso',
   output_format_json_quote_64bit_integers: 0,
   format_csv_null_representation: '',
+  // JSON text built in SQL (the events' `data`) reads as JavaScript writes it: "/a", not "\/a".
+  output_format_json_escape_forward_slashes: 0,
 } as const;
 
 /**
@@ -36,3 +43,22 @@ export const QUERY_SETTINGS = {
  *   strings escaped inside JSON. Explicit because the engine's default has changed over versions.
  */
 export const INSERT_SETTINGS = { optimize_on_insert: 0, input_format_json_read_objects_as_strings: 1 } as const;
+
+/**
+ * Settings of the ingest path's inserts (request bodies as JSON lines into the `*_ingest` Null
+ * tables), on top of INSERT_SETTINGS, spelled out because engine defaults move between versions:
+ * a body's objects read as named tuples, its unknown keys skipped, its missing ones defaulted.
+ * A batch may span many months of device clocks: the partition cap must not fail it.
+ */
+export const INGEST_SETTINGS = {
+  ...INSERT_SETTINGS,
+  input_format_skip_unknown_fields: 1,
+  input_format_json_named_tuples_as_objects: 1,
+  input_format_json_ignore_unknown_keys_in_named_tuple: 1,
+  input_format_json_defaults_for_missing_elements_in_named_tuple: 1,
+  input_format_null_as_default: 1,
+  throw_on_max_partitions_per_insert_block: 0,
+} as const;
+
+/** With CLICKHOUSE_ASYNC_INSERT: the server buffers, and answers once the buffer is written. */
+export const ASYNC_INSERT_SETTINGS = { async_insert: 1, wait_for_async_insert: 1 } as const;
