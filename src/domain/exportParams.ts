@@ -15,9 +15,7 @@ export function paging(page = 1, limit = DEFAULT_LIMIT): Paging {
   return { page, limit: l, offset: (page - 1) * l };
 }
 
-export function pageCount(total: number, limit: number): number {
-  return Math.ceil(total / limit);
-}
+export { pageCount } from './paging.ts';
 
 export class DateParamError extends Error {}
 
@@ -72,8 +70,4 @@ export function dateRange(from: string | undefined, to: string | undefined): { f
     throw new DateParamError('from must not be after to');
   }
   return { fromMs, toMsExclusive };
-}
-
-export function isoMs(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { HttpError } from './errors.ts';
 import { DateParamError, dateRange } from '../domain/exportParams.ts';
-import type { Encoding } from '../repos/exports/index.ts';
+import type { Encoding } from '../repos/exportCore/types.ts';
 import type { PageMeta } from '../services/exports.ts';
 
 export interface ExportQuery {

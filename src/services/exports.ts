@@ -1,9 +1,18 @@
 import { HttpError } from '../http/errors.ts';
 import { pageCount, paging } from '../domain/exportParams.ts';
-import type { ExportsRepo, ExportResource, Encoding, Row } from '../repos/exports/index.ts';
+import type { ExportResource, Encoding, Row, DateFilter } from '../repos/exportCore/types.ts';
+import type { EventFilter } from '../repos/events.ts';
 import type { SessionsRepo } from '../repos/sessions.ts';
 
-export type ExportName = keyof ExportsRepo;
+/** The four export resources, each read from its table's owner. */
+export interface ExportResources {
+  sessions: ExportResource<DateFilter>;
+  crashes: ExportResource<Record<string, never>>;
+  events: ExportResource<EventFilter>;
+  network: ExportResource<DateFilter>;
+}
+
+export type ExportName = keyof ExportResources;
 
 export interface PageRequest {
   page?: number;
@@ -22,7 +31,7 @@ export type PageResult =
   | { meta: PageMeta; kind: Encoding; body: Buffer | string };
 
 /** The read side: pages and streams of one project's rows. */
-export function exportService(deps: { repo: ExportsRepo; sessions: SessionsRepo; chunkRows: number }) {
+export function exportService(deps: { repo: ExportResources; sessions: SessionsRepo; chunkRows: number }) {
   async function requireSession(projectId: string, filter: unknown) {
     const sessionId = (filter as { sessionId?: string }).sessionId;
     if (sessionId !== undefined && !(await deps.sessions.exists(projectId, sessionId))) {

@@ -7,15 +7,16 @@ import {
 import type { CrashPayload } from '../domain/crashGrouping.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
 import type { SessionsRepo, SessionStart } from '../repos/sessions.ts';
-import type { CrashesRepo } from '../repos/crashes.ts';
-import type { InsertBatcher } from '../stores/clickhouse/batcher.ts';
+import type { CrashGroupsRepo } from '../repos/crashGroups.ts';
+import type { EventsRepo } from '../repos/events.ts';
+import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
 import type { SessionFacts } from './sessionCache.ts';
 
 export interface IngestionDeps {
   sessions: SessionsRepo;
-  crashes: CrashesRepo;
-  eventsWriter: InsertBatcher;
-  networkWriter: InsertBatcher;
+  crashGroups: CrashGroupsRepo;
+  events: EventsRepo;
+  networkLogs: NetworkLogsRepo;
   facts: SessionFacts;
   /** Called once per new crash group, after its transaction committed (wakes the outbox worker). */
   onNewCrashGroup?: () => void;
@@ -67,7 +68,7 @@ export function ingestion(d: IngestionDeps) {
       events.forEach((e, i) => {
         if (e.type === 'network') network.push(mirroredNetworkRow(projectId, rows[i]!, e));
       });
-      await Promise.all([d.eventsWriter.add(rows), d.networkWriter.add(network)]);
+      await Promise.all([d.events.add(rows), d.networkLogs.add(network)]);
       await flagNetworkErrors(projectId, sessionId, network);
       return events.length;
     },
@@ -75,13 +76,13 @@ export function ingestion(d: IngestionDeps) {
     async network(projectId: string, sessionId: string, requests: NetworkRequest[]): Promise<number> {
       await requireSession(projectId, sessionId);
       const rows = requests.map((r) => toNetworkLogRow(projectId, sessionId, r));
-      await d.networkWriter.add(rows);
+      await d.networkLogs.add(rows);
       await flagNetworkErrors(projectId, sessionId, rows);
       return requests.length;
     },
 
     async crash(projectId: string, c: CrashPayload) {
-      const r = await d.crashes.record(projectId, c);
+      const r = await d.crashGroups.record(projectId, c);
       if (r.outcome === 'no-session') throw sessionNotFound();
       if (r.outcome === 'recorded' && r.newGroup) d.onNewCrashGroup?.();
     },

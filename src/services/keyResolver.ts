@@ -1,6 +1,11 @@
 import type { Redis } from 'ioredis';
 import { hashApiKey, isWellFormedApiKey } from '../domain/apiKey.ts';
-import type { KeyRecord, ProjectsRepo } from '../repos/projects.ts';
+import type { KeyRecord } from '../repos/apiKeys.ts';
+
+/** Where keys are looked up by hash (the projects service). */
+export interface KeyLookup {
+  findKeyByHash(keyHash: string): Promise<KeyRecord | null>;
+}
 
 const MAX_ENTRIES = 50_000;
 
@@ -19,7 +24,7 @@ export class KeyResolver {
   private subscriber: Redis | undefined;
 
   constructor(
-    private readonly repo: ProjectsRepo,
+    private readonly repo: KeyLookup,
     private readonly ttlMs: number,
     private readonly redis?: Redis,
     redisKeyPrefix = 'flightrec',

@@ -5,6 +5,7 @@ import { projectPatchBody } from '../schemas/admin.ts';
 import { CRASH_GROUP_STATUSES, type CrashGroupStatus } from '../../domain/crashGroupStatus.ts';
 import { normalizeEmail } from '../../services/accounts.ts';
 import type { Services } from '../../services/index.ts';
+import { dashboardGroup } from '../../services/dashboard.ts';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
 const params = (...names: string[]) => ({
@@ -34,7 +35,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
 
   /** Another team's project is answered like a missing one (404), revealing nothing. */
   async function access(req: FastifyRequest<{ Params: { projectId: string } }>) {
-    const team = await repo.projectTeamFor(req.user.id, req.params.projectId);
+    const team = await accounts.projectTeamFor(req.user.id, req.params.projectId);
     if (!team) throw new HttpError(404, 'Project not found');
     return team;
   }
@@ -76,7 +77,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
 
   // ---- projects and keys -------------------------------------------------------------------
   app.get('/projects', { schema: { tags } }, async (req) => {
-    const list = await repo.projectsOf(req.user.id);
+    const list = await accounts.projectsOf(req.user.id);
     return { data: await Promise.all(list.map(async (p) => ({ ...p, keys: await projects.listKeys(p.id) }))) };
   });
 
@@ -196,11 +197,11 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     await access(req);
     const { projectId, groupId } = req.params;
     // The one workflow implementation (shared with the management API); the dashboard shape is read back.
-    const r = await svc.crashes.setStatus(projectId, groupId, req.body.status);
+    const r = await svc.crashGroups.setStatus(projectId, groupId, req.body.status);
     if (r.outcome === 'not-found') throw new HttpError(404, 'Crash group not found');
     if (r.outcome === 'invalid') {
       throw new HttpError(409, `Cannot go from ${r.from} to ${req.body.status}; allowed: ${r.allowed.join(', ') || 'none'}`);
     }
-    return (await dashboard.crashGroup(projectId, groupId))!;
+    return dashboardGroup(r.group);
   });
 };
