@@ -1,3 +1,5 @@
+import { InvalidParameterError } from './errors.ts';
+
 /** Pure rules of the export query parameters (DESIGN.md "Pagination", "Dates"). */
 
 export const MAX_LIMIT = 1000;
@@ -17,7 +19,8 @@ export function paging(page = 1, limit = DEFAULT_LIMIT): Paging {
 
 export { pageCount } from './paging.ts';
 
-export class DateParamError extends Error {}
+/** A from/to query parameter that is not an ISO 8601 date, or a range that ends before it starts. */
+export class DateParamError extends InvalidParameterError {}
 
 // YYYY-MM-DD, optionally THH:MM[:SS[.fraction]] and a zone (Z, +HH:MM, +HHMM, +HH). A zone
 // whose "+" arrived unescaped in a query string reads as a space, so a space is taken as "+".

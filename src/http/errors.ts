@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { QueueFullError } from '../stores/clickhouse/batcher.ts';
+import { InvalidParameterError, MAX_DETAILS, NotFoundError, QueueFullError, ValidationError } from '../domain/errors.ts';
 
 /** An error that becomes `{error, details?}` with its status code. */
 export class HttpError extends Error {
@@ -12,8 +12,6 @@ export class HttpError extends Error {
     super(message);
   }
 }
-
-export const MAX_DETAILS = 100;
 
 interface AjvError {
   keyword: string;
@@ -60,6 +58,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (err instanceof HttpError) e = err;
     else if (err.validation) e = validationToHttpError(err.validation, err.validationContext);
     else if (err instanceof QueueFullError) e = new HttpError(503, 'Service is busy, retry shortly', undefined, { 'retry-after': '1' });
+    else if (err instanceof NotFoundError) e = new HttpError(404, err.message);
+    else if (err instanceof ValidationError) e = new HttpError(422, err.message, err.details);
+    else if (err instanceof InvalidParameterError) e = new HttpError(400, err.message);
     else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
       e = new HttpError(400, 'Request body is not valid JSON');
     } else if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = new HttpError(413, 'Request body is too large');

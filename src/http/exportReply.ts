@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { HttpError } from './errors.ts';
-import { DateParamError, dateRange } from '../domain/exportParams.ts';
+import { dateRange } from '../domain/exportParams.ts';
 import type { Encoding } from '../repos/exportCore/types.ts';
 import type { PageMeta } from '../services/exports.ts';
 
@@ -21,13 +21,9 @@ export function resolveFormat(q: ExportQuery): { format: 'json' | Encoding; stre
   return { format: q.format ?? 'ndjson', stream: true };
 }
 
+/** A bad date is a DateParamError, answered 400 by the error handler. */
 export function dateFilter(q: ExportQuery) {
-  try {
-    return dateRange(q.from, q.to);
-  } catch (err) {
-    if (err instanceof DateParamError) throw new HttpError(400, err.message);
-    throw err;
-  }
+  return dateRange(q.from, q.to);
 }
 
 export function contentHeaders(resource: string, enc: Encoding): Record<string, string> {

@@ -1,5 +1,6 @@
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import { decideEnd, statusAfterEnd, type SessionStatus } from '../domain/sessionState.ts';
+import type { SessionStart } from '../domain/session.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
 import { isoMs } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
@@ -8,28 +9,6 @@ import type { DateFilter } from './exportCore/types.ts';
 
 /** The Postgres `sessions` table: ingestion's writes, the export, the dashboard's reads. */
 const TABLE = 'sessions';
-
-export interface Device {
-  platform?: string;
-  osVersion?: string;
-  model?: string;
-  brand?: string;
-  appVersion?: string;
-  appBuildNumber?: string;
-  sdkVersion?: string;
-  locale?: string;
-  timezone?: string;
-  screenWidth?: number;
-  screenHeight?: number;
-  networkType?: string;
-}
-
-export interface SessionStart {
-  sessionId: string;
-  device: Device;
-  startedAt: number;
-  userId?: string;
-}
 
 // The contract's session fields, built in one place: the export and the dashboard add their
 // own extras around these.

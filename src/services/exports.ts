@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.ts';
+import { NotFoundError } from '../domain/errors.ts';
 import { pageCount, paging } from '../domain/exportParams.ts';
 import type { ExportResource, Encoding, Row, DateFilter } from '../repos/exportCore/types.ts';
 import type { EventFilter } from '../repos/events.ts';
@@ -35,7 +35,7 @@ export function exportService(deps: { repo: ExportResources; sessions: SessionsR
   async function requireSession(projectId: string, filter: unknown) {
     const sessionId = (filter as { sessionId?: string }).sessionId;
     if (sessionId !== undefined && !(await deps.sessions.exists(projectId, sessionId))) {
-      throw new HttpError(404, 'Session not found');
+      throw new NotFoundError('Session not found');
     }
   }
 

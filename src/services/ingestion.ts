@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.ts';
+import { MAX_DETAILS, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { isNetworkError } from '../domain/sessionState.ts';
 import {
   mirroredNetworkRow, toEventRow, toNetworkLogRow,
@@ -6,7 +6,8 @@ import {
 } from '../domain/eventRows.ts';
 import type { CrashPayload } from '../domain/crashGrouping.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
-import type { SessionsRepo, SessionStart } from '../repos/sessions.ts';
+import type { SessionsRepo } from '../repos/sessions.ts';
+import type { SessionStart } from '../domain/session.ts';
 import type { CrashGroupsRepo } from '../repos/crashGroups.ts';
 import type { EventsRepo } from '../repos/events.ts';
 import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
@@ -22,7 +23,7 @@ export interface IngestionDeps {
   onNewCrashGroup?: () => void;
 }
 
-const sessionNotFound = () => new HttpError(404, 'Session not found');
+const sessionNotFound = () => new NotFoundError('Session not found');
 
 /** The write side: each call returns only after what it accepted is committed. */
 export function ingestion(d: IngestionDeps) {
@@ -48,7 +49,7 @@ export function ingestion(d: IngestionDeps) {
     async endSession(projectId: string, sessionId: string, endedAt: number) {
       const r = await d.sessions.end(projectId, sessionId, endedAt);
       if (r === 'before-start') {
-        throw new HttpError(422, 'Validation failed', [{ path: '/endedAt', message: 'must not be before the session startedAt' }]);
+        throw new ValidationError([{ path: '/endedAt', message: 'must not be before the session startedAt' }]);
       }
     },
 
@@ -61,7 +62,7 @@ export function ingestion(d: IngestionDeps) {
           foreign.push({ path: `/events/${i}/properties`, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` });
         }
       });
-      if (foreign.length) throw new HttpError(422, 'Validation failed', foreign.slice(0, 100));
+      if (foreign.length) throw new ValidationError(foreign.slice(0, MAX_DETAILS));
       await requireSession(projectId, sessionId);
       const rows = events.map((e) => toEventRow(projectId, e));
       const network: NetworkLogRow[] = [];

@@ -1,10 +1,5 @@
 import type { ClickHouse } from './port.ts';
-
-export class QueueFullError extends Error {
-  constructor() {
-    super('Ingestion queue is full');
-  }
-}
+import { QueueFullError } from '../../domain/errors.ts';
 
 // One insert in flight per table: the next block gathers everything that arrives meanwhile.
 // ClickHouse CPU per row (insert + the merges of the parts it creates) falls with block size:
