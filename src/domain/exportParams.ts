@@ -2,6 +2,17 @@ import { InvalidParameterError } from './errors.ts';
 
 /** Pure rules of the export query parameters (DESIGN.md "Pagination", "Dates"). */
 
+/** The query string of every /export route, as its schema validates it. */
+export interface ExportQuery {
+  page?: number;
+  limit?: number;
+  format?: 'json' | 'csv' | 'ndjson';
+  stream?: boolean;
+  from?: string;
+  to?: string;
+  sessionId?: string;
+}
+
 export const MAX_LIMIT = 1000;
 export const DEFAULT_LIMIT = 100;
 

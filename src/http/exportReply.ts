@@ -1,29 +1,14 @@
 import type { FastifyReply } from 'fastify';
 import { HttpError } from './errors.ts';
-import { dateRange } from '../domain/exportParams.ts';
+import type { ExportQuery } from '../domain/exportParams.ts';
 import type { Encoding } from '../repos/exportCore/types.ts';
 import type { PageMeta } from '../services/exports.ts';
-
-export interface ExportQuery {
-  page?: number;
-  limit?: number;
-  format?: 'json' | 'csv' | 'ndjson';
-  stream?: boolean;
-  from?: string;
-  to?: string;
-  sessionId?: string;
-}
 
 /** stream=true needs a row format: csv, or ndjson when none is asked for. */
 export function resolveFormat(q: ExportQuery): { format: 'json' | Encoding; stream: boolean } {
   if (!q.stream) return { format: q.format ?? 'json', stream: false };
   if (q.format === 'json') throw new HttpError(400, 'stream=true returns csv or ndjson; use format=csv or format=ndjson');
   return { format: q.format ?? 'ndjson', stream: true };
-}
-
-/** A bad date is a DateParamError, answered 400 by the error handler. */
-export function dateFilter(q: ExportQuery) {
-  return dateRange(q.from, q.to);
 }
 
 export function contentHeaders(resource: string, enc: Encoding): Record<string, string> {

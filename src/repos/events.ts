@@ -62,7 +62,7 @@ export function eventsRepo(ch: ClickHouse) {
     drain: () => writer.drain(),
 
     /** The events of one session, in sequence order; `data` is parsed back into an object for JSON. */
-    export: chResource(ch, 'events', EVENT_FIELDS, source, (r) => ({ ...r, data: JSON.parse(r.data as string) as unknown })),
+    export: chResource(ch, 'events', EVENT_FIELDS, source, (r) => ({ ...r, data: JSON.parse(String(r.data)) as Record<string, unknown> })),
 
     /** Distinct events (by sequenceNumber) stored per session. */
     async countBySession(projectId: string, sessionIds: string[]): Promise<Map<string, number>> {

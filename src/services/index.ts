@@ -13,7 +13,7 @@ import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { SessionFacts } from './sessionCache.ts';
 import { ingestion } from './ingestion.ts';
-import { exportService } from './exports.ts';
+import { exportEndpoints, exportService } from './exports.ts';
 import { accountsService } from './accounts.ts';
 import { projectsService } from './projects.ts';
 import { crashGroupsService } from './crashGroups.ts';
@@ -49,8 +49,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis, config.redisKeyPrefix),
     },
     exports: exportService({
-      repo: { sessions: sessions.export, crashes: crashGroups.export, events: events.export, network: networkLogs.export },
-      sessions,
+      endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export }),
       chunkRows: config.exportChunkRows,
     }),
     accounts: accountsService(accountsRepo(stores.pg, suspensionKeys), projectRows),
