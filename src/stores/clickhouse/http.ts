@@ -1,5 +1,5 @@
 import { createClient } from '@clickhouse/client';
-import type { ClickHouse, Params } from './port.ts';
+import type { ClickHouse, Params, Settings } from './port.ts';
 import { INSERT_SETTINGS, QUERY_SETTINGS } from './port.ts';
 
 /** A ClickHouse server over HTTP. */
@@ -25,12 +25,13 @@ export async function openClickHouseHttp(opts: {
       if (rows.length === 0) return;
       await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: INSERT_SETTINGS });
     },
-    async query<T>(sql: string, params: Params = {}) {
-      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+    // The client sends QUERY_SETTINGS with every request; a query's own settings go on top.
+    async query<T>(sql: string, params: Params = {}, settings?: Settings) {
+      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: settings });
       return (await rs.json()) as T[];
     },
-    async queryRaw(sql, params, format) {
-      const rs = await client.query({ query: sql, query_params: params, format: format as 'CSVWithNames' });
+    async queryRaw(sql, params, format, settings) {
+      const rs = await client.query({ query: sql, query_params: params, format: format as 'CSVWithNames', clickhouse_settings: settings });
       return Buffer.from(await rs.text());
     },
     async ping() {

@@ -5,6 +5,9 @@
  */
 export type Params = Record<string, unknown>;
 
+/** Query-level settings; each adapter applies them the way its engine takes them. */
+export type Settings = Readonly<Record<string, string | number>>;
+
 export interface ClickHouse {
   readonly kind: 'chdb' | 'http';
   /** Runs a statement that returns nothing (DDL). */
@@ -12,9 +15,9 @@ export interface ClickHouse {
   /** Inserts rows as JSONEachRow; resolves once the insert has committed. */
   insert(table: string, rows: readonly object[]): Promise<void>;
   /** Runs a query and returns its rows (JSONEachRow). Only for bounded results. */
-  query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
+  query<T = Record<string, unknown>>(sql: string, params?: Params, settings?: Settings): Promise<T[]>;
   /** Runs a query and returns its whole output in `format` (e.g. CSVWithNames). Bounded results only. */
-  queryRaw(sql: string, params: Params, format: string): Promise<Buffer>;
+  queryRaw(sql: string, params: Params, format: string, settings?: Settings): Promise<Buffer>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -36,3 +39,8 @@ export const QUERY_SETTINGS = {
  *   strings escaped inside JSON. Explicit because the engine's default has changed over versions.
  */
 export const INSERT_SETTINGS = { optimize_on_insert: 0, input_format_json_read_objects_as_strings: 1 } as const;
+
+/** A `SETTINGS` clause, for an engine that takes query settings only inside the SQL (chDB). */
+export function settingsClause(s: Settings): string {
+  return ' SETTINGS ' + Object.entries(s).map(([k, v]) => `${k}=${typeof v === 'string' ? `'${v.replaceAll("'", "\\'")}'` : v}`).join(', ');
+}
