@@ -37,12 +37,16 @@ export class DateParamError extends InvalidParameterError {}
 // whose "+" arrived unescaped in a query string reads as a space, so a space is taken as "+".
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|[+\- ]\d{2}(?::?\d{2})?)?)?$/;
 
-interface Parsed {
+export interface ParsedDate {
   ms: number;
   dateOnly: boolean;
 }
 
-function parseIso(name: string, text: string): Parsed {
+/**
+ * The one date parser of query parameters (export and dashboard): a real calendar date, so
+ * 2026-02-30 is refused rather than rolled over into March. A date-time without a zone is UTC.
+ */
+export function parseIsoDate(name: string, text: string): ParsedDate {
   const m = ISO.exec(text);
   if (!m) throw new DateParamError(`${name} must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)`);
   const [, y, mo, d, h, mi, s, frac, zone] = m;
@@ -68,7 +72,7 @@ function parseIso(name: string, text: string): Parsed {
   return { ms: date.getTime() - offsetMin * 60_000, dateOnly: h === undefined };
 }
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 
 /**
  * The half-open interval [fromMs, toMsExclusive) of a from/to pair, in Unix ms. `from` is
@@ -76,8 +80,8 @@ const DAY_MS = 86_400_000;
  * whole UTC day. A date-time without a zone is UTC.
  */
 export function dateRange(from: string | undefined, to: string | undefined): { fromMs?: number; toMsExclusive?: number } {
-  const f = from === undefined ? undefined : parseIso('from', from);
-  const t = to === undefined ? undefined : parseIso('to', to);
+  const f = from === undefined ? undefined : parseIsoDate('from', from);
+  const t = to === undefined ? undefined : parseIsoDate('to', to);
   const fromMs = f?.ms;
   const toMsExclusive = t === undefined ? undefined : t.dateOnly ? t.ms + DAY_MS : t.ms + 1;
   if (fromMs !== undefined && toMsExclusive !== undefined && fromMs >= toMsExclusive) {

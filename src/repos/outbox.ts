@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
+import { isoTime } from '../domain/time.ts';
 
 /** The Postgres `alert_outbox` table: jobs enqueued with the change that calls for them, run by the worker. */
 const TABLE = 'alert_outbox';
@@ -40,7 +41,6 @@ export interface OutboxRow {
   doneAt: string | null;
 }
 
-const isoOrNull = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 
 /** Enqueues inside the caller's transaction, so the job exists exactly when its change committed. */
 export async function enqueueJob(q: Queryable, projectId: string, groupId: string, kind: string): Promise<void> {
@@ -57,7 +57,7 @@ export function outboxRepo(db: Queryable) {
         [groupId, NEW_GROUP_JOB],
       );
       const o = r.rows[0];
-      return o ? { status: o.status, attempts: o.attempts ?? 0, lastError: o.last_error, sentAt: isoOrNull(o.sent_at), note: o.note } : null;
+      return o ? { status: o.status, attempts: o.attempts ?? 0, lastError: o.last_error, sentAt: isoTime(o.sent_at), note: o.note } : null;
     },
 
     /**
@@ -84,7 +84,7 @@ export function outboxRepo(db: Queryable) {
       );
       return r.rows.map((x) => ({
         id: Number(x.id), projectId: x.project_id, groupId: x.group_id, kind: x.kind,
-        attempts: x.attempts, leaseToken: token, sentAt: isoOrNull(x.sent_at),
+        attempts: x.attempts, leaseToken: token, sentAt: isoTime(x.sent_at),
       }));
     },
 
@@ -151,7 +151,7 @@ export function outboxRepo(db: Queryable) {
       }>(`SELECT id, group_id, kind, status, attempts, last_error, sent_at, message_id, note, done_at FROM ${TABLE} WHERE group_id = $1 ORDER BY id`, [groupId]);
       return r.rows.map((x) => ({
         id: Number(x.id), groupId: x.group_id, kind: x.kind, status: x.status, attempts: x.attempts, lastError: x.last_error,
-        sentAt: isoOrNull(x.sent_at), messageId: x.message_id, note: x.note, doneAt: isoOrNull(x.done_at),
+        sentAt: isoTime(x.sent_at), messageId: x.message_id, note: x.note, doneAt: isoTime(x.done_at),
       }));
     },
   };

@@ -5,6 +5,7 @@ import { projectPatchBody } from '../schemas/admin.ts';
 import { CRASH_GROUP_STATUSES, type CrashGroupStatus } from '../../domain/crashGroupStatus.ts';
 import { normalizeEmail } from '../../services/accounts.ts';
 import type { Services } from '../../services/index.ts';
+import { DAY_MS, DateParamError, parseIsoDate, type ParsedDate } from '../../domain/exportParams.ts';
 import { dashboardGroup } from '../../services/dashboard.ts';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
@@ -14,15 +15,22 @@ const params = (...names: string[]) => ({
 const paging = { page: { type: 'integer', minimum: 1, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } };
 const dateParam = { type: 'string', maxLength: 40 } as const;
 const tags = ['dashboard'];
-const DAY = 86_400_000;
+const DAY = DAY_MS;
 
-/** An ISO 8601 date or date-time; a date-only upper bound includes that whole UTC day. */
+/**
+ * An ISO 8601 date or date-time (the export's strict parser); a date-only upper bound
+ * includes that whole UTC day, a date-time one is exclusive.
+ */
 function parseDate(name: string, v: string | undefined, upper: boolean): number | undefined {
   if (v === undefined || v === '') return undefined;
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(v);
-  const t = dateOnly ? Date.parse(`${v}T00:00:00.000Z`) : /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(t)) throw new HttpError(400, `Invalid query parameter ${name}: expected an ISO 8601 date or date-time`);
-  return dateOnly && upper ? t + DAY : t;
+  let d: ParsedDate;
+  try {
+    d = parseIsoDate(name, v);
+  } catch (err) {
+    if (err instanceof DateParamError) throw new HttpError(400, `Invalid query parameter ${name}: expected an ISO 8601 date or date-time`);
+    throw err;
+  }
+  return d.dateOnly && upper ? d.ms + DAY : d.ms;
 }
 
 /** /api/dashboard: what a signed-in user sees and does, limited to their teams' projects. */
