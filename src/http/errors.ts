@@ -25,15 +25,14 @@ interface AjvError {
  * details point into the body with a JSON pointer. Query-string failures are 400.
  */
 export function validationToHttpError(errors: AjvError[], context: string | undefined): HttpError {
-  const missing = errors.filter((e) => e.keyword === 'required');
-  if (missing.length > 0) {
-    const e = missing[0]!;
-    return new HttpError(400, `Missing required field ${e.instancePath}/${String(e.params.missingProperty)}`);
+  const missing = errors.find((e) => e.keyword === 'required');
+  if (missing) {
+    return new HttpError(400, `Missing required field ${missing.instancePath}/${String(missing.params.missingProperty)}`);
   }
   if (context !== 'body') {
-    const e = errors[0]!;
-    const name = e.instancePath.replace(/^\//, '') || context || 'request';
-    return new HttpError(400, `Invalid ${context ?? 'request'} parameter ${name}: ${e.message ?? 'invalid'}`);
+    const e = errors[0];
+    const name = e?.instancePath.replace(/^\//, '') || context || 'request';
+    return new HttpError(400, `Invalid ${context ?? 'request'} parameter ${name}: ${e?.message ?? 'invalid'}`);
   }
   const details = errors
     .filter((e) => e.keyword !== 'if' && e.keyword !== 'allOf')

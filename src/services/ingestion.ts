@@ -2,7 +2,7 @@ import { MAX_DETAILS, NotFoundError, ValidationError } from '../domain/errors.ts
 import { isNetworkError } from '../domain/sessionState.ts';
 import {
   mirroredNetworkRow, toEventRow, toNetworkLogRow,
-  type IngestEvent, type NetworkLogRow, type NetworkRequest,
+  type EventRow, type IngestEvent, type NetworkLogRow, type NetworkRequest,
 } from '../domain/eventRows.ts';
 import type { CrashPayload } from '../domain/crashGrouping.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
@@ -64,11 +64,13 @@ export function ingestion(d: IngestionDeps) {
       });
       if (foreign.length) throw new ValidationError(foreign.slice(0, MAX_DETAILS));
       await requireSession(projectId, sessionId);
-      const rows = events.map((e) => toEventRow(projectId, e));
+      const rows: EventRow[] = [];
       const network: NetworkLogRow[] = [];
-      events.forEach((e, i) => {
-        if (e.type === 'network') network.push(mirroredNetworkRow(projectId, rows[i]!, e));
-      });
+      for (const e of events) {
+        const row = toEventRow(projectId, e);
+        rows.push(row);
+        if (e.type === 'network') network.push(mirroredNetworkRow(projectId, row, e));
+      }
       await Promise.all([d.events.add(rows), d.networkLogs.add(network)]);
       await flagNetworkErrors(projectId, sessionId, network);
       return events.length;

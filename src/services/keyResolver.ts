@@ -57,7 +57,10 @@ export class KeyResolver {
       record = hit.record;
     } else {
       record = await this.repo.findKeyByHash(keyHash);
-      if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+      if (this.cache.size >= MAX_ENTRIES) {
+        const oldest = this.cache.keys().next();
+        if (!oldest.done) this.cache.delete(oldest.value);
+      }
       this.cache.set(keyHash, { record, expires: now + this.ttlMs });
     }
     return record && record.active ? record : null;

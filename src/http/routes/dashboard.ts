@@ -121,7 +121,8 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     const keys = await projects.listKeys(req.params.projectId);
     if (!keys.some((k) => k.id === req.params.keyId)) throw new HttpError(404, 'Key not found');
     const r = await projects.deactivateKey(req.params.keyId);
-    await svc.keys.invalidate(r!.keyHash);
+    if (!r) throw new HttpError(404, 'Key not found');
+    await svc.keys.invalidate(r.keyHash);
     return { ok: true };
   });
 

@@ -65,14 +65,15 @@ export class InsertBatcher {
     while (this.queue.length > 0 && this.inFlight < this.opts.maxConcurrent) {
       const batch: Pending[] = [];
       let n = 0;
-      while (this.queue.length > 0 && (n === 0 || n + this.queue[0]!.rows.length <= this.opts.maxBatchRows)) {
-        const p = this.queue.shift()!;
+      for (let p = this.queue[0]; p !== undefined && (n === 0 || n + p.rows.length <= this.opts.maxBatchRows); p = this.queue[0]) {
+        this.queue.shift();
         batch.push(p);
         n += p.rows.length;
       }
       this.queuedRows -= n;
       this.inFlight++;
-      const rows = batch.length === 1 ? batch[0]!.rows : batch.flatMap((p) => p.rows);
+      const only = batch.length === 1 ? batch[0] : undefined;
+      const rows = only ? only.rows : batch.flatMap((p) => p.rows);
       this.ch.insert(this.table, rows).then(
         () => batch.forEach((p) => p.resolve()),
         (err) => {
