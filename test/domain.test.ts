@@ -86,7 +86,7 @@ describe('session state machine', () => {
 });
 
 describe('crash group status', () => {
-  it('follows DESIGN.md transitions', () => {
+  it('follows the transitions of docs/decisions.md', () => {
     expect(canTransition('open', 'acknowledged')).toBe(true);
     expect(canTransition('acknowledged', 'resolved')).toBe(true);
     expect(canTransition('open', 'ignored')).toBe(true);

@@ -1,4 +1,4 @@
-// Wire shapes of the ingestion contract (/work/shared/spec/interface.md), as the SDK sends them.
+// Wire shapes of the ingestion contract (the README's Ingestion API), as the SDK sends them.
 
 export type Platform = 'ios' | 'android' | 'macos' | 'linux' | 'windows';
 export type NetworkType = 'wifi' | 'cellular' | 'none' | 'unknown';

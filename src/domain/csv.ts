@@ -1,5 +1,5 @@
 /**
- * The one CSV rule set of the exports (DESIGN.md), for rows encoded in JS. The ClickHouse-backed
+ * The one CSV rule set of the exports (docs/decisions.md), for rows encoded in JS. The ClickHouse-backed
  * exports produce the same bytes with ClickHouse's CSVWithNames; `FORMULA_START` and
  * `CSV_CLICKHOUSE_SETTINGS` are what keep the two encoders in step.
  *

@@ -1,6 +1,6 @@
 import { InvalidParameterError } from './errors.ts';
 
-/** Pure rules of the export query parameters (DESIGN.md "Pagination", "Dates"). */
+/** Pure rules of the export query parameters (docs/decisions.md, Export: "Pagination", "Dates"). */
 
 /** The query string of every /export route, as its schema validates it. */
 export interface ExportQuery {

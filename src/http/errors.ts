@@ -21,7 +21,7 @@ interface AjvError {
 }
 
 /**
- * DESIGN.md: a missing required field is a 400, every other schema failure a 422 whose
+ * docs/decisions.md (Ingestion): a missing required field is a 400, every other schema failure a 422 whose
  * details point into the body with a JSON pointer. Query-string failures are 400.
  */
 export function validationToHttpError(errors: AjvError[], context: string | undefined): HttpError {

@@ -32,7 +32,7 @@ export const QUERY_SETTINGS = {
 /**
  * Settings of every insert, in both adapters.
  * - `optimize_on_insert = 0`: do not collapse duplicate keys inside each inserted block. Reads
- *   already deduplicate with FINAL (DESIGN.md), so collapsing at insert is redundant work, and
+ *   already deduplicate with FINAL (docs/decisions.md), so collapsing at insert is redundant work, and
  *   skipping it doubles the embedded engine's insert rate (measured, docs/bench.md).
  * - `input_format_json_read_objects_as_strings = 1`: a JSON object sent for a String column is
  *   stored as its JSON text, byte for byte (events' `data`), so rows carry objects, not JSON
