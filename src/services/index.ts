@@ -1,8 +1,8 @@
 import type { Config } from '../config.ts';
 import type { Stores } from '../stores/index.ts';
-import { projectsRepo } from '../repos/projects.ts';
+import type { Queryable } from '../stores/postgres/port.ts';
+import { projectIdsOfTeams, projectsRepo } from '../repos/projects.ts';
 import { apiKeysRepo, keysOnSuspension } from '../repos/apiKeys.ts';
-import { projectIdsOfTeams } from '../repos/projects.ts';
 import { sessionsRepo } from '../repos/sessions.ts';
 import { crashGroupsRepo } from '../repos/crashGroups.ts';
 import { eventsRepo } from '../repos/events.ts';
@@ -29,8 +29,8 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const crashGroups = crashGroupsRepo(stores.pg);
   // A suspension turns off the keys of the projects of the teams the user owns, in its own transaction.
   const suspensionKeys = {
-    suspend: async (q: Parameters<typeof projectIdsOfTeams>[0], teamIds: string[]) => keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
-    unsuspend: async (q: Parameters<typeof projectIdsOfTeams>[0], teamIds: string[]) => keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
+    suspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
+    unsuspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
   };
   const wakeups = new Set<() => void>();
   return {
