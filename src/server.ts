@@ -44,7 +44,7 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
           svc.onNewCrashGroup.delete(worker.wake);
           await worker.stop();
         }
-        await Promise.all([svc.eventsWriter.drain(), svc.networkWriter.drain()]);
+        await Promise.all([svc.events.drain(), svc.networkLogs.drain()]);
         await svc.keys.stop();
         await stores.close();
       })();

@@ -7,7 +7,7 @@ import { sleep } from './helpers/wait.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
 import type { Config } from '../src/config.ts';
 import { outboxRepo } from '../src/repos/outbox.ts';
-import { crashAlertJob } from '../src/workers/crashAlertJob.ts';
+import { alertCrashes, crashAlertJob } from '../src/workers/crashAlertJob.ts';
 import { createMailer, type Mailer } from '../src/workers/mailer.ts';
 import { createSummarizer } from '../src/workers/summary.ts';
 import { createAlertWorker } from '../src/workers/index.ts';
@@ -52,7 +52,7 @@ const repo = () => outboxRepo(s.svc.stores.pg);
 async function runAndDie(mailer: Mailer, groupId: string) {
   const [job] = await repo().claim(10, LEASE_MS, 8);
   expect(job?.groupId).toBe(groupId);
-  const run = crashAlertJob({ config: config(), crashes: s.svc.crashes, outbox: repo(), summarize: createSummarizer(config(), silentLog), mailer });
+  const run = crashAlertJob({ config: config(), crashes: alertCrashes(s.svc.stores.pg), outbox: repo(), summarize: createSummarizer(config(), silentLog), mailer });
   return run(job!);
 }
 
@@ -143,7 +143,7 @@ describe('alert outbox under failures', () => {
       expect(await w.worker.runDue()).toBe(0); // a failed job stays failed
       expect(mailsFor(groupId)).toHaveLength(0);
       // The summary step had succeeded and is kept for the group.
-      expect((await s.svc.crashes.getGroup((await s.svc.stores.pg.query<{ project_id: string }>('SELECT project_id FROM crash_groups WHERE id = $1', [groupId])).rows[0]!.project_id, groupId))!.summarySource).toBe('deterministic');
+      expect((await s.svc.crashGroups.view((await s.svc.stores.pg.query<{ project_id: string }>('SELECT project_id FROM crash_groups WHERE id = $1', [groupId])).rows[0]!.project_id, groupId))!.summarySource).toBe('deterministic');
     } finally {
       smtp.refuse = null;
       await w.stop();

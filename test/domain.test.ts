@@ -6,6 +6,7 @@ import { decideEnd, isNetworkError, statusAfterCrash, statusAfterEnd } from '../
 import { allowedTransitions, canTransition, statusAfterOccurrence } from '../src/domain/crashGroupStatus.ts';
 import { eventId, uuidV5 } from '../src/domain/ids.ts';
 import { eventData } from '../src/domain/eventRows.ts';
+import { DateParamError, parseIsoDate } from '../src/domain/exportParams.ts';
 
 describe('API keys', () => {
   it('have the prefix, 32 + 6 base62 characters and a valid checksum', () => {
@@ -85,7 +86,7 @@ describe('session state machine', () => {
 });
 
 describe('crash group status', () => {
-  it('follows DESIGN.md transitions', () => {
+  it('follows the transitions of docs/decisions.md', () => {
     expect(canTransition('open', 'acknowledged')).toBe(true);
     expect(canTransition('acknowledged', 'resolved')).toBe(true);
     expect(canTransition('open', 'ignored')).toBe(true);
@@ -121,5 +122,19 @@ describe('ids and event data', () => {
     expect(eventData({ ...base, type: 'custom', name: 'n' })).toEqual({ name: 'n', properties: null });
     expect(eventData({ ...base, type: 'network', method: 'GET', url: 'u', duration: 3 })).toEqual({ method: 'GET', url: 'u', statusCode: null, duration: 3, error: null });
     expect(eventData({ ...base, type: 'tap', x: 1, y: 2 })).toEqual({ x: 1, y: 2, target: null });
+  });
+});
+
+describe('query dates (the export and the dashboard share one parser)', () => {
+  it('refuses a day the month does not have instead of rolling it over', () => {
+    expect(() => parseIsoDate('from', '2026-02-30')).toThrow(DateParamError);
+    expect(() => parseIsoDate('from', '2026-13-01')).toThrow(DateParamError);
+    expect(() => parseIsoDate('to', '2026-02-28T24:00:00Z')).toThrow(DateParamError);
+  });
+  it('reads dates as UTC days and date-times with their zone', () => {
+    expect(parseIsoDate('from', '2026-03-02')).toEqual({ ms: Date.UTC(2026, 2, 2), dateOnly: true });
+    expect(parseIsoDate('from', '2028-02-29T12:00:00Z')).toEqual({ ms: Date.UTC(2028, 1, 29, 12), dateOnly: false });
+    expect(parseIsoDate('from', '2026-01-31T12:00:00+02:00').ms).toBe(Date.UTC(2026, 0, 31, 10));
+    expect(parseIsoDate('from', '2026-01-31T12:00').ms).toBe(Date.UTC(2026, 0, 31, 12));
   });
 });

@@ -27,7 +27,7 @@ const getJson = async (p: Project, url: string) => {
   return r.json();
 };
 
-/** The JSON value a CSV cell carries for a text value (DESIGN.md's formula neutralisation). */
+/** The JSON value a CSV cell carries for a text value (the formula neutralisation of docs/decisions.md). */
 const neutral = (v: unknown) => (typeof v === 'string' && /^[=+\-@\t\r]/.test(v) ? `'${v}` : v);
 
 /** Loads CSV back with ClickHouse's CSVWithNames input: an independent RFC 4180 reader. */

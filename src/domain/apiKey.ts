@@ -1,7 +1,7 @@
 import { createHash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
-// Key format (DESIGN.md): "frk_" + 32 random base62 characters + a 6-character base62 CRC32
+// Key format (docs/decisions.md): "frk_" + 32 random base62 characters + a 6-character base62 CRC32
 // of those 32, so a mistyped or truncated key is refused without touching a store.
 export const KEY_PREFIX = 'frk_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

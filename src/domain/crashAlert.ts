@@ -1,3 +1,4 @@
+import { isoMs } from './time.ts';
 import { kindOf } from './crashSummary.ts';
 
 /** Everything a crash-alert email shows. */
@@ -54,7 +55,7 @@ export function renderCrashAlert(a: CrashAlert, publicUrl: string): RenderedEmai
   const facts: [string, string][] = [
     ['Project', a.projectName],
     ['Kind', kindOf(a)],
-    ['First seen', new Date(a.firstSeenAt).toISOString()],
+    ['First seen', isoMs(a.firstSeenAt)],
     ['App version', app],
     ['Platform', platform],
     ['Device', device],

@@ -1,7 +1,7 @@
 export const CRASH_GROUP_STATUSES = ['open', 'acknowledged', 'resolved', 'ignored'] as const;
 export type CrashGroupStatus = (typeof CRASH_GROUP_STATUSES)[number];
 
-// DESIGN.md: open -> acknowledged -> resolved; any -> ignored; ignored or resolved -> open by hand.
+// docs/decisions.md: open -> acknowledged -> resolved; any -> ignored; ignored or resolved -> open by hand.
 const ALLOWED: Record<CrashGroupStatus, CrashGroupStatus[]> = {
   open: ['acknowledged', 'ignored'],
   acknowledged: ['resolved', 'ignored'],

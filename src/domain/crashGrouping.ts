@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** The head of a stack trace: its first five lines, split on \n with a trailing \r dropped (DESIGN.md). */
+/** The head of a stack trace: its first five lines, split on \n with a trailing \r dropped (docs/decisions.md). */
 export function stackHead(stackTrace: string): string {
   return stackTrace.split('\n').slice(0, 5).map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)).join('\n');
 }

@@ -1,5 +1,5 @@
 /**
- * The one CSV rule set of the exports (DESIGN.md), for rows encoded in JS. The ClickHouse-backed
+ * The one CSV rule set of the exports (docs/decisions.md), for rows encoded in JS. The ClickHouse-backed
  * exports produce the same bytes with ClickHouse's CSVWithNames; `FORMULA_START` and
  * `CSV_CLICKHOUSE_SETTINGS` are what keep the two encoders in step.
  *
@@ -22,7 +22,7 @@ export const CSV_CLICKHOUSE_SETTINGS = {
 } as const;
 
 export function neutraliseFormula(text: string): string {
-  return text.length > 0 && (FORMULA_START as readonly string[]).includes(text[0]!) ? `'${text}` : text;
+  return text.length > 0 && (FORMULA_START as readonly string[]).includes(text.charAt(0)) ? `'${text}` : text;
 }
 
 function quote(text: string): string {
@@ -43,9 +43,11 @@ export function csvHeader(fields: readonly string[]): string {
 
 export function csvRow(fields: readonly string[], row: Record<string, unknown>): string {
   let line = '';
-  for (let i = 0; i < fields.length; i++) {
-    if (i > 0) line += ',';
-    line += csvCell(row[fields[i]!]);
+  let first = true;
+  for (const f of fields) {
+    if (!first) line += ',';
+    first = false;
+    line += csvCell(row[f]);
   }
   return line + CSV_EOL;
 }

@@ -62,7 +62,7 @@ export interface NetworkLogRow {
   error: string | null;
 }
 
-/** The export `data` object of an event (DESIGN.md); absent values are null. */
+/** The export `data` object of an event (docs/decisions.md); absent values are null. */
 export function eventData(e: IngestEvent): Record<string, unknown> {
   switch (e.type) {
     case 'navigate':

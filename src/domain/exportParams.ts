@@ -1,4 +1,17 @@
-/** Pure rules of the export query parameters (DESIGN.md "Pagination", "Dates"). */
+import { InvalidParameterError } from './errors.ts';
+
+/** Pure rules of the export query parameters (docs/decisions.md, Export: "Pagination", "Dates"). */
+
+/** The query string of every /export route, as its schema validates it. */
+export interface ExportQuery {
+  page?: number;
+  limit?: number;
+  format?: 'json' | 'csv' | 'ndjson';
+  stream?: boolean;
+  from?: string;
+  to?: string;
+  sessionId?: string;
+}
 
 export const MAX_LIMIT = 1000;
 export const DEFAULT_LIMIT = 100;
@@ -15,22 +28,25 @@ export function paging(page = 1, limit = DEFAULT_LIMIT): Paging {
   return { page, limit: l, offset: (page - 1) * l };
 }
 
-export function pageCount(total: number, limit: number): number {
-  return Math.ceil(total / limit);
-}
+export { pageCount } from './paging.ts';
 
-export class DateParamError extends Error {}
+/** A from/to query parameter that is not an ISO 8601 date, or a range that ends before it starts. */
+export class DateParamError extends InvalidParameterError {}
 
 // YYYY-MM-DD, optionally THH:MM[:SS[.fraction]] and a zone (Z, +HH:MM, +HHMM, +HH). A zone
 // whose "+" arrived unescaped in a query string reads as a space, so a space is taken as "+".
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|[+\- ]\d{2}(?::?\d{2})?)?)?$/;
 
-interface Parsed {
+export interface ParsedDate {
   ms: number;
   dateOnly: boolean;
 }
 
-function parseIso(name: string, text: string): Parsed {
+/**
+ * The one date parser of query parameters (export and dashboard): a real calendar date, so
+ * 2026-02-30 is refused rather than rolled over into March. A date-time without a zone is UTC.
+ */
+export function parseIsoDate(name: string, text: string): ParsedDate {
   const m = ISO.exec(text);
   if (!m) throw new DateParamError(`${name} must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)`);
   const [, y, mo, d, h, mi, s, frac, zone] = m;
@@ -56,7 +72,7 @@ function parseIso(name: string, text: string): Parsed {
   return { ms: date.getTime() - offsetMin * 60_000, dateOnly: h === undefined };
 }
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 
 /**
  * The half-open interval [fromMs, toMsExclusive) of a from/to pair, in Unix ms. `from` is
@@ -64,16 +80,12 @@ const DAY_MS = 86_400_000;
  * whole UTC day. A date-time without a zone is UTC.
  */
 export function dateRange(from: string | undefined, to: string | undefined): { fromMs?: number; toMsExclusive?: number } {
-  const f = from === undefined ? undefined : parseIso('from', from);
-  const t = to === undefined ? undefined : parseIso('to', to);
+  const f = from === undefined ? undefined : parseIsoDate('from', from);
+  const t = to === undefined ? undefined : parseIsoDate('to', to);
   const fromMs = f?.ms;
   const toMsExclusive = t === undefined ? undefined : t.dateOnly ? t.ms + DAY_MS : t.ms + 1;
   if (fromMs !== undefined && toMsExclusive !== undefined && fromMs >= toMsExclusive) {
     throw new DateParamError('from must not be after to');
   }
   return { fromMs, toMsExclusive };
-}
-
-export function isoMs(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
 }

@@ -17,7 +17,7 @@ export function uuidV5(name: string): string {
     ? scratch.subarray(0, 16 + scratch.write(name, 16, 'utf8'))
     : Buffer.concat([NAMESPACE, Buffer.from(name, 'utf8')]);
   const x = hash('sha1', data, 'hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-5${x.slice(13, 16)}-${VARIANT[parseInt(x[16]!, 16)]}${x.slice(17, 20)}-${x.slice(20, 32)}`;
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-5${x.slice(13, 16)}-${VARIANT[parseInt(x.charAt(16), 16)]}${x.slice(17, 20)}-${x.slice(20, 32)}`;
 }
 
 /**

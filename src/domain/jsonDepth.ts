@@ -8,8 +8,8 @@ export const MAX_JSON_DEPTH = 32;
  */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [v, depth] = top;
     if (v === null || typeof v !== 'object') continue;
     if (depth + 1 > max) return true;
     for (const child of Array.isArray(v) ? v : Object.values(v)) {

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { QueueFullError } from '../stores/clickhouse/batcher.ts';
+import { InvalidParameterError, MAX_DETAILS, NotFoundError, QueueFullError, ValidationError } from '../domain/errors.ts';
 
 /** An error that becomes `{error, details?}` with its status code. */
 export class HttpError extends Error {
@@ -13,8 +13,6 @@ export class HttpError extends Error {
   }
 }
 
-export const MAX_DETAILS = 100;
-
 interface AjvError {
   keyword: string;
   instancePath: string;
@@ -23,19 +21,18 @@ interface AjvError {
 }
 
 /**
- * DESIGN.md: a missing required field is a 400, every other schema failure a 422 whose
+ * docs/decisions.md (Ingestion): a missing required field is a 400, every other schema failure a 422 whose
  * details point into the body with a JSON pointer. Query-string failures are 400.
  */
 export function validationToHttpError(errors: AjvError[], context: string | undefined): HttpError {
-  const missing = errors.filter((e) => e.keyword === 'required');
-  if (missing.length > 0) {
-    const e = missing[0]!;
-    return new HttpError(400, `Missing required field ${e.instancePath}/${String(e.params.missingProperty)}`);
+  const missing = errors.find((e) => e.keyword === 'required');
+  if (missing) {
+    return new HttpError(400, `Missing required field ${missing.instancePath}/${String(missing.params.missingProperty)}`);
   }
   if (context !== 'body') {
-    const e = errors[0]!;
-    const name = e.instancePath.replace(/^\//, '') || context || 'request';
-    return new HttpError(400, `Invalid ${context ?? 'request'} parameter ${name}: ${e.message ?? 'invalid'}`);
+    const e = errors[0];
+    const name = e?.instancePath.replace(/^\//, '') || context || 'request';
+    return new HttpError(400, `Invalid ${context ?? 'request'} parameter ${name}: ${e?.message ?? 'invalid'}`);
   }
   const details = errors
     .filter((e) => e.keyword !== 'if' && e.keyword !== 'allOf')
@@ -60,6 +57,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (err instanceof HttpError) e = err;
     else if (err.validation) e = validationToHttpError(err.validation, err.validationContext);
     else if (err instanceof QueueFullError) e = new HttpError(503, 'Service is busy, retry shortly', undefined, { 'retry-after': '1' });
+    else if (err instanceof NotFoundError) e = new HttpError(404, err.message);
+    else if (err instanceof ValidationError) e = new HttpError(422, err.message, err.details);
+    else if (err instanceof InvalidParameterError) e = new HttpError(400, err.message);
     else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
       e = new HttpError(400, 'Request body is not valid JSON');
     } else if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = new HttpError(413, 'Request body is too large');

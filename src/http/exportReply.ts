@@ -1,33 +1,14 @@
 import type { FastifyReply } from 'fastify';
 import { HttpError } from './errors.ts';
-import { DateParamError, dateRange } from '../domain/exportParams.ts';
-import type { Encoding } from '../repos/exports/index.ts';
+import type { ExportQuery } from '../domain/exportParams.ts';
+import type { Encoding } from '../repos/exportCore/types.ts';
 import type { PageMeta } from '../services/exports.ts';
-
-export interface ExportQuery {
-  page?: number;
-  limit?: number;
-  format?: 'json' | 'csv' | 'ndjson';
-  stream?: boolean;
-  from?: string;
-  to?: string;
-  sessionId?: string;
-}
 
 /** stream=true needs a row format: csv, or ndjson when none is asked for. */
 export function resolveFormat(q: ExportQuery): { format: 'json' | Encoding; stream: boolean } {
   if (!q.stream) return { format: q.format ?? 'json', stream: false };
   if (q.format === 'json') throw new HttpError(400, 'stream=true returns csv or ndjson; use format=csv or format=ndjson');
   return { format: q.format ?? 'ndjson', stream: true };
-}
-
-export function dateFilter(q: ExportQuery) {
-  try {
-    return dateRange(q.from, q.to);
-  } catch (err) {
-    if (err instanceof DateParamError) throw new HttpError(400, err.message);
-    throw err;
-  }
 }
 
 export function contentHeaders(resource: string, enc: Encoding): Record<string, string> {

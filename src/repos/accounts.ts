@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Postgres } from '../stores/postgres/port.ts';
+import type { Postgres, Queryable } from '../stores/postgres/port.ts';
+import { isoTime } from '../domain/time.ts';
 
 export interface User {
   id: string;
@@ -24,11 +25,24 @@ interface UserRow {
   created_at: Date | string;
 }
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-const toUser = (r: UserRow): User => ({ id: r.id, email: r.email, suspendedAt: iso(r.suspended_at), createdAt: iso(r.created_at)! });
+const toUser = (r: UserRow): User => ({ id: r.id, email: r.email, suspendedAt: isoTime(r.suspended_at), createdAt: isoTime(r.created_at) });
 
-/** Users, teams, memberships, log-in sessions and suspension: the accounts SQL. */
-export function accountsRepo(db: Postgres) {
+/**
+ * What a suspension does to the keys of the teams a user owns, in the suspension's own
+ * transaction; the keys are another table's, so the wiring passes their owner in.
+ */
+export interface SuspensionKeys {
+  suspend(q: Queryable, teamIds: string[]): Promise<string[]>;
+  unsuspend(q: Queryable, teamIds: string[]): Promise<string[]>;
+}
+
+async function ownedTeams(q: Queryable, userId: string): Promise<string[]> {
+  const r = await q.query<{ id: string }>('SELECT id FROM teams WHERE owner_id = $1', [userId]);
+  return r.rows.map((t) => t.id);
+}
+
+/** Users, teams, memberships and log-in sessions (`users`, `teams`, `team_members`, `user_sessions`). */
+export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
   return {
     /** A new user with their own team (they own it); null when the email is taken. */
     async createUserWithTeam(email: string, passwordHash: string, teamName: string): Promise<{ user: User; teamId: string } | null> {
@@ -38,8 +52,9 @@ export function accountsRepo(db: Postgres) {
            ON CONFLICT (email) DO NOTHING RETURNING id, email, suspended_at, created_at`,
           [randomUUID(), email, passwordHash],
         );
-        if (!r.rows[0]) return null;
-        const user = toUser(r.rows[0]);
+        const row = r.rows[0];
+        if (!row) return null;
+        const user = toUser(row);
         const teamId = randomUUID();
         await q.query('INSERT INTO teams (id, name, owner_id) VALUES ($1, $2, $3)', [teamId, teamName, user.id]);
         await q.query("INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'owner')", [teamId, user.id]);
@@ -52,7 +67,8 @@ export function accountsRepo(db: Postgres) {
         'SELECT id, email, suspended_at, created_at, password_hash FROM users WHERE email = $1',
         [email],
       );
-      return r.rows[0] ? { ...toUser(r.rows[0]), passwordHash: r.rows[0].password_hash } : null;
+      const row = r.rows[0];
+      return row ? { ...toUser(row), passwordHash: row.password_hash } : null;
     },
 
     async getUser(id: string): Promise<User | null> {
@@ -114,10 +130,11 @@ export function accountsRepo(db: Postgres) {
     /** 'added', 'exists' (already a member) or 'no-user'. */
     async addMember(teamId: string, email: string): Promise<'added' | 'exists' | 'no-user'> {
       const u = await db.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [email]);
-      if (!u.rows[0]) return 'no-user';
+      const user = u.rows[0];
+      if (!user) return 'no-user';
       const r = await db.query(
         "INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'member') ON CONFLICT DO NOTHING RETURNING 1",
-        [teamId, u.rows[0].id],
+        [teamId, user.id],
       );
       return r.rows.length ? 'added' : 'exists';
     },
@@ -128,29 +145,16 @@ export function accountsRepo(db: Postgres) {
       return r.rows.length > 0;
     },
 
-    /** The team of a project, when the user is a member of it; null hides other teams' projects. */
-    async projectTeamFor(userId: string, projectId: string): Promise<{ teamId: string; ownerSuspended: boolean } | null> {
+    /** The user's membership of a team, with whether its owner is suspended; null when not a member. */
+    async membership(userId: string, teamId: string): Promise<{ teamId: string; ownerSuspended: boolean } | null> {
       const r = await db.query<{ team_id: string; owner_suspended: boolean }>(
-        `SELECT p.team_id, o.suspended_at IS NOT NULL AS owner_suspended
-         FROM projects p JOIN team_members m ON m.team_id = p.team_id AND m.user_id = $1
-         JOIN teams t ON t.id = p.team_id JOIN users o ON o.id = t.owner_id
-         WHERE p.id = $2`,
-        [userId, projectId],
+        `SELECT t.id AS team_id, o.suspended_at IS NOT NULL AS owner_suspended
+         FROM team_members m JOIN teams t ON t.id = m.team_id JOIN users o ON o.id = t.owner_id
+         WHERE m.user_id = $1 AND m.team_id = $2`,
+        [userId, teamId],
       );
-      return r.rows[0] ? { teamId: r.rows[0].team_id, ownerSuspended: r.rows[0].owner_suspended } : null;
-    },
-
-    /** The projects of every team the user belongs to. */
-    async projectsOf(userId: string) {
-      const r = await db.query<{ id: string; name: string; alert_emails: string[] | null; created_at: Date | string; team_id: string; team_name: string }>(
-        `SELECT p.id, p.name, p.alert_emails, p.created_at, t.id AS team_id, t.name AS team_name
-         FROM projects p JOIN teams t ON t.id = p.team_id JOIN team_members m ON m.team_id = t.id AND m.user_id = $1
-         ORDER BY p.created_at, p.id`,
-        [userId],
-      );
-      return r.rows.map((p) => ({
-        id: p.id, name: p.name, alertEmails: p.alert_emails, createdAt: iso(p.created_at)!, teamId: p.team_id, teamName: p.team_name,
-      }));
+      const row = r.rows[0];
+      return row ? { teamId: row.team_id, ownerSuspended: row.owner_suspended } : null;
     },
 
     /**
@@ -164,15 +168,11 @@ export function accountsRepo(db: Postgres) {
           'UPDATE users SET suspended_at = COALESCE(suspended_at, now()) WHERE id = $1 RETURNING id, email, suspended_at, created_at',
           [userId],
         );
-        if (!u.rows[0]) return null;
+        const row = u.rows[0];
+        if (!row) return null;
         await q.query('DELETE FROM user_sessions WHERE user_id = $1', [userId]);
-        const k = await q.query<{ key_hash: string }>(
-          `UPDATE api_keys SET active = false, suspended_at = now(), deactivated_at = now()
-           WHERE active AND project_id IN (SELECT p.id FROM projects p JOIN teams t ON t.id = p.team_id WHERE t.owner_id = $1)
-           RETURNING key_hash`,
-          [userId],
-        );
-        return { user: toUser(u.rows[0]), keyHashes: k.rows.map((r) => r.key_hash) };
+        const keyHashes = await keys.suspend(q, await ownedTeams(q, userId));
+        return { user: toUser(row), keyHashes };
       });
     },
 
@@ -183,14 +183,10 @@ export function accountsRepo(db: Postgres) {
           'UPDATE users SET suspended_at = NULL WHERE id = $1 RETURNING id, email, suspended_at, created_at',
           [userId],
         );
-        if (!u.rows[0]) return null;
-        const k = await q.query<{ key_hash: string }>(
-          `UPDATE api_keys SET active = true, suspended_at = NULL, deactivated_at = NULL
-           WHERE suspended_at IS NOT NULL AND project_id IN (SELECT p.id FROM projects p JOIN teams t ON t.id = p.team_id WHERE t.owner_id = $1)
-           RETURNING key_hash`,
-          [userId],
-        );
-        return { user: toUser(u.rows[0]), keyHashes: k.rows.map((r) => r.key_hash) };
+        const row = u.rows[0];
+        if (!row) return null;
+        const keyHashes = await keys.unsuspend(q, await ownedTeams(q, userId));
+        return { user: toUser(row), keyHashes };
       });
     },
   };

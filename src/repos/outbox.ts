@@ -1,5 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import type { Postgres } from '../stores/postgres/port.ts';
+import type { Queryable } from '../stores/postgres/port.ts';
+import { isoTime } from '../domain/time.ts';
+
+/** The Postgres `alert_outbox` table: jobs enqueued with the change that calls for them, run by the worker. */
+const TABLE = 'alert_outbox';
+
+/** The job a new crash group enqueues: its summary, then its alert email. */
+export const NEW_GROUP_JOB = 'new_crash_group';
+
+/** A crash group's alert as the management API shows it. */
+export interface AlertState {
+  status: string;
+  attempts: number;
+  lastError: string | null;
+  sentAt: string | null;
+  note: string | null;
+}
 
 /** A claimed job: the lease token fences every write its worker makes. */
 export interface OutboxJob {
@@ -25,11 +41,25 @@ export interface OutboxRow {
   doneAt: string | null;
 }
 
-const isoOrNull = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
+
+/** Enqueues inside the caller's transaction, so the job exists exactly when its change committed. */
+export async function enqueueJob(q: Queryable, projectId: string, groupId: string, kind: string): Promise<void> {
+  await q.query(`INSERT INTO ${TABLE} (project_id, group_id, kind) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [projectId, groupId, kind]);
+}
 
 /** The alert outbox: claim with a lease, record each outcome only while holding that lease. */
-export function outboxRepo(db: Postgres) {
+export function outboxRepo(db: Queryable) {
   return {
+    /** The new-group alert job of a crash group, or null when it has none. */
+    async alertOf(groupId: string): Promise<AlertState | null> {
+      const r = await db.query<{ status: string; attempts: number; last_error: string | null; sent_at: Date | string | null; note: string | null }>(
+        `SELECT status, attempts, last_error, sent_at, note FROM ${TABLE} WHERE group_id = $1 AND kind = $2`,
+        [groupId, NEW_GROUP_JOB],
+      );
+      const o = r.rows[0];
+      return o ? { status: o.status, attempts: o.attempts ?? 0, lastError: o.last_error, sentAt: isoTime(o.sent_at), note: o.note } : null;
+    },
+
     /**
      * Claims up to `limit` due jobs for `leaseMs`. SKIP LOCKED lets several workers claim at
      * once without waiting on each other; the lease (locked_until) lets another worker retake a
@@ -39,14 +69,14 @@ export function outboxRepo(db: Postgres) {
       const token = randomUUID();
       const r = await db.query<{ id: number; project_id: string; group_id: string; kind: string; attempts: number; sent_at: Date | string | null }>(
         `WITH due AS (
-           SELECT id FROM alert_outbox
+           SELECT id FROM ${TABLE}
            WHERE status = 'pending' AND next_attempt_at <= now() AND attempts < $3
              AND (locked_until IS NULL OR locked_until <= now())
            ORDER BY next_attempt_at, id
            LIMIT $1
            FOR UPDATE SKIP LOCKED
          )
-         UPDATE alert_outbox o
+         UPDATE ${TABLE} o
          SET attempts = o.attempts + 1, locked_until = now() + $2::int * interval '1 millisecond', lease_token = $4
          FROM due WHERE o.id = due.id
          RETURNING o.id, o.project_id, o.group_id, o.kind, o.attempts, o.sent_at`,
@@ -54,14 +84,14 @@ export function outboxRepo(db: Postgres) {
       );
       return r.rows.map((x) => ({
         id: Number(x.id), projectId: x.project_id, groupId: x.group_id, kind: x.kind,
-        attempts: x.attempts, leaseToken: token, sentAt: isoOrNull(x.sent_at),
+        attempts: x.attempts, leaseToken: token, sentAt: isoTime(x.sent_at),
       }));
     },
 
     /** Keeps a running job's lease; false when the lease was lost (another worker retook it). */
     async extend(job: OutboxJob, leaseMs: number): Promise<boolean> {
       const r = await db.query(
-        `UPDATE alert_outbox SET locked_until = now() + $3::int * interval '1 millisecond'
+        `UPDATE ${TABLE} SET locked_until = now() + $3::int * interval '1 millisecond'
          WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
         [job.id, job.leaseToken, leaseMs],
       );
@@ -72,12 +102,12 @@ export function outboxRepo(db: Postgres) {
      * The email went out. Written whatever the lease: it only ever prevents a resend.
      */
     async markSent(jobId: number, messageId: string): Promise<void> {
-      await db.query('UPDATE alert_outbox SET sent_at = COALESCE(sent_at, now()), message_id = $2 WHERE id = $1', [jobId, messageId]);
+      await db.query(`UPDATE ${TABLE} SET sent_at = COALESCE(sent_at, now()), message_id = $2 WHERE id = $1`, [jobId, messageId]);
     },
 
     async complete(job: OutboxJob, note: string | null): Promise<boolean> {
       const r = await db.query(
-        `UPDATE alert_outbox SET status = 'done', done_at = now(), locked_until = NULL, note = $3
+        `UPDATE ${TABLE} SET status = 'done', done_at = now(), locked_until = NULL, note = $3
          WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
         [job.id, job.leaseToken, note],
       );
@@ -86,7 +116,7 @@ export function outboxRepo(db: Postgres) {
 
     async retryLater(job: OutboxJob, error: string, delayMs: number): Promise<boolean> {
       const r = await db.query(
-        `UPDATE alert_outbox SET locked_until = NULL, last_error = $3,
+        `UPDATE ${TABLE} SET locked_until = NULL, last_error = $3,
            next_attempt_at = now() + $4::int * interval '1 millisecond'
          WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
         [job.id, job.leaseToken, error, delayMs],
@@ -96,7 +126,7 @@ export function outboxRepo(db: Postgres) {
 
     async fail(job: OutboxJob, error: string): Promise<boolean> {
       const r = await db.query(
-        `UPDATE alert_outbox SET status = 'failed', done_at = now(), locked_until = NULL, last_error = $3
+        `UPDATE ${TABLE} SET status = 'failed', done_at = now(), locked_until = NULL, last_error = $3
          WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
         [job.id, job.leaseToken, error],
       );
@@ -106,7 +136,7 @@ export function outboxRepo(db: Postgres) {
     /** Jobs whose last allowed attempt died with its worker: their lease ran out, nobody may retake them. */
     async failAbandoned(maxAttempts: number): Promise<number> {
       const r = await db.query(
-        `UPDATE alert_outbox SET status = 'failed', done_at = now(), locked_until = NULL,
+        `UPDATE ${TABLE} SET status = 'failed', done_at = now(), locked_until = NULL,
            last_error = COALESCE(last_error || '; ', '') || 'retry cap reached: the last attempt did not finish (worker lost)'
          WHERE status = 'pending' AND attempts >= $1 AND (locked_until IS NULL OR locked_until <= now())`,
         [maxAttempts],
@@ -118,10 +148,10 @@ export function outboxRepo(db: Postgres) {
       const r = await db.query<{
         id: number; group_id: string; kind: string; status: OutboxRow['status']; attempts: number; last_error: string | null;
         sent_at: Date | string | null; message_id: string | null; note: string | null; done_at: Date | string | null;
-      }>('SELECT id, group_id, kind, status, attempts, last_error, sent_at, message_id, note, done_at FROM alert_outbox WHERE group_id = $1 ORDER BY id', [groupId]);
+      }>(`SELECT id, group_id, kind, status, attempts, last_error, sent_at, message_id, note, done_at FROM ${TABLE} WHERE group_id = $1 ORDER BY id`, [groupId]);
       return r.rows.map((x) => ({
         id: Number(x.id), groupId: x.group_id, kind: x.kind, status: x.status, attempts: x.attempts, lastError: x.last_error,
-        sentAt: isoOrNull(x.sent_at), messageId: x.message_id, note: x.note, doneAt: isoOrNull(x.done_at),
+        sentAt: isoTime(x.sent_at), messageId: x.message_id, note: x.note, doneAt: isoTime(x.done_at),
       }));
     },
   };

@@ -1,36 +1,129 @@
-import type { Postgres } from '../stores/postgres/port.ts';
+import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import { decideEnd, statusAfterEnd, type SessionStatus } from '../domain/sessionState.ts';
+import type { SessionStart } from '../domain/session.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
+import { isoMs } from '../domain/time.ts';
+import { pageEnvelope } from '../domain/paging.ts';
+import { pgResource } from './exportCore/postgres.ts';
+import type { DateFilter } from './exportCore/types.ts';
 
-export interface Device {
-  platform?: string;
-  osVersion?: string;
-  model?: string;
-  brand?: string;
-  appVersion?: string;
-  appBuildNumber?: string;
-  sdkVersion?: string;
-  locale?: string;
-  timezone?: string;
-  screenWidth?: number;
-  screenHeight?: number;
-  networkType?: string;
+/** The Postgres `sessions` table: ingestion's writes, the export, the dashboard's reads. */
+const TABLE = 'sessions';
+
+// The contract's session fields, built in one place: the export and the dashboard add their
+// own extras around these.
+interface SessionCoreRow {
+  id: string;
+  user_id: string | null;
+  status: string;
+  platform: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  network_type: string | null;
+  has_crash: boolean;
+  has_network_errors: boolean;
+  started_at: number;
+  ended_at: number | null;
 }
 
-export interface SessionStart {
-  sessionId: string;
-  device: Device;
-  startedAt: number;
-  userId?: string;
+const CORE_COLUMNS =
+  'id, user_id, status, platform, os_version, app_version, network_type, has_crash, has_network_errors, started_at, ended_at';
+
+function sessionFields(r: SessionCoreRow, eventCount: number) {
+  return {
+    id: r.id,
+    userId: r.user_id,
+    status: r.status,
+    platform: r.platform,
+    osVersion: r.os_version,
+    appVersion: r.app_version,
+    networkType: r.network_type,
+    eventCount,
+    hasCrash: r.has_crash,
+    hasNetworkErrors: r.has_network_errors,
+    // an active session has no duration: it is left out of analytics
+    duration: r.ended_at === null ? null : Number(r.ended_at) - Number(r.started_at),
+    startedAt: isoMs(r.started_at),
+    endedAt: isoMs(r.ended_at),
+  };
 }
 
-export function sessionsRepo(db: Postgres) {
+export const SESSION_FIELDS = [
+  'id', 'userId', 'status', 'platform', 'osVersion', 'appVersion', 'networkType', 'eventCount',
+  'hasCrash', 'hasNetworkErrors', 'duration', 'startedAt', 'endedAt',
+] as const;
+
+interface DetailRow extends SessionCoreRow {
+  model: string | null;
+  brand: string | null;
+  app_build_number: string | null;
+  locale: string | null;
+}
+
+const DETAIL_COLUMNS = `${CORE_COLUMNS}, model, brand, app_build_number, locale`;
+
+const toDetail = (r: DetailRow, eventCount: number) => ({
+  ...sessionFields(r, eventCount),
+  model: r.model,
+  brand: r.brand,
+  appBuildNumber: r.app_build_number,
+  locale: r.locale,
+});
+
+export interface SessionListFilter {
+  from?: number;
+  to?: number;
+  status?: string;
+  page: number;
+  limit: number;
+}
+
+/** What a crash transaction reads of its session, under a row lock. */
+export interface CrashingSession {
+  status: SessionStatus;
+  app_version: string | null;
+  platform: string | null;
+  os_version: string | null;
+  device_fingerprint: string;
+}
+
+/** Counts of stored events per session: they live in another store (ClickHouse). */
+export type EventCounts = (projectId: string, sessionIds: string[]) => Promise<Map<string, number>>;
+
+/**
+ * Reads and writes of a session made from another aggregate's transaction (a crash report
+ * locks its session, then flags it) or from the worker process, which has no ClickHouse.
+ */
+export const sessionQueries = {
+  async lockForCrash(q: Queryable, projectId: string, sessionId: string): Promise<CrashingSession | null> {
+    const s = await q.query<CrashingSession>(
+      `SELECT status, app_version, platform, os_version, device_fingerprint FROM ${TABLE} WHERE project_id = $1 AND id = $2 FOR UPDATE`,
+      [projectId, sessionId],
+    );
+    return s.rows[0] ?? null;
+  },
+
+  async markCrashed(q: Queryable, projectId: string, sessionId: string, status: SessionStatus): Promise<void> {
+    await q.query(`UPDATE ${TABLE} SET has_crash = true, status = $3 WHERE project_id = $1 AND id = $2`, [projectId, sessionId, status]);
+  },
+
+  /** The device a session reported, for a crash alert. */
+  async deviceOf(q: Queryable, projectId: string, sessionId: string) {
+    const r = await q.query<{ platform: string | null; app_version: string | null; os_version: string | null; app_build_number: string | null; model: string | null; brand: string | null }>(
+      `SELECT platform, app_version, os_version, app_build_number, model, brand FROM ${TABLE} WHERE project_id = $1 AND id = $2`,
+      [projectId, sessionId],
+    );
+    return r.rows[0] ?? null;
+  },
+};
+
+export function sessionsRepo(db: Postgres, eventCounts: EventCounts) {
   return {
     /** Idempotent on (project, sessionId): a repeat is silently ignored. */
     async start(projectId: string, s: SessionStart): Promise<void> {
       const d = s.device;
       await db.query(
-        `INSERT INTO sessions (project_id, id, user_id, platform, os_version, model, brand, app_version,
+        `INSERT INTO ${TABLE} (project_id, id, user_id, platform, os_version, model, brand, app_version,
            app_build_number, sdk_version, locale, timezone, screen_width, screen_height, network_type,
            device_fingerprint, started_at)
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)
@@ -45,7 +138,7 @@ export function sessionsRepo(db: Postgres) {
     },
 
     async exists(projectId: string, sessionId: string): Promise<boolean> {
-      const r = await db.query('SELECT 1 FROM sessions WHERE project_id = $1 AND id = $2', [projectId, sessionId]);
+      const r = await db.query(`SELECT 1 FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [projectId, sessionId]);
       return r.rows.length > 0;
     },
 
@@ -53,7 +146,7 @@ export function sessionsRepo(db: Postgres) {
     async end(projectId: string, sessionId: string, endedAt: number): Promise<'ok' | 'before-start'> {
       return db.tx(async (q) => {
         const r = await q.query<{ started_at: number; ended_at: number | null; status: SessionStatus }>(
-          'SELECT started_at, ended_at, status FROM sessions WHERE project_id = $1 AND id = $2 FOR UPDATE',
+          `SELECT started_at, ended_at, status FROM ${TABLE} WHERE project_id = $1 AND id = $2 FOR UPDATE`,
           [projectId, sessionId],
         );
         const row = r.rows[0];
@@ -61,7 +154,7 @@ export function sessionsRepo(db: Postgres) {
         const decision = decideEnd({ startedAt: row.started_at, endedAt: row.ended_at }, endedAt);
         if (decision === 'before-start') return 'before-start';
         if (decision === 'apply') {
-          await q.query('UPDATE sessions SET ended_at = $3, status = $4 WHERE project_id = $1 AND id = $2', [
+          await q.query(`UPDATE ${TABLE} SET ended_at = $3, status = $4 WHERE project_id = $1 AND id = $2`, [
             projectId, sessionId, endedAt, statusAfterEnd(row.status),
           ]);
         }
@@ -72,10 +165,81 @@ export function sessionsRepo(db: Postgres) {
     /** Sets the flag once; returns whether this call changed it. */
     async markNetworkErrors(projectId: string, sessionId: string): Promise<boolean> {
       const r = await db.query(
-        'UPDATE sessions SET has_network_errors = true WHERE project_id = $1 AND id = $2 AND NOT has_network_errors',
+        `UPDATE ${TABLE} SET has_network_errors = true WHERE project_id = $1 AND id = $2 AND NOT has_network_errors`,
         [projectId, sessionId],
       );
       return r.rowCount > 0;
+    },
+
+    /** Sessions by (startedAt, id), filtered on startedAt; eventCount comes from the event store. */
+    export: pgResource<DateFilter, SessionCoreRow & Record<string, unknown>>(db, {
+      name: 'sessions',
+      fields: SESSION_FIELDS,
+      table: TABLE,
+      columns: CORE_COLUMNS,
+      key: ['started_at', 'id'],
+      where(f, params) {
+        let w = '';
+        if (f.fromMs !== undefined) {
+          params.push(f.fromMs);
+          w += ` AND started_at >= $${params.length}`;
+        }
+        if (f.toMsExclusive !== undefined) {
+          params.push(f.toMsExclusive);
+          w += ` AND started_at < $${params.length}`;
+        }
+        return w;
+      },
+      async shape(projectId, rows) {
+        const counts = await eventCounts(projectId, rows.map((r) => r.id));
+        return rows.map((r) => sessionFields(r, counts.get(r.id) ?? 0));
+      },
+    }),
+
+    /** Newest first, the way a person scans recent activity. */
+    async list(projectId: string, f: SessionListFilter) {
+      const where = ['project_id = $1'];
+      const params: unknown[] = [projectId];
+      if (f.from !== undefined) where.push(`started_at >= $${params.push(f.from)}`);
+      if (f.to !== undefined) where.push(`started_at < $${params.push(f.to)}`);
+      if (f.status) where.push(`status = $${params.push(f.status)}`);
+      const w = where.join(' AND ');
+      const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${TABLE} WHERE ${w}`, params);
+      const rows = await db.query<DetailRow>(
+        `SELECT ${DETAIL_COLUMNS} FROM ${TABLE} WHERE ${w} ORDER BY started_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+        [...params, f.limit, (f.page - 1) * f.limit],
+      );
+      const counts = await eventCounts(projectId, rows.rows.map((r) => r.id));
+      return pageEnvelope(rows.rows.map((r) => toDetail(r, counts.get(r.id) ?? 0)), total.rows[0]?.n ?? 0, f.page, f.limit);
+    },
+
+    async get(projectId: string, sessionId: string) {
+      const r = await db.query<DetailRow>(`SELECT ${DETAIL_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [projectId, sessionId]);
+      const row = r.rows[0];
+      if (!row) return null;
+      const counts = await eventCounts(projectId, [sessionId]);
+      return toDetail(row, counts.get(sessionId) ?? 0);
+    },
+
+    /**
+     * Sessions started per UTC day in [from, to), and how many of them did not crash (a fatal
+     * crash makes a session 'crashed'; handled exceptions do not count against it).
+     */
+    async daily(projectId: string, from: number, to: number) {
+      const r = await db.query<{ day: string; sessions: number; crash_free: number }>(
+        `SELECT to_char(to_timestamp(started_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+                count(*)::int AS sessions, count(*) FILTER (WHERE status <> 'crashed')::int AS crash_free
+         FROM ${TABLE} WHERE project_id = $1 AND started_at >= $2 AND started_at < $3 GROUP BY 1 ORDER BY 1`,
+        [projectId, from, to],
+      );
+      const byDay = new Map(r.rows.map((d) => [d.day, d]));
+      const out: { day: string; sessions: number; crashFree: number }[] = [];
+      for (let t = Math.floor(from / 86_400_000) * 86_400_000; t < to; t += 86_400_000) {
+        const day = new Date(t).toISOString().slice(0, 10);
+        const d = byDay.get(day);
+        out.push({ day, sessions: d?.sessions ?? 0, crashFree: d?.crash_free ?? 0 });
+      }
+      return out;
     },
   };
 }

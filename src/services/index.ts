@@ -1,31 +1,40 @@
 import type { Config } from '../config.ts';
 import type { Stores } from '../stores/index.ts';
-import { InsertBatcher, QueueBudget } from '../stores/clickhouse/batcher.ts';
-import { projectsRepo } from '../repos/projects.ts';
+import { QueueBudget } from '../stores/clickhouse/batcher.ts';
+import type { Queryable } from '../stores/postgres/port.ts';
+import { projectIdsOfTeams, projectsRepo } from '../repos/projects.ts';
+import { apiKeysRepo, keysOnSuspension } from '../repos/apiKeys.ts';
 import { sessionsRepo } from '../repos/sessions.ts';
-import { crashesRepo } from '../repos/crashes.ts';
+import { crashGroupsRepo } from '../repos/crashGroups.ts';
+import { eventsRepo } from '../repos/events.ts';
+import { networkLogsRepo } from '../repos/networkLogs.ts';
+import { outboxRepo } from '../repos/outbox.ts';
+import { accountsRepo } from '../repos/accounts.ts';
 import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { SessionFacts } from './sessionCache.ts';
 import { ingestion } from './ingestion.ts';
-import { exportService } from './exports.ts';
-import { exportsRepo } from '../repos/exports/index.ts';
-import { accountsRepo } from '../repos/accounts.ts';
-import { dashboardRepo } from '../repos/dashboard.ts';
+import { exportEndpoints, exportService } from './exports.ts';
 import { accountsService } from './accounts.ts';
+import { projectsService } from './projects.ts';
+import { crashGroupsService } from './crashGroups.ts';
+import { dashboardService } from './dashboard.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string) {
-  const projects = projectsRepo(stores.pg);
-  const sessions = sessionsRepo(stores.pg);
-  const crashes = crashesRepo(stores.pg);
-  // One insert in flight per table: the next block gathers everything that arrives meanwhile.
-  // ClickHouse CPU per row (insert + the merges of the parts it creates) falls with block size:
-  // 12.6 µs at 1,000 rows, 7 µs at 4,000, 4.9 µs at 20,000 (docs/bench.md).
-  const batch = { maxBatchRows: 100_000, maxQueuedRows: 500_000, maxConcurrent: 1 };
+  // The bytes of accepted bodies waiting for their insert, across both tables (503 past it).
   const budget = new QueueBudget(config.ingestQueueBytes);
-  const eventsWriter = new InsertBatcher(stores.ch, 'events_ingest', budget, batch);
-  const networkWriter = new InsertBatcher(stores.ch, 'network_ingest', budget, batch);
+  const events = eventsRepo(stores.ch, budget);
+  const networkLogs = networkLogsRepo(stores.ch, budget);
+  const projectRows = projectsRepo(stores.pg);
+  const projects = projectsService(projectRows, apiKeysRepo(stores.pg));
+  const sessions = sessionsRepo(stores.pg, events.countBySession);
+  const crashGroups = crashGroupsRepo(stores.pg);
+  // A suspension turns off the keys of the projects of the teams the user owns, in its own transaction.
+  const suspensionKeys = {
+    suspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
+    unsuspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
+  };
   const wakeups = new Set<() => void>();
   return {
     config,
@@ -33,22 +42,25 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     adminToken,
     projects,
     sessions,
-    crashes,
-    eventsWriter,
-    networkWriter,
+    crashGroups: crashGroupsService(crashGroups, outboxRepo(stores.pg)),
+    events,
+    networkLogs,
     keys: new KeyResolver(projects, config.keyCacheTtlMs, stores.redis, config.redisKeyPrefix),
     limits: {
       ingest: new RateLimiter('ingest', config.rateLimits.ingest, stores.redis, config.redisKeyPrefix),
       export: new RateLimiter('export', config.rateLimits.export, stores.redis, config.redisKeyPrefix),
       auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis, config.redisKeyPrefix),
     },
-    exports: exportService({ repo: exportsRepo(stores.pg, stores.ch), sessions, chunkRows: config.exportChunkRows }),
-    accounts: accountsService(accountsRepo(stores.pg)),
-    dashboard: dashboardRepo(stores.pg, stores.ch),
+    exports: exportService({
+      endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export }),
+      chunkRows: config.exportChunkRows,
+    }),
+    accounts: accountsService(accountsRepo(stores.pg, suspensionKeys), projectRows),
+    dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
     /** Listeners told when a new crash group's job is in the outbox. */
     onNewCrashGroup: wakeups,
     ingestion: ingestion({
-      sessions, crashes, eventsWriter, networkWriter,
+      sessions, crashGroups, events, networkLogs,
       facts: new SessionFacts(),
       onNewCrashGroup: () => wakeups.forEach((f) => f()),
     }),

@@ -1,25 +1,26 @@
-import { HttpError } from '../http/errors.ts';
+import { MAX_DETAILS, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { isNetworkError } from '../domain/sessionState.ts';
 import type { IngestEvent, NetworkRequest } from '../domain/eventRows.ts';
-import { ingestLine, ingestLineOf } from '../repos/ingestLines.ts';
 import type { CrashPayload } from '../domain/crashGrouping.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
-import type { SessionsRepo, SessionStart } from '../repos/sessions.ts';
-import type { CrashesRepo } from '../repos/crashes.ts';
-import { QueueFullError, type InsertBatcher } from '../stores/clickhouse/batcher.ts';
+import type { SessionsRepo } from '../repos/sessions.ts';
+import type { SessionStart } from '../domain/session.ts';
+import type { CrashGroupsRepo } from '../repos/crashGroups.ts';
+import type { EventsRepo } from '../repos/events.ts';
+import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
 import type { SessionFacts } from './sessionCache.ts';
 
 export interface IngestionDeps {
   sessions: SessionsRepo;
-  crashes: CrashesRepo;
-  eventsWriter: InsertBatcher;
-  networkWriter: InsertBatcher;
+  crashGroups: CrashGroupsRepo;
+  events: EventsRepo;
+  networkLogs: NetworkLogsRepo;
   facts: SessionFacts;
   /** Called once per new crash group, after its transaction committed (wakes the outbox worker). */
   onNewCrashGroup?: () => void;
 }
 
-const sessionNotFound = () => new HttpError(404, 'Session not found');
+const sessionNotFound = () => new NotFoundError('Session not found');
 
 /** The write side: each call returns only after what it accepted is committed. */
 export function ingestion(d: IngestionDeps) {
@@ -36,20 +37,6 @@ export function ingestion(d: IngestionDeps) {
     d.facts.markNetworkErrors(projectId, sessionId);
   }
 
-  /**
-   * Writes a request body through its table's group commit, as the bytes that arrived. Should
-   * the engine refuse those bytes (JSON that JavaScript reads but ClickHouse does not, such as a
-   * key given twice), the body is written once more as this process serialises it.
-   */
-  async function write(writer: InsertBatcher, projectId: string, raw: Buffer | undefined, body: object, rows: number) {
-    try {
-      await writer.add(ingestLineOf(projectId, raw, body), rows);
-    } catch (err) {
-      if (raw === undefined || err instanceof QueueFullError) throw err;
-      await writer.add(ingestLine(projectId, Buffer.from(JSON.stringify(body))), rows);
-    }
-  }
-
   return {
     async startSession(projectId: string, s: SessionStart) {
       await d.sessions.start(projectId, s);
@@ -59,7 +46,7 @@ export function ingestion(d: IngestionDeps) {
     async endSession(projectId: string, sessionId: string, endedAt: number) {
       const r = await d.sessions.end(projectId, sessionId, endedAt);
       if (r === 'before-start') {
-        throw new HttpError(422, 'Validation failed', [{ path: '/endedAt', message: 'must not be before the session startedAt' }]);
+        throw new ValidationError([{ path: '/endedAt', message: 'must not be before the session startedAt' }]);
       }
     },
 
@@ -73,23 +60,23 @@ export function ingestion(d: IngestionDeps) {
           foreign.push({ path: `/events/${i}/properties`, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` });
         }
       });
-      if (foreign.length) throw new HttpError(422, 'Validation failed', foreign.slice(0, 100));
+      if (foreign.length) throw new ValidationError(foreign.slice(0, MAX_DETAILS));
       await requireSession(projectId, sessionId);
       // One insert writes the events and, through its materialized view, their network mirror.
-      await write(d.eventsWriter, projectId, raw, { sessionId, events }, events.length);
+      await d.events.add(projectId, raw, { sessionId, events }, events.length);
       await flagNetworkErrors(projectId, sessionId, events);
       return events.length;
     },
 
     async network(projectId: string, sessionId: string, requests: NetworkRequest[], raw?: Buffer): Promise<number> {
       await requireSession(projectId, sessionId);
-      await write(d.networkWriter, projectId, raw, { sessionId, requests }, requests.length);
+      await d.networkLogs.add(projectId, raw, { sessionId, requests }, requests.length);
       await flagNetworkErrors(projectId, sessionId, requests);
       return requests.length;
     },
 
     async crash(projectId: string, c: CrashPayload) {
-      const r = await d.crashes.record(projectId, c);
+      const r = await d.crashGroups.record(projectId, c);
       if (r.outcome === 'no-session') throw sessionNotFound();
       if (r.outcome === 'recorded' && r.newGroup) d.onNewCrashGroup?.();
     },

@@ -1,6 +1,11 @@
 import type { Redis } from 'ioredis';
 import { hashApiKey, isWellFormedApiKey } from '../domain/apiKey.ts';
-import type { KeyRecord, ProjectsRepo } from '../repos/projects.ts';
+import type { KeyRecord } from '../repos/apiKeys.ts';
+
+/** Where keys are looked up by hash (the projects service). */
+export interface KeyLookup {
+  findKeyByHash(keyHash: string): Promise<KeyRecord | null>;
+}
 
 const MAX_ENTRIES = 50_000;
 
@@ -19,7 +24,7 @@ export class KeyResolver {
   private subscriber: Redis | undefined;
 
   constructor(
-    private readonly repo: ProjectsRepo,
+    private readonly repo: KeyLookup,
     private readonly ttlMs: number,
     private readonly redis?: Redis,
     redisKeyPrefix = 'flightrec',
@@ -52,7 +57,10 @@ export class KeyResolver {
       record = hit.record;
     } else {
       record = await this.repo.findKeyByHash(keyHash);
-      if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+      if (this.cache.size >= MAX_ENTRIES) {
+        const oldest = this.cache.keys().next();
+        if (!oldest.done) this.cache.delete(oldest.value);
+      }
       this.cache.set(keyHash, { record, expires: now + this.ttlMs });
     }
     return record && record.active ? record : null;

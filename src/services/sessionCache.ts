@@ -15,7 +15,10 @@ export class SessionFacts {
 
   private static add(set: Set<string>, key: string, max: number) {
     if (set.has(key)) return;
-    if (set.size >= max) set.delete(set.values().next().value!);
+    if (set.size >= max) {
+      const oldest = set.values().next();
+      if (!oldest.done) set.delete(oldest.value);
+    }
     set.add(key);
   }
 

@@ -1,6 +1,10 @@
 import type { Config } from '../config.ts';
-import type { CrashesRepo } from '../repos/crashes.ts';
+import type { Postgres } from '../stores/postgres/port.ts';
+import { crashGroupsRepo } from '../repos/crashGroups.ts';
+import { projectsRepo } from '../repos/projects.ts';
+import { sessionQueries } from '../repos/sessions.ts';
 import type { OutboxRepo, OutboxJob } from '../repos/outbox.ts';
+import type { CrashContext } from '../domain/crashSummary.ts';
 import { renderCrashAlert } from '../domain/crashAlert.ts';
 import { PermanentJobError } from './outbox.ts';
 import type { Summarize } from './summary.ts';
@@ -8,10 +12,63 @@ import type { Mailer } from './mailer.ts';
 
 export interface CrashAlertDeps {
   config: Pick<Config, 'alertEmailFrom' | 'alertEmailTo' | 'publicUrl'>;
-  crashes: CrashesRepo;
+  crashes: AlertCrashes;
   outbox: OutboxRepo;
   summarize: Summarize;
   mailer: Mailer;
+}
+
+/** What the alert job needs: the group, its project, and the first occurrence's session. */
+export interface AlertSource extends CrashContext {
+  groupId: string;
+  projectId: string;
+  projectName: string;
+  alertEmails: string[] | null;
+  firstSeenAt: number;
+  summary: string | null;
+  summarySource: string | null;
+}
+
+export interface AlertCrashes {
+  alertSource(groupId: string): Promise<AlertSource | null>;
+  storeSummary(groupId: string, summary: string, source: string): Promise<{ summary: string; source: string }>;
+}
+
+/** The alert job's reads and its one write, from the owners of the crash group, project and session. */
+export function alertCrashes(db: Postgres): AlertCrashes {
+  const groups = crashGroupsRepo(db);
+  const projects = projectsRepo(db);
+  return {
+    async alertSource(groupId) {
+      const g = await groups.alertFacts(groupId);
+      if (!g) return null;
+      const project = await projects.getProject(g.projectId);
+      if (!project) return null;
+      const s = g.firstSessionId === null ? null : await sessionQueries.deviceOf(db, g.projectId, g.firstSessionId);
+      // The device of the first occurrence's session; the group's own latest values without one.
+      const fromSession = s !== null && (s.platform !== null || s.app_version !== null || s.model !== null);
+      return {
+        groupId: g.groupId,
+        projectId: g.projectId,
+        projectName: project.name,
+        alertEmails: project.alertEmails,
+        message: g.message,
+        stackHead: g.stackHead,
+        isFatal: g.isFatal,
+        handled: g.handled,
+        firstSeenAt: g.firstSeenAt,
+        summary: g.summary,
+        summarySource: g.summarySource,
+        platform: fromSession ? s.platform : g.platform,
+        appVersion: fromSession ? s.app_version : g.appVersion,
+        osVersion: fromSession ? s.os_version : g.osVersion,
+        appBuildNumber: s?.app_build_number ?? null,
+        deviceModel: s?.model ?? null,
+        deviceBrand: s?.brand ?? null,
+      };
+    },
+    storeSummary: groups.storeSummary,
+  };
 }
 
 /** Project list when set (an empty list mutes the project), else ALERT_EMAIL_TO. */

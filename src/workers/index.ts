@@ -1,9 +1,8 @@
 import type { Config } from '../config.ts';
 import type { Postgres } from '../stores/postgres/port.ts';
-import { crashesRepo, NEW_GROUP_JOB } from '../repos/crashes.ts';
-import { outboxRepo } from '../repos/outbox.ts';
+import { outboxRepo, NEW_GROUP_JOB } from '../repos/outbox.ts';
 import { OutboxWorker } from './outbox.ts';
-import { crashAlertJob } from './crashAlertJob.ts';
+import { alertCrashes, crashAlertJob } from './crashAlertJob.ts';
 import { createSummarizer, type Summarize } from './summary.ts';
 import { createMailer, type Mailer } from './mailer.ts';
 import type { WorkerLog } from './log.ts';
@@ -27,7 +26,7 @@ export function createAlertWorker(
   const summarize = overrides.summarize ?? createSummarizer(config, log);
   const o = config.outbox;
   const handlers = {
-    [NEW_GROUP_JOB]: crashAlertJob({ config, crashes: crashesRepo(db), outbox: outboxRepo(db), summarize, mailer }),
+    [NEW_GROUP_JOB]: crashAlertJob({ config, crashes: alertCrashes(db), outbox: outboxRepo(db), summarize, mailer }),
   };
   const worker = new OutboxWorker(db, handlers, {
     pollMs: o.pollMs, leaseMs: o.leaseMs, maxAttempts: o.maxAttempts, baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs,

@@ -43,7 +43,7 @@ export function createMailer(config: Pick<Config, 'smtpUrl' | 'dataDir'>): Maile
     async send(m) {
       const info = await transport.sendMail(toNodemailer(m));
       await fs.promises.mkdir(dir, { recursive: true });
-      const local = m.messageId.replace(/^<|>$/g, '').split('@')[0]!.replace(/[^A-Za-z0-9._-]/g, '');
+      const local = (m.messageId.replace(/^<|>$/g, '').split('@')[0] ?? '').replace(/[^A-Za-z0-9._-]/g, '');
       const base = `${new Date().toISOString().replace(/[:.]/g, '-')}-${local}`;
       const file = path.join(dir, `${base}.eml`);
       // Written whole, then renamed: a reader of the directory never sees half a message.

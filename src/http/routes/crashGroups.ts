@@ -23,7 +23,7 @@ export const crashGroupRoutes = (svc: Services): FastifyPluginAsync => async (ap
   app.get<{ Params: Params }>('/projects/:projectId/crash-groups/:groupId', {
     schema: { tags: ['management'], security, params: S.crashGroupParams, response: { 200: S.crashGroup, ...errors } },
   }, async (req) => {
-    const g = await svc.crashes.getGroup(req.params.projectId, req.params.groupId);
+    const g = await svc.crashGroups.view(req.params.projectId, req.params.groupId);
     return g ?? notFound(req.params.projectId);
   });
 
@@ -35,11 +35,11 @@ export const crashGroupRoutes = (svc: Services): FastifyPluginAsync => async (ap
     },
   }, async (req) => {
     const { projectId, groupId } = req.params;
-    const r = await svc.crashes.setStatus(projectId, groupId, req.body.status);
+    const r = await svc.crashGroups.setStatus(projectId, groupId, req.body.status);
     if (r.outcome === 'not-found') return notFound(projectId);
     if (r.outcome === 'invalid') {
       throw new HttpError(409, `Cannot change a crash group from ${r.from} to ${req.body.status}; allowed from ${r.from}: ${r.allowed.join(', ')}`);
     }
-    return r.group;
+    return svc.crashGroups.withAlert(r.group);
   });
 };

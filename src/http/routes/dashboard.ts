@@ -5,6 +5,8 @@ import { projectPatchBody } from '../schemas/admin.ts';
 import { CRASH_GROUP_STATUSES, type CrashGroupStatus } from '../../domain/crashGroupStatus.ts';
 import { normalizeEmail } from '../../services/accounts.ts';
 import type { Services } from '../../services/index.ts';
+import { DAY_MS, DateParamError, parseIsoDate, type ParsedDate } from '../../domain/exportParams.ts';
+import { dashboardGroup } from '../../services/dashboard.ts';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
 const params = (...names: string[]) => ({
@@ -13,15 +15,22 @@ const params = (...names: string[]) => ({
 const paging = { page: { type: 'integer', minimum: 1, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } };
 const dateParam = { type: 'string', maxLength: 40 } as const;
 const tags = ['dashboard'];
-const DAY = 86_400_000;
+const DAY = DAY_MS;
 
-/** An ISO 8601 date or date-time; a date-only upper bound includes that whole UTC day. */
+/**
+ * An ISO 8601 date or date-time (the export's strict parser); a date-only upper bound
+ * includes that whole UTC day, a date-time one is exclusive.
+ */
 function parseDate(name: string, v: string | undefined, upper: boolean): number | undefined {
   if (v === undefined || v === '') return undefined;
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(v);
-  const t = dateOnly ? Date.parse(`${v}T00:00:00.000Z`) : /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(t)) throw new HttpError(400, `Invalid query parameter ${name}: expected an ISO 8601 date or date-time`);
-  return dateOnly && upper ? t + DAY : t;
+  let d: ParsedDate;
+  try {
+    d = parseIsoDate(name, v);
+  } catch (err) {
+    if (err instanceof DateParamError) throw new HttpError(400, `Invalid query parameter ${name}: expected an ISO 8601 date or date-time`);
+    throw err;
+  }
+  return d.dateOnly && upper ? d.ms + DAY : d.ms;
 }
 
 /** /api/dashboard: what a signed-in user sees and does, limited to their teams' projects. */
@@ -34,7 +43,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
 
   /** Another team's project is answered like a missing one (404), revealing nothing. */
   async function access(req: FastifyRequest<{ Params: { projectId: string } }>) {
-    const team = await repo.projectTeamFor(req.user.id, req.params.projectId);
+    const team = await accounts.projectTeamFor(req.user.id, req.params.projectId);
     if (!team) throw new HttpError(404, 'Project not found');
     return team;
   }
@@ -76,7 +85,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
 
   // ---- projects and keys -------------------------------------------------------------------
   app.get('/projects', { schema: { tags } }, async (req) => {
-    const list = await repo.projectsOf(req.user.id);
+    const list = await accounts.projectsOf(req.user.id);
     return { data: await Promise.all(list.map(async (p) => ({ ...p, keys: await projects.listKeys(p.id) }))) };
   });
 
@@ -112,7 +121,8 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     const keys = await projects.listKeys(req.params.projectId);
     if (!keys.some((k) => k.id === req.params.keyId)) throw new HttpError(404, 'Key not found');
     const r = await projects.deactivateKey(req.params.keyId);
-    await svc.keys.invalidate(r!.keyHash);
+    if (!r) throw new HttpError(404, 'Key not found');
+    await svc.keys.invalidate(r.keyHash);
     return { ok: true };
   });
 
@@ -196,11 +206,11 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     await access(req);
     const { projectId, groupId } = req.params;
     // The one workflow implementation (shared with the management API); the dashboard shape is read back.
-    const r = await svc.crashes.setStatus(projectId, groupId, req.body.status);
+    const r = await svc.crashGroups.setStatus(projectId, groupId, req.body.status);
     if (r.outcome === 'not-found') throw new HttpError(404, 'Crash group not found');
     if (r.outcome === 'invalid') {
       throw new HttpError(409, `Cannot go from ${r.from} to ${req.body.status}; allowed: ${r.allowed.join(', ') || 'none'}`);
     }
-    return (await dashboard.crashGroup(projectId, groupId))!;
+    return dashboardGroup(r.group);
   });
 };

@@ -5,9 +5,10 @@ import { apiKeyAuth } from '../auth.ts';
 import { rateLimit } from '../rateLimit.ts';
 import { gzipOnSend } from '../compression.ts';
 import { sendChunks } from '../streaming.ts';
-import { contentHeaders, dateFilter, resolveFormat, setPageHeaders, type ExportQuery } from '../exportReply.ts';
+import { contentHeaders, resolveFormat, setPageHeaders } from '../exportReply.ts';
+import type { ExportQuery } from '../../domain/exportParams.ts';
 import type { Services } from '../../services/index.ts';
-import type { ExportName } from '../../services/exports.ts';
+import type { ExportEndpoint } from '../../services/exports.ts';
 
 const security = [{ apiKey: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse, 429: errorResponse };
@@ -18,27 +19,28 @@ export const exportRoutes = (svc: Services): FastifyPluginAsync => async (app) =
   app.addHook('onRequest', rateLimit(svc.limits.export));
   app.addHook('onSend', gzipOnSend);
 
-  const handler = (name: ExportName, filterOf: (q: ExportQuery) => unknown) =>
+  const handler = <F>(ep: ExportEndpoint<F>) =>
     async (req: FastifyRequest<{ Querystring: ExportQuery }>, reply: FastifyReply) => {
       const q = req.query;
-      const filter = filterOf(q);
+      const filter = ep.filter(q);
       const { format, stream } = resolveFormat(q);
       if (stream && format !== 'json') {
-        return sendChunks(req, reply, await svc.exports.stream(name, req.projectId, filter, format), contentHeaders(name, format));
+        return sendChunks(req, reply, await svc.exports.stream(ep, req.projectId, filter, format), contentHeaders(ep.name, format));
       }
-      const r = await svc.exports.page(name, req.projectId, filter, q, format);
+      const r = await svc.exports.page(ep, req.projectId, filter, q, format);
       setPageHeaders(reply, r.meta);
       if (r.kind === 'json') return { data: r.data, ...r.meta };
-      return reply.headers(contentHeaders(name, r.kind)).send(r.body);
+      return reply.headers(contentHeaders(ep.name, r.kind)).send(r.body);
     };
 
-  const route = (path: string, name: ExportName, summary: string, querystring: object, row: object, filterOf: (q: ExportQuery) => unknown) =>
+  const route = <F>(path: string, ep: ExportEndpoint<F>, summary: string, querystring: object, row: object) =>
     app.get<{ Querystring: ExportQuery }>(path, {
       schema: { tags: ['export'], summary, security, querystring, response: { 200: S.okResponse(row), ...errors } },
-    }, handler(name, filterOf));
+    }, handler(ep));
 
-  route('/sessions', 'sessions', 'Sessions by (startedAt, id), filtered on startedAt', S.sessionsQuery, S.sessionRow, dateFilter);
-  route('/crashes', 'crashes', 'Crash groups by (firstSeenAt, id)', S.crashesQuery, S.crashRow, () => ({}));
-  route('/events', 'events', 'Events of one session by sequenceNumber', S.eventsQuery, S.eventRow, (q) => ({ sessionId: q.sessionId }));
-  route('/network', 'network', 'Network logs by (timestamp, id), filtered on timestamp', S.networkQuery, S.networkRow, dateFilter);
+  const ep = svc.exports.endpoints;
+  route('/sessions', ep.sessions, 'Sessions by (startedAt, id), filtered on startedAt', S.sessionsQuery, S.sessionRow);
+  route('/crashes', ep.crashes, 'Crash groups by (firstSeenAt, id)', S.crashesQuery, S.crashRow);
+  route('/events', ep.events, 'Events of one session by sequenceNumber', S.eventsQuery, S.eventRow);
+  route('/network', ep.network, 'Network logs by (timestamp, id), filtered on timestamp', S.networkQuery, S.networkRow);
 };

@@ -4,7 +4,7 @@ import { apiKeyAuth } from '../auth.ts';
 import { rateLimit } from '../rateLimit.ts';
 import { decodeBody } from '../bodyDecoding.ts';
 import type { Services } from '../../services/index.ts';
-import type { SessionStart } from '../../repos/sessions.ts';
+import type { SessionStart } from '../../domain/session.ts';
 import type { IngestEvent, NetworkRequest } from '../../domain/eventRows.ts';
 import type { CrashPayload } from '../../domain/crashGrouping.ts';
 

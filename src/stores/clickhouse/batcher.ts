@@ -1,10 +1,10 @@
 import type { ClickHouse } from './port.ts';
+import { QueueFullError } from '../../domain/errors.ts';
 
-export class QueueFullError extends Error {
-  constructor() {
-    super('Ingestion queue is full');
-  }
-}
+// One insert in flight per table: the next block gathers everything that arrives meanwhile.
+// ClickHouse CPU per row (insert + the merges of the parts it creates) falls with block size:
+// 12.6 µs at 1,000 rows, 7 µs at 4,000, 4.9 µs at 20,000 (docs/bench.md).
+export const INGEST_BATCH = { maxBatchRows: 100_000, maxQueuedRows: 500_000, maxConcurrent: 1 };
 
 /**
  * The bytes of accepted requests waiting for their insert, shared by every table's batcher: a
@@ -79,14 +79,15 @@ export class InsertBatcher {
     while (this.queue.length > 0 && this.inFlight < this.opts.maxConcurrent) {
       const batch: Pending[] = [];
       let n = 0;
-      while (this.queue.length > 0 && (n === 0 || n + this.queue[0]!.rows <= this.opts.maxBatchRows)) {
-        const p = this.queue.shift()!;
+      for (let p = this.queue[0]; p !== undefined && (n === 0 || n + p.rows <= this.opts.maxBatchRows); p = this.queue[0]) {
+        this.queue.shift();
         batch.push(p);
         n += p.rows;
       }
       this.queuedRows -= n;
       this.inFlight++;
-      const bytes = batch.length === 1 ? batch[0]!.chunk : Buffer.concat(batch.map((p) => p.chunk));
+      const only = batch.length === 1 ? batch[0] : undefined;
+      const bytes = only ? only.chunk : Buffer.concat(batch.map((p) => p.chunk));
       this.ch.insertBytes(this.table, bytes, 'JSONEachRow').then(
         () => batch.forEach((p) => p.resolve()),
         (err) => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import type { ClickHouse, Params } from './port.ts';
-import { INGEST_SETTINGS, INSERT_SETTINGS, QUERY_SETTINGS } from './port.ts';
+import type { ClickHouse, Params, Settings } from './port.ts';
+import { INGEST_SETTINGS, INSERT_SETTINGS, QUERY_SETTINGS, settingsClause } from './port.ts';
 
 type ChdbModule = typeof import('chdb');
 
@@ -17,8 +17,6 @@ function loadChdb(): ChdbModule {
   }
 }
 
-const settingsClause = ' SETTINGS ' + Object.entries(QUERY_SETTINGS).map(([k, v]) => `${k}=${typeof v === 'string' ? `'${v}'` : v}`).join(', ');
-
 /**
  * chDB in-process. One data directory per process (the engine binds it), so only the server
  * process opens it. Its `Session.queryStream` is not used: any other query on the session ends
@@ -28,7 +26,8 @@ export async function openChdb(dir: string): Promise<ClickHouse> {
   const { Session } = loadChdb();
   fs.mkdirSync(dir, { recursive: true });
   const session = new Session(dir);
-  const withSettings = (sql: string) => (/\bSETTINGS\b/i.test(sql) ? sql : sql + settingsClause);
+  // The engine has no per-session defaults to set, so every query carries its settings in its SQL.
+  const withSettings = (sql: string, settings: Settings = {}) => sql + settingsClause({ ...QUERY_SETTINGS, ...settings });
   return {
     kind: 'chdb',
     async exec(sql) {
@@ -44,15 +43,15 @@ export async function openChdb(dir: string): Promise<ClickHouse> {
       // The buffer goes to the engine as it is (no copy, no re-encoding): chDB's raw insert.
       await session.insert({ table, values: bytes, format, settings: INGEST_SETTINGS });
     },
-    async query<T>(sql: string, params: Params = {}) {
-      const res = await session.queryBindAsync(withSettings(sql), params, { format: 'JSONEachRow' });
+    async query<T>(sql: string, params: Params = {}, settings?: Settings) {
+      const res = await session.queryBindAsync(withSettings(sql, settings), params, { format: 'JSONEachRow' });
       const text = res.text();
       const out: T[] = [];
       for (const line of text.split('\n')) if (line) out.push(JSON.parse(line) as T);
       return out;
     },
-    async queryRaw(sql, params, format) {
-      const res = await session.queryBindAsync(withSettings(sql), params, { format });
+    async queryRaw(sql, params, format, settings) {
+      const res = await session.queryBindAsync(withSettings(sql, settings), params, { format });
       return Buffer.from(res.bytes());
     },
     async ping() {

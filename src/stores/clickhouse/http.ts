@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { createClient } from '@clickhouse/client';
-import type { ClickHouse, Params } from './port.ts';
+import type { ClickHouse, Params, Settings } from './port.ts';
 import { ASYNC_INSERT_SETTINGS, INGEST_SETTINGS, INSERT_SETTINGS, QUERY_SETTINGS } from './port.ts';
 
 /** A ClickHouse server over HTTP. */
@@ -39,12 +39,13 @@ export async function openClickHouseHttp(opts: {
       // The answer is empty; reading it to the end returns the socket to the pool.
       for await (const _ of r.stream) void _;
     },
-    async query<T>(sql: string, params: Params = {}) {
-      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+    // The client sends QUERY_SETTINGS with every request; a query's own settings go on top.
+    async query<T>(sql: string, params: Params = {}, settings?: Settings) {
+      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: settings });
       return (await rs.json()) as T[];
     },
-    async queryRaw(sql, params, format) {
-      const rs = await client.query({ query: sql, query_params: params, format: format as 'CSVWithNames' });
+    async queryRaw(sql, params, format, settings) {
+      const rs = await client.query({ query: sql, query_params: params, format: format as 'CSVWithNames', clickhouse_settings: settings });
       return Buffer.from(await rs.text());
     },
     async ping() {

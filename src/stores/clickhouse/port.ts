@@ -5,6 +5,9 @@
  */
 export type Params = Record<string, unknown>;
 
+/** Query-level settings; each adapter applies them the way its engine takes them. */
+export type Settings = Readonly<Record<string, string | number>>;
+
 export interface ClickHouse {
   readonly kind: 'chdb' | 'http';
   /** Runs a statement that returns nothing (DDL). */
@@ -17,9 +20,9 @@ export interface ClickHouse {
    */
   insertBytes(table: string, bytes: Buffer, format: 'JSONEachRow'): Promise<void>;
   /** Runs a query and returns its rows (JSONEachRow). Only for bounded results. */
-  query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
+  query<T = Record<string, unknown>>(sql: string, params?: Params, settings?: Settings): Promise<T[]>;
   /** Runs a query and returns its whole output in `format` (e.g. CSVWithNames). Bounded results only. */
-  queryRaw(sql: string, params: Params, format: string): Promise<Buffer>;
+  queryRaw(sql: string, params: Params, format: string, settings?: Settings): Promise<Buffer>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -36,7 +39,7 @@ export const QUERY_SETTINGS = {
 /**
  * Settings of every insert, in both adapters.
  * - `optimize_on_insert = 0`: do not collapse duplicate keys inside each inserted block. Reads
- *   already deduplicate with FINAL (DESIGN.md), so collapsing at insert is redundant work, and
+ *   already deduplicate with FINAL (docs/decisions.md), so collapsing at insert is redundant work, and
  *   skipping it doubles the embedded engine's insert rate (measured, docs/bench.md).
  * - `input_format_json_read_objects_as_strings = 1`: a JSON object sent for a String column is
  *   stored as its JSON text, byte for byte (events' `data`), so rows carry objects, not JSON
@@ -62,3 +65,8 @@ export const INGEST_SETTINGS = {
 
 /** With CLICKHOUSE_ASYNC_INSERT: the server buffers, and answers once the buffer is written. */
 export const ASYNC_INSERT_SETTINGS = { async_insert: 1, wait_for_async_insert: 1 } as const;
+
+/** A `SETTINGS` clause, for an engine that takes query settings only inside the SQL (chDB). */
+export function settingsClause(s: Settings): string {
+  return ' SETTINGS ' + Object.entries(s).map(([k, v]) => `${k}=${typeof v === 'string' ? `'${v.replaceAll("'", "\\'")}'` : v}`).join(', ');
+}

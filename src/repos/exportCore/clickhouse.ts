@@ -1,19 +1,15 @@
-import type { ClickHouse, Params } from '../../stores/clickhouse/port.ts';
-import { QUERY_SETTINGS } from '../../stores/clickhouse/port.ts';
+import type { ClickHouse, Params, Settings } from '../../stores/clickhouse/port.ts';
 import { CSV_CLICKHOUSE_SETTINGS, FORMULA_START } from '../../domain/csv.ts';
 import type { Encoding, ExportResource, Row } from './types.ts';
 
-const SETTINGS: Record<string, string | number> = {
-  ...QUERY_SETTINGS,
+/** Settings of every export read, on top of the adapters' own QUERY_SETTINGS. */
+const SETTINGS: Settings = {
   ...CSV_CLICKHOUSE_SETTINGS,
   output_format_json_escape_forward_slashes: 0,
   // Output aliases reuse column names (`… AS url`); WHERE must still see the stored column.
   prefer_column_name_to_alias: 1,
 };
 
-/** Written into each export query, so both adapters run it with exactly these settings. */
-export const SETTINGS_CLAUSE =
-  ' SETTINGS ' + Object.entries(SETTINGS).map(([k, v]) => `${k}=${typeof v === 'string' ? `'${v}'` : v}`).join(', ');
 
 const REGEX_ESCAPE: Record<string, string> = { '-': '\\-', '\t': '\\t', '\r': '\\r' };
 const formulaRegex = `^[${FORMULA_START.map((c) => REGEX_ESCAPE[c] ?? c).join('')}]`;
@@ -69,8 +65,9 @@ export async function chCount(ch: ClickHouse, src: ChSource<unknown>): Promise<n
 export function chPage<R>(ch: ClickHouse, src: ChSource<unknown>, offset: number, limit: number): Promise<R[]> {
   return ch.query<R>(
     `SELECT ${src.selects.json} FROM ${src.table} FINAL WHERE ${src.where} ORDER BY ${src.keyset.order}
-     LIMIT {limit:UInt64} OFFSET {offset:UInt64}` + SETTINGS_CLAUSE,
+     LIMIT {limit:UInt64} OFFSET {offset:UInt64}`,
     { ...src.params, limit, offset },
+    SETTINGS,
   );
 }
 
@@ -78,9 +75,10 @@ export function chPageEncoded(ch: ClickHouse, src: ChSource<unknown>, offset: nu
   const f = formatOf(src.selects, enc, true);
   return ch.queryRaw(
     `SELECT ${f.select} FROM ${src.table} FINAL WHERE ${src.where} ORDER BY ${src.keyset.order}
-     LIMIT {limit:UInt64} OFFSET {offset:UInt64}` + SETTINGS_CLAUSE,
+     LIMIT {limit:UInt64} OFFSET {offset:UInt64}`,
     { ...src.params, limit, offset },
     f.format,
+    SETTINGS,
   );
 }
 
@@ -95,14 +93,15 @@ export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encodi
   const ks = src.keyset;
   const keyQuery = (cond: string, order: string, params: Params, offset: number) =>
     ch.query<K>(
-      `SELECT ${ks.keySelect} FROM ${src.table} WHERE ${src.where} AND ${cond} ORDER BY ${order} LIMIT 1 OFFSET {skip:UInt64}` + SETTINGS_CLAUSE,
+      `SELECT ${ks.keySelect} FROM ${src.table} WHERE ${src.where} AND ${cond} ORDER BY ${order} LIMIT 1 OFFSET {skip:UInt64}`,
       { ...src.params, ...params, skip: offset },
+      SETTINGS,
     );
   const end = (await keyQuery('1', ks.orderDesc, {}, 0))[0];
   if (end === undefined) {
     if (enc === 'csv') {
       const f = formatOf(src.selects, enc, true);
-      yield await ch.queryRaw(`SELECT ${f.select} FROM ${src.table} WHERE ${src.where} LIMIT 0` + SETTINGS_CLAUSE, src.params, f.format);
+      yield await ch.queryRaw(`SELECT ${f.select} FROM ${src.table} WHERE ${src.where} LIMIT 0`, src.params, f.format, SETTINGS);
     }
     return;
   }
@@ -115,9 +114,10 @@ export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encodi
     const upto = found ?? end;
     const f = formatOf(src.selects, enc, !headerDone);
     const out = await ch.queryRaw(
-      `SELECT ${f.select} FROM ${src.table} FINAL WHERE ${src.where} AND ${lower} AND ${ks.atMost('b')} ORDER BY ${ks.order}` + SETTINGS_CLAUSE,
+      `SELECT ${f.select} FROM ${src.table} FINAL WHERE ${src.where} AND ${lower} AND ${ks.atMost('b')} ORDER BY ${ks.order}`,
       { ...src.params, ...lowerParams, ...ks.params(upto, 'b') },
       f.format,
+      SETTINGS,
     );
     if (out.length > 0) {
       headerDone = true;

@@ -1,0 +1,34 @@
+/**
+ * Failures the rules and the services name, with no notion of HTTP: the edge
+ * (src/http/errors.ts) alone decides their status codes and bodies.
+ */
+export class DomainError extends Error {}
+
+/** A field of a request breaks a rule; `path` is a JSON pointer into the request body. */
+export interface FieldProblem {
+  path: string;
+  message: string;
+}
+
+/** A thing the caller named does not exist for them (another project's is just as absent). */
+export class NotFoundError extends DomainError {}
+
+/** At most this many field problems are reported for one request. */
+export const MAX_DETAILS = 100;
+
+/** The request is well formed but breaks rules on its fields. */
+export class ValidationError extends DomainError {
+  constructor(readonly details: FieldProblem[]) {
+    super('Validation failed');
+  }
+}
+
+/** A parameter outside a body (query string) cannot be read. */
+export class InvalidParameterError extends DomainError {}
+
+/** Ingestion's write queue is full: the caller should retry shortly. */
+export class QueueFullError extends DomainError {
+  constructor() {
+    super('Ingestion queue is full');
+  }
+}

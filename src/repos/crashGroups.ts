@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import type { Postgres, Queryable } from '../stores/postgres/port.ts';
+import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
+import { statusAfterCrash } from '../domain/sessionState.ts';
+import { allowedTransitions, canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
+import { isoMs } from '../domain/time.ts';
+import { pageEnvelope } from '../domain/paging.ts';
+import { sessionQueries } from './sessions.ts';
+import { enqueueJob, NEW_GROUP_JOB } from './outbox.ts';
+import { pgResource } from './exportCore/postgres.ts';
+
+/**
+ * The crash-group aggregate in Postgres: `crash_groups`, the occurrences that count into them
+ * (`crash_occurrences`) and the devices they affected (`crash_group_devices`).
+ */
+const GROUPS = 'crash_groups';
+const OCCURRENCES = 'crash_occurrences';
+const DEVICES = 'crash_group_devices';
+
+export type RecordCrashResult =
+  | { outcome: 'no-session' }
+  | { outcome: 'duplicate' }
+  | { outcome: 'recorded'; groupId: string; newGroup: boolean };
+
+/** The one read model of a crash group; the management API and the dashboard each present it. */
+export interface CrashGroup {
+  id: string;
+  message: string;
+  status: CrashGroupStatus;
+  isFatal: boolean;
+  handled: boolean;
+  occurrenceCount: number;
+  affectedDevices: number;
+  platform: string | null;
+  appVersion: string | null;
+  osVersion: string | null;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  stackHead: string;
+  summary: string | null;
+  summarySource: string | null;
+  appVersions: string[];
+  resolvedVersions: string[];
+}
+
+interface GroupRow {
+  id: string; message: string; status: CrashGroupStatus; is_fatal: boolean; handled: boolean;
+  occurrence_count: number; affected_devices: number; platform: string | null; app_version: string | null;
+  os_version: string | null; first_seen_at: number; last_seen_at: number; stack_head: string;
+  summary: string | null; summary_source: string | null; app_versions: string[]; resolved_versions: string[];
+}
+
+const CORE_COLUMNS =
+  'id, message, status, is_fatal, handled, occurrence_count, affected_devices, platform, app_version, os_version, first_seen_at, last_seen_at';
+const COLUMNS = `${CORE_COLUMNS}, stack_head, summary, summary_source, app_versions, resolved_versions`;
+
+/** The contract's crash-group fields (the export row), in the contract's order. */
+function coreFields(r: Omit<GroupRow, 'stack_head' | 'summary' | 'summary_source' | 'app_versions' | 'resolved_versions'>) {
+  return {
+    id: r.id,
+    message: r.message,
+    status: r.status,
+    isFatal: r.is_fatal,
+    handled: r.handled,
+    occurrenceCount: r.occurrence_count,
+    affectedDevices: r.affected_devices,
+    platform: r.platform,
+    appVersion: r.app_version,
+    osVersion: r.os_version,
+    firstSeenAt: isoMs(r.first_seen_at),
+    lastSeenAt: isoMs(r.last_seen_at),
+  };
+}
+
+const toGroup = (r: GroupRow): CrashGroup => ({
+  ...coreFields(r),
+  stackHead: r.stack_head,
+  summary: r.summary,
+  summarySource: r.summary_source,
+  appVersions: r.app_versions,
+  resolvedVersions: r.resolved_versions,
+});
+
+export const CRASH_FIELDS = [
+  'id', 'message', 'status', 'isFatal', 'handled', 'occurrenceCount', 'affectedDevices',
+  'platform', 'appVersion', 'osVersion', 'firstSeenAt', 'lastSeenAt',
+] as const;
+
+export type SetStatusResult =
+  | { outcome: 'not-found' }
+  | { outcome: 'invalid'; from: CrashGroupStatus; allowed: CrashGroupStatus[] }
+  | { outcome: 'ok'; group: CrashGroup };
+
+/** What an alert needs of the group, and the session of its first occurrence. */
+export interface AlertFacts {
+  groupId: string;
+  projectId: string;
+  message: string;
+  stackHead: string;
+  isFatal: boolean;
+  handled: boolean;
+  firstSeenAt: number;
+  summary: string | null;
+  summarySource: string | null;
+  platform: string | null;
+  appVersion: string | null;
+  osVersion: string | null;
+  firstSessionId: string | null;
+}
+
+async function addDevice(q: Queryable, groupId: string, fingerprint: string): Promise<boolean> {
+  const r = await q.query(
+    `INSERT INTO ${DEVICES} (group_id, device_fingerprint) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`,
+    [groupId, fingerprint],
+  );
+  return r.rows.length > 0;
+}
+
+/** Reads only Postgres, so the worker process (which opens no ClickHouse) can use it too. */
+export function crashGroupsRepo(db: Postgres) {
+  async function get(projectId: string, groupId: string): Promise<CrashGroup | null> {
+    const r = await db.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = $2`, [projectId, groupId]);
+    return r.rows[0] ? toGroup(r.rows[0]) : null;
+  }
+
+  return {
+    /**
+     * One transaction: the occurrence (its identity is the whole payload, so a retry adds
+     * nothing), the group (created, or counted and updated), the session's status, and for a
+     * new group the outbox job for its summary and alert.
+     */
+    async record(projectId: string, c: CrashPayload): Promise<RecordCrashResult> {
+      return db.tx(async (q) => {
+        const session = await sessionQueries.lockForCrash(q, projectId, c.sessionId);
+        if (!session) return { outcome: 'no-session' };
+
+        const groupKey = crashGroupKey(c.stackTrace);
+        const occ = await q.query(
+          `INSERT INTO ${OCCURRENCES} (project_id, id, group_key, session_id, device_fingerprint, app_version, occurred_at, is_fatal)
+           VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT DO NOTHING RETURNING 1`,
+          [projectId, crashOccurrenceId(c), groupKey, c.sessionId, session.device_fingerprint, session.app_version, c.timestamp, c.isFatal],
+        );
+        if (!occ.rows.length) return { outcome: 'duplicate' };
+
+        const appVersions = session.app_version === null ? [] : [session.app_version];
+        const created = await q.query<{ id: string }>(
+          `INSERT INTO ${GROUPS} (id, project_id, group_key, message, stack_head, is_fatal, handled, occurrence_count,
+             affected_devices, platform, app_version, os_version, first_seen_at, last_seen_at, app_versions)
+           VALUES ($1,$2,$3,$4,$5,$6,$7,1,1,$8,$9,$10,$11,$11,$12)
+           ON CONFLICT (project_id, group_key) DO NOTHING RETURNING id`,
+          [
+            randomUUID(), projectId, groupKey, c.message, stackHead(c.stackTrace),
+            c.isFatal, c.handled, session.platform, session.app_version, session.os_version, c.timestamp, appVersions,
+          ],
+        );
+
+        let groupId: string;
+        const newRow = created.rows[0];
+        if (newRow) {
+          groupId = newRow.id;
+          await addDevice(q, groupId, session.device_fingerprint);
+          await enqueueJob(q, projectId, groupId, NEW_GROUP_JOB);
+        } else {
+          const g = await q.query<{ id: string; status: CrashGroupStatus; last_seen_at: number; resolved_versions: string[] }>(
+            `SELECT id, status, last_seen_at, resolved_versions FROM ${GROUPS} WHERE project_id = $1 AND group_key = $2 FOR UPDATE`,
+            [projectId, groupKey],
+          );
+          const group = g.rows[0];
+          // The insert above found the key taken, and groups are never deleted.
+          if (!group) throw new Error(`crash group ${groupKey} of project ${projectId} vanished inside its transaction`);
+          groupId = group.id;
+          const newDevice = await addDevice(q, groupId, session.device_fingerprint);
+          const latest = c.timestamp >= group.last_seen_at;
+          await q.query(
+            `UPDATE ${GROUPS} SET
+               occurrence_count = occurrence_count + 1,
+               affected_devices = affected_devices + $3,
+               is_fatal = is_fatal OR $4,
+               handled = handled AND $5,
+               first_seen_at = LEAST(first_seen_at, $6),
+               last_seen_at = GREATEST(last_seen_at, $6),
+               platform = CASE WHEN $7 THEN $8 ELSE platform END,
+               app_version = CASE WHEN $7 THEN $9 ELSE app_version END,
+               os_version = CASE WHEN $7 THEN $10 ELSE os_version END,
+               app_versions = CASE WHEN $9::text IS NULL OR $9 = ANY(app_versions) THEN app_versions ELSE array_append(app_versions, $9) END,
+               status = $11
+             WHERE project_id = $1 AND id = $2`,
+            [
+              projectId, groupId, newDevice ? 1 : 0, c.isFatal, c.handled, c.timestamp, latest,
+              session.platform, session.app_version, session.os_version,
+              statusAfterOccurrence(group.status, session.app_version, group.resolved_versions),
+            ],
+          );
+        }
+
+        await sessionQueries.markCrashed(q, projectId, c.sessionId, statusAfterCrash(session.status, c.isFatal));
+        return { outcome: 'recorded', groupId, newGroup: newRow !== undefined };
+      });
+    },
+
+    get,
+
+    /** Most recently seen first. */
+    async list(projectId: string, status: string | undefined, page: number, limit: number) {
+      const params: unknown[] = [projectId];
+      const w = status ? `project_id = $1 AND status = $${params.push(status)}` : 'project_id = $1';
+      const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${GROUPS} WHERE ${w}`, params);
+      const rows = await db.query<GroupRow>(
+        `SELECT ${COLUMNS} FROM ${GROUPS} WHERE ${w} ORDER BY last_seen_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+        [...params, limit, (page - 1) * limit],
+      );
+      return pageEnvelope(rows.rows.map(toGroup), total.rows[0]?.n ?? 0, page, limit);
+    },
+
+    /**
+     * A status change by hand. Resolving snapshots the versions seen so far: a later occurrence
+     * from one of them leaves the group resolved, one from a new version reopens it. Setting
+     * the status a group already has changes nothing (safe to retry). The group is read once,
+     * locked, and the update returns its new state.
+     */
+    async setStatus(projectId: string, groupId: string, to: CrashGroupStatus): Promise<SetStatusResult> {
+      return db.tx(async (q): Promise<SetStatusResult> => {
+        const g = await q.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = $2 FOR UPDATE`, [projectId, groupId]);
+        const row = g.rows[0];
+        if (!row) return { outcome: 'not-found' };
+        const from = row.status;
+        if (from === to) return { outcome: 'ok', group: toGroup(row) };
+        if (!canTransition(from, to)) return { outcome: 'invalid', from, allowed: allowedTransitions(from) };
+        const u = await q.query<GroupRow>(
+          `UPDATE ${GROUPS} SET status = $3,
+             resolved_versions = CASE WHEN $3 = 'resolved' THEN app_versions ELSE resolved_versions END
+           WHERE project_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+          [projectId, groupId, to],
+        );
+        const updated = u.rows[0];
+        if (!updated) throw new Error(`crash group ${groupId} vanished under its row lock`);
+        return { outcome: 'ok', group: toGroup(updated) };
+      });
+    },
+
+    /** Crash groups of a project by (firstSeenAt, id). */
+    export: pgResource<Record<string, never>, GroupRow & Record<string, unknown>>(db, {
+      name: 'crashes',
+      fields: CRASH_FIELDS,
+      table: GROUPS,
+      columns: CORE_COLUMNS,
+      key: ['first_seen_at', 'id'],
+      where: () => '',
+      async shape(_projectId, rows) {
+        return rows.map(coreFields);
+      },
+    }),
+
+    /** The session's crashes with their group, where they happened on the timeline. */
+    async ofSession(projectId: string, sessionId: string) {
+      const r = await db.query<{ occurred_at: number; is_fatal: boolean; group_id: string | null; message: string | null; status: string | null }>(
+        `SELECT o.occurred_at, o.is_fatal, g.id AS group_id, g.message, g.status
+         FROM ${OCCURRENCES} o LEFT JOIN ${GROUPS} g ON g.project_id = o.project_id AND g.group_key = o.group_key
+         WHERE o.project_id = $1 AND o.session_id = $2 ORDER BY o.occurred_at, o.id`,
+        [projectId, sessionId],
+      );
+      return r.rows.map((c) => ({ occurredAt: isoMs(c.occurred_at), isFatal: c.is_fatal, groupId: c.group_id, message: c.message, groupStatus: c.status }));
+    },
+
+    /** The group (any project: the outbox job names it by id) and its first occurrence's session. */
+    async alertFacts(groupId: string): Promise<AlertFacts | null> {
+      const r = await db.query<{
+        id: string; project_id: string; message: string; stack_head: string; is_fatal: boolean; handled: boolean;
+        first_seen_at: number; summary: string | null; summary_source: string | null; platform: string | null;
+        app_version: string | null; os_version: string | null; session_id: string | null;
+      }>(
+        `SELECT g.id, g.project_id, g.message, g.stack_head, g.is_fatal, g.handled, g.first_seen_at, g.summary,
+                g.summary_source, g.platform, g.app_version, g.os_version, first.session_id
+         FROM ${GROUPS} g
+         LEFT JOIN LATERAL (
+           SELECT o.session_id FROM ${OCCURRENCES} o
+           WHERE o.project_id = g.project_id AND o.group_key = g.group_key
+           ORDER BY o.occurred_at, o.created_at LIMIT 1
+         ) first ON true
+         WHERE g.id = $1`,
+        [groupId],
+      );
+      const x = r.rows[0];
+      if (!x) return null;
+      return {
+        groupId: x.id, projectId: x.project_id, message: x.message, stackHead: x.stack_head, isFatal: x.is_fatal,
+        handled: x.handled, firstSeenAt: Number(x.first_seen_at), summary: x.summary, summarySource: x.summary_source,
+        platform: x.platform, appVersion: x.app_version, osVersion: x.os_version, firstSessionId: x.session_id,
+      };
+    },
+
+    /** Stores a summary unless one is there already; returns the one that is stored. */
+    async storeSummary(groupId: string, summary: string, source: string): Promise<{ summary: string; source: string }> {
+      await db.query(`UPDATE ${GROUPS} SET summary = $2, summary_source = $3 WHERE id = $1 AND summary IS NULL`, [groupId, summary, source]);
+      const r = await db.query<{ summary: string; summary_source: string }>(`SELECT summary, summary_source FROM ${GROUPS} WHERE id = $1`, [groupId]);
+      const row = r.rows[0];
+      return row ? { summary: row.summary, source: row.summary_source } : { summary, source };
+    },
+  };
+}
+
+export type CrashGroupsRepo = ReturnType<typeof crashGroupsRepo>;

@@ -1,0 +1,22 @@
+import type { CrashGroup, CrashGroupsRepo } from '../repos/crashGroups.ts';
+import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
+
+/** A crash group as the management API shows it: the read model plus its alert's state. */
+export type CrashGroupView = CrashGroup & { alert: AlertState | null };
+
+export function crashGroupsService(groups: CrashGroupsRepo, outbox: OutboxRepo) {
+  const withAlert = async (g: CrashGroup): Promise<CrashGroupView> => ({ ...g, alert: await outbox.alertOf(g.id) });
+  return {
+    repo: groups,
+
+    async view(projectId: string, groupId: string): Promise<CrashGroupView | null> {
+      const g = await groups.get(projectId, groupId);
+      return g ? withAlert(g) : null;
+    },
+
+    setStatus: groups.setStatus,
+    withAlert,
+  };
+}
+
+export type CrashGroupsService = ReturnType<typeof crashGroupsService>;
