@@ -1,6 +1,6 @@
 # The service image for docker-compose.yml: real ClickHouse, so the embedded engine (chdb,
 # an optional dependency of ~540 MB) is left out.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=optional --omit=dev --no-audit --no-fund

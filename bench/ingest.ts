@@ -2,11 +2,16 @@
  * `npm run bench [-- --quick]`: the ingestion load bench (issue 5). See docs/bench.md.
  *
  * Phases, one after the other on the same machine:
- *   1. store ceiling: embedded ClickHouse insert rate for the same rows, no HTTP (child process);
+ *   1. store ceiling: the embedded ClickHouse's rate and CPU per row for the same rows, no HTTP
+ *      (child process), in blocks and as one bulk insert;
  *   2. HTTP ceiling: a bare Fastify that only parses the same bodies (child process);
- *   3. the service (child process, or BENCH_URL), saturated for BENCH_SECONDS;
- *   4. the service paced at half the request rate it reached, for the latency target;
- *   5. exactly-once: the service is stopped (it drains) and its ClickHouse data is counted.
+ *   3. the server shape: the service with ClickHouse out of process (CLICKHOUSE_URL at the
+ *      chDB-backed ClickHouse HTTP stand-in, its own process), saturated for BENCH_SERVER_SECONDS:
+ *      the API process's CPU per acknowledged event and the store process's CPU per stored row;
+ *   4. the embedded service (child process, or BENCH_URL), saturated for BENCH_SECONDS;
+ *   5. the embedded service paced at half the request rate it reached, for the latency target;
+ *   6. exactly-once, after 3 and after 4/5: the service is stopped (it drains) and its ClickHouse
+ *      data is counted.
  * The load always comes from a separate process (bench/load.ts).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -17,7 +22,8 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { LoadConfig, LoadResult } from './load.ts';
-import { ProcWatcher, threadCores, threadCpu } from './procStats.ts';
+import { ProcWatcher, procSample, threadCores, threadCpu } from './procStats.ts';
+import type { StoreCeiling } from './storeCeiling.ts';
 import { routeTable } from './report.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -32,6 +38,7 @@ const num = (name: string, def: number) => {
 };
 const cfg = {
   seconds: num('BENCH_SECONDS', quick ? 10 : 60),
+  serverSeconds: num('BENCH_SERVER_SECONDS', quick ? 10 : 30),
   ceilingSeconds: num('BENCH_CEILING_SECONDS', quick ? 5 : 20),
   pacedSeconds: num('BENCH_PACED_SECONDS', quick ? 5 : 20),
   // Lets background merges left by the saturated phase finish before the paced phase.
@@ -89,8 +96,8 @@ async function load(label: string, lc: LoadConfig, watcher?: ProcWatcher): Promi
   }
 }
 
-async function storeCeiling(): Promise<Record<string, number>> {
-  log(`store ceiling: embedded ClickHouse inserts, ${cfg.storeSecondsEach} s per batch size…`);
+async function storeCeiling(): Promise<StoreCeiling> {
+  log(`store ceiling: embedded ClickHouse inserts of the ingest lines, ${cfg.storeSecondsEach} s per block size, then one bulk insert…`);
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/storeCeiling.ts')], {
     cwd: root, env: { ...env, BENCH_STORE_SECONDS: String(cfg.storeSecondsEach) }, stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -126,7 +133,7 @@ interface Service {
   child?: ChildProcess;
 }
 
-async function startService(): Promise<Service> {
+async function startService(extraEnv: Record<string, string> = {}): Promise<Service> {
   if (cfg.url) {
     if (!env.BENCH_ADMIN_TOKEN) throw new Error('BENCH_URL needs BENCH_ADMIN_TOKEN (the service ADMIN_TOKEN) to create the bench project');
     return { url: cfg.url.replace(/\/$/, ''), adminToken: env.BENCH_ADMIN_TOKEN };
@@ -147,6 +154,7 @@ async function startService(): Promise<Service> {
       ADMIN_TOKEN: adminToken,
       // Raised by configuration, the same setting an operator would use.
       RATE_LIMIT_INGEST_PER_MIN: env.RATE_LIMIT_INGEST_PER_MIN ?? '1000000000',
+      ...extraEnv,
     },
   });
   const url = `http://127.0.0.1:${port}`;
@@ -171,9 +179,9 @@ async function createProject(s: Service): Promise<string> {
   return ((await r.json()) as { apiKey: string }).apiKey;
 }
 
-async function exactlyOnce(dataDir: string, acked: { events: number; network: number; unackedEvents: number; unackedNetwork: number }) {
+async function exactlyOnce(chDir: string, acked: { events: number; network: number; unackedEvents: number; unackedNetwork: number }) {
   const { openChdb } = await import('../src/stores/clickhouse/chdb.ts');
-  const ch = await openChdb(path.join(dataDir, 'clickhouse'));
+  const ch = await openChdb(chDir);
   try {
     const [ev] = await ch.query<{ rows: number; uniq: number }>('SELECT count() AS rows, uniqExact(session_id, sequence_number) AS uniq FROM events FINAL');
     const [evRaw] = await ch.query<{ rows: number }>('SELECT count() AS rows FROM events');
@@ -194,6 +202,58 @@ async function exactlyOnce(dataDir: string, acked: { events: number; network: nu
     };
   } finally {
     await ch.close();
+  }
+}
+
+/** The ClickHouse HTTP stand-in (chDB in its own process), as the tests use it. */
+async function startShim(): Promise<{ url: string; dir: string; child: ChildProcess }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-bench-ch-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/helpers/clickhouseShim.ts'), String(port), dir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`ClickHouse stand-in exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, dir, child };
+}
+
+/**
+ * The server shape: API process and ClickHouse in separate processes, saturated. CPU seconds of
+ * each over the phase, from /proc, divided by what was acknowledged and stored.
+ */
+async function serverShape() {
+  const shim = await startShim();
+  const svc = await startService({ CLICKHOUSE_URL: shim.url });
+  try {
+    const apiKey = await createProject(svc);
+    const api0 = procSample(svc.child!.pid!)!;
+    const ch0 = procSample(shim.child.pid!)!;
+    const w = new ProcWatcher(svc.child!.pid!);
+    w.start();
+    const r = await load('server shape (ClickHouse out of process)', { url: svc.url, apiKey, connections: cfg.connections, seconds: cfg.serverSeconds, mix: cfg.mix, batchesPerSession: cfg.batchesPerSession }, w);
+    w.stop();
+    const api1 = procSample(svc.child!.pid!)!;
+    const ch1 = procSample(shim.child.pid!)!;
+    const storedRows = r.ackedEvents + r.ackedNetworkRows;
+    svc.child!.kill('SIGTERM');
+    await exited(svc.child!, 120_000);
+    shim.child.kill('SIGTERM');
+    await exited(shim.child, 30_000);
+    const check = await exactlyOnce(shim.dir, { events: r.ackedEvents, network: r.ackedNetworkRows, unackedEvents: r.unackedEvents, unackedNetwork: r.unackedNetworkRows });
+    return {
+      load: r,
+      apiCpuCores: Math.round(((api1.cpuSec - api0.cpuSec) / r.seconds) * 100) / 100,
+      apiCpuUsPerEvent: Math.round(((api1.cpuSec - api0.cpuSec) * 1e6 / r.ackedEvents) * 100) / 100,
+      apiPeakRssMb: w.peakRssMb,
+      storeCpuCores: Math.round(((ch1.cpuSec - ch0.cpuSec) / r.seconds) * 100) / 100,
+      storeCpuUsPerRow: Math.round(((ch1.cpuSec - ch0.cpuSec) * 1e6 / storedRows) * 100) / 100,
+      exactlyOnce: check,
+    };
+  } finally {
+    if (svc.child && svc.child.exitCode === null) svc.child.kill('SIGKILL');
+    if (shim.child.exitCode === null) shim.child.kill('SIGKILL');
+    fs.rmSync(shim.dir, { recursive: true, force: true });
+    if (svc.dataDir) fs.rmSync(svc.dataDir, { recursive: true, force: true });
   }
 }
 
@@ -220,9 +280,19 @@ async function main() {
   log(`mix ${cfg.mix}; ${cfg.connections} connections; service ${cfg.seconds} s, ceilings ${cfg.ceilingSeconds} s, paced ${cfg.pacedSeconds} s`);
 
   const store = cfg.url ? undefined : await storeCeiling();
-  if (store) log(`store ceiling (events rows/s by insert size): ${Object.entries(store).map(([k, v]) => `${k}: ${v.toLocaleString('en-US')}`).join(', ')}`);
+  if (store) {
+    const fmt = (f: { rowsPerSecond: number; cpuUsPerRow: number }) => `${f.rowsPerSecond.toLocaleString('en-US')} rows/s, ${f.cpuUsPerRow} µs CPU/row`;
+    log(`store ceiling: ${Object.entries(store.blocks).map(([k, v]) => `${k}-event inserts ${fmt(v)}`).join('; ')}; bulk ${fmt(store.bulk)}`);
+  }
   const bare = await bareCeiling();
   log(routeTable('bare Fastify ceiling', bare.load));
+  const bareCpuUsPerEvent = Math.round(((bare.cpuCores * bare.load.seconds * 1e6) / Math.max(1, bare.load.ackedEvents)) * 100) / 100;
+  const server = cfg.url ? undefined : await serverShape();
+  if (server) {
+    log(routeTable('server shape (ClickHouse out of process), saturated', server.load));
+    log(`server shape: API ${server.apiCpuCores} cores, ${server.apiCpuUsPerEvent} µs CPU per acknowledged event (bare Fastify: ${bareCpuUsPerEvent}); ClickHouse ${server.storeCpuCores} cores, ${server.storeCpuUsPerRow} µs CPU per stored row (engine bulk insert: ${store?.bulk.cpuUsPerRow}); API peak RSS ${server.apiPeakRssMb} MB`);
+    log(`server shape exactly-once: events ${server.exactlyOnce.events.ok ? 'OK' : 'FAILED'} ${JSON.stringify(server.exactlyOnce.events)}; network logs ${server.exactlyOnce.networkLogs.ok ? 'OK' : 'FAILED'}`);
+  }
 
   const svc = await startService();
   const apiKey = await createProject(svc);
@@ -247,7 +317,7 @@ async function main() {
     const code = await exited(svc.child, 120_000);
     shutdownMs = Math.round(performance.now() - t0);
     if (code !== 0) log(`warning: service exited with ${code}`);
-    check = await exactlyOnce(svc.dataDir, {
+    check = await exactlyOnce(path.join(svc.dataDir, 'clickhouse'), {
       events: sat.ackedEvents + paced.ackedEvents,
       network: sat.ackedNetworkRows + paced.ackedNetworkRows,
       unackedEvents: sat.unackedEvents + paced.unackedEvents,
@@ -265,27 +335,35 @@ async function main() {
     config: cfg,
     machine: { ...m0, loadAvgAtEnd: machine().uptimeLoadAvg },
     ceilings: {
-      storeInsertRowsPerSecond: store ?? null,
-      bareFastify: { eventsPerSecond: bare.load.eventsPerSecond, events100PerSecond: bare.load.routes.events100?.eps ?? 0, cpuCores: bare.cpuCores, routes: bare.load.routes },
+      store: store ?? null,
+      bareFastify: { eventsPerSecond: bare.load.eventsPerSecond, events100PerSecond: bare.load.routes.events100?.eps ?? 0, cpuCores: bare.cpuCores, cpuUsPerEvent: bareCpuUsPerEvent, routes: bare.load.routes },
     },
+    serverShape: server ?? null,
     service: {
       saturated: sat,
       pacedHalf: paced,
-      server: watcher ? { peakRssMb: watcher.peakRssMb, cpuCoresSaturated: satCpu, cpuCoresByThreadSaturated: satThreads, cpuCoresOverall: watcher.cpuCores(), shutdownMs } : null,
+      server: watcher ? {
+        peakRssMb: watcher.peakRssMb, cpuCoresSaturated: satCpu, cpuCoresByThreadSaturated: satThreads, cpuCoresOverall: watcher.cpuCores(), shutdownMs,
+        // The whole embedded system (API, PGlite and the in-process ClickHouse) per acknowledged event.
+        cpuUsPerEventSaturated: Math.round(((satCpu * sat.seconds * 1e6) / Math.max(1, sat.ackedEvents)) * 100) / 100,
+      } : null,
     },
     ratios: {
       eventsPerSecondVsBareFastify: ratio(sat.eventsPerSecond, bare.load.eventsPerSecond),
       events100VsBareFastify: ratio(ev100?.eps ?? 0, bare.load.routes.events100?.eps),
-      eventsPerSecondVsStoreInsert: store ? Object.fromEntries(Object.entries(store).map(([k, v]) => [k, ratio(sat.eventsPerSecond, v)])) : null,
+      eventsPerSecondVsStoreInsert: store ? Object.fromEntries(Object.entries(store.blocks).map(([k, v]) => [k, ratio(sat.eventsPerSecond, v.rowsPerSecond)])) : null,
+      apiCpuPerEventVsBareFastify: server ? ratio(server.apiCpuUsPerEvent, bareCpuUsPerEvent) : null,
+      storeCpuPerRowVsBulkInsert: server && store ? ratio(server.storeCpuUsPerRow, store.bulk.cpuUsPerRow) : null,
     },
     exactlyOnce: check ?? 'not checked: BENCH_URL targets a service whose stores this process cannot open',
-    // Issue 5's targets, for /ingest/events with 100-event batches.
+    // The targets, for /ingest/events with 100-event batches on this 2-core machine.
     targets: {
-      events100PerSecond: { value: ev100?.eps ?? 0, target: 300_000, met: (ev100?.eps ?? 0) >= 300_000 },
+      apiCpuUsPerEvent: { value: server?.apiCpuUsPerEvent ?? null, target: 4, met: server ? server.apiCpuUsPerEvent <= 4 : null },
+      storeCpuUsPerRow: { value: server?.storeCpuUsPerRow ?? null, target: 3, met: server ? server.storeCpuUsPerRow <= 3 : null },
       events100VsBareFastify: { value: ratioOf(ev100?.eps ?? 0, bare.load.routes.events100?.eps), target: 0.25, met: (ratioOf(ev100?.eps ?? 0, bare.load.routes.events100?.eps) ?? 0) >= 0.25 },
       p99AtHalfLoadMs: { value: paced.routes.events100?.latency.p99 ?? null, target: 50, met: (paced.routes.events100?.latency.p99 ?? Infinity) <= 50 },
       peakRssMb: { value: watcher?.peakRssMb ?? null, target: 700, met: watcher ? watcher.peakRssMb <= 700 : null },
-      exactlyOnce: { met: check ? check.events.ok && check.networkLogs.ok : null },
+      exactlyOnce: { met: check ? check.events.ok && check.networkLogs.ok && (!server || (server.exactlyOnce.events.ok && server.exactlyOnce.networkLogs.ok)) : null },
     },
   };
 
@@ -302,7 +380,7 @@ async function main() {
   const file = path.join(dir, `${shape}${quick ? '-quick' : ''}-${startedAt.replace(/[:.]/g, '-')}.json`);
   fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
   log(`results: ${path.relative(root, file)}`);
-  if (check && !(check.events.ok && check.networkLogs.ok)) process.exitCode = 1;
+  if (result.targets.exactlyOnce.met === false) process.exitCode = 1;
 }
 
 main().catch((err) => {

@@ -4,8 +4,7 @@ import { hash } from 'node:crypto';
 // every mirrored network log and event, so it never changes.
 const NAMESPACE = Buffer.from('6f1c9a3e5b2d4c8e9a7f1b3d5e7c9a1b', 'hex');
 
-// Ingestion computes one of these per event: a one-shot hash over a reused buffer is about
-// twice as fast as a Hash object per call (measured, docs/bench.md).
+// A one-shot hash over a reused buffer is about twice as fast as a Hash object per call.
 const scratch = Buffer.allocUnsafe(16 + 256);
 NAMESPACE.copy(scratch);
 const MAX_SCRATCH_CHARS = 85; // 256 bytes / 3 bytes per UTF-16 unit, the UTF-8 worst case
@@ -22,7 +21,9 @@ export function uuidV5(name: string): string {
 
 /**
  * Identity of an event, and of the network log mirrored from a network event: one row per
- * (session, sequenceNumber), so a retried batch maps onto the rows it already wrote.
+ * (session, sequenceNumber), so a retried batch maps onto the rows it already wrote. ClickHouse
+ * computes the same id in SQL (clickhouse/002_ingest_pipeline.sql: the events' `id` ALIAS and the
+ * mirror's view), from the lower-case session id; the tests check the two agree.
  */
 export function eventId(sessionId: string, sequenceNumber: number): string {
   return uuidV5(`${sessionId}:${sequenceNumber}`);
