@@ -1,5 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import type { Postgres, Queryable } from './port.ts';
 
@@ -9,12 +12,19 @@ import type { Postgres, Queryable } from './port.ts';
  */
 export async function openPglite(dir: string): Promise<Postgres> {
   fs.mkdirSync(dir, { recursive: true });
-  const open = () => PGlite.create(dir, { parsers: { 20: (v: string) => Number(v) } });
-  // initdb grows the engine's WebAssembly memory to ~800 MB, and WebAssembly memory never
-  // shrinks; reopened, the same cluster runs in ~400 MB less (measured, docs/bench.md). A fresh
-  // directory is therefore initialised, closed and opened again (0.3 s, once per directory).
-  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) await (await open()).close();
-  const db = await open();
+  // initdb grows the engine's WebAssembly memory to ~850 MB, and WebAssembly memory never
+  // shrinks: done in this process, it would stay this process's peak for good. A fresh directory
+  // is therefore initialised by a short-lived process of its own; opened afterwards, the cluster
+  // runs in ~300 MB (measured, docs/bench.md).
+  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
+    await promisify(execFile)(process.execPath, [fileURLToPath(new URL('./pgliteInitdb.mjs', import.meta.url)), dir]);
+  }
+  const db = await PGlite.create(dir, {
+    parsers: { 20: (v: string) => Number(v) },
+    // The embedded store holds projects, keys, sessions and crash groups of one small install;
+    // Postgres's default 128 MB of shared buffers would be ~90 MB of resident memory for nothing.
+    postgresqlconf: ['shared_buffers=16MB'],
+  });
   const wrap = (q: Pick<PGlite, 'query'>): Queryable => ({
     async query<T>(sql: string, params: readonly unknown[] = []) {
       const r = await q.query<T>(sql, params as unknown[]);
