@@ -4,6 +4,8 @@ import { freePort } from './reliability/child.ts';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { countRows } from './helpers/inspect.ts';
 import * as P from './helpers/payloads.ts';
+import { openClickHouseHttp } from '../src/stores/clickhouse/http.ts';
+import { ingestLine } from '../src/repos/ingestLines.ts';
 
 // The ClickHouse-server path: the service talks to "ClickHouse" over HTTP through
 // @clickhouse/client (src/stores/clickhouse/http.ts). No ClickHouse server can be installed here,
@@ -11,6 +13,7 @@ import * as P from './helpers/payloads.ts';
 
 let shim: ChildProcess;
 let s: TestServer;
+let shimUrl: string;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -19,7 +22,8 @@ beforeAll(async () => {
     shim.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
     shim.on('exit', (code) => reject(new Error(`ClickHouse stand-in exited with ${code}`)));
   });
-  s = await startTestServer({ CLICKHOUSE_URL: `http://127.0.0.1:${port}` });
+  shimUrl = `http://127.0.0.1:${port}`;
+  s = await startTestServer({ CLICKHOUSE_URL: shimUrl });
 });
 afterAll(async () => {
   await s?.close();
@@ -60,5 +64,19 @@ describe('ClickHouse over HTTP (@clickhouse/client)', () => {
 
     const ndjson = await get('/export/events?sessionId=' + sid + '&stream=true');
     expect(ndjson.body.trim().split('\n').map((l) => JSON.parse(l).sequenceNumber)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('with CLICKHOUSE_ASYNC_INSERT, an insert answers once its rows are written', async () => {
+    const ch = await openClickHouseHttp({ url: shimUrl, user: 'default', password: '', database: 'default', asyncInsert: true });
+    try {
+      const { projectId } = await s.createProject('async');
+      const sid = P.sessionStart().sessionId;
+      const body = Buffer.from(JSON.stringify({ sessionId: sid, events: [P.navigate(sid, 0), P.networkEvent(sid, 1, 503)] }));
+      await ch.insertBytes('events_ingest', ingestLine(projectId, body), 'JSONEachRow');
+      expect(await countRows(s, 'events', projectId)).toBe(2);
+      expect(await countRows(s, 'network_logs', projectId)).toBe(1);
+    } finally {
+      await ch.close();
+    }
   });
 });
