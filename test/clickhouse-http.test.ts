@@ -66,6 +66,19 @@ describe('ClickHouse over HTTP (@clickhouse/client)', () => {
     expect(ndjson.body.trim().split('\n').map((l) => JSON.parse(l).sequenceNumber)).toEqual([0, 1, 2, 3]);
   });
 
+  it('stores a body as JavaScript read it when ClickHouse reads its bytes differently (a key given twice)', async () => {
+    const { auth } = await s.createProject('dup');
+    const start = P.sessionStart();
+    const sid = start.sessionId;
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode).toBe(201);
+    // JSON.parse keeps the last of two equal keys; ClickHouse refuses such an object outright.
+    const raw = `{"sessionId":"${sid}","events":[{"type":"tap","sessionId":"${sid}","timestamp":${P.T0},"sequenceNumber":0,"x":1,"y":2,"x":5}]}`;
+    const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json' }, payload: raw });
+    expect(r.json()).toEqual({ ok: true, count: 1 });
+    const events = (await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${sid}`, headers: auth })).json();
+    expect(events.data.map((e: { data: unknown }) => e.data)).toEqual([{ x: 5, y: 2, target: null }]);
+  });
+
   it('with CLICKHOUSE_ASYNC_INSERT, an insert answers once its rows are written', async () => {
     const ch = await openClickHouseHttp({ url: shimUrl, user: 'default', password: '', database: 'default', asyncInsert: true });
     try {
