@@ -1,50 +1,19 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as sdk from '../src/index.ts';
 import {
-  FlightrecClient, memoryPersistence, type Batch, type FlightrecError, type FlightrecOptions, type NetworkRequest, type SdkEvent,
+  memoryPersistence, type Batch, type NetworkRequest, type SdkEvent,
 } from '../src/index.ts';
-import { realPause, startFaultServer, until, type FaultServer } from './helpers/faultServer.ts';
-import { fakeClock, retryLog, runRetriesUntil, settle } from './helpers/drive.ts';
+import { realPause, startFaultServer, until } from './helpers/faultServer.ts';
+import { T0, bodyOf, client, errors, eventsSent, range, retries, seqs, srv, useFaultServer } from './helpers/harness.ts';
+import { runRetriesUntil, settle } from './helpers/drive.ts';
 
-const T0 = 1_767_225_600_000;
 const PATHS = ['/ingest/session', '/ingest/events', '/ingest/network', '/ingest/crash', '/ingest/session/end'];
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const device = { platform: 'ios', osVersion: '17.2', model: 'iPhone15,2', appVersion: '1.4.0' } as const;
 
-let srv: FaultServer;
-let clients: FlightrecClient[];
-let errors: FlightrecError[];
-let retries: ReturnType<typeof retryLog>;
-
-beforeEach(async () => {
-  srv = await startFaultServer();
-  clients = [];
-  errors = [];
-  retries = retryLog();
-  fakeClock(T0);
-});
-afterEach(async () => {
-  vi.useRealTimers();
-  await Promise.all(clients.map((c) => c.shutdown({ timeoutMs: 0 })));
-  await sdk.shutdown({ timeoutMs: 0 });
-  await srv.close();
-});
-
-function client(over: Partial<FlightrecOptions> = {}): FlightrecClient {
-  const c = new FlightrecClient({
-    apiKey: 'frk_test', endpoint: srv.url, device, timeoutMs: 0, detectDevice: false, captureCrashes: false,
-    onError: (e) => errors.push(e), onRetry: retries.onRetry, ...over,
-  });
-  clients.push(c);
-  return c;
-}
-
-const bodyOf = <T>(r: { body: string }) => JSON.parse(r.body) as T;
-const eventsSent = () => srv.on('/ingest/events').flatMap((r) => bodyOf<{ events: SdkEvent[] }>(r).events);
-const seqs = (evs: SdkEvent[]) => evs.map((e) => e.sequenceNumber);
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+useFaultServer(device);
 
 describe('batching cadence', () => {
   it('sends the session start at once, events every 5 s, network requests every 30 s', async () => {

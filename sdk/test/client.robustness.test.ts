@@ -7,52 +7,19 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as sdk from '../src/index.ts';
 import {
-  FlightrecClient, memoryPersistence, type Batch, type CrashReport, type FlightrecError, type FlightrecOptions, type NetworkRequest, type SdkEvent,
+  memoryPersistence, type Batch, type CrashReport, type FlightrecOptions, type SdkEvent,
 } from '../src/index.ts';
-import { fakeClock, retryLog, settle } from './helpers/drive.ts';
-import { realPause, startFaultServer, until, type FaultServer } from './helpers/faultServer.ts';
+import { settle } from './helpers/drive.ts';
+import { realPause, startFaultServer, until } from './helpers/faultServer.ts';
+import { T0, bodyOf, client, errors, eventsSent, range, requestsSent, retries, seqs, srv, useFaultServer } from './helpers/harness.ts';
 import { NodeXhr } from './helpers/nodeXhr.ts';
 
-const T0 = 1_767_225_600_000;
 const device = { platform: 'android', osVersion: '14', model: 'Pixel 8' } as const;
 
-let srv: FaultServer;
-let clients: FlightrecClient[];
-let errors: FlightrecError[];
-let retries: ReturnType<typeof retryLog>;
-
-beforeEach(async () => {
-  srv = await startFaultServer();
-  clients = [];
-  errors = [];
-  retries = retryLog();
-  fakeClock(T0);
-});
-afterEach(async () => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-  await Promise.all(clients.map((c) => c.shutdown({ timeoutMs: 0 })));
-  await sdk.shutdown({ timeoutMs: 0 });
-  await srv.close();
-});
-
-function client(over: Partial<FlightrecOptions> = {}): FlightrecClient {
-  const c = new FlightrecClient({
-    apiKey: 'frk_test', endpoint: srv.url, device, timeoutMs: 0, detectDevice: false, captureCrashes: false,
-    onError: (e) => errors.push(e), onRetry: retries.onRetry, ...over,
-  });
-  clients.push(c);
-  return c;
-}
-
-const bodyOf = <T>(r: { body: string }) => JSON.parse(r.body) as T;
-const eventsSent = () => srv.on('/ingest/events').flatMap((r) => bodyOf<{ events: SdkEvent[] }>(r).events);
-const requestsSent = () => srv.on('/ingest/network').flatMap((r) => bodyOf<{ requests: NetworkRequest[] }>(r).requests);
-const seqs = (evs: SdkEvent[]) => evs.map((e) => e.sequenceNumber);
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+useFaultServer(device);
 
 describe('finding 1: a value JSON cannot hold never throws at the app', () => {
   it('BigInt, cycles, functions and throwing getters are made safe at track time; every call keeps working', async () => {
