@@ -1,18 +1,18 @@
-import type { FastifyPluginAsync } from 'fastify';
 import * as A from '../schemas/admin.ts';
 import { errorResponse, okResponse } from '../schemas/ingest.ts';
 import { adminAuth } from '../auth.ts';
 import { HttpError } from '../errors.ts';
+import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 
 const security = [{ adminToken: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse, 422: errorResponse };
 
 /** Management API under /api: projects and their keys, authenticated with ADMIN_TOKEN. */
-export const adminRoutes = (svc: Services): FastifyPluginAsync => async (app) => {
+export const adminRoutes = (svc: Services): Routes => async (app) => {
   app.addHook('onRequest', adminAuth(svc.adminToken));
 
-  app.post<{ Body: { name: string } }>('/projects', {
+  app.post('/projects', {
     schema: {
       tags: ['management'], security, body: A.projectCreateBody,
       response: { 201: { type: 'object', properties: { project: A.project, apiKey: { type: 'string' } } }, ...errors },
@@ -22,7 +22,7 @@ export const adminRoutes = (svc: Services): FastifyPluginAsync => async (app) =>
     return reply.code(201).send(created);
   });
 
-  app.get<{ Params: { projectId: string } }>('/projects/:projectId', {
+  app.get('/projects/:projectId', {
     schema: { tags: ['management'], security, params: A.projectIdParams, response: { 200: A.project, ...errors } },
   }, async (req) => {
     const p = await svc.projects.getProject(req.params.projectId);
@@ -30,7 +30,7 @@ export const adminRoutes = (svc: Services): FastifyPluginAsync => async (app) =>
     return p;
   });
 
-  app.patch<{ Params: { projectId: string }; Body: { alertEmails: string[] | null } }>('/projects/:projectId', {
+  app.patch('/projects/:projectId', {
     schema: { tags: ['management'], security, params: A.projectIdParams, body: A.projectPatchBody, response: { 200: A.project, ...errors } },
   }, async (req) => {
     const p = await svc.projects.setAlertEmails(req.params.projectId, req.body.alertEmails);
@@ -38,7 +38,7 @@ export const adminRoutes = (svc: Services): FastifyPluginAsync => async (app) =>
     return p;
   });
 
-  app.post<{ Params: { projectId: string } }>('/projects/:projectId/keys', {
+  app.post('/projects/:projectId/keys', {
     schema: {
       tags: ['management'], security, params: A.projectIdParams,
       response: { 201: { type: 'object', properties: { key: A.keyInfo, apiKey: { type: 'string' } } }, ...errors },
@@ -49,7 +49,7 @@ export const adminRoutes = (svc: Services): FastifyPluginAsync => async (app) =>
     return reply.code(201).send(created);
   });
 
-  app.post<{ Params: { keyId: string } }>('/keys/:keyId/deactivate', {
+  app.post('/keys/:keyId/deactivate', {
     schema: { tags: ['management'], security, params: A.keyIdParams, response: { 200: okResponse, ...errors } },
   }, async (req) => {
     const r = await svc.projects.deactivateKey(req.params.keyId);

@@ -1,8 +1,8 @@
-import type { FastifyPluginAsync } from 'fastify';
 import { rateLimit } from '../rateLimit.ts';
 import { HttpError } from '../errors.ts';
 import { clearSessionCookie, csrfToken, originCheck, readCookie, sessionAuth, setSessionCookie } from '../sessionAuth.ts';
 import { MIN_PASSWORD, SESSION_COOKIE, csrfTokenFor } from '../../services/accounts.ts';
+import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 
 const credentials = {
@@ -18,13 +18,13 @@ const credentials = {
 const tags = ['auth'];
 
 /** /api/auth: sign-up, log-in, log-out, current user. 20 requests per minute per IP. */
-export const authRoutes = (svc: Services): FastifyPluginAsync => async (app) => {
+export const authRoutes = (svc: Services): Routes => async (app) => {
   const { accounts } = svc;
   const publicUrl = svc.config.publicUrl;
   app.addHook('onRequest', rateLimit(svc.limits.auth, 'ip'));
   app.addHook('onRequest', originCheck(publicUrl));
 
-  app.post<{ Body: { email: string; password: string } }>('/signup', { schema: { tags, body: credentials } }, async (req, reply) => {
+  app.post('/signup', { schema: { tags, body: credentials } }, async (req, reply) => {
     if (!svc.config.signupEnabled) throw new HttpError(403, 'Sign-up is closed on this server');
     if (req.body.password.length < MIN_PASSWORD) {
       throw new HttpError(422, 'Validation failed', [{ path: '/password', message: `must have at least ${MIN_PASSWORD} characters` }]);
@@ -35,7 +35,7 @@ export const authRoutes = (svc: Services): FastifyPluginAsync => async (app) => 
     return reply.code(201).send({ user: r.user, teams: await accounts.repo.teamsOf(r.user.id), csrfToken: csrfTokenFor(r.token) });
   });
 
-  app.post<{ Body: { email: string; password: string } }>('/login', { schema: { tags, body: credentials } }, async (req, reply) => {
+  app.post('/login', { schema: { tags, body: credentials } }, async (req, reply) => {
     const r = await accounts.login(req.body.email, req.body.password);
     if (!r.ok) throw r.reason === 'suspended' ? new HttpError(403, 'This account is suspended') : new HttpError(401, 'Invalid email or password');
     setSessionCookie(req, reply, r.token, publicUrl);

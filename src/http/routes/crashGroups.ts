@@ -1,18 +1,15 @@
-import type { FastifyPluginAsync } from 'fastify';
 import * as S from '../schemas/crashGroups.ts';
 import { errorResponse } from '../schemas/ingest.ts';
 import { adminAuth } from '../auth.ts';
 import { HttpError } from '../errors.ts';
-import type { CrashGroupStatus } from '../../domain/crashGroupStatus.ts';
+import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 
 const security = [{ adminToken: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse, 409: errorResponse, 422: errorResponse };
 
-type Params = { projectId: string; groupId: string };
-
 /** Crash-group workflow under /api, authenticated with ADMIN_TOKEN. */
-export const crashGroupRoutes = (svc: Services): FastifyPluginAsync => async (app) => {
+export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
   app.addHook('onRequest', adminAuth(svc.adminToken));
 
   async function notFound(projectId: string): Promise<never> {
@@ -20,14 +17,14 @@ export const crashGroupRoutes = (svc: Services): FastifyPluginAsync => async (ap
     throw new HttpError(404, p ? 'Crash group not found' : 'Project not found');
   }
 
-  app.get<{ Params: Params }>('/projects/:projectId/crash-groups/:groupId', {
+  app.get('/projects/:projectId/crash-groups/:groupId', {
     schema: { tags: ['management'], security, params: S.crashGroupParams, response: { 200: S.crashGroup, ...errors } },
   }, async (req) => {
     const g = await svc.crashGroups.view(req.params.projectId, req.params.groupId);
     return g ?? notFound(req.params.projectId);
   });
 
-  app.patch<{ Params: Params; Body: { status: CrashGroupStatus } }>('/projects/:projectId/crash-groups/:groupId', {
+  app.patch('/projects/:projectId/crash-groups/:groupId', {
     schema: {
       tags: ['management'], security, params: S.crashGroupParams, body: S.crashGroupPatchBody,
       description: 'open → acknowledged → resolved; any → ignored; resolved or ignored → open. Setting the current status is a no-op.',

@@ -1,18 +1,20 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../errors.ts';
 import { csrfToken, originCheck, sessionAuth } from '../sessionAuth.ts';
 import { projectPatchBody } from '../schemas/admin.ts';
 import { CRASH_GROUP_STATUSES, type CrashGroupStatus } from '../../domain/crashGroupStatus.ts';
 import { normalizeEmail } from '../../services/accounts.ts';
+import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 import { DAY_MS, DateParamError, parseIsoDate, type ParsedDate } from '../../domain/exportParams.ts';
 import { dashboardGroup } from '../../services/dashboard.ts';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
-const params = (...names: string[]) => ({
-  type: 'object', required: names, properties: Object.fromEntries(names.map((n) => [n, uuid])),
-});
-const paging = { page: { type: 'integer', minimum: 1, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } };
+// Typed by its names (const), so a route's req.params is derived from the schema it validates.
+const params = <const N extends readonly string[]>(...names: N) => ({
+  type: 'object', required: names, properties: Object.fromEntries(names.map((n) => [n, uuid])) as Record<N[number], typeof uuid>,
+}) as const;
+const paging = { page: { type: 'integer', minimum: 1, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } } as const;
 const dateParam = { type: 'string', maxLength: 40 } as const;
 const tags = ['dashboard'];
 const DAY = DAY_MS;
@@ -34,7 +36,7 @@ function parseDate(name: string, v: string | undefined, upper: boolean): number 
 }
 
 /** /api/dashboard: what a signed-in user sees and does, limited to their teams' projects. */
-export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app) => {
+export const dashboardRoutes = (svc: Services): Routes => async (app) => {
   const { accounts, dashboard, projects } = svc;
   const repo = accounts.repo;
   app.addHook('onRequest', originCheck(svc.config.publicUrl));
@@ -42,7 +44,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
   app.addHook('onRequest', csrfToken);
 
   /** Another team's project is answered like a missing one (404), revealing nothing. */
-  async function access(req: FastifyRequest<{ Params: { projectId: string } }>) {
+  async function access(req: Pick<FastifyRequest, 'user'> & { params: { projectId: string } }) {
     const team = await accounts.projectTeamFor(req.user.id, req.params.projectId);
     if (!team) throw new HttpError(404, 'Project not found');
     return team;
@@ -65,7 +67,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     return { data: await Promise.all(teams.map(async (t) => ({ ...t, members: await repo.membersOf(t.id) }))) };
   });
 
-  app.post<{ Params: { teamId: string }; Body: { email: string } }>('/teams/:teamId/members', {
+  app.post('/teams/:teamId/members', {
     schema: { tags, params: params('teamId'), body: { type: 'object', required: ['email'], properties: { email: { type: 'string', format: 'email', maxLength: 320 } } } },
   }, async (req, reply) => {
     await ownedTeam(req.user.id, req.params.teamId);
@@ -75,7 +77,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     return reply.code(201).send({ data: await repo.membersOf(req.params.teamId) });
   });
 
-  app.delete<{ Params: { teamId: string; userId: string } }>('/teams/:teamId/members/:userId', {
+  app.delete('/teams/:teamId/members/:userId', {
     schema: { tags, params: params('teamId', 'userId') },
   }, async (req) => {
     await ownedTeam(req.user.id, req.params.teamId);
@@ -89,7 +91,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     return { data: await Promise.all(list.map(async (p) => ({ ...p, keys: await projects.listKeys(p.id) }))) };
   });
 
-  app.post<{ Body: { name: string; teamId?: string } }>('/projects', {
+  app.post('/projects', {
     schema: { tags, body: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, teamId: uuid } } },
   }, async (req, reply) => {
     const teams = await repo.teamsOf(req.user.id);
@@ -101,7 +103,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     return reply.code(201).send({ project: { ...created.project, teamId: team.id, teamName: team.name }, apiKey: created.apiKey });
   });
 
-  app.patch<{ Params: { projectId: string }; Body: { alertEmails: string[] | null } }>('/projects/:projectId', {
+  app.patch('/projects/:projectId', {
     schema: { tags, params: params('projectId'), body: projectPatchBody },
   }, async (req) => {
     await access(req);
@@ -109,12 +111,12 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     return projects.setAlertEmails(req.params.projectId, emails && emails.length ? emails : null);
   });
 
-  app.post<{ Params: { projectId: string } }>('/projects/:projectId/keys', { schema: { tags, params: params('projectId') } }, async (req, reply) => {
+  app.post('/projects/:projectId/keys', { schema: { tags, params: params('projectId') } }, async (req, reply) => {
     notSuspended(await access(req));
     return reply.code(201).send(await projects.createKey(req.params.projectId));
   });
 
-  app.post<{ Params: { projectId: string; keyId: string } }>('/projects/:projectId/keys/:keyId/deactivate', {
+  app.post('/projects/:projectId/keys/:keyId/deactivate', {
     schema: { tags, params: params('projectId', 'keyId') },
   }, async (req) => {
     await access(req);
@@ -127,7 +129,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
   });
 
   // ---- sessions ----------------------------------------------------------------------------
-  app.get<{ Params: { projectId: string }; Querystring: { from?: string; to?: string; status?: string; page: number; limit: number } }>('/projects/:projectId/sessions', {
+  app.get('/projects/:projectId/sessions', {
     schema: {
       tags, params: params('projectId'),
       querystring: { type: 'object', properties: { from: dateParam, to: dateParam, status: { type: 'string', enum: ['active', 'completed', 'crashed'] }, ...paging } },
@@ -140,7 +142,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     });
   });
 
-  app.get<{ Params: { projectId: string; sessionId: string } }>('/projects/:projectId/sessions/:sessionId', {
+  app.get('/projects/:projectId/sessions/:sessionId', {
     schema: { tags, params: params('projectId', 'sessionId') },
   }, async (req) => {
     await access(req);
@@ -149,7 +151,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     return { session, crashes: await dashboard.sessionCrashes(req.params.projectId, req.params.sessionId) };
   });
 
-  app.get<{ Params: { projectId: string; sessionId: string }; Querystring: { after?: number; limit: number } }>('/projects/:projectId/sessions/:sessionId/events', {
+  app.get('/projects/:projectId/sessions/:sessionId/events', {
     schema: {
       tags, params: params('projectId', 'sessionId'),
       querystring: { type: 'object', properties: { after: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 } } },
@@ -159,14 +161,14 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     return dashboard.events(req.params.projectId, req.params.sessionId, req.query.after, req.query.limit);
   });
 
-  app.get<{ Params: { projectId: string; sessionId: string }; Querystring: { page: number; limit: number } }>('/projects/:projectId/sessions/:sessionId/network', {
+  app.get('/projects/:projectId/sessions/:sessionId/network', {
     schema: { tags, params: params('projectId', 'sessionId'), querystring: { type: 'object', properties: paging } },
   }, async (req) => {
     await access(req);
     return dashboard.network(req.params.projectId, req.params.sessionId, req.query.page, req.query.limit);
   });
 
-  app.get<{ Params: { projectId: string }; Querystring: { from?: string; to?: string } }>('/projects/:projectId/daily', {
+  app.get('/projects/:projectId/daily', {
     schema: { tags, params: params('projectId'), querystring: { type: 'object', properties: { from: dateParam, to: dateParam } } },
   }, async (req) => {
     await access(req);
@@ -178,7 +180,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
   });
 
   // ---- crash groups ------------------------------------------------------------------------
-  app.get<{ Params: { projectId: string }; Querystring: { status?: string; page: number; limit: number } }>('/projects/:projectId/crash-groups', {
+  app.get('/projects/:projectId/crash-groups', {
     schema: {
       tags, params: params('projectId'),
       querystring: { type: 'object', properties: { status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] }, ...paging } },
@@ -188,7 +190,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     return dashboard.crashGroups(req.params.projectId, req.query.status, req.query.page, req.query.limit);
   });
 
-  app.get<{ Params: { projectId: string; groupId: string } }>('/projects/:projectId/crash-groups/:groupId', {
+  app.get('/projects/:projectId/crash-groups/:groupId', {
     schema: { tags, params: params('projectId', 'groupId') },
   }, async (req) => {
     await access(req);
@@ -197,7 +199,7 @@ export const dashboardRoutes = (svc: Services): FastifyPluginAsync => async (app
     return g;
   });
 
-  app.patch<{ Params: { projectId: string; groupId: string }; Body: { status: CrashGroupStatus } }>('/projects/:projectId/crash-groups/:groupId', {
+  app.patch('/projects/:projectId/crash-groups/:groupId', {
     schema: {
       tags, params: params('projectId', 'groupId'),
       body: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] } } },

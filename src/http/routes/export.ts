@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as S from '../schemas/export.ts';
 import { errorResponse } from '../schemas/ingest.ts';
 import { apiKeyAuth } from '../auth.ts';
@@ -6,7 +6,8 @@ import { rateLimit } from '../rateLimit.ts';
 import { gzipOnSend } from '../compression.ts';
 import { sendChunks } from '../streaming.ts';
 import { contentHeaders, resolveFormat, setPageHeaders } from '../exportReply.ts';
-import type { ExportQuery } from '../../domain/exportParams.ts';
+import type { ExportQueryIn, ExportQuerySchema } from '../schemas/types.ts';
+import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 import type { ExportEndpoint } from '../../services/exports.ts';
 
@@ -14,29 +15,28 @@ const security = [{ apiKey: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse, 429: errorResponse };
 
 /** The four /export routes; thin: parse the query, then a page or a stream from the export service. */
-export const exportRoutes = (svc: Services): FastifyPluginAsync => async (app) => {
+export const exportRoutes = (svc: Services): Routes => async (app) => {
   app.addHook('onRequest', apiKeyAuth(svc.keys));
   app.addHook('onRequest', rateLimit(svc.limits.export));
   app.addHook('onSend', gzipOnSend);
 
-  const handler = <F>(ep: ExportEndpoint<F>) =>
-    async (req: FastifyRequest<{ Querystring: ExportQuery }>, reply: FastifyReply) => {
-      const q = req.query;
-      const filter = ep.filter(q);
-      const { format, stream } = resolveFormat(q);
-      if (stream && format !== 'json') {
-        return sendChunks(req, reply, await svc.exports.stream(ep, req.projectId, filter, format), contentHeaders(ep.name, format));
-      }
-      const r = await svc.exports.page(ep, req.projectId, filter, q, format);
-      setPageHeaders(reply, r.meta);
-      if (r.kind === 'json') return { data: r.data, ...r.meta };
-      return reply.headers(contentHeaders(ep.name, r.kind)).send(r.body);
-    };
+  // `q` is the route's query as its own schema validated it (the type derived from that schema).
+  async function respond<F>(ep: ExportEndpoint<F>, q: ExportQueryIn, req: FastifyRequest, reply: FastifyReply) {
+    const filter = ep.filter(q);
+    const { format, stream } = resolveFormat(q);
+    if (stream && format !== 'json') {
+      return sendChunks(req, reply, await svc.exports.stream(ep, req.projectId, filter, format), contentHeaders(ep.name, format));
+    }
+    const r = await svc.exports.page(ep, req.projectId, filter, q, format);
+    setPageHeaders(reply, r.meta);
+    if (r.kind === 'json') return { data: r.data, ...r.meta };
+    return reply.headers(contentHeaders(ep.name, r.kind)).send(r.body);
+  }
 
-  const route = <F>(path: string, ep: ExportEndpoint<F>, summary: string, querystring: object, row: object) =>
-    app.get<{ Querystring: ExportQuery }>(path, {
+  const route = <F>(path: string, ep: ExportEndpoint<F>, summary: string, querystring: ExportQuerySchema, row: object) =>
+    app.get(path, {
       schema: { tags: ['export'], summary, security, querystring, response: { 200: S.okResponse(row), ...errors } },
-    }, handler(ep));
+    }, (req, reply) => respond(ep, req.query, req, reply));
 
   const ep = svc.exports.endpoints;
   route('/sessions', ep.sessions, 'Sessions by (startedAt, id), filtered on startedAt', S.sessionsQuery, S.sessionRow);
