@@ -6,11 +6,19 @@ import type { FastifyInstance } from 'fastify';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 /**
- * Bodies are validated strictly (no type coercion: "12" is not a number), query strings with
- * coercion (they are all strings on the wire). Each schema is compiled once, at start-up.
+ * The ajv that validates request bodies: strict (no type coercion: "12" is not a number).
+ * A function, so the SDK's contract test compiles the route schemas exactly as the server does.
+ */
+export function bodyAjv(): Ajv {
+  return addFormats(new Ajv({ allErrors: true, coerceTypes: false, useDefaults: false, removeAdditional: false, strict: false }));
+}
+
+/**
+ * Bodies are validated strictly, query strings with coercion (they are all strings on the
+ * wire). Each schema is compiled once, at start-up.
  */
 export function registerValidation(app: FastifyInstance): void {
-  const body = addFormats(new Ajv({ allErrors: true, coerceTypes: false, useDefaults: false, removeAdditional: false, strict: false }));
+  const body = bodyAjv();
   const query = addFormats(new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, removeAdditional: false, strict: false }));
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : query).compile(schema));
 }
