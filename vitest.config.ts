@@ -10,5 +10,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
+    // One PGlite initdb per run instead of one per test server (test/globalSetup.ts).
+    globalSetup: ['test/globalSetup.ts'],
   },
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createServer, type Server } from '../../src/server.ts';
 import type { AppOptions } from '../../src/app.ts';
@@ -16,8 +17,16 @@ export interface TestServer extends Server {
   createProject(name?: string): Promise<{ projectId: string; apiKey: string; auth: { authorization: string } }>;
 }
 
+/**
+ * A fresh DATA_DIR. Its embedded Postgres starts as a copy of the cluster test/globalSetup.ts
+ * initialised once for the run, so a server skips initdb (PGlite opens a copied directory once,
+ * as it does any existing one). Outside vitest, or with DATABASE_URL set, it starts empty.
+ */
 export function tempDataDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-test-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-test-'));
+  const template = process.env.VITEST ? inject('pgliteTemplate') : undefined;
+  if (template) fs.cpSync(template, path.join(dir, 'postgres'), { recursive: true });
+  return dir;
 }
 
 /**

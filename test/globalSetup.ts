@@ -1,0 +1,33 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** A PGlite data directory initialised once per run; each test server copies it. */
+    pgliteTemplate: string | undefined;
+  }
+}
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * PGlite's initdb is ~3.4 s of every test server's ~4 s boot, and gives the same cluster every
+ * time: it runs once here, and test/helpers/server.ts copies the directory into each DATA_DIR
+ * (a copy takes well under a second). Migrations still run on every copy, as at any start-up.
+ * With DATABASE_URL set the test servers use that Postgres, so nothing is prepared.
+ */
+export default function setup(project: TestProject) {
+  if (process.env.DATABASE_URL) {
+    project.provide('pgliteTemplate', undefined);
+    return;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-pglite-template-'));
+  // The server's own initdb script, in a process of its own as the server runs it (pglite.ts).
+  execFileSync(process.execPath, [path.join(ROOT, 'src/stores/postgres/pgliteInitdb.mjs'), dir], { stdio: 'inherit' });
+  project.provide('pgliteTemplate', dir);
+  return () => fs.rmSync(dir, { recursive: true, force: true });
+}
