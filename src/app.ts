@@ -29,12 +29,12 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     logger: opts.logger === false ? false : { level: svc.config.logLevel, redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
     bodyLimit: svc.config.bodyLimitBytes,
     // Slow clients must not pin connections (issue 6): bound headers and the whole request.
-    requestTimeout: 30_000,
+    requestTimeout: svc.config.requestTimeoutMs,
     connectionTimeout: 60_000,
     keepAliveTimeout: 65_000,
-    // A slow-loris client sending its headers a byte at a time is cut after 10 s (checked every
-    // second; Node's default check interval is 30 s), however often it sends.
-    http: { headersTimeout: 10_000, connectionsCheckingInterval: 1_000 },
+    // A slow-loris client sending its headers a byte at a time is cut after HEADERS_TIMEOUT_MS
+    // (10 s; checked every second, Node's default check interval is 30 s), however often it sends.
+    http: { headersTimeout: svc.config.headersTimeoutMs, connectionsCheckingInterval: 1_000 },
     trustProxy: svc.config.trustProxy,
     // Answered by registerClosingGuard instead, with the contract's error body.
     return503OnClosing: false,

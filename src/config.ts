@@ -34,6 +34,13 @@ export interface Config {
   rateLimits: { ingest: number; export: number; auth: number };
   keyCacheTtlMs: number;
   bodyLimitBytes: number;
+  /**
+   * Slow clients must not pin connections: a request's headers must arrive within
+   * headersTimeoutMs and the whole request within requestTimeoutMs, else 408 and the
+   * connection is closed. Settable so a test can try it in seconds.
+   */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
   runWorker: boolean;
   trustProxy: boolean;
   /** Rows per keyset chunk of a streamed export (stream=true). */
@@ -106,6 +113,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
   }
+  const requestTimeoutMs = int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  const headersTimeoutMs = int(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000);
+  // Node refuses a server whose headers may take longer than the whole request.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
   return {
     host: str(env, 'HOST') ?? '127.0.0.1',
     port: int(env, 'PORT', 3000, 0, 65535),
@@ -152,6 +165,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 4000, 0, 5000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    headersTimeoutMs,
+    requestTimeoutMs,
     runWorker: bool(env, 'RUN_WORKER', true),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 20_000, 1, 1_000_000),

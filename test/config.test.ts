@@ -11,6 +11,7 @@ describe('config', () => {
     expect(c.clickhouse).toBeUndefined();
     expect(c.redisUrl).toBeUndefined();
     expect(c.rateLimits).toEqual({ ingest: 600, export: 60, auth: 20 });
+    expect({ headers: c.headersTimeoutMs, request: c.requestTimeoutMs }).toEqual({ headers: 10_000, request: 30_000 });
   });
   it.each([
     ['PORT', 'abc'],
@@ -25,6 +26,8 @@ describe('config', () => {
     ['ALERT_EMAIL_TO', 'not-an-address'],
     ['RUN_WORKER', 'maybe'],
     ['REDIS_KEY_PREFIX', 'has space'],
+    ['REQUEST_TIMEOUT_MS', '5s'],
+    ['HEADERS_TIMEOUT_MS', '40000'],
   ])('refuses %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
