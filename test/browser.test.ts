@@ -93,7 +93,10 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.getByRole('link', { name: 'Go to its sessions →' }).click();
     const row = page.locator(`tr[data-session="${sessionId}"]`);
     await row.waitFor();
-    await expect(row.getByText('⚠ network errors')).toBeTruthy();
+    // The badge is on the page and shown (a locator object is always truthy: test what it finds).
+    const warning = row.getByText('⚠ network errors');
+    await warning.waitFor({ state: 'visible', timeout: 5_000 });
+    expect(await warning.count()).toBe(1);
     expect(await row.locator('.badge-warn').textContent()).toContain('network errors');
     expect(await row.locator('.badge-bad').first().textContent()).toBe('crashed');
     expect(await row.textContent()).toContain('2.1.0');
