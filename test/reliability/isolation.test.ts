@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import net from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config.ts';
 import { createServer, type Server } from '../../src/server.ts';
 import { tempDataDir, ADMIN_TOKEN } from '../helpers/server.ts';
@@ -37,7 +38,9 @@ beforeAll(async () => {
     HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    // Its own Redis namespace, as startTestServer gives each test server: parallel test files must
+    // not share per-IP limits.
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `flightrec-test-${randomBytes(6).toString('hex')}` } : {}),
   };
   s = await createServer(loadConfig(env), { logger: { level: 'trace', stream } });
   await s.app.listen({ host: '127.0.0.1', port: 0 });
