@@ -45,6 +45,10 @@ export interface Config {
   trustProxy: boolean;
   /** Rows per keyset chunk of a streamed export (stream=true). */
   exportChunkRows: number;
+  /** Incremental exports return only rows whose updatedAt is at least this old (late commits). */
+  exportSyncLagMs: number;
+  /** Event batches move their session's updatedAt at most this often (SessionTouches). */
+  exportTouchIntervalMs: number;
   /** Whether anyone may create an account at /api/auth/signup (a private install may close it). */
   signupEnabled: boolean;
 }
@@ -170,6 +174,8 @@ export function loadConfig(env: Env = process.env): Config {
     runWorker: bool(env, 'RUN_WORKER', true),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 20_000, 1, 1_000_000),
+    exportSyncLagMs: int(env, 'EXPORT_SYNC_LAG_MS', 5000, 0, 3_600_000),
+    exportTouchIntervalMs: int(env, 'EXPORT_TOUCH_INTERVAL_MS', 10_000, 1, 3_600_000),
     signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
   };
 }

@@ -45,6 +45,7 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
           await worker.stop();
         }
         await Promise.all([svc.events.drain(), svc.networkLogs.drain()]);
+        await svc.touches.flush();
         await svc.keys.stop();
         await stores.close();
       })();

@@ -124,10 +124,17 @@ describe('OpenAPI', () => {
     const params = Object.fromEntries(events.parameters.map((x: { name: string; required?: boolean }) => [x.name, x.required]));
     expect(params).toMatchObject({ sessionId: true, page: false, limit: false, format: false, stream: false });
     const content = events.responses['200'].content;
-    expect(Object.keys(content)).toEqual(['application/json', 'text/csv', 'application/x-ndjson']);
-    expect(Object.keys(content['application/json'].schema.properties)).toEqual(['data', 'total', 'page', 'limit', 'pages']);
+    expect(Object.keys(content)).toEqual(['application/json', 'text/csv', 'application/x-ndjson', 'application/vnd.apache.parquet']);
+    expect(Object.keys(content['application/json'].schema.properties)).toEqual(['data', 'total', 'page', 'limit', 'pages', 'nextCursor']);
+    expect(events.parameters.find((x: { name: string }) => x.name === 'format').schema.enum).toEqual(['json', 'csv', 'ndjson', 'parquet']);
+    // the incremental parameters, on the two resources that change after export
+    for (const path of ['/export/sessions', '/export/crashes']) {
+      const names = doc.paths[path].get.parameters.map((x: { name: string }) => x.name);
+      expect(names, path).toEqual(expect.arrayContaining(['updatedSince', 'cursor']));
+      expect(doc.paths[path].get.responses['200'].headers, path).toHaveProperty('X-Next-Cursor');
+    }
     const sessionFields = Object.keys(doc.paths['/export/sessions'].get.responses['200'].content['application/json'].schema.properties.data.items.properties);
-    expect(sessionFields).toEqual(['id', 'userId', 'status', 'platform', 'osVersion', 'appVersion', 'networkType', 'eventCount', 'hasCrash', 'hasNetworkErrors', 'duration', 'startedAt', 'endedAt']);
+    expect(sessionFields).toEqual(['id', 'userId', 'status', 'platform', 'osVersion', 'appVersion', 'networkType', 'eventCount', 'hasCrash', 'hasNetworkErrors', 'duration', 'startedAt', 'endedAt', 'updatedAt']);
     const docs = await s.app.inject({ method: 'GET', url: '/docs/' });
     expect(docs.statusCode).toBe(200);
   });

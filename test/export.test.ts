@@ -8,6 +8,8 @@ import { T0, crash, customEvent, navigate, networkEvent, networkRequest, session
 const CHUNK = 3;
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString();
+/** updatedAt is the server's clock at the row's last change: any ISO 8601 UTC time with ms. */
+const isoTime = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 
 let s: TestServer;
 type Project = Awaited<ReturnType<TestServer['createProject']>>;
@@ -112,12 +114,12 @@ describe('GET /export/sessions', () => {
     expect(body.data[0]).toEqual({
       id: sid.s1, userId: 'user-1', status: 'completed', platform: 'ios', osVersion: '17.2', appVersion: '1.4.0',
       networkType: 'wifi', eventCount: 4, hasCrash: true, hasNetworkErrors: true, duration: 60_000,
-      startedAt: '2026-01-01T00:00:00.000Z', endedAt: '2026-01-01T00:01:00.000Z',
+      startedAt: '2026-01-01T00:00:00.000Z', endedAt: '2026-01-01T00:01:00.000Z', updatedAt: isoTime,
     });
     expect(body.data[1]).toEqual({
       id: sid.s2, userId: null, status: 'crashed', platform: 'android', osVersion: '14', appVersion: '2.0.0',
       networkType: 'cellular', eventCount: 0, hasCrash: true, hasNetworkErrors: false, duration: null,
-      startedAt: '2026-01-02T05:00:00.000Z', endedAt: null,
+      startedAt: '2026-01-02T05:00:00.000Z', endedAt: null, updatedAt: isoTime,
     });
     expect(body.data[2]).toMatchObject({ status: 'active', duration: null, endedAt: null, startedAt: '2026-01-02T23:59:59.999Z' });
   });
@@ -189,7 +191,7 @@ describe('GET /export/crashes', () => {
     expect(body.data[0]).toEqual({
       id: expect.any(String), message: '=cmd|"/c calc"!A1\nsecond line', status: 'open', isFatal: false, handled: true,
       occurrenceCount: 1, affectedDevices: 1, platform: 'ios', appVersion: '1.4.0', osVersion: '17.2',
-      firstSeenAt: iso(T0 + 30_000), lastSeenAt: iso(T0 + 30_000),
+      firstSeenAt: iso(T0 + 30_000), lastSeenAt: iso(T0 + 30_000), updatedAt: isoTime,
     });
     expect(body.data[1]).toMatchObject({
       message: 'TypeError: undefined is not a function', isFatal: true, handled: false, platform: 'android',
@@ -266,7 +268,7 @@ describe('CSV', () => {
     expect(r.headers['content-disposition']).toBe('attachment; filename="sessions.csv"');
     expect([r.headers['x-total-count'], r.headers['x-page'], r.headers['x-limit'], r.headers['x-pages']]).toEqual(['6', '2', '4', '2']);
     const lines = r.body.split('\r\n');
-    expect(lines[0]).toBe('"id","userId","status","platform","osVersion","appVersion","networkType","eventCount","hasCrash","hasNetworkErrors","duration","startedAt","endedAt"');
+    expect(lines[0]).toBe('"id","userId","status","platform","osVersion","appVersion","networkType","eventCount","hasCrash","hasNetworkErrors","duration","startedAt","endedAt","updatedAt"');
     expect(lines).toHaveLength(4); // header, 2 rows, and the empty string after the last CRLF
     const past = await get(A, '/export/network?format=csv&page=50');
     expect(past.body).toBe('"id","sessionId","method","url","statusCode","duration","error","timestamp"\r\n');
@@ -274,8 +276,8 @@ describe('CSV', () => {
   });
 
   const structures = {
-    sessions: "id String, userId Nullable(String), status String, platform Nullable(String), osVersion Nullable(String), appVersion Nullable(String), networkType Nullable(String), eventCount UInt64, hasCrash Bool, hasNetworkErrors Bool, duration Nullable(Int64), startedAt String, endedAt Nullable(String)",
-    crashes: 'id String, message String, status String, isFatal Bool, handled Bool, occurrenceCount UInt64, affectedDevices UInt64, platform Nullable(String), appVersion Nullable(String), osVersion Nullable(String), firstSeenAt String, lastSeenAt String',
+    sessions: "id String, userId Nullable(String), status String, platform Nullable(String), osVersion Nullable(String), appVersion Nullable(String), networkType Nullable(String), eventCount UInt64, hasCrash Bool, hasNetworkErrors Bool, duration Nullable(Int64), startedAt String, endedAt Nullable(String), updatedAt String",
+    crashes: 'id String, message String, status String, isFatal Bool, handled Bool, occurrenceCount UInt64, affectedDevices UInt64, platform Nullable(String), appVersion Nullable(String), osVersion Nullable(String), firstSeenAt String, lastSeenAt String, updatedAt String',
     events: 'id String, type String, timestamp String, sequenceNumber UInt64, data String',
     network: 'id String, sessionId String, method String, url String, statusCode Nullable(Int32), duration Int64, error Nullable(String), timestamp String',
   } as const;
@@ -340,7 +342,7 @@ describe('NDJSON and stream=true', () => {
     const empty = await s.createProject('empty');
     expect((await get(empty, '/export/network?stream=true')).body).toBe('');
     expect((await get(empty, '/export/sessions?stream=true&format=csv')).body).toBe(
-      '"id","userId","status","platform","osVersion","appVersion","networkType","eventCount","hasCrash","hasNetworkErrors","duration","startedAt","endedAt"\r\n',
+      '"id","userId","status","platform","osVersion","appVersion","networkType","eventCount","hasCrash","hasNetworkErrors","duration","startedAt","endedAt","updatedAt"\r\n',
     );
     expect((await get(empty, '/export/network?stream=true&format=csv')).body).toBe(
       '"id","sessionId","method","url","statusCode","duration","error","timestamp"\r\n',

@@ -6,11 +6,14 @@ import { InvalidParameterError } from './errors.ts';
 export interface ExportQuery {
   page?: number;
   limit?: number;
-  format?: 'json' | 'csv' | 'ndjson';
+  format?: 'json' | 'csv' | 'ndjson' | 'parquet';
   stream?: boolean;
   from?: string;
   to?: string;
   sessionId?: string;
+  /** Incremental reads (sessions, crashes): the first pull's start, then the returned cursor. */
+  updatedSince?: string;
+  cursor?: string;
 }
 
 export const MAX_LIMIT = 1000;

@@ -7,7 +7,9 @@ import { isoMs } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { sessionQueries } from './sessions.ts';
 import { enqueueJob, NEW_GROUP_JOB } from './outbox.ts';
-import { pgResource } from './exportCore/postgres.ts';
+import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';
+import type { ParquetColumn } from './exportCore/parquet.ts';
+import type { ChangeFilter } from './exportCore/types.ts';
 
 /**
  * The crash-group aggregate in Postgres: `crash_groups`, the occurrences that count into them
@@ -83,8 +85,33 @@ const toGroup = (r: GroupRow): CrashGroup => ({
 
 export const CRASH_FIELDS = [
   'id', 'message', 'status', 'isFatal', 'handled', 'occurrenceCount', 'affectedDevices',
-  'platform', 'appVersion', 'osVersion', 'firstSeenAt', 'lastSeenAt',
+  'platform', 'appVersion', 'osVersion', 'firstSeenAt', 'lastSeenAt', 'updatedAt',
 ] as const;
+
+const CRASH_PARQUET: ParquetColumn[] = [
+  { name: 'id', type: 'string', nullable: false },
+  { name: 'message', type: 'string', nullable: false },
+  { name: 'status', type: 'string', nullable: false },
+  { name: 'isFatal', type: 'boolean', nullable: false },
+  { name: 'handled', type: 'boolean', nullable: false },
+  { name: 'occurrenceCount', type: 'int64', nullable: false },
+  { name: 'affectedDevices', type: 'int64', nullable: false },
+  { name: 'platform', type: 'string', nullable: true },
+  { name: 'appVersion', type: 'string', nullable: true },
+  { name: 'osVersion', type: 'string', nullable: true },
+  { name: 'firstSeenAt', type: 'timestamp', nullable: false },
+  { name: 'lastSeenAt', type: 'timestamp', nullable: false },
+  { name: 'updatedAt', type: 'timestamp', nullable: false },
+];
+
+/**
+ * A group's updatedAt is the latest of its creation, its status or summary change, and the
+ * time (server clock) its latest occurrence was recorded: new occurrences change the counters.
+ * The occurrence's stamp rides on the group update each occurrence already makes. Not
+ * lastSeenAt itself: that is the device's clock, and a late report of an old crash changes
+ * occurrenceCount without moving it (docs/decisions.md, "Incremental exports").
+ */
+const STAMP = `updated_at = ${PG_NOW_MS}`;
 
 export type SetStatusResult =
   | { outcome: 'not-found' }
@@ -117,7 +144,7 @@ async function addDevice(q: Queryable, groupId: string, fingerprint: string): Pr
 }
 
 /** Reads only Postgres, so the worker process (which opens no ClickHouse) can use it too. */
-export function crashGroupsRepo(db: Postgres) {
+export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { changeLagMs: 0 }) {
   async function get(projectId: string, groupId: string): Promise<CrashGroup | null> {
     const r = await db.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = $2`, [projectId, groupId]);
     return r.rows[0] ? toGroup(r.rows[0]) : null;
@@ -183,7 +210,8 @@ export function crashGroupsRepo(db: Postgres) {
                app_version = CASE WHEN $7 THEN $9 ELSE app_version END,
                os_version = CASE WHEN $7 THEN $10 ELSE os_version END,
                app_versions = CASE WHEN $9::text IS NULL OR $9 = ANY(app_versions) THEN app_versions ELSE array_append(app_versions, $9) END,
-               status = $11
+               status = $11,
+               ${STAMP}
              WHERE project_id = $1 AND id = $2`,
             [
               projectId, groupId, newDevice ? 1 : 0, c.isFatal, c.handled, c.timestamp, latest,
@@ -227,7 +255,7 @@ export function crashGroupsRepo(db: Postgres) {
         if (from === to) return { outcome: 'ok', group: toGroup(row) };
         if (!canTransition(from, to)) return { outcome: 'invalid', from, allowed: allowedTransitions(from) };
         const u = await q.query<GroupRow>(
-          `UPDATE ${GROUPS} SET status = $3,
+          `UPDATE ${GROUPS} SET status = $3, ${STAMP},
              resolved_versions = CASE WHEN $3 = 'resolved' THEN app_versions ELSE resolved_versions END
            WHERE project_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
           [projectId, groupId, to],
@@ -238,18 +266,19 @@ export function crashGroupsRepo(db: Postgres) {
       });
     },
 
-    /** Crash groups of a project by (firstSeenAt, id). */
-    export: pgResource<Record<string, never>, GroupRow & Record<string, unknown>>(db, {
+    /** Crash groups of a project by (firstSeenAt, id), or by (updatedAt, id) with a change window. */
+    export: pgResource<ChangeFilter, GroupRow & { updated_at: number } & Record<string, unknown>>(db, {
       name: 'crashes',
       fields: CRASH_FIELDS,
+      parquet: CRASH_PARQUET,
       table: GROUPS,
-      columns: CORE_COLUMNS,
+      columns: `${CORE_COLUMNS}, updated_at`,
       key: ['first_seen_at', 'id'],
       where: () => '',
       async shape(_projectId, rows) {
-        return rows.map(coreFields);
+        return rows.map((r) => ({ ...coreFields(r), updatedAt: isoMs(r.updated_at) }));
       },
-    }),
+    }, { lagMs: opts.changeLagMs }),
 
     /** The session's crashes with their group, where they happened on the timeline. */
     async ofSession(projectId: string, sessionId: string) {
@@ -291,7 +320,7 @@ export function crashGroupsRepo(db: Postgres) {
 
     /** Stores a summary unless one is there already; returns the one that is stored. */
     async storeSummary(groupId: string, summary: string, source: string): Promise<{ summary: string; source: string }> {
-      await db.query(`UPDATE ${GROUPS} SET summary = $2, summary_source = $3 WHERE id = $1 AND summary IS NULL`, [groupId, summary, source]);
+      await db.query(`UPDATE ${GROUPS} SET summary = $2, summary_source = $3, ${STAMP} WHERE id = $1 AND summary IS NULL`, [groupId, summary, source]);
       const r = await db.query<{ summary: string; summary_source: string }>(`SELECT summary, summary_source FROM ${GROUPS} WHERE id = $1`, [groupId]);
       const row = r.rows[0];
       return row ? { summary: row.summary, source: row.summary_source } : { summary, source };

@@ -41,6 +41,8 @@ function source(projectId: string, f: EventFilter): ChSource<Key> {
       json: 'id, type, timestamp, sequence_number AS sequenceNumber, data',
       csv: `id, type, timestamp, sequence_number AS sequenceNumber, ${neutralised('data')} AS data`,
       ndjson: { select: ndjsonLine, format: 'TabSeparatedRaw' },
+      // `data` stays its JSON text (a string column), as in CSV.
+      parquet: 'id, type, timestamp, toInt64(sequence_number) AS sequenceNumber, data',
     },
   };
 }

@@ -52,6 +52,8 @@ function source(projectId: string, f: DateFilter): ChSource<Key> {
       csv: `id, session_id AS sessionId, ${neutralised('method')} AS method, ${neutralised('url')} AS url,
             status_code AS statusCode, duration, ${neutralised('error')} AS error, timestamp`,
       ndjson: { select: json, format: 'JSONEachRow' },
+      parquet: `id, toString(session_id) AS sessionId, toString(method) AS method, url, status_code AS statusCode,
+                duration, error, timestamp`,
     },
   };
 }

@@ -4,8 +4,9 @@ import type { SessionStart } from '../domain/session.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
 import { isoMs } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
-import { pgResource } from './exportCore/postgres.ts';
-import type { DateFilter } from './exportCore/types.ts';
+import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';
+import type { ParquetColumn } from './exportCore/parquet.ts';
+import type { ChangeFilter, DateFilter } from './exportCore/types.ts';
 
 /** The Postgres `sessions` table: ingestion's writes, the export, the dashboard's reads. */
 const TABLE = 'sessions';
@@ -50,8 +51,26 @@ function sessionFields(r: SessionCoreRow, eventCount: number) {
 
 export const SESSION_FIELDS = [
   'id', 'userId', 'status', 'platform', 'osVersion', 'appVersion', 'networkType', 'eventCount',
-  'hasCrash', 'hasNetworkErrors', 'duration', 'startedAt', 'endedAt',
+  'hasCrash', 'hasNetworkErrors', 'duration', 'startedAt', 'endedAt', 'updatedAt',
 ] as const;
+
+const str = (name: string, nullable = true): ParquetColumn => ({ name, type: 'string', nullable });
+const SESSION_PARQUET: ParquetColumn[] = [
+  str('id', false), str('userId'), str('status', false), str('platform'), str('osVersion'), str('appVersion'), str('networkType'),
+  { name: 'eventCount', type: 'int64', nullable: false },
+  { name: 'hasCrash', type: 'boolean', nullable: false },
+  { name: 'hasNetworkErrors', type: 'boolean', nullable: false },
+  { name: 'duration', type: 'int64', nullable: true },
+  { name: 'startedAt', type: 'timestamp', nullable: false },
+  { name: 'endedAt', type: 'timestamp', nullable: true },
+  { name: 'updatedAt', type: 'timestamp', nullable: false },
+];
+
+/** The sessions export's filter: a startedAt range, and optionally a change window. */
+export type SessionExportFilter = DateFilter & ChangeFilter;
+
+// Every write of an exported field sets this (docs/export.md, "Incremental sync").
+const STAMP = `updated_at = ${PG_NOW_MS}`;
 
 interface DetailRow extends SessionCoreRow {
   model: string | null;
@@ -104,7 +123,7 @@ export const sessionQueries = {
   },
 
   async markCrashed(q: Queryable, projectId: string, sessionId: string, status: SessionStatus): Promise<void> {
-    await q.query(`UPDATE ${TABLE} SET has_crash = true, status = $3 WHERE project_id = $1 AND id = $2`, [projectId, sessionId, status]);
+    await q.query(`UPDATE ${TABLE} SET has_crash = true, status = $3, ${STAMP} WHERE project_id = $1 AND id = $2`, [projectId, sessionId, status]);
   },
 
   /** The device a session reported, for a crash alert. */
@@ -117,7 +136,7 @@ export const sessionQueries = {
   },
 };
 
-export function sessionsRepo(db: Postgres, eventCounts: EventCounts) {
+export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { changeLagMs: number } = { changeLagMs: 0 }) {
   return {
     /** Idempotent on (project, sessionId): a repeat is silently ignored. */
     async start(projectId: string, s: SessionStart): Promise<void> {
@@ -154,7 +173,7 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts) {
         const decision = decideEnd({ startedAt: row.started_at, endedAt: row.ended_at }, endedAt);
         if (decision === 'before-start') return 'before-start';
         if (decision === 'apply') {
-          await q.query(`UPDATE ${TABLE} SET ended_at = $3, status = $4 WHERE project_id = $1 AND id = $2`, [
+          await q.query(`UPDATE ${TABLE} SET ended_at = $3, status = $4, ${STAMP} WHERE project_id = $1 AND id = $2`, [
             projectId, sessionId, endedAt, statusAfterEnd(row.status),
           ]);
         }
@@ -165,18 +184,31 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts) {
     /** Sets the flag once; returns whether this call changed it. */
     async markNetworkErrors(projectId: string, sessionId: string): Promise<boolean> {
       const r = await db.query(
-        `UPDATE ${TABLE} SET has_network_errors = true WHERE project_id = $1 AND id = $2 AND NOT has_network_errors`,
+        `UPDATE ${TABLE} SET has_network_errors = true, ${STAMP} WHERE project_id = $1 AND id = $2 AND NOT has_network_errors`,
         [projectId, sessionId],
       );
       return r.rowCount > 0;
     },
 
-    /** Sessions by (startedAt, id), filtered on startedAt; eventCount comes from the event store. */
-    export: pgResource<DateFilter, SessionCoreRow & Record<string, unknown>>(db, {
+    /**
+     * Marks sessions changed because their events (eventCount, read from ClickHouse) changed.
+     * Called by services/sessionTouches.ts, coalesced: at most once per session per interval.
+     */
+    async touch(projectId: string, sessionIds: readonly string[]): Promise<void> {
+      if (sessionIds.length === 0) return;
+      await db.query(`UPDATE ${TABLE} SET ${STAMP} WHERE project_id = $1 AND id = ANY($2::uuid[])`, [projectId, sessionIds]);
+    },
+
+    /**
+     * Sessions by (startedAt, id), filtered on startedAt, or by (updatedAt, id) with a change
+     * window; eventCount comes from the event store.
+     */
+    export: pgResource<SessionExportFilter, SessionCoreRow & { updated_at: number } & Record<string, unknown>>(db, {
       name: 'sessions',
       fields: SESSION_FIELDS,
+      parquet: SESSION_PARQUET,
       table: TABLE,
-      columns: CORE_COLUMNS,
+      columns: `${CORE_COLUMNS}, updated_at`,
       key: ['started_at', 'id'],
       where(f, params) {
         let w = '';
@@ -192,9 +224,9 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts) {
       },
       async shape(projectId, rows) {
         const counts = await eventCounts(projectId, rows.map((r) => r.id));
-        return rows.map((r) => sessionFields(r, counts.get(r.id) ?? 0));
+        return rows.map((r) => ({ ...sessionFields(r, counts.get(r.id) ?? 0), updatedAt: isoMs(r.updated_at) }));
       },
-    }),
+    }, { lagMs: opts.changeLagMs }),
 
     /** Newest first, the way a person scans recent activity. */
     async list(projectId: string, f: SessionListFilter) {

@@ -1,9 +1,10 @@
-import { NotFoundError } from '../domain/errors.ts';
+import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
 import { dateRange, paging, type ExportQuery } from '../domain/exportParams.ts';
+import { changeStart, encodeCursor } from '../domain/changeCursor.ts';
 import { pageMeta, type PageMeta } from '../domain/paging.ts';
-import type { DateFilter, Encoding, ExportResource, Row } from '../repos/exportCore/types.ts';
+import type { ChangeFilter, DateFilter, Encoding, ExportResource, Row } from '../repos/exportCore/types.ts';
 import type { EventFilter } from '../repos/events.ts';
-import type { SessionsRepo } from '../repos/sessions.ts';
+import type { SessionExportFilter, SessionsRepo } from '../repos/sessions.ts';
 
 export type { PageMeta };
 
@@ -12,9 +13,15 @@ export interface PageRequest {
   limit?: number;
 }
 
+/** `nextCursor`: on an incremental read, where the next pull resumes (the last row's key). */
 export type PageResult =
-  | { meta: PageMeta; kind: 'json'; data: Row[] }
-  | { meta: PageMeta; kind: Encoding; body: Buffer | string };
+  | { meta: PageMeta; nextCursor?: string; kind: 'json'; data: Row[] }
+  | { meta: PageMeta; nextCursor?: string; kind: Encoding; body: Buffer | string };
+
+export interface StreamResult {
+  chunks: AsyncGenerator<Buffer | string>;
+  nextCursor?: string;
+}
 
 /**
  * One export endpoint: how its filter is read from the query, what is checked before any row
@@ -32,16 +39,26 @@ export interface ExportEndpoint<F> {
 
 const noCheck = async () => {};
 const dates = (q: ExportQuery): DateFilter => dateRange(q.from, q.to);
+const changes = (q: ExportQuery): ChangeFilter => {
+  const after = changeStart(q.updatedSince, q.cursor);
+  return after ? { changes: { after } } : {};
+};
+const changeOf = (f: unknown) => (f as ChangeFilter).changes;
 
 /** The four export endpoints, each reading from its table's owner. */
 export function exportEndpoints(r: {
   sessions: SessionsRepo;
-  crashes: ExportResource<Record<string, never>>;
+  crashes: ExportResource<ChangeFilter>;
   events: ExportResource<EventFilter>;
   network: ExportResource<DateFilter>;
 }) {
-  const sessions: ExportEndpoint<DateFilter> = { name: 'sessions', filter: dates, check: noCheck, rows: r.sessions.export };
-  const crashes: ExportEndpoint<Record<string, never>> = { name: 'crashes', filter: () => ({}), check: noCheck, rows: r.crashes };
+  const sessions: ExportEndpoint<SessionExportFilter> = {
+    name: 'sessions',
+    filter: (q) => ({ ...dates(q), ...changes(q) }),
+    check: noCheck,
+    rows: r.sessions.export,
+  };
+  const crashes: ExportEndpoint<ChangeFilter> = { name: 'crashes', filter: changes, check: noCheck, rows: r.crashes };
   const events: ExportEndpoint<EventFilter> = {
     name: 'events',
     // The query schema requires sessionId.
@@ -61,27 +78,50 @@ export type ExportEndpoints = ReturnType<typeof exportEndpoints>;
 
 /** The read side: pages and streams of one project's rows. */
 export function exportService(deps: { endpoints: ExportEndpoints; chunkRows: number }) {
+  const pin = async <F>(ep: ExportEndpoint<F>, projectId: string, filter: F) => (ep.rows.pin ? ep.rows.pin(projectId, filter) : filter);
+
   return {
     endpoints: deps.endpoints,
 
-    async page<F>(ep: ExportEndpoint<F>, projectId: string, filter: F, req: PageRequest, format: 'json' | Encoding): Promise<PageResult> {
-      await ep.check(projectId, filter);
+    async page<F>(ep: ExportEndpoint<F>, projectId: string, f: F, req: PageRequest, format: 'json' | Encoding): Promise<PageResult> {
+      await ep.check(projectId, f);
       const p = paging(req.page, req.limit);
+      const window = changeOf(f);
+      // Offsets into a window whose rows move to its end as they change would skip rows: an
+      // incremental read walks with the cursor, one page at a time.
+      if (window && p.page !== 1) {
+        throw new InvalidParameterError('page does not apply with updatedSince or cursor: resume with the returned cursor');
+      }
+      const filter = await pin(ep, projectId, f);
       const total = await ep.rows.count(projectId, filter);
       const meta = pageMeta(total, p.page, p.limit);
       // A page past the end is answered without asking the store for it.
       const past = p.offset >= total;
+      let nextCursor: string | undefined;
+      if (window) {
+        const last = total === 0 ? undefined : await ep.rows.keyAt?.(projectId, filter, Math.min(p.offset + p.limit, total) - 1);
+        nextCursor = encodeCursor(last ?? window.after);
+      }
       if (format === 'json') {
-        return { meta, kind: 'json', data: past ? [] : await ep.rows.page(projectId, filter, p.offset, p.limit) };
+        return { meta, nextCursor, kind: 'json', data: past ? [] : await ep.rows.page(projectId, filter, p.offset, p.limit) };
       }
       const body = await ep.rows.pageEncoded(projectId, filter, past ? 0 : p.offset, past ? 0 : p.limit, format);
-      return { meta, kind: format, body };
+      return { meta, nextCursor, kind: format, body };
     },
 
-    /** Checks run before the first byte, so they still answer with a status code. */
-    async stream<F>(ep: ExportEndpoint<F>, projectId: string, filter: F, enc: Encoding): Promise<AsyncGenerator<Buffer | string>> {
-      await ep.check(projectId, filter);
-      return ep.rows.chunks(projectId, filter, enc, deps.chunkRows);
+    /**
+     * Checks run before the first byte, so they still answer with a status code. An
+     * incremental stream's window is pinned first, so its cursor (the window's last key) can
+     * go out in a header before the body.
+     */
+    async stream<F>(ep: ExportEndpoint<F>, projectId: string, f: F, enc: Encoding): Promise<StreamResult> {
+      await ep.check(projectId, f);
+      const filter = await pin(ep, projectId, f);
+      const window = changeOf(filter);
+      return {
+        chunks: ep.rows.chunks(projectId, filter, enc, deps.chunkRows),
+        nextCursor: window ? encodeCursor(window.until ?? window.after) : undefined,
+      };
     },
   };
 }

@@ -13,6 +13,7 @@ import { accountsRepo } from '../repos/accounts.ts';
 import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { SessionFacts } from './sessionCache.ts';
+import { SessionTouches } from './sessionTouches.ts';
 import { ingestion } from './ingestion.ts';
 import { exportEndpoints, exportService } from './exports.ts';
 import { accountsService } from './accounts.ts';
@@ -28,8 +29,10 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const networkLogs = networkLogsRepo(stores.ch, budget);
   const projectRows = projectsRepo(stores.pg);
   const projects = projectsService(projectRows, apiKeysRepo(stores.pg));
-  const sessions = sessionsRepo(stores.pg, events.countBySession);
-  const crashGroups = crashGroupsRepo(stores.pg);
+  const changes = { changeLagMs: config.exportSyncLagMs };
+  const sessions = sessionsRepo(stores.pg, events.countBySession, changes);
+  const crashGroups = crashGroupsRepo(stores.pg, changes);
+  const touches = new SessionTouches(sessions.touch, config.exportTouchIntervalMs);
   // A suspension turns off the keys of the projects of the teams the user owns, in its own transaction.
   const suspensionKeys = {
     suspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
@@ -57,11 +60,14 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     }),
     accounts: accountsService(accountsRepo(stores.pg, suspensionKeys), projectRows),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
+    /** Sessions whose events changed, waiting to have their updatedAt moved. */
+    touches,
     /** Listeners told when a new crash group's job is in the outbox. */
     onNewCrashGroup: wakeups,
     ingestion: ingestion({
       sessions, crashGroups, events, networkLogs,
       facts: new SessionFacts(),
+      touches,
       onNewCrashGroup: () => wakeups.forEach((f) => f()),
     }),
   };

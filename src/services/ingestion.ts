@@ -9,6 +9,7 @@ import type { CrashGroupsRepo } from '../repos/crashGroups.ts';
 import type { EventsRepo } from '../repos/events.ts';
 import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
 import type { SessionFacts } from './sessionCache.ts';
+import type { SessionTouches } from './sessionTouches.ts';
 
 export interface IngestionDeps {
   sessions: SessionsRepo;
@@ -16,6 +17,8 @@ export interface IngestionDeps {
   events: EventsRepo;
   networkLogs: NetworkLogsRepo;
   facts: SessionFacts;
+  /** Moves a session's updatedAt after its events changed its eventCount (coalesced). */
+  touches?: SessionTouches;
   /** Called once per new crash group, after its transaction committed (wakes the outbox worker). */
   onNewCrashGroup?: () => void;
 }
@@ -64,6 +67,7 @@ export function ingestion(d: IngestionDeps) {
       await requireSession(projectId, sessionId);
       // One insert writes the events and, through its materialized view, their network mirror.
       await d.events.add(projectId, raw, { sessionId, events }, events.length);
+      d.touches?.mark(projectId, sessionId);
       await flagNetworkErrors(projectId, sessionId, events);
       return events.length;
     },

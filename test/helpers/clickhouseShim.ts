@@ -25,7 +25,7 @@ let chain: Promise<unknown> = Promise.resolve();
 // server reads an HTTP insert body (the SQL text path would parse the rows as part of the query).
 const RAW_INSERT = /^\s*INSERT\s+INTO\s+([A-Za-z_][\w.]*)\s+FORMAT\s+(\w+)\s*$/i;
 
-async function run(url: URL, bytes: Buffer): Promise<{ status: number; text: string }> {
+async function run(url: URL, bytes: Buffer): Promise<{ status: number; text: string | Buffer }> {
   const sets: string[] = [];
   const settings: Record<string, string | number> = {};
   for (const [k, v] of url.searchParams) {
@@ -49,7 +49,8 @@ async function run(url: URL, bytes: Buffer): Promise<{ status: number; text: str
   try {
     for (const s of sets) await session.queryAsync(s);
     const res = await session.queryAsync(sql, { format: 'TabSeparated' });
-    return { status: 200, text: res.text() };
+    // Bytes, not text: a Parquet answer is binary.
+    return { status: 200, text: Buffer.from(res.bytes()) };
   } catch (err) {
     return { status: 500, text: `Code: 1000. DB::Exception: ${(err as Error).message}` };
   }

@@ -5,7 +5,7 @@ import { apiKeyAuth } from '../auth.ts';
 import { rateLimit } from '../rateLimit.ts';
 import { gzipOnSend } from '../compression.ts';
 import { sendChunks } from '../streaming.ts';
-import { contentHeaders, resolveFormat, setPageHeaders } from '../exportReply.ts';
+import { contentHeaders, NEXT_CURSOR_HEADER, resolveFormat, setPageHeaders } from '../exportReply.ts';
 import type { ExportQueryIn, ExportQuerySchema } from '../schemas/types.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
@@ -25,11 +25,14 @@ export const exportRoutes = (svc: Services): Routes => async (app) => {
     const filter = ep.filter(q);
     const { format, stream } = resolveFormat(q);
     if (stream && format !== 'json') {
-      return sendChunks(req, reply, await svc.exports.stream(ep, req.projectId, filter, format), contentHeaders(ep.name, format));
+      const s = await svc.exports.stream(ep, req.projectId, filter, format);
+      const cursor: Record<string, string> = s.nextCursor ? { [NEXT_CURSOR_HEADER]: s.nextCursor } : {};
+      return sendChunks(req, reply, s.chunks, { ...contentHeaders(ep.name, format), ...cursor });
     }
     const r = await svc.exports.page(ep, req.projectId, filter, q, format);
     setPageHeaders(reply, r.meta);
-    if (r.kind === 'json') return { data: r.data, ...r.meta };
+    if (r.nextCursor) reply.header(NEXT_CURSOR_HEADER, r.nextCursor);
+    if (r.kind === 'json') return r.nextCursor ? { data: r.data, ...r.meta, nextCursor: r.nextCursor } : { data: r.data, ...r.meta };
     return reply.headers(contentHeaders(ep.name, r.kind)).send(r.body);
   }
 
@@ -39,8 +42,8 @@ export const exportRoutes = (svc: Services): Routes => async (app) => {
     }, (req, reply) => respond(ep, req.query, req, reply));
 
   const ep = svc.exports.endpoints;
-  route('/sessions', ep.sessions, 'Sessions by (startedAt, id), filtered on startedAt', S.sessionsQuery, S.sessionRow);
-  route('/crashes', ep.crashes, 'Crash groups by (firstSeenAt, id)', S.crashesQuery, S.crashRow);
+  route('/sessions', ep.sessions, 'Sessions by (startedAt, id), filtered on startedAt; with updatedSince or cursor, the changed ones by (updatedAt, id)', S.sessionsQuery, S.sessionRow);
+  route('/crashes', ep.crashes, 'Crash groups by (firstSeenAt, id); with updatedSince or cursor, the changed ones by (updatedAt, id)', S.crashesQuery, S.crashRow);
   route('/events', ep.events, 'Events of one session by sequenceNumber', S.eventsQuery, S.eventRow);
   route('/network', ep.network, 'Network logs by (timestamp, id), filtered on timestamp', S.networkQuery, S.networkRow);
 };

@@ -11,8 +11,11 @@ const iso = { type: 'string', format: 'date-time', description: 'ISO 8601, UTC, 
 const common = {
   page: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: '1-based page; a page past the end returns data [] with the true total' },
   limit: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT, description: `rows per page; values above ${MAX_LIMIT} are clamped to ${MAX_LIMIT}` },
-  format: { type: 'string', enum: ['json', 'csv', 'ndjson'], description: 'json (default; ndjson when stream=true), csv (file download) or ndjson' },
-  stream: { type: 'boolean', default: false, description: 'true: every matching row in one streamed response (csv or ndjson), no pagination' },
+  format: {
+    type: 'string', enum: ['json', 'csv', 'ndjson', 'parquet'],
+    description: 'json (default; ndjson when stream=true), csv (file download), ndjson, or parquet (file download: typed columns, timestamps as UTC milliseconds)',
+  },
+  stream: { type: 'boolean', default: false, description: 'true: every matching row in one streamed response (csv, ndjson or one parquet file), no pagination' },
 } as const;
 
 const dateParam = (what: string) => ({
@@ -25,8 +28,19 @@ const dates = {
   to: dateParam('inclusive; a date-only value includes that whole UTC day'),
 } as const;
 
-export const sessionsQuery = { type: 'object', properties: { ...common, ...dates } } as const;
-export const crashesQuery = { type: 'object', properties: { ...common } } as const;
+const changes = {
+  updatedSince: {
+    type: 'string', maxLength: 64,
+    description: 'ISO 8601 date or date-time: only rows whose exported fields changed at or after it, ordered by (updatedAt, id); the answer carries nextCursor (envelope) and X-Next-Cursor (header). Rows changed in the last EXPORT_SYNC_LAG_MS are left for the next pull',
+  },
+  cursor: {
+    type: 'string', maxLength: 200,
+    description: 'resume an incremental read after the nextCursor / X-Next-Cursor of the previous answer (instead of updatedSince; page must stay 1)',
+  },
+} as const;
+
+export const sessionsQuery = { type: 'object', properties: { ...common, ...dates, ...changes } } as const;
+export const crashesQuery = { type: 'object', properties: { ...common, ...changes } } as const;
 export const networkQuery = { type: 'object', properties: { ...common, ...dates } } as const;
 export const eventsQuery = {
   type: 'object',
@@ -42,6 +56,7 @@ export const sessionRow = {
     eventCount: int, hasCrash: bool, hasNetworkErrors: bool,
     duration: { ...nInt, description: 'ms; null while the session is active' },
     startedAt: iso, endedAt: { type: ['string', 'null'], format: 'date-time', description: 'null while active' },
+    updatedAt: { ...iso, description: 'when an exported field last changed (start, end, crash, network-error flag, new events), server clock' },
   },
 } as const;
 
@@ -51,6 +66,7 @@ export const crashRow = {
     id: str, message: str, status: { type: 'string', enum: ['open', 'acknowledged', 'resolved', 'ignored'] },
     isFatal: bool, handled: bool, occurrenceCount: int, affectedDevices: int,
     platform: nStr, appVersion: nStr, osVersion: nStr, firstSeenAt: iso, lastSeenAt: iso,
+    updatedAt: { ...iso, description: 'latest of creation, status or summary change, and the recording of its latest occurrence; server clock' },
   },
 } as const;
 
@@ -75,17 +91,24 @@ export const networkRow = {
 
 const envelope = (row: object) => ({
   type: 'object',
-  properties: { data: { type: 'array', items: row }, total: int, page: int, limit: int, pages: int },
+  properties: {
+    data: { type: 'array', items: row }, total: int, page: int, limit: int, pages: int,
+    nextCursor: { type: 'string', description: 'with updatedSince or cursor: pass as cursor to resume after the last row of this answer' },
+  },
 });
 
 const text = (description: string) => ({ schema: { type: 'string', description } });
 
 /** 200: the JSON envelope, or a CSV / NDJSON body (paginated, or whole with stream=true). */
 export const okResponse = (row: object) => ({
-  description: 'JSON envelope; CSV file (X-Total-Count, X-Page, X-Limit, X-Pages headers); or NDJSON',
+  description: 'JSON envelope; CSV file (X-Total-Count, X-Page, X-Limit, X-Pages headers); NDJSON; or a Parquet file. Incremental reads add X-Next-Cursor',
+  headers: {
+    'X-Next-Cursor': { schema: { type: 'string' }, description: 'with updatedSince or cursor: the cursor of the next pull' },
+  },
   content: {
     'application/json': { schema: envelope(row) },
     'text/csv': text('RFC 4180, header row of the JSON field names'),
     'application/x-ndjson': text('one JSON object per line'),
+    'application/vnd.apache.parquet': { schema: { type: 'string', format: 'binary', description: 'one Parquet file (zstd or snappy), typed columns' } },
   },
 });

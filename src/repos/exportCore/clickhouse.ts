@@ -1,5 +1,6 @@
 import type { ClickHouse, Params, Settings } from '../../stores/clickhouse/port.ts';
 import { CSV_CLICKHOUSE_SETTINGS, FORMULA_START } from '../../domain/csv.ts';
+import { concatParquet } from '../../domain/parquetConcat.ts';
 import type { Encoding, ExportResource, Row } from './types.ts';
 
 /** Settings of every export read, on top of the adapters' own QUERY_SETTINGS. */
@@ -8,6 +9,10 @@ const SETTINGS: Settings = {
   output_format_json_escape_forward_slashes: 0,
   // Output aliases reuse column names (`… AS url`); WHERE must still see the stored column.
   prefer_column_name_to_alias: 1,
+  // Parquet text columns as STRING (UTF-8), not bare binary, so readers show them as text;
+  // zstd, which every warehouse reader takes, spelled out because engine defaults move.
+  output_format_parquet_string_as_string: 1,
+  output_format_parquet_compression_method: 'zstd',
 };
 
 
@@ -28,6 +33,8 @@ export interface ChSelects {
   csv: string;
   /** NDJSON: either the JSON list (JSONEachRow) or one pre-built JSON line (TabSeparatedRaw). */
   ndjson: { select: string; format: 'JSONEachRow' | 'TabSeparatedRaw' };
+  /** Parquet: typed columns (timestamps stay DateTime64(3, 'UTC'), UUIDs become text). */
+  parquet: string;
 }
 
 /** How a resource's sort key is read and compared, for keyset chunks. */
@@ -54,6 +61,7 @@ export interface ChSource<K> {
 
 function formatOf(s: ChSelects, enc: Encoding, header: boolean): { select: string; format: string } {
   if (enc === 'csv') return { select: s.csv, format: header ? 'CSVWithNames' : 'CSV' };
+  if (enc === 'parquet') return { select: s.parquet, format: 'Parquet' };
   return s.ndjson;
 }
 
@@ -99,7 +107,8 @@ export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encodi
     );
   const end = (await keyQuery('1', ks.orderDesc, {}, 0))[0];
   if (end === undefined) {
-    if (enc === 'csv') {
+    // A CSV keeps its header row and a Parquet stream its schema (one empty file).
+    if (enc === 'csv' || enc === 'parquet') {
       const f = formatOf(src.selects, enc, true);
       yield await ch.queryRaw(`SELECT ${f.select} FROM ${src.table} WHERE ${src.where} LIMIT 0`, src.params, f.format, SETTINGS);
     }
@@ -142,6 +151,7 @@ export function chResource<F, K>(
     count: (p, f) => chCount(ch, source(p, f)),
     page: async (p, f, offset, limit) => (await chPage<Row>(ch, source(p, f), offset, limit)).map(toRow),
     pageEncoded: (p, f, offset, limit, enc) => chPageEncoded(ch, source(p, f), offset, limit, enc),
-    chunks: (p, f, enc, n) => chChunks(ch, source(p, f), enc, n),
+    // Each chunk comes out of ClickHouse as a whole Parquet file; they are joined into one.
+    chunks: (p, f, enc, n) => (enc === 'parquet' ? concatParquet(chChunks(ch, source(p, f), enc, n)) : chChunks(ch, source(p, f), enc, n)),
   };
 }

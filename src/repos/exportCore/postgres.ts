@@ -1,11 +1,15 @@
 import type { Queryable } from '../../stores/postgres/port.ts';
 import { csvHeader, csvRows, ndjsonRows } from '../../domain/csv.ts';
-import type { Encoding, ExportResource, Row } from './types.ts';
+import { concatParquet } from '../../domain/parquetConcat.ts';
+import { parquetFile, type ParquetColumn } from './parquet.ts';
+import type { ChangeFilter, ChangeKey, Encoding, ExportResource, Row } from './types.ts';
 
-/** A Postgres table's export: rows are read as SQL rows, shaped in JS, encoded by domain/csv.ts. */
+/** A Postgres table's export: rows are read as SQL rows, shaped in JS, encoded here. */
 export interface PgSource<F, R> {
   name: string;
   fields: readonly string[];
+  /** The Parquet type of each field, in `fields` order. */
+  parquet: readonly ParquetColumn[];
   table: string;
   columns: string;
   /** The sort key's two columns, e.g. `started_at, id`. */
@@ -16,19 +20,44 @@ export interface PgSource<F, R> {
   shape(projectId: string, rows: R[]): Promise<Row[]>;
 }
 
-export function encodeRows(fields: readonly string[], rows: Row[], enc: Encoding, header: boolean): string {
-  if (enc === 'ndjson') return ndjsonRows(fields, rows);
-  return (header ? csvHeader(fields) : '') + csvRows(fields, rows);
+/** The Postgres clock in Unix ms: the one clock every `updated_at` is stamped with. */
+export const PG_NOW_MS = 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
+export function encodeRows(src: { fields: readonly string[]; parquet: readonly ParquetColumn[] }, rows: Row[], enc: Encoding, header: boolean): string | Buffer {
+  if (enc === 'parquet') return parquetFile(src.parquet, rows);
+  if (enc === 'ndjson') return ndjsonRows(src.fields, rows);
+  return (header ? csvHeader(src.fields) : '') + csvRows(src.fields, rows);
 }
 
-export function pgResource<F, R extends Record<string, unknown>>(db: Queryable, src: PgSource<F, R>): ExportResource<F> {
-  const [k1, k2] = src.key;
-  const order = `${k1}, ${k2}`;
+/**
+ * A Postgres resource. With `filter.changes` it reads incrementally: the sort key becomes
+ * (updated_at, id), rows after the cursor and up to the pinned `until` key. `lagMs` is the
+ * safety lag of that window: a row is only returned once its `updated_at` is at least that old,
+ * so a transaction that stamped a row and commits a little later is read by the next pull
+ * instead of being passed over by a cursor that moved beyond its stamp (docs/export.md).
+ */
+export function pgResource<F extends ChangeFilter, R extends Record<string, unknown>>(
+  db: Queryable,
+  src: PgSource<F, R>,
+  opts: { lagMs: number } = { lagMs: 0 },
+): ExportResource<F> {
+  const keyOf = (f: F): readonly [string, string] => (f.changes ? ['updated_at', 'id'] : src.key);
   const base = (f: F) => {
-    const params: unknown[] = [];
-    const projectParam = () => params.length; // $1 is always the project
-    params.push(undefined);
-    const where = `project_id = $${projectParam()}` + src.where(f, params);
+    const params: unknown[] = [undefined]; // $1 is always the project
+    let where = 'project_id = $1' + src.where(f, params);
+    const c = f.changes;
+    if (c) {
+      params.push(c.after.t, c.after.id);
+      where += ` AND (updated_at, id) > ($${params.length - 1}, $${params.length})`;
+      if (c.until === null) where += ' AND false';
+      else if (c.until !== undefined) {
+        params.push(c.until.t, c.until.id);
+        where += ` AND (updated_at, id) <= ($${params.length - 1}, $${params.length})`;
+      } else {
+        params.push(opts.lagMs);
+        where += ` AND updated_at <= ${PG_NOW_MS} - $${params.length}`;
+      }
+    }
     return { params, where };
   };
   const bind = (projectId: string, params: unknown[]) => {
@@ -38,17 +67,71 @@ export function pgResource<F, R extends Record<string, unknown>>(db: Queryable, 
 
   async function page(projectId: string, f: F, offset: number, limit: number): Promise<Row[]> {
     const { params, where } = base(f);
+    const [k1, k2] = keyOf(f);
     params.push(limit, offset);
     const r = await db.query<R>(
-      `SELECT ${src.columns} FROM ${src.table} WHERE ${where} ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}`,
+      `SELECT ${src.columns} FROM ${src.table} WHERE ${where} ORDER BY ${k1}, ${k2} LIMIT $${params.length - 1} OFFSET $${params.length}`,
       bind(projectId, params),
     );
     return src.shape(projectId, r.rows);
   }
 
+  async function* chunks(projectId: string, f: F, enc: Encoding, chunkRows: number): AsyncGenerator<Buffer | string> {
+    const { params, where } = base(f);
+    const [k1, k2] = keyOf(f);
+    bind(projectId, params);
+    const endQ = await db.query<Record<string, unknown>>(
+      `SELECT ${k1} AS k1, ${k2} AS k2 FROM ${src.table} WHERE ${where} ORDER BY ${k1} DESC, ${k2} DESC LIMIT 1`,
+      params,
+    );
+    const end = endQ.rows[0];
+    if (enc === 'csv') yield csvHeader(src.fields);
+    // A Parquet stream needs one file even with no rows: it carries the schema.
+    if (!end) {
+      if (enc === 'parquet') yield parquetFile(src.parquet, []);
+      return;
+    }
+    const n = params.length;
+    let last: Record<string, unknown> | undefined;
+    for (;;) {
+      const after = last === undefined ? '' : ` AND (${k1}, ${k2}) > ($${n + 4}, $${n + 5})`;
+      const r = await db.query<R>(
+        `SELECT ${src.columns} FROM ${src.table} WHERE ${where} AND (${k1}, ${k2}) <= ($${n + 1}, $${n + 2})${after}
+         ORDER BY ${k1}, ${k2} LIMIT $${n + 3}`,
+        [...params, end.k1, end.k2, chunkRows, ...(last === undefined ? [] : [last[k1], last[k2]])],
+      );
+      if (r.rows.length === 0) return;
+      yield encodeRows(src, await src.shape(projectId, r.rows), enc, false);
+      if (r.rows.length < chunkRows) return;
+      last = r.rows[r.rows.length - 1];
+    }
+  }
+
   return {
     name: src.name,
     fields: src.fields,
+    async pin(projectId, f) {
+      if (!f.changes || f.changes.until !== undefined) return f;
+      // The window's end is fixed once: the greatest key old enough (now − lag) at this instant.
+      const { params, where } = base(f);
+      const r = await db.query<{ t: string | number; id: string }>(
+        `SELECT updated_at AS t, id FROM ${src.table} WHERE ${where} ORDER BY updated_at DESC, id DESC LIMIT 1`,
+        bind(projectId, params),
+      );
+      const top = r.rows[0];
+      return { ...f, changes: { ...f.changes, until: top ? { t: Number(top.t), id: String(top.id) } : null } };
+    },
+    async keyAt(projectId, f, index): Promise<ChangeKey | undefined> {
+      if (!f.changes) return undefined;
+      const { params, where } = base(f);
+      params.push(index);
+      const r = await db.query<{ t: string | number; id: string }>(
+        `SELECT updated_at AS t, id FROM ${src.table} WHERE ${where} ORDER BY updated_at, id LIMIT 1 OFFSET $${params.length}`,
+        bind(projectId, params),
+      );
+      const k = r.rows[0];
+      return k ? { t: Number(k.t), id: String(k.id) } : undefined;
+    },
     async count(projectId, f) {
       const { params, where } = base(f);
       const r = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${src.table} WHERE ${where}`, bind(projectId, params));
@@ -56,33 +139,10 @@ export function pgResource<F, R extends Record<string, unknown>>(db: Queryable, 
     },
     page,
     async pageEncoded(projectId, f, offset, limit, enc) {
-      return encodeRows(src.fields, await page(projectId, f, offset, limit), enc, true);
+      return encodeRows(src, await page(projectId, f, offset, limit), enc, true);
     },
     /** Keyset chunks up to the greatest key at the start, as in the ClickHouse exports. */
-    async *chunks(projectId, f, enc, chunkRows) {
-      const { params, where } = base(f);
-      bind(projectId, params);
-      const endQ = await db.query<Record<string, unknown>>(
-        `SELECT ${k1} AS k1, ${k2} AS k2 FROM ${src.table} WHERE ${where} ORDER BY ${k1} DESC, ${k2} DESC LIMIT 1`,
-        params,
-      );
-      const end = endQ.rows[0];
-      if (enc === 'csv') yield csvHeader(src.fields);
-      if (!end) return;
-      const n = params.length;
-      let last: Record<string, unknown> | undefined;
-      for (;;) {
-        const after = last === undefined ? '' : ` AND (${k1}, ${k2}) > ($${n + 4}, $${n + 5})`;
-        const r = await db.query<R>(
-          `SELECT ${src.columns} FROM ${src.table} WHERE ${where} AND (${k1}, ${k2}) <= ($${n + 1}, $${n + 2})${after}
-           ORDER BY ${order} LIMIT $${n + 3}`,
-          [...params, end.k1, end.k2, chunkRows, ...(last === undefined ? [] : [last[k1], last[k2]])],
-        );
-        if (r.rows.length === 0) return;
-        yield encodeRows(src.fields, await src.shape(projectId, r.rows), enc, false);
-        if (r.rows.length < chunkRows) return;
-        last = r.rows[r.rows.length - 1];
-      }
-    },
+    chunks: (projectId, f, enc, chunkRows) =>
+      enc === 'parquet' ? concatParquet(chunks(projectId, f, enc, chunkRows)) : chunks(projectId, f, enc, chunkRows),
   };
 }

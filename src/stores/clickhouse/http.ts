@@ -44,9 +44,12 @@ export async function openClickHouseHttp(opts: {
       const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: settings });
       return (await rs.json()) as T[];
     },
+    // The output's bytes as the server sent them: a binary format (Parquet) must not be decoded as text.
     async queryRaw(sql, params, format, settings) {
-      const rs = await client.query({ query: sql, query_params: params, format: format as 'CSVWithNames', clickhouse_settings: settings });
-      return Buffer.from(await rs.text());
+      const r = await client.exec({ query: `${sql}\nFORMAT ${format}`, query_params: params, clickhouse_settings: settings });
+      const parts: Buffer[] = [];
+      for await (const c of r.stream) parts.push(Buffer.isBuffer(c) ? c : Buffer.from(c as Uint8Array));
+      return Buffer.concat(parts);
     },
     async ping() {
       const r = await client.ping();
