@@ -6,6 +6,8 @@ import { countRows } from './helpers/inspect.ts';
 import * as P from './helpers/payloads.ts';
 import { openClickHouseHttp } from '../src/stores/clickhouse/http.ts';
 import { ingestLine } from '../src/repos/ingestLines.ts';
+import { parquetReadObjects } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
 
 // The ClickHouse-server path: the service talks to "ClickHouse" over HTTP through
 // @clickhouse/client (src/stores/clickhouse/http.ts). No ClickHouse server can be installed here,
@@ -64,6 +66,16 @@ describe('ClickHouse over HTTP (@clickhouse/client)', () => {
 
     const ndjson = await get('/export/events?sessionId=' + sid + '&stream=true');
     expect(ndjson.body.trim().split('\n').map((l) => JSON.parse(l).sequenceNumber)).toEqual([0, 1, 2, 3]);
+
+    // Parquet is binary: the adapter must hand the server's bytes through untouched.
+    for (const q of ['format=parquet', 'format=parquet&stream=true']) {
+      const pq = await get(`/export/events?sessionId=${sid}&${q}`);
+      expect(pq.headers['content-type']).toBe('application/vnd.apache.parquet');
+      const b = pq.rawPayload;
+      const rows = await parquetReadObjects({ file: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer, compressors });
+      expect(rows.map((r) => Number(r.sequenceNumber)), q).toEqual([0, 1, 2, 3]);
+      expect(rows.map((r) => (r.timestamp as Date).toISOString())).toEqual(events.data.map((e: any) => e.timestamp));
+    }
   });
 
   it('stores a body as JavaScript read it when ClickHouse reads its bytes differently (a key given twice)', async () => {

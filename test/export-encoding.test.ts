@@ -82,3 +82,19 @@ describe('export parameters (pure)', () => {
     expect(acceptsGzip('*;q=0, gzip')).toBe(true);
   });
 });
+
+describe('incremental cursor (pure)', () => {
+  it('round-trips (updatedAt, id), starts updatedSince inclusively, and refuses what it did not write', async () => {
+    const { changeStart, decodeCursor, encodeCursor, CursorParamError } = await import('../src/domain/changeCursor.ts');
+    const k = { t: 1_767_225_600_123, id: '6f0e8c1a-3b5d-4e7f-9a1b-2c3d4e5f6a7b' };
+    expect(decodeCursor(encodeCursor(k))).toEqual(k);
+    expect(changeStart(undefined, encodeCursor(k))).toEqual(k);
+    // (t − 1, the greatest id): every row stamped at t or later comes after it
+    expect(changeStart('2026-01-01T00:00:00.123Z', undefined)).toEqual({ t: k.t - 1, id: 'ffffffff-ffff-ffff-ffff-ffffffffffff' });
+    expect(changeStart(undefined, undefined)).toBeUndefined();
+    for (const bad of ['', 'abc', 'v1.', `v2.${Buffer.from(`1:${k.id}`).toString('base64url')}`, `v1.${Buffer.from('1:x').toString('base64url')}`]) {
+      expect(() => decodeCursor(bad), bad).toThrow(CursorParamError);
+    }
+    expect(() => changeStart('2026-01-01', encodeCursor(k))).toThrow(CursorParamError);
+  });
+});
