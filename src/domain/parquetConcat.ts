@@ -263,13 +263,20 @@ export class ParquetConcat {
   }
 }
 
-/** One Parquet stream out of a stream of Parquet files (at least one: it carries the schema). */
+/**
+ * One Parquet stream out of a stream of Parquet files (at least one: it carries the schema).
+ * Nothing is yielded before the first file is read, so a store that fails at once still fails
+ * before the first byte (http/streaming.ts answers that with a status code).
+ */
 export async function* concatParquet(files: AsyncIterable<Buffer | string>): AsyncGenerator<Buffer> {
   const c = new ParquetConcat();
-  yield c.start();
+  let head: Buffer | undefined = c.start();
   for await (const f of files) {
     const body = c.add(Buffer.isBuffer(f) ? f : Buffer.from(f));
-    if (body.length) yield body;
+    if (head) {
+      yield Buffer.concat([head, body]);
+      head = undefined;
+    } else if (body.length) yield body;
   }
-  yield c.finish();
+  yield head ? Buffer.concat([head, c.finish()]) : c.finish();
 }
