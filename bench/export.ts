@@ -1,8 +1,9 @@
 /**
  * Export benchmark: starts the service in a child process on a temporary DATA_DIR (embedded
  * chDB + PGlite), loads network-log rows through the real POST /ingest/network route (batches
- * of 200), then pulls them back with stream=true as CSV, NDJSON and gzipped CSV, measuring
- * rows/s, time to first byte and the server's peak RSS during each export.
+ * of 200), then pulls them back with stream=true as CSV, NDJSON, gzipped CSV and Parquet (one
+ * file, its footer read back with hyparquet), measuring rows/s, time to first byte and the
+ * server's peak RSS during each export.
  *
  *   npm run bench:export                 # 1,000,000 rows
  *   BENCH_ROWS=200000 npm run bench:export
@@ -16,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
+import { parquetMetadata } from 'hyparquet';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const BATCH = 200;
@@ -132,6 +134,7 @@ async function main() {
       { name: 'csv', format: 'csv', gzip: false },
       { name: 'ndjson', format: 'ndjson', gzip: false },
       { name: 'csv+gzip', format: 'csv', gzip: true },
+      { name: 'parquet', format: 'parquet', gzip: false },
     ]) {
       const rssBefore = procStatus(pid, 'VmRSS');
       const peakReset = resetPeak(pid);
@@ -140,6 +143,7 @@ async function main() {
         peakSampled = Math.max(peakSampled, procStatus(pid, 'VmRSS'));
       }, 25);
       const start = performance.now();
+      const parquet: Buffer[] = [];
       const r = await new Promise<{ ttfbMs: number; bytes: number; lines: number; status: number }>((resolve, reject) => {
         const headers: Record<string, string> = { ...auth, ...(c.gzip ? { 'accept-encoding': 'gzip' } : {}) };
         http.get(`${base}/export/network?stream=true&format=${c.format}`, { headers }, (res) => {
@@ -150,7 +154,8 @@ async function main() {
             bytes += d.length;
           });
           body.on('data', (d: Buffer) => {
-            for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) lines++;
+            if (c.format === 'parquet') parquet.push(d);
+            else for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) lines++;
           });
           body.on('end', () => (res.complete ? resolve({ ttfbMs, bytes, lines, status: res.statusCode ?? 0 }) : reject(new Error('incomplete'))));
           res.on('error', reject);
@@ -158,7 +163,11 @@ async function main() {
       });
       const totalSec = (performance.now() - start) / 1000;
       clearInterval(sampler);
-      const rows = c.format === 'csv' ? r.lines - 1 : r.lines;
+      // A Parquet file's row count is in its footer: reading it also checks the file is whole.
+      const whole = Buffer.concat(parquet);
+      const rows = c.format === 'parquet'
+        ? Number(parquetMetadata(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer).num_rows)
+        : c.format === 'csv' ? r.lines - 1 : r.lines;
       if (rows !== ROWS) throw new Error(`${c.name}: got ${rows} rows, expected ${ROWS}`);
       const peak = peakReset ? procStatus(pid, 'VmHWM') : peakSampled;
       runs.push({
