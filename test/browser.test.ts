@@ -118,9 +118,7 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.getByRole('link', { name: 'Open crash group →' }).click();
     await page.getByRole('heading', { name: 'NSInvalidArgumentException: nil order id' }).waitFor();
     expect(await page.locator('[data-status]').getAttribute('data-status')).toBe('open');
-    expect(await page.getByRole('button', { name: 'Resolve' }).count()).toBe(0);
-    await page.getByRole('button', { name: 'Acknowledge' }).click();
-    await page.locator('[data-status="acknowledged"]').waitFor();
+    // open → resolved in one step
     await page.getByRole('button', { name: 'Resolve' }).click();
     await page.locator('[data-status="resolved"]').waitFor();
     expect(await page.getByRole('button', { name: 'Reopen' }).count()).toBe(1);

@@ -58,27 +58,14 @@ describe('crash-group workflow', () => {
     });
   });
 
-  it('walks open → acknowledged → resolved → open, and any → ignored → open', async () => {
+  it('takes any manual move: open → resolved directly, ignored → acknowledged, and back', async () => {
     const g = await group();
-    for (const status of ['acknowledged', 'resolved', 'open', 'ignored', 'open', 'resolved'] as const) {
-      if (status === 'resolved') expect((await patch(g.url, { status: 'acknowledged' })).statusCode).toBe(200);
+    for (const status of ['resolved', 'open', 'ignored', 'acknowledged', 'ignored', 'resolved'] as const) {
       const r = await patch(g.url, { status });
       expect(r.statusCode, `→ ${status}`).toBe(200);
       expect(r.json()).toMatchObject({ id: g.groupId, status });
     }
     expect((await get(g.url)).status).toBe('resolved');
-  });
-
-  it('refuses a transition the workflow does not have, naming the allowed ones', async () => {
-    const g = await group();
-    const r = await patch(g.url, { status: 'resolved' });
-    expect(r.statusCode).toBe(409);
-    expect(r.json()).toEqual({ error: 'Cannot change a crash group from open to resolved; allowed from open: acknowledged, ignored' });
-    await patch(g.url, { status: 'ignored' });
-    const r2 = await patch(g.url, { status: 'acknowledged' });
-    expect(r2.statusCode).toBe(409);
-    expect(r2.json().error).toMatch(/allowed from ignored: open$/);
-    expect((await get(g.url)).status).toBe('ignored');
   });
 
   it('setting the current status again is a no-op 200', async () => {
@@ -115,7 +102,6 @@ describe('crash-group workflow', () => {
 
   it('regression rule: resolved at 1.0, a new 1.0 occurrence stays resolved, a 1.1 occurrence reopens', async () => {
     const g = await group();
-    await patch(g.url, { status: 'acknowledged' });
     const resolved = await patch(g.url, { status: 'resolved' });
     expect(resolved.json()).toMatchObject({ status: 'resolved', resolvedVersions: ['1.0'], appVersions: ['1.0'] });
 
@@ -126,7 +112,6 @@ describe('crash-group workflow', () => {
     expect(await get(g.url)).toMatchObject({ status: 'open', occurrenceCount: 3, appVersions: ['1.0', '1.1'], appVersion: '1.1' });
 
     // Resolving again takes in 1.1: now only a third version reopens it.
-    await patch(g.url, { status: 'acknowledged' });
     expect((await patch(g.url, { status: 'resolved' })).json().resolvedVersions).toEqual(['1.0', '1.1']);
     await occur(g.auth, await session(g.auth, '1.1'), g.stackTrace);
     expect((await get(g.url)).status).toBe('resolved');
@@ -154,8 +139,10 @@ describe('crash-group workflow', () => {
     expect(JSON.parse(set.stdout)).toMatchObject({ id: g.groupId, status: 'acknowledged' });
     const shown = await cli('crash-groups', 'get', '--project', g.projectId, '--group', g.groupId);
     expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'acknowledged', appVersions: ['1.0'] });
-    const refused = await cli('crash-groups', 'set-status', '--project', g.projectId, '--group', g.groupId, '--status', 'open').catch((e) => e);
+    const refused = await cli('crash-groups', 'set-status', '--project', g.projectId, '--group', g.groupId, '--status', 'fixed').catch((e) => e);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/Error 409: .*allowed from acknowledged: resolved, ignored/);
+    // the details, in words, not a bare "Validation failed"
+    expect(refused.stderr).toContain('Error 422: Validation failed');
+    expect(refused.stderr).toContain('status: must be one of open, acknowledged, resolved, ignored');
   });
 });

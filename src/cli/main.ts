@@ -19,6 +19,18 @@ Options:
   --token TOKEN  admin token (default $ADMIN_TOKEN, else the file DATA_DIR/admin-token)
   --json         print the raw JSON response`;
 
+/** One validation detail as a line a person reads: the field, then what is wrong with it. */
+function describeDetail(d: { path?: string; message?: string; allowedValues?: unknown }): string {
+  const field = (d.path ?? '').replace(/^\//, '').replace(/\//g, '.') || 'body';
+  let msg = d.message ?? 'is invalid';
+  if (/must be equal to one of the allowed values/.test(msg)) msg = `must be one of ${ENUMS[field] ?? 'the allowed values'}`;
+  else msg = msg.replace(/must match format "email"/, 'must be an email address').replace(/must match format "uuid"/, 'must be an id like 2b0d7b3e-…');
+  return `${field}: ${msg}`;
+}
+
+// The fields whose allowed values a person types on this command line.
+const ENUMS: Record<string, string> = { status: 'open, acknowledged, resolved, ignored' };
+
 function fail(msg: string): never {
   console.error(msg);
   process.exit(2);
@@ -121,6 +133,8 @@ async function main() {
     console.log(JSON.stringify(json, null, 2));
   } else if (!res.ok) {
     console.error(`Error ${res.status}: ${json.error ?? text}`);
+    // The validator's details say which field and why; a bare "Validation failed" does not.
+    for (const d of Array.isArray(json.details) ? json.details : []) console.error(`  ${describeDetail(d)}`);
   } else if (cmd === 'projects create') {
     console.log(`Project ${json.project.name} (${json.project.id})\nAPI key (shown once, keep it): ${json.apiKey}`);
   } else if (cmd === 'keys create') {

@@ -1,20 +1,18 @@
 export const CRASH_GROUP_STATUSES = ['open', 'acknowledged', 'resolved', 'ignored'] as const;
 export type CrashGroupStatus = (typeof CRASH_GROUP_STATUSES)[number];
 
-// docs/decisions.md: open -> acknowledged -> resolved; any -> ignored; ignored or resolved -> open by hand.
-const ALLOWED: Record<CrashGroupStatus, CrashGroupStatus[]> = {
-  open: ['acknowledged', 'ignored'],
-  acknowledged: ['resolved', 'ignored'],
-  resolved: ['open', 'ignored'],
-  ignored: ['open'],
-};
+// docs/decisions.md (Crashes): a person may move a group between any two statuses by hand
+// (open → resolved directly, as in Sentry and Crashlytics); the only rule the workflow keeps
+// is the automatic reopening below. Setting the status a group already has changes nothing.
 
+/** The statuses a person can move a group to from `from` (every other one). */
 export function allowedTransitions(from: CrashGroupStatus): CrashGroupStatus[] {
-  return ALLOWED[from];
+  return CRASH_GROUP_STATUSES.filter((s) => s !== from);
 }
 
+/** Any manual move is allowed; staying put is a no-op, not a transition. */
 export function canTransition(from: CrashGroupStatus, to: CrashGroupStatus): boolean {
-  return ALLOWED[from].includes(to);
+  return from !== to && (CRASH_GROUP_STATUSES as readonly string[]).includes(to);
 }
 
 /**

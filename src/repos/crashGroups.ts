@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
 import { statusAfterCrash } from '../domain/sessionState.ts';
-import { allowedTransitions, canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
+import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { isoMs } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { sessionQueries } from './sessions.ts';
@@ -113,10 +113,7 @@ const CRASH_PARQUET: ParquetColumn[] = [
  */
 const STAMP = `updated_at = ${PG_NOW_MS}`;
 
-export type SetStatusResult =
-  | { outcome: 'not-found' }
-  | { outcome: 'invalid'; from: CrashGroupStatus; allowed: CrashGroupStatus[] }
-  | { outcome: 'ok'; group: CrashGroup };
+export type SetStatusResult = { outcome: 'not-found' } | { outcome: 'ok'; group: CrashGroup };
 
 /** What an alert needs of the group, and the session of its first occurrence. */
 export interface AlertFacts {
@@ -241,7 +238,7 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
     },
 
     /**
-     * A status change by hand. Resolving snapshots the versions seen so far: a later occurrence
+     * A status change by hand: any move (src/domain/crashGroupStatus.ts). Resolving snapshots the versions seen so far: a later occurrence
      * from one of them leaves the group resolved, one from a new version reopens it. Setting
      * the status a group already has changes nothing (safe to retry). The group is read once,
      * locked, and the update returns its new state.
@@ -252,8 +249,7 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
         const row = g.rows[0];
         if (!row) return { outcome: 'not-found' };
         const from = row.status;
-        if (from === to) return { outcome: 'ok', group: toGroup(row) };
-        if (!canTransition(from, to)) return { outcome: 'invalid', from, allowed: allowedTransitions(from) };
+        if (!canTransition(from, to)) return { outcome: 'ok', group: toGroup(row) };
         const u = await q.query<GroupRow>(
           `UPDATE ${GROUPS} SET status = $3, ${STAMP},
              resolved_versions = CASE WHEN $3 = 'resolved' THEN app_versions ELSE resolved_versions END
