@@ -12,7 +12,7 @@ import { healthRoutes } from './http/routes/health.ts';
 import { crashGroupRoutes } from './http/routes/crashGroups.ts';
 import { exportRoutes } from './http/routes/export.ts';
 import { authRoutes } from './http/routes/auth.ts';
-import { dashboardRoutes } from './http/routes/dashboard.ts';
+import { dashboardRoutes } from './http/routes/dashboard/index.ts';
 import { operatorRoutes } from './http/routes/operator.ts';
 import { webRoutes } from './http/routes/web.ts';
 

@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { startTestServer, ADMIN_TOKEN, type TestServer } from './helpers/server.ts';
 import { sessionStart } from './helpers/payloads.ts';
+import { signup } from './helpers/accounts.ts';
 
 const run = promisify(execFile);
 let s: TestServer;
@@ -29,7 +30,7 @@ describe('management API', () => {
     const r = await s.app.inject({ method: 'POST', url: '/api/projects', headers: s.admin, payload: { name: 'Shop app' } });
     expect(r.statusCode).toBe(201);
     const body = r.json();
-    expect(body.project).toEqual({ id: expect.any(String), name: 'Shop app', alertEmails: null, createdAt: expect.stringMatching(/Z$/) });
+    expect(body.project).toEqual({ id: expect.any(String), name: 'Shop app', alertEmails: null, createdAt: expect.stringMatching(/Z$/), teamId: null });
     expect(body.apiKey).toMatch(/^frk_[0-9A-Za-z]{38}$/);
     const stored = await s.svc.stores.pg.query<{ key_hash: string }>('SELECT key_hash FROM api_keys WHERE project_id = $1', [body.project.id]);
     expect(stored.rows).toHaveLength(1);
@@ -53,6 +54,25 @@ describe('management API', () => {
     expect(bad.statusCode).toBe(422);
     const reset = await s.app.inject({ method: 'PATCH', url: `/api/projects/${projectId}`, headers: s.admin, payload: { alertEmails: null } });
     expect(reset.json().alertEmails).toBeNull();
+  });
+
+  it('renames a project and gives it to a team (by id or by its owner), so that team sees it in the dashboard', async () => {
+    const { projectId } = await s.createProject('Made by the operator');
+    const patch = (payload: object) => s.app.inject({ method: 'PATCH', url: `/api/projects/${projectId}`, headers: s.admin, payload });
+    expect((await patch({ name: 'Shop Android' })).json()).toMatchObject({ name: 'Shop Android', teamId: null });
+    expect((await patch({})).statusCode).toBe(422);
+    expect((await patch({ name: '   ' })).statusCode).toBe(422);
+
+    const alice = await signup(s);
+    const seen = () => s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}/sessions`, headers: alice.headers });
+    expect((await seen()).statusCode).toBe(404);
+    expect((await patch({ teamOwnerEmail: alice.email.toUpperCase() })).json()).toMatchObject({ teamId: alice.teamId, name: 'Shop Android' });
+    expect((await seen()).statusCode).toBe(200);
+    expect((await patch({ teamId: null })).json().teamId).toBeNull();
+    expect((await patch({ teamId: alice.teamId })).json().teamId).toBe(alice.teamId);
+    expect((await patch({ teamId: randomUUID() })).json()).toEqual({ error: 'Team not found' });
+    expect((await patch({ teamOwnerEmail: 'nobody@example.com' })).statusCode).toBe(404);
+    expect((await s.app.inject({ method: 'PATCH', url: `/api/projects/${randomUUID()}`, headers: s.admin, payload: { name: 'x' } })).statusCode).toBe(404);
   });
 
   it('keys of one project never reach another project (a key is scoped to one project)', async () => {
@@ -80,6 +100,29 @@ describe('CLI', () => {
     const out = await cli('keys', 'deactivate', key.key.id);
     expect(out.stdout).toContain('deactivated');
     expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: sessionStart() })).statusCode).toBe(401);
+  });
+
+  it('creates a project for a team, names keys, and prints what a 422 found wrong', async () => {
+    const owner = await signup(s);
+    const out = await cli('projects', 'create', '--name', 'Team app', '--owner', owner.email);
+    expect(out.stdout).not.toContain('belongs to no team');
+    const listed = (await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: owner.headers })).json().data;
+    expect(listed.map((p: { name: string }) => p.name)).toEqual(['Team app']);
+    const projectId = listed[0].id as string;
+
+    const key = await cli('keys', 'create', '--project', projectId, '--name', 'CI export');
+    expect(key.stdout).toMatch(/^Key frk_[0-9A-Za-z]{4}… "CI export"/);
+    expect((await cli('projects', 'rename', '--project', projectId, '--name', 'Team app (iOS)')).stdout).toContain('Project Team app (iOS)');
+
+    const orphan = await cli('projects', 'create', '--name', 'Orphan');
+    expect(orphan.stdout).toContain('belongs to no team');
+    const orphanId = /\(([0-9a-f-]{36})\)/.exec(orphan.stdout)![1]!;
+    expect((await cli('projects', 'set-team', '--project', orphanId, '--team', owner.teamId)).stdout).toContain(`team ${owner.teamId}`);
+
+    const bad = await cli('projects', 'set-alert-emails', '--project', projectId, '--emails', 'not-an-email').catch((e) => e);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('Error 422: Validation failed');
+    expect(bad.stderr).toContain('alertEmails.0: must be an email address');
   });
 
   it('prints the key once in human form, and fails with a message on a bad command', async () => {

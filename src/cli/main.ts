@@ -6,10 +6,16 @@ import { parseArgs } from 'node:util';
 const USAGE = `Usage: npm run cli -- <command> [options]
 
 Commands:
-  projects create --name NAME            create a project and its first API key
+  projects create --name NAME [--owner EMAIL | --team ID]
+                                         create a project and its first API key; with --owner or
+                                         --team it belongs to that team (its dashboard shows it)
   projects get --project ID              show a project
+  projects rename --project ID --name NAME
+  projects set-team --project ID (--owner EMAIL | --team ID | --no-team)
+                                         give the project to a team: the team the account EMAIL
+                                         owns, or team ID; its members see it in the dashboard
   projects set-alert-emails --project ID --emails a@x,b@y   (empty --emails resets to ALERT_EMAIL_TO)
-  keys create --project ID               create another API key for a project
+  keys create --project ID [--name NAME] create another API key for a project
   keys deactivate KEY_ID                 deactivate a key (answers 401 within 5 s)
   crash-groups get --project ID --group ID
   crash-groups set-status --project ID --group ID --status open|acknowledged|resolved|ignored
@@ -59,6 +65,9 @@ async function main() {
       group: { type: 'string' },
       status: { type: 'string' },
       emails: { type: 'string' },
+      owner: { type: 'string' },
+      team: { type: 'string' },
+      'no-team': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -70,6 +79,13 @@ async function main() {
   const base = (values.url ?? process.env.FLIGHTREC_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(/\/$/, '');
   const need = (v: string | undefined, flag: string) => v ?? fail(`Missing ${flag}\n\n${USAGE}`);
 
+  const teamChange = (): Record<string, string | null> | null => {
+    if (values.owner) return { teamOwnerEmail: values.owner };
+    if (values.team) return { teamId: values.team };
+    if (values['no-team']) return { teamId: null };
+    return null;
+  };
+
   let method = 'POST';
   let route: string;
   let body: unknown;
@@ -78,6 +94,16 @@ async function main() {
     case 'projects create':
       route = '/api/projects';
       body = { name: need(values.name, '--name') };
+      break;
+    case 'projects rename':
+      method = 'PATCH';
+      route = `/api/projects/${need(values.project, '--project')}`;
+      body = { name: need(values.name, '--name') };
+      break;
+    case 'projects set-team':
+      method = 'PATCH';
+      route = `/api/projects/${need(values.project, '--project')}`;
+      body = teamChange() ?? fail(`Missing --owner EMAIL, --team ID or --no-team\n\n${USAGE}`);
       break;
     case 'projects get':
       method = 'GET';
@@ -92,6 +118,7 @@ async function main() {
     }
     case 'keys create':
       route = `/api/projects/${need(values.project, '--project')}/keys`;
+      body = values.name ? { name: values.name } : undefined;
       break;
     case 'keys deactivate':
       route = `/api/keys/${need(arg, 'KEY_ID')}/deactivate`;
@@ -109,25 +136,36 @@ async function main() {
       return fail(`Unknown command "${cmd}"\n\n${USAGE}`);
   }
 
-  let res: Response;
-  try {
-    res = await fetch(base + route, {
-      method,
-      headers: {
-        authorization: `Bearer ${adminToken(values.token)}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-  } catch (err) {
-    return fail(`Cannot reach the service at ${base}: ${(err as Error).message}. Is it running (npm start)?`);
-  }
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = { error: text };
+  const token = adminToken(values.token);
+  const call = async (m: string, r: string, b: unknown) => {
+    let res: Response;
+    try {
+      res = await fetch(base + r, {
+        method: m,
+        headers: { authorization: `Bearer ${token}`, ...(b !== undefined ? { 'content-type': 'application/json' } : {}) },
+        body: b !== undefined ? JSON.stringify(b) : undefined,
+      });
+    } catch (err) {
+      return fail(`Cannot reach the service at ${base}: ${(err as Error).message}. Is it running (npm start)?`);
+    }
+    const text = await res.text();
+    let json: any;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = { error: text };
+    }
+    return { res, json, text };
+  };
+
+  let { res, json, text } = await call(method, route, body);
+  // A project created with --owner/--team is given to that team in a second request.
+  const team = cmd === 'projects create' ? teamChange() : null;
+  if (res.ok && team) {
+    const created = json;
+    ({ res, json, text } = await call('PATCH', `/api/projects/${created.project.id}`, team));
+    if (res.ok) json = { ...created, project: json };
+    else console.error(`The project ${created.project.id} was created (API key, shown once: ${created.apiKey}) but not given to the team:`);
   }
   if (values.json) {
     console.log(JSON.stringify(json, null, 2));
@@ -137,8 +175,15 @@ async function main() {
     for (const d of Array.isArray(json.details) ? json.details : []) console.error(`  ${describeDetail(d)}`);
   } else if (cmd === 'projects create') {
     console.log(`Project ${json.project.name} (${json.project.id})\nAPI key (shown once, keep it): ${json.apiKey}`);
+    if (!json.project.teamId) {
+      // Without a team no dashboard user sees the project, and its alert links open nothing.
+      console.log(`\nIt belongs to no team yet, so no one sees it in the dashboard. Give it to yours:\n` +
+        `  npm run cli -- projects set-team --project ${json.project.id} --owner you@example.com`);
+    }
+  } else if (cmd === 'projects set-team' || cmd === 'projects rename') {
+    console.log(`Project ${json.name} (${json.id})${json.teamId ? `, team ${json.teamId}` : ', no team'}`);
   } else if (cmd === 'keys create') {
-    console.log(`Key ${json.key.id}\nAPI key (shown once, keep it): ${json.apiKey}`);
+    console.log(`Key ${json.key.prefix}… ${json.key.name ? `"${json.key.name}" ` : ''}(${json.key.id})\nAPI key (shown once, keep it): ${json.apiKey}`);
   } else if (cmd === 'keys deactivate') {
     console.log(`Key ${arg} deactivated`);
   } else {

@@ -38,3 +38,8 @@ export function isWellFormedApiKey(key: string): boolean {
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
+
+/** The part of a key shown in lists, so a person can match it to the key they hold. */
+export function visiblePrefix(apiKey: string): string {
+  return apiKey.slice(0, KEY_PREFIX.length + 4);
+}

@@ -43,13 +43,39 @@ export function deviceLine(c: CrashContext): string {
  * The summary used without an AI endpoint, or when it fails: built only from the stack trace
  * and context, so the same crash always reads the same.
  */
-export function deterministicSummary(c: CrashContext): string {
+export function deterministicSummary(c: CrashContext, seen: 'First seen' | 'Latest' = 'First seen'): string {
   const f = frames(c.stackHead);
   const where = f[0] ? ` in ${frameName(f[0])}` : '';
   const caller = f[1] ? `, called from ${frameName(f[1])}` : '';
   const on = deviceLine(c);
-  const text = `${kindOf(c)}: "${clip(c.message.trim() || '(no message)', 300)}"${where}${caller}.${on ? ` First seen on ${on}.` : ''}`;
+  const text = `${kindOf(c)}: "${clip(c.message.trim() || '(no message)', 300)}"${where}${caller}.${on ? ` ${seen} on ${on}.` : ''}`;
   return clip(text, MAX_SUMMARY_CHARS);
+}
+
+/** A summary as the dashboard shows it: what it says, and who or what wrote it. */
+export interface SummaryView {
+  text: string;
+  /** 'ai' only when a model wrote it; 'stack-trace' for the deterministic one. */
+  origin: 'ai' | 'stack-trace';
+  model: string | null;
+  /** When an AI summary was written (it describes the group as it was then). */
+  writtenAt: string | null;
+}
+
+const AI_SOURCE = /^openai:(.+)$/;
+
+/**
+ * An AI summary is shown as written, labelled with its model and time. Anything else is
+ * rebuilt from the group's current facts at every read, so it never contradicts them (a group
+ * that became fatal after a handled first occurrence says "Fatal crash").
+ */
+export function summaryView(
+  stored: { summary: string | null; summarySource: string | null; summaryAt: string | null },
+  current: CrashContext,
+): SummaryView {
+  const ai = stored.summary !== null ? AI_SOURCE.exec(stored.summarySource ?? '') : null;
+  if (ai && stored.summary !== null) return { text: stored.summary, origin: 'ai', model: ai[1] ?? null, writtenAt: stored.summaryAt };
+  return { text: deterministicSummary(current, 'Latest'), origin: 'stack-trace', model: null, writtenAt: null };
 }
 
 /** A short prompt: the model sees the message, the stack head and where it happened, nothing else. */

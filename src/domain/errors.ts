@@ -23,6 +23,12 @@ export class ValidationError extends DomainError {
   }
 }
 
+/** The caller may see the thing but not do this to it (a member managing a team, a suspended team's new key). */
+export class ForbiddenError extends DomainError {}
+
+/** The change collides with what exists (a member already in the team). */
+export class ConflictError extends DomainError {}
+
 /** A parameter outside a body (query string) cannot be read. */
 export class InvalidParameterError extends DomainError {}
 

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { InvalidParameterError, MAX_DETAILS, NotFoundError, QueueFullError, ValidationError } from '../domain/errors.ts';
+import { ConflictError, ForbiddenError, InvalidParameterError, MAX_DETAILS, NotFoundError, QueueFullError, ValidationError } from '../domain/errors.ts';
 
 /** An error that becomes `{error, details?}` with its status code. */
 export class HttpError extends Error {
@@ -58,6 +58,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     else if (err.validation) e = validationToHttpError(err.validation, err.validationContext);
     else if (err instanceof QueueFullError) e = new HttpError(503, 'Service is busy, retry shortly', undefined, { 'retry-after': '1' });
     else if (err instanceof NotFoundError) e = new HttpError(404, err.message);
+    else if (err instanceof ForbiddenError) e = new HttpError(403, err.message);
+    else if (err instanceof ConflictError) e = new HttpError(409, err.message);
     else if (err instanceof ValidationError) e = new HttpError(422, err.message, err.details);
     else if (err instanceof InvalidParameterError) e = new HttpError(400, err.message);
     else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {

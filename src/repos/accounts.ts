@@ -127,6 +127,30 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
       return r.rows.map((m) => ({ userId: m.user_id, email: m.email, role: m.role }));
     },
 
+    /** The members of several teams in one query, keyed by team. */
+    async membersOfTeams(teamIds: string[]) {
+      const out = new Map<string, { userId: string; email: string; role: 'owner' | 'member' }[]>(teamIds.map((id) => [id, []]));
+      if (teamIds.length === 0) return out;
+      const r = await db.query<{ team_id: string; user_id: string; email: string; role: 'owner' | 'member' }>(
+        `SELECT m.team_id, m.user_id, u.email, m.role FROM team_members m JOIN users u ON u.id = m.user_id
+         WHERE m.team_id = ANY($1::uuid[]) ORDER BY m.role = 'owner' DESC, u.email`,
+        [teamIds],
+      );
+      for (const m of r.rows) out.get(m.team_id)?.push({ userId: m.user_id, email: m.email, role: m.role });
+      return out;
+    },
+
+    /** A team by id, or the team a user owns (found by their email); null when there is none. */
+    async findTeam(by: { id: string } | { ownerEmail: string }): Promise<{ id: string; name: string; ownerEmail: string } | null> {
+      const r = 'id' in by
+        ? await db.query<{ id: string; name: string; owner_email: string }>(
+          'SELECT t.id, t.name, u.email AS owner_email FROM teams t JOIN users u ON u.id = t.owner_id WHERE t.id = $1', [by.id])
+        : await db.query<{ id: string; name: string; owner_email: string }>(
+          'SELECT t.id, t.name, u.email AS owner_email FROM teams t JOIN users u ON u.id = t.owner_id WHERE u.email = $1 ORDER BY t.created_at, t.id LIMIT 1', [by.ownerEmail]);
+      const t = r.rows[0];
+      return t ? { id: t.id, name: t.name, ownerEmail: t.owner_email } : null;
+    },
+
     /** 'added', 'exists' (already a member) or 'no-user'. */
     async addMember(teamId: string, email: string): Promise<'added' | 'exists' | 'no-user'> {
       const u = await db.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [email]);

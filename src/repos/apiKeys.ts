@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { generateApiKey, hashApiKey } from '../domain/apiKey.ts';
+import { generateApiKey, hashApiKey, visiblePrefix } from '../domain/apiKey.ts';
 import { isoTime } from '../domain/time.ts';
 
 /** The Postgres `api_keys` table: keys are stored as hashes; the plaintext is shown once. */
@@ -12,16 +12,46 @@ export interface KeyRecord {
   active: boolean;
 }
 
-/** A new key; inside the caller's transaction when the project is created with it. */
-export async function insertKey(q: Queryable, projectId: string) {
+/** A key as its project lists it: never the plaintext, only the visible start a person recognises. */
+export interface KeyInfo {
+  id: string;
+  projectId: string;
+  /** `frk_` and the next 4 characters (null for keys made before prefixes were stored). */
+  prefix: string | null;
+  name: string | null;
+  active: boolean;
+  createdAt: string;
+  deactivatedAt: string | null;
+  suspended: boolean;
+}
+
+interface KeyRow {
+  id: string; project_id: string; prefix: string | null; name: string | null; active: boolean;
+  created_at: Date | string; deactivated_at: Date | string | null; suspended_at: Date | string | null;
+}
+
+const KEY_COLUMNS = 'id, project_id, prefix, name, active, created_at, deactivated_at, suspended_at';
+
+const toKey = (k: KeyRow): KeyInfo => ({
+  id: k.id, projectId: k.project_id, prefix: k.prefix, name: k.name, active: k.active, createdAt: isoTime(k.created_at),
+  deactivatedAt: isoTime(k.deactivated_at), suspended: k.suspended_at !== null,
+});
+
+/**
+ * A new key; inside the caller's transaction when the project is created with it. Its first
+ * characters are kept in the clear so a person can tell which key is which (like GitHub's and
+ * Stripe's): 4 random characters of 38 give nothing useful to someone who reads the table.
+ */
+export async function insertKey(q: Queryable, projectId: string, name: string | null = null) {
   const apiKey = generateApiKey();
-  const r = await q.query<{ id: string; created_at: Date | string }>(
-    `INSERT INTO ${TABLE} (id, project_id, key_hash) VALUES ($1, $2, $3) RETURNING id, created_at`,
-    [randomUUID(), projectId, hashApiKey(apiKey)],
+  const r = await q.query<KeyRow>(
+    `INSERT INTO ${TABLE} (id, project_id, key_hash, prefix, name) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
+    [randomUUID(), projectId, hashApiKey(apiKey), visiblePrefix(apiKey), name],
   );
   const row = r.rows[0];
   if (!row) throw new Error('INSERT … RETURNING gave no row for a new API key');
-  return { key: { id: row.id, createdAt: isoTime(row.created_at) }, apiKey };
+  const k = toKey(row);
+  return { key: { id: k.id, createdAt: k.createdAt, prefix: k.prefix, name: k.name }, apiKey };
 }
 
 /**
@@ -51,30 +81,45 @@ export const keysOnSuspension = {
 
 export function apiKeysRepo(db: Queryable) {
   return {
-    insert: (projectId: string) => insertKey(db, projectId),
+    insert: (projectId: string, name: string | null = null) => insertKey(db, projectId, name),
 
     /**
      * Returns the key's project, or null when no such key. A key turned off by hand stays off
      * when a suspension is lifted, so the suspension mark is cleared.
      */
-    async deactivate(keyId: string): Promise<{ projectId: string; keyHash: string } | null> {
+    async deactivate(keyId: string, projectId?: string): Promise<{ projectId: string; keyHash: string } | null> {
+      // With a project, a key of another project is not found (the dashboard's scoping).
       const r = await db.query<{ project_id: string; key_hash: string }>(
-        `UPDATE ${TABLE} SET active = false, suspended_at = NULL, deactivated_at = COALESCE(deactivated_at, now()) WHERE id = $1 RETURNING project_id, key_hash`,
-        [keyId],
+        `UPDATE ${TABLE} SET active = false, suspended_at = NULL, deactivated_at = COALESCE(deactivated_at, now())
+         WHERE id = $1 AND ($2::uuid IS NULL OR project_id = $2) RETURNING project_id, key_hash`,
+        [keyId, projectId ?? null],
       );
       const row = r.rows[0];
       return row ? { projectId: row.project_id, keyHash: row.key_hash } : null;
     },
 
     /** The project's keys, newest first (never the plaintext: only its hash is stored). */
-    async list(projectId: string) {
-      const r = await db.query<{ id: string; active: boolean; created_at: Date | string; deactivated_at: Date | string | null; suspended_at: Date | string | null }>(
-        `SELECT id, active, created_at, deactivated_at, suspended_at FROM ${TABLE} WHERE project_id = $1 ORDER BY created_at DESC, id`,
-        [projectId],
+    async list(projectId: string): Promise<KeyInfo[]> {
+      const r = await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${TABLE} WHERE project_id = $1 ORDER BY created_at DESC, id`, [projectId]);
+      return r.rows.map(toKey);
+    },
+
+    /** The keys of several projects in one query, newest first within each. */
+    async listForProjects(projectIds: string[]): Promise<Map<string, KeyInfo[]>> {
+      const out = new Map<string, KeyInfo[]>(projectIds.map((id) => [id, []]));
+      if (projectIds.length === 0) return out;
+      const r = await db.query<KeyRow>(
+        `SELECT ${KEY_COLUMNS} FROM ${TABLE} WHERE project_id = ANY($1::uuid[]) ORDER BY created_at DESC, id`,
+        [projectIds],
       );
-      return r.rows.map((k) => ({
-        id: k.id, active: k.active, createdAt: isoTime(k.created_at), deactivatedAt: isoTime(k.deactivated_at), suspended: k.suspended_at !== null,
-      }));
+      for (const k of r.rows) out.get(k.project_id)?.push(toKey(k));
+      return out;
+    },
+
+    /** Names a key of this project; null when the project has no such key. */
+    async rename(projectId: string, keyId: string, name: string | null): Promise<KeyInfo | null> {
+      const r = await db.query<KeyRow>(`UPDATE ${TABLE} SET name = $3 WHERE project_id = $1 AND id = $2 RETURNING ${KEY_COLUMNS}`, [projectId, keyId, name]);
+      return r.rows[0] ? toKey(r.rows[0]) : null;
     },
 
     async findByHash(keyHash: string): Promise<KeyRecord | null> {

@@ -3,7 +3,7 @@ import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
 import { statusAfterCrash } from '../domain/sessionState.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
-import { isoMs } from '../domain/time.ts';
+import { isoMs, isoTime } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { sessionQueries } from './sessions.ts';
 import { enqueueJob, NEW_GROUP_JOB } from './outbox.ts';
@@ -41,23 +41,67 @@ export interface CrashGroup {
   stackHead: string;
   summary: string | null;
   summarySource: string | null;
+  /** When the summary was written (null before it was, and for summaries older than the column). */
+  summaryAt: string | null;
   appVersions: string[];
   resolvedVersions: string[];
 }
+
+/** One occurrence as a person investigating the crash reads it, with the session to open. */
+export interface CrashOccurrence {
+  occurredAt: string;
+  sessionId: string;
+  userId: string | null;
+  appVersion: string | null;
+  platform: string | null;
+  osVersion: string | null;
+  brand: string | null;
+  model: string | null;
+  isFatal: boolean;
+  message: string | null;
+}
+
+/** What the crash page adds to the group: who it hit, in which versions, the latest trace. */
+export interface CrashGroupFacts {
+  usersAffected: number;
+  appVersionCounts: { appVersion: string | null; occurrences: number }[];
+  /** The latest occurrence; its stackTrace is null for occurrences stored before whole traces were. */
+  latest: (CrashOccurrence & { stackTrace: string | null; handled: boolean | null }) | null;
+}
+
+interface OccurrenceRow {
+  occurred_at: number; session_id: string; user_id: string | null; app_version: string | null; platform: string | null;
+  os_version: string | null; brand: string | null; model: string | null; is_fatal: boolean; message: string | null;
+}
+
+const OCCURRENCE_COLUMNS = 'o.occurred_at, o.session_id, o.user_id, o.app_version, o.platform, o.os_version, o.brand, o.model, o.is_fatal, o.message';
+
+const toOccurrence = (r: OccurrenceRow): CrashOccurrence => ({
+  occurredAt: isoMs(r.occurred_at) as string,
+  sessionId: r.session_id,
+  userId: r.user_id,
+  appVersion: r.app_version,
+  platform: r.platform,
+  osVersion: r.os_version,
+  brand: r.brand,
+  model: r.model,
+  isFatal: r.is_fatal,
+  message: r.message,
+});
 
 interface GroupRow {
   id: string; message: string; status: CrashGroupStatus; is_fatal: boolean; handled: boolean;
   occurrence_count: number; affected_devices: number; platform: string | null; app_version: string | null;
   os_version: string | null; first_seen_at: number; last_seen_at: number; stack_head: string;
-  summary: string | null; summary_source: string | null; app_versions: string[]; resolved_versions: string[];
+  summary: string | null; summary_source: string | null; summary_at: Date | string | null; app_versions: string[]; resolved_versions: string[];
 }
 
 const CORE_COLUMNS =
   'id, message, status, is_fatal, handled, occurrence_count, affected_devices, platform, app_version, os_version, first_seen_at, last_seen_at';
-const COLUMNS = `${CORE_COLUMNS}, stack_head, summary, summary_source, app_versions, resolved_versions`;
+const COLUMNS = `${CORE_COLUMNS}, stack_head, summary, summary_source, summary_at, app_versions, resolved_versions`;
 
 /** The contract's crash-group fields (the export row), in the contract's order. */
-function coreFields(r: Omit<GroupRow, 'stack_head' | 'summary' | 'summary_source' | 'app_versions' | 'resolved_versions'>) {
+function coreFields(r: Omit<GroupRow, 'stack_head' | 'summary' | 'summary_source' | 'summary_at' | 'app_versions' | 'resolved_versions'>) {
   return {
     id: r.id,
     message: r.message,
@@ -79,6 +123,7 @@ const toGroup = (r: GroupRow): CrashGroup => ({
   stackHead: r.stack_head,
   summary: r.summary,
   summarySource: r.summary_source,
+  summaryAt: isoTime(r.summary_at),
   appVersions: r.app_versions,
   resolvedVersions: r.resolved_versions,
 });
@@ -142,6 +187,18 @@ async function addDevice(q: Queryable, groupId: string, fingerprint: string): Pr
 
 /** Reads only Postgres, so the worker process (which opens no ClickHouse) can use it too. */
 export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { changeLagMs: 0 }) {
+  /** Distinct user ids among each group's occurrences (occurrences without a user do not count). */
+  async function usersAffected(projectId: string, groupIds: string[]): Promise<Map<string, number>> {
+    if (groupIds.length === 0) return new Map();
+    const r = await db.query<{ id: string; n: number }>(
+      `SELECT g.id, count(DISTINCT o.user_id)::int AS n FROM ${GROUPS} g
+       JOIN ${OCCURRENCES} o ON o.project_id = g.project_id AND o.group_key = g.group_key
+       WHERE g.project_id = $1 AND g.id = ANY($2::uuid[]) GROUP BY g.id`,
+      [projectId, groupIds],
+    );
+    return new Map(r.rows.map((x) => [x.id, x.n]));
+  }
+
   async function get(projectId: string, groupId: string): Promise<CrashGroup | null> {
     const r = await db.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = $2`, [projectId, groupId]);
     return r.rows[0] ? toGroup(r.rows[0]) : null;
@@ -160,9 +217,13 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
 
         const groupKey = crashGroupKey(c.stackTrace);
         const occ = await q.query(
-          `INSERT INTO ${OCCURRENCES} (project_id, id, group_key, session_id, device_fingerprint, app_version, occurred_at, is_fatal)
-           VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT DO NOTHING RETURNING 1`,
-          [projectId, crashOccurrenceId(c), groupKey, c.sessionId, session.device_fingerprint, session.app_version, c.timestamp, c.isFatal],
+          `INSERT INTO ${OCCURRENCES} (project_id, id, group_key, session_id, device_fingerprint, app_version, occurred_at, is_fatal,
+             stack_trace, message, handled, user_id, platform, os_version, brand, model)
+           VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16) ON CONFLICT DO NOTHING RETURNING 1`,
+          [
+            projectId, crashOccurrenceId(c), groupKey, c.sessionId, session.device_fingerprint, session.app_version, c.timestamp, c.isFatal,
+            c.stackTrace, c.message, c.handled, session.user_id, session.platform, session.os_version, session.brand, session.model,
+          ],
         );
         if (!occ.rows.length) return { outcome: 'duplicate' };
 
@@ -234,7 +295,41 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
         `SELECT ${COLUMNS} FROM ${GROUPS} WHERE ${w} ORDER BY last_seen_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
         [...params, limit, (page - 1) * limit],
       );
-      return pageEnvelope(rows.rows.map(toGroup), total.rows[0]?.n ?? 0, page, limit);
+      const users = await usersAffected(projectId, rows.rows.map((g) => g.id));
+      return pageEnvelope(rows.rows.map((g) => ({ ...toGroup(g), usersAffected: users.get(g.id) ?? 0 })), total.rows[0]?.n ?? 0, page, limit);
+    },
+
+    /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
+    async facts(projectId: string, groupId: string): Promise<CrashGroupFacts> {
+      const users = await usersAffected(projectId, [groupId]);
+      const versions = await db.query<{ app_version: string | null; n: number }>(
+        `SELECT o.app_version, count(*)::int AS n FROM ${GROUPS} g JOIN ${OCCURRENCES} o ON o.project_id = g.project_id AND o.group_key = g.group_key
+         WHERE g.project_id = $1 AND g.id = $2 GROUP BY o.app_version ORDER BY n DESC, o.app_version LIMIT 100`,
+        [projectId, groupId],
+      );
+      const latest = await db.query<OccurrenceRow & { stack_trace: string | null; handled: boolean | null }>(
+        `SELECT ${OCCURRENCE_COLUMNS}, o.stack_trace, o.handled FROM ${GROUPS} g
+         JOIN ${OCCURRENCES} o ON o.project_id = g.project_id AND o.group_key = g.group_key
+         WHERE g.project_id = $1 AND g.id = $2 ORDER BY o.occurred_at DESC, o.id LIMIT 1`,
+        [projectId, groupId],
+      );
+      const l = latest.rows[0];
+      return {
+        usersAffected: users.get(groupId) ?? 0,
+        appVersionCounts: versions.rows.map((v) => ({ appVersion: v.app_version, occurrences: v.n })),
+        latest: l ? { ...toOccurrence(l), stackTrace: l.stack_trace, handled: l.handled } : null,
+      };
+    },
+
+    /** The group's occurrences, newest first, each with the session it happened in. */
+    async occurrences(projectId: string, groupId: string, page: number, limit: number) {
+      const from = `${GROUPS} g JOIN ${OCCURRENCES} o ON o.project_id = g.project_id AND o.group_key = g.group_key WHERE g.project_id = $1 AND g.id = $2`;
+      const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${from}`, [projectId, groupId]);
+      const rows = await db.query<OccurrenceRow>(
+        `SELECT ${OCCURRENCE_COLUMNS} FROM ${from} ORDER BY o.occurred_at DESC, o.id LIMIT $3 OFFSET $4`,
+        [projectId, groupId, limit, (page - 1) * limit],
+      );
+      return pageEnvelope(rows.rows.map(toOccurrence), total.rows[0]?.n ?? 0, page, limit);
     },
 
     /**
@@ -316,7 +411,7 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
 
     /** Stores a summary unless one is there already; returns the one that is stored. */
     async storeSummary(groupId: string, summary: string, source: string): Promise<{ summary: string; source: string }> {
-      await db.query(`UPDATE ${GROUPS} SET summary = $2, summary_source = $3, ${STAMP} WHERE id = $1 AND summary IS NULL`, [groupId, summary, source]);
+      await db.query(`UPDATE ${GROUPS} SET summary = $2, summary_source = $3, summary_at = now(), ${STAMP} WHERE id = $1 AND summary IS NULL`, [groupId, summary, source]);
       const r = await db.query<{ summary: string; summary_source: string }>(`SELECT summary, summary_source FROM ${GROUPS} WHERE id = $1`, [groupId]);
       const row = r.rows[0];
       return row ? { summary: row.summary, source: row.summary_source } : { summary, source };

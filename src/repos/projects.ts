@@ -11,6 +11,8 @@ export interface Project {
   name: string;
   alertEmails: string[] | null;
   createdAt: string;
+  /** The owning team; null for a project made through the admin API and not yet given to one. */
+  teamId: string | null;
 }
 
 interface ProjectRow {
@@ -18,16 +20,25 @@ interface ProjectRow {
   name: string;
   alert_emails: string[] | null;
   created_at: Date | string;
+  team_id: string | null;
 }
 
-const COLUMNS = 'id, name, alert_emails, created_at';
+const COLUMNS = 'id, name, alert_emails, created_at, team_id';
 
 const toProject = (r: ProjectRow): Project => ({
   id: r.id,
   name: r.name,
   alertEmails: r.alert_emails,
   createdAt: isoTime(r.created_at),
+  teamId: r.team_id,
 });
+
+/** The fields of a project a change may set; an absent field stays as it is. */
+export interface ProjectChange {
+  name?: string;
+  alertEmails?: string[] | null;
+  teamId?: string | null;
+}
 
 /** The projects of some teams, inside the accounts transaction of a suspension. */
 export async function projectIdsOfTeams(q: Queryable, teamIds: string[]): Promise<string[]> {
@@ -38,7 +49,7 @@ export async function projectIdsOfTeams(q: Queryable, teamIds: string[]): Promis
 export function projectsRepo(db: Postgres) {
   return {
     /** teamId: the owning team (dashboard); null for a project made through the admin API. */
-    async createProject(name: string, teamId: string | null = null) {
+    async createProject(name: string, teamId: string | null = null, keyName: string | null = null) {
       return db.tx(async (q) => {
         const r = await q.query<ProjectRow>(
           `INSERT INTO ${TABLE} (id, name, team_id) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
@@ -47,8 +58,8 @@ export function projectsRepo(db: Postgres) {
         const row = r.rows[0];
         if (!row) throw new Error('INSERT … RETURNING gave no row for a new project');
         const project = toProject(row);
-        const { apiKey } = await insertKey(q, project.id);
-        return { project, apiKey };
+        const { apiKey, key } = await insertKey(q, project.id, keyName);
+        return { project, apiKey, key };
       });
     },
 
@@ -67,6 +78,18 @@ export function projectsRepo(db: Postgres) {
       return r.rows[0] ? toProject(r.rows[0]) : null;
     },
 
+    /** Sets the given fields in one statement; null when there is no such project. */
+    async update(id: string, c: ProjectChange): Promise<Project | null> {
+      const sets: string[] = [];
+      const params: unknown[] = [id];
+      if (c.name !== undefined) sets.push(`name = $${params.push(c.name)}`);
+      if (c.alertEmails !== undefined) sets.push(`alert_emails = $${params.push(c.alertEmails)}`);
+      if (c.teamId !== undefined) sets.push(`team_id = $${params.push(c.teamId)}::uuid`);
+      if (sets.length === 0) return this.getProject(id);
+      const r = await db.query<ProjectRow>(`UPDATE ${TABLE} SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`, params);
+      return r.rows[0] ? toProject(r.rows[0]) : null;
+    },
+
     /** The team a project belongs to; null for an unknown project or one made through the admin API. */
     async teamOf(id: string): Promise<string | null> {
       const r = await db.query<{ team_id: string | null }>(`SELECT team_id FROM ${TABLE} WHERE id = $1`, [id]);
@@ -77,7 +100,7 @@ export function projectsRepo(db: Postgres) {
     async ofTeams(teamIds: string[]): Promise<(Project & { teamId: string })[]> {
       if (teamIds.length === 0) return [];
       const r = await db.query<ProjectRow & { team_id: string }>(
-        `SELECT ${COLUMNS}, team_id FROM ${TABLE} WHERE team_id = ANY($1::uuid[]) ORDER BY created_at, id`,
+        `SELECT ${COLUMNS} FROM ${TABLE} WHERE team_id = ANY($1::uuid[]) ORDER BY created_at, id`,
         [teamIds],
       );
       return r.rows.map((p) => ({ ...toProject(p), teamId: p.team_id }));

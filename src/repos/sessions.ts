@@ -4,6 +4,7 @@ import type { SessionStart } from '../domain/session.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
 import { isoMs } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
+import { InvalidParameterError } from '../domain/errors.ts';
 import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';
 import type { ParquetColumn } from './exportCore/parquet.ts';
 import type { ChangeFilter, DateFilter } from './exportCore/types.ts';
@@ -89,13 +90,32 @@ const toDetail = (r: DetailRow, eventCount: number) => ({
   locale: r.locale,
 });
 
+export const SESSION_SORTS = ['started', 'duration', 'events'] as const;
+export type SessionSort = (typeof SESSION_SORTS)[number];
+
 export interface SessionListFilter {
   from?: number;
   to?: number;
   status?: string;
+  /** A user id (exact or its start, any case) or the start of a session id. */
+  search?: string;
+  platform?: string;
+  appVersion?: string;
+  hasCrash?: boolean;
+  hasNetworkErrors?: boolean;
+  sort?: SessionSort;
+  order?: 'asc' | 'desc';
   page: number;
   limit: number;
 }
+
+/**
+ * Sorting by event count needs the counts of every matching session, and they live in
+ * ClickHouse: past this many matches the list asks for narrower filters instead.
+ */
+export const MAX_SESSIONS_SORTED_BY_EVENTS = 20_000;
+
+const likePrefix = (s: string) => `${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** What a crash transaction reads of its session, under a row lock. */
 export interface CrashingSession {
@@ -104,6 +124,9 @@ export interface CrashingSession {
   platform: string | null;
   os_version: string | null;
   device_fingerprint: string;
+  user_id: string | null;
+  brand: string | null;
+  model: string | null;
 }
 
 /** Counts of stored events per session: they live in another store (ClickHouse). */
@@ -116,7 +139,7 @@ export type EventCounts = (projectId: string, sessionIds: string[]) => Promise<M
 export const sessionQueries = {
   async lockForCrash(q: Queryable, projectId: string, sessionId: string): Promise<CrashingSession | null> {
     const s = await q.query<CrashingSession>(
-      `SELECT status, app_version, platform, os_version, device_fingerprint FROM ${TABLE} WHERE project_id = $1 AND id = $2 FOR UPDATE`,
+      `SELECT status, app_version, platform, os_version, device_fingerprint, user_id, brand, model FROM ${TABLE} WHERE project_id = $1 AND id = $2 FOR UPDATE`,
       [projectId, sessionId],
     );
     return s.rows[0] ?? null;
@@ -228,21 +251,74 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
       },
     }, { lagMs: opts.changeLagMs }),
 
-    /** Newest first, the way a person scans recent activity. */
+    /**
+     * Newest first by default, the way a person scans recent activity; also by duration (active
+     * sessions, which have none, last) or by event count.
+     */
     async list(projectId: string, f: SessionListFilter) {
       const where = ['project_id = $1'];
       const params: unknown[] = [projectId];
       if (f.from !== undefined) where.push(`started_at >= $${params.push(f.from)}`);
       if (f.to !== undefined) where.push(`started_at < $${params.push(f.to)}`);
       if (f.status) where.push(`status = $${params.push(f.status)}`);
+      if (f.platform) where.push(`platform = $${params.push(f.platform)}`);
+      if (f.appVersion) where.push(`app_version = $${params.push(f.appVersion)}`);
+      if (f.hasCrash !== undefined) where.push(`has_crash = $${params.push(f.hasCrash)}`);
+      if (f.hasNetworkErrors !== undefined) where.push(`has_network_errors = $${params.push(f.hasNetworkErrors)}`);
+      if (f.search) {
+        const like = likePrefix(f.search.trim());
+        where.push(`(user_id ILIKE $${params.push(like)} OR id::text LIKE lower($${params.length}))`);
+      }
       const w = where.join(' AND ');
-      const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${TABLE} WHERE ${w}`, params);
+      const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${TABLE} WHERE ${w}`, params)).rows[0]?.n ?? 0;
+      const dir = f.order === 'asc' ? 'ASC' : 'DESC';
+      const offset = (f.page - 1) * f.limit;
+
+      if (f.sort === 'events') {
+        if (total > MAX_SESSIONS_SORTED_BY_EVENTS) {
+          throw new InvalidParameterError(`Sorting by events covers at most ${MAX_SESSIONS_SORTED_BY_EVENTS.toLocaleString('en')} sessions: narrow the filters (dates, status, version)`);
+        }
+        // Every matching id (bounded above), their counts in one ClickHouse query, then one page.
+        const ids = (await db.query<{ id: string }>(`SELECT id FROM ${TABLE} WHERE ${w} ORDER BY started_at DESC, id DESC`, params)).rows.map((r) => r.id);
+        const counts = await eventCounts(projectId, ids);
+        const sign = dir === 'ASC' ? 1 : -1;
+        const pageIds = ids
+          .map((id, i) => ({ id, i, n: counts.get(id) ?? 0 }))
+          .sort((a, b) => sign * (a.n - b.n) || a.i - b.i)
+          .slice(offset, offset + f.limit)
+          .map((x) => x.id);
+        const rows = await db.query<DetailRow>(`SELECT ${DETAIL_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = ANY($2::uuid[])`, [projectId, pageIds]);
+        const byId = new Map(rows.rows.map((r) => [r.id, r]));
+        const data = pageIds.flatMap((id) => {
+          const r = byId.get(id);
+          return r ? [toDetail(r, counts.get(id) ?? 0)] : [];
+        });
+        return pageEnvelope(data, total, f.page, f.limit);
+      }
+
+      const order = f.sort === 'duration'
+        ? `(ended_at - started_at) ${dir} NULLS LAST, started_at DESC, id DESC`
+        : `started_at ${dir}, id ${dir}`;
       const rows = await db.query<DetailRow>(
-        `SELECT ${DETAIL_COLUMNS} FROM ${TABLE} WHERE ${w} ORDER BY started_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-        [...params, f.limit, (f.page - 1) * f.limit],
+        `SELECT ${DETAIL_COLUMNS} FROM ${TABLE} WHERE ${w} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+        [...params, f.limit, offset],
       );
       const counts = await eventCounts(projectId, rows.rows.map((r) => r.id));
-      return pageEnvelope(rows.rows.map((r) => toDetail(r, counts.get(r.id) ?? 0)), total.rows[0]?.n ?? 0, f.page, f.limit);
+      return pageEnvelope(rows.rows.map((r) => toDetail(r, counts.get(r.id) ?? 0)), total, f.page, f.limit);
+    },
+
+    /** The values the list's filters offer: platforms and app versions seen in the project. */
+    async facets(projectId: string) {
+      const p = await db.query<{ platform: string }>(
+        `SELECT DISTINCT platform FROM ${TABLE} WHERE project_id = $1 AND platform IS NOT NULL ORDER BY platform LIMIT 50`,
+        [projectId],
+      );
+      const v = await db.query<{ app_version: string }>(
+        `SELECT app_version FROM ${TABLE} WHERE project_id = $1 AND app_version IS NOT NULL
+         GROUP BY app_version ORDER BY max(started_at) DESC LIMIT 100`,
+        [projectId],
+      );
+      return { platforms: p.rows.map((r) => r.platform), appVersions: v.rows.map((r) => r.app_version) };
     },
 
     async get(projectId: string, sessionId: string) {

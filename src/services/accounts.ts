@@ -1,6 +1,5 @@
 import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { AccountsRepo, User } from '../repos/accounts.ts';
-import type { ProjectsRepo } from '../repos/projects.ts';
 
 // scrypt, memory-hard: N=2^15, r=8 takes 32 MiB and ~100 ms per hash on this class of
 // machine, which bounds a password-guessing attacker with a stolen table far more than a
@@ -56,7 +55,7 @@ export type LoginResult = { ok: true; user: User; token: string } | { ok: false;
 // addresses have accounts.
 let dummyHash: Promise<string> | undefined;
 
-export function accountsService(repo: AccountsRepo, projects: ProjectsRepo) {
+export function accountsService(repo: AccountsRepo) {
   async function openSession(userId: string): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     await repo.createSession(hashToken(token), userId, SESSION_TTL_MS);
@@ -87,19 +86,6 @@ export function accountsService(repo: AccountsRepo, projects: ProjectsRepo) {
       await repo.deleteExpiredSessions(u.id);
       const { passwordHash: _, ...user } = u;
       return { ok: true, user, token: await openSession(u.id) };
-    },
-
-    /** The team of a project, when the user is a member of it; null hides other teams' projects. */
-    async projectTeamFor(userId: string, projectId: string): Promise<{ teamId: string; ownerSuspended: boolean } | null> {
-      const teamId = await projects.teamOf(projectId);
-      return teamId === null ? null : repo.membership(userId, teamId);
-    },
-
-    /** The projects of every team the user belongs to, oldest first. */
-    async projectsOf(userId: string) {
-      const teams = new Map((await repo.teamsOf(userId)).map((t) => [t.id, t.name]));
-      const list = await projects.ofTeams([...teams.keys()]);
-      return list.map((p) => ({ ...p, teamName: teams.get(p.teamId) ?? '' }));
     },
 
     userBySession: (token: string) => repo.userBySession(hashToken(token)),

@@ -1,11 +1,14 @@
-import { allowedTransitions } from '../domain/crashGroupStatus.ts';
-import type { CrashGroup, CrashGroupsRepo } from '../repos/crashGroups.ts';
-import type { SessionsRepo } from '../repos/sessions.ts';
+import { allowedTransitions, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
+import { summaryView } from '../domain/crashSummary.ts';
+import { DAY_MS, parseIsoDate } from '../domain/exportParams.ts';
+import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
+import type { CrashGroup, CrashGroupFacts, CrashGroupsRepo } from '../repos/crashGroups.ts';
+import type { SessionListFilter, SessionsRepo } from '../repos/sessions.ts';
 import type { EventsRepo } from '../repos/events.ts';
 import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
 
 /** The dashboard's shape of a crash group: the workflow's next steps instead of the alert. */
-export const dashboardGroup = (g: CrashGroup) => ({
+export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
   id: g.id,
   message: g.message,
   status: g.status,
@@ -13,6 +16,7 @@ export const dashboardGroup = (g: CrashGroup) => ({
   handled: g.handled,
   occurrenceCount: g.occurrenceCount,
   affectedDevices: g.affectedDevices,
+  usersAffected: g.usersAffected ?? null,
   platform: g.platform,
   appVersion: g.appVersion,
   osVersion: g.osVersion,
@@ -21,22 +25,73 @@ export const dashboardGroup = (g: CrashGroup) => ({
   stackHead: g.stackHead,
   allowedTransitions: allowedTransitions(g.status),
   appVersions: g.appVersions,
-  summary: g.summary,
   summarySource: g.summarySource,
 });
 
+/** The crash page: the group, who and what it hit, its latest occurrence whole, a summary that agrees with it. */
+function crashPage(g: CrashGroup, f: CrashGroupFacts) {
+  const latest = f.latest;
+  const summary = summaryView(g, {
+    message: g.message, stackHead: g.stackHead, isFatal: g.isFatal, handled: g.handled,
+    platform: g.platform, osVersion: g.osVersion, appVersion: g.appVersion, appBuildNumber: null,
+    deviceBrand: latest?.brand ?? null, deviceModel: latest?.model ?? null,
+  });
+  return {
+    ...dashboardGroup({ ...g, usersAffected: f.usersAffected }),
+    appVersionCounts: f.appVersionCounts,
+    latest: latest && {
+      ...latest,
+      // Occurrences stored before whole traces were kept have only the group's head.
+      stackTrace: latest.stackTrace ?? g.stackHead,
+      stackTraceComplete: latest.stackTrace !== null,
+    },
+    summary,
+  };
+}
+
 /**
- * The dashboard's reads (project-scoped; access is checked by the caller). Each goes to the
- * owner of its table; this only presents and combines them.
+ * A query date: an ISO 8601 date or date-time (the export's strict parser); a date-only upper
+ * bound includes that whole UTC day, a date-time one is exclusive.
+ */
+export function dateBound(name: string, v: string | undefined, upper: boolean): number | undefined {
+  if (v === undefined || v === '') return undefined;
+  const d = parseIsoDate(name, v);
+  return d.dateOnly && upper ? d.ms + DAY_MS : d.ms;
+}
+
+export type SessionListQuery = Omit<SessionListFilter, 'from' | 'to'> & { from?: string; to?: string };
+
+/**
+ * The dashboard's reads (project-scoped; the caller checks access through the projects
+ * service). Each goes to the owner of its table; this only presents and combines them.
  */
 export function dashboardService(d: { sessions: SessionsRepo; crashGroups: CrashGroupsRepo; events: EventsRepo; networkLogs: NetworkLogsRepo }) {
   return {
-    sessions: d.sessions.list,
-    session: d.sessions.get,
-    sessionCrashes: d.crashGroups.ofSession,
+    sessions(projectId: string, q: SessionListQuery) {
+      const from = dateBound('from', q.from, false);
+      const to = dateBound('to', q.to, true);
+      if (from !== undefined && to !== undefined && from >= to) throw new InvalidParameterError('The start date must be before the end date');
+      return d.sessions.list(projectId, { ...q, from, to });
+    },
+    sessionFacets: d.sessions.facets,
+
+    async session(projectId: string, sessionId: string) {
+      const session = await d.sessions.get(projectId, sessionId);
+      if (!session) throw new NotFoundError('Session not found');
+      return { session, crashes: await d.crashGroups.ofSession(projectId, sessionId) };
+    },
+
     events: d.events.timeline,
     network: d.networkLogs.forSession,
-    daily: d.sessions.daily,
+
+    /** Sessions per UTC day; the last 30 days by default, at most 366. */
+    daily(projectId: string, fromText: string | undefined, toText: string | undefined) {
+      const to = dateBound('to', toText, true) ?? Math.floor(Date.now() / DAY_MS) * DAY_MS + DAY_MS;
+      const from = dateBound('from', fromText, false) ?? to - 30 * DAY_MS;
+      if (from >= to) throw new InvalidParameterError('The start date must be before the end date');
+      if (to - from > 366 * DAY_MS) throw new InvalidParameterError('The chart covers at most 366 days');
+      return d.sessions.daily(projectId, from, to);
+    },
 
     async crashGroups(projectId: string, status: string | undefined, page: number, limit: number) {
       const r = await d.crashGroups.list(projectId, status, page, limit);
@@ -45,7 +100,20 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
 
     async crashGroup(projectId: string, groupId: string) {
       const g = await d.crashGroups.get(projectId, groupId);
-      return g ? dashboardGroup(g) : null;
+      if (!g) throw new NotFoundError('Crash group not found');
+      return crashPage(g, await d.crashGroups.facts(projectId, groupId));
+    },
+
+    async occurrences(projectId: string, groupId: string, page: number, limit: number) {
+      if (!(await d.crashGroups.get(projectId, groupId))) throw new NotFoundError('Crash group not found');
+      return d.crashGroups.occurrences(projectId, groupId, page, limit);
+    },
+
+    /** Any manual move (the one workflow, shared with the management API); answers the crash page. */
+    async setStatus(projectId: string, groupId: string, status: CrashGroupStatus) {
+      const r = await d.crashGroups.setStatus(projectId, groupId, status);
+      if (r.outcome === 'not-found') throw new NotFoundError('Crash group not found');
+      return crashPage(r.group, await d.crashGroups.facts(projectId, groupId));
     },
   };
 }

@@ -20,6 +20,7 @@ import { accountsService } from './accounts.ts';
 import { projectsService } from './projects.ts';
 import { crashGroupsService } from './crashGroups.ts';
 import { dashboardService } from './dashboard.ts';
+import { teamsService } from './teams.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string) {
@@ -28,16 +29,16 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const events = eventsRepo(stores.ch, budget);
   const networkLogs = networkLogsRepo(stores.ch, budget);
   const projectRows = projectsRepo(stores.pg);
-  const projects = projectsService(projectRows, apiKeysRepo(stores.pg));
+  const accountRows = accountsRepo(stores.pg, {
+    // A suspension turns off the keys of the projects of the teams the user owns, in its own transaction.
+    suspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
+    unsuspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
+  });
+  const projects = projectsService(projectRows, apiKeysRepo(stores.pg), accountRows);
   const changes = { changeLagMs: config.exportSyncLagMs };
   const sessions = sessionsRepo(stores.pg, events.countBySession, changes);
   const crashGroups = crashGroupsRepo(stores.pg, changes);
   const touches = new SessionTouches(sessions.touch, config.exportTouchIntervalMs);
-  // A suspension turns off the keys of the projects of the teams the user owns, in its own transaction.
-  const suspensionKeys = {
-    suspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
-    unsuspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
-  };
   const wakeups = new Set<() => void>();
   return {
     config,
@@ -58,7 +59,8 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export }),
       chunkRows: config.exportChunkRows,
     }),
-    accounts: accountsService(accountsRepo(stores.pg, suspensionKeys), projectRows),
+    accounts: accountsService(accountRows),
+    teams: teamsService(accountRows),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */
     touches,

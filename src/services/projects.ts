@@ -1,22 +1,125 @@
-import type { ProjectsRepo } from '../repos/projects.ts';
+import type { ProjectChange, ProjectsRepo } from '../repos/projects.ts';
 import type { ApiKeysRepo } from '../repos/apiKeys.ts';
+import type { AccountsRepo } from '../repos/accounts.ts';
+import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
+import { normalizeEmail } from './accounts.ts';
 
-/** Projects and their keys, as the management API and the dashboard use them. */
-export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo) {
+/** A project's team as the dashboard checks it: membership, and whether its owner is suspended. */
+export interface ProjectAccess {
+  teamId: string;
+  ownerSuspended: boolean;
+}
+
+const cleanName = (name: string) => name.trim() || name;
+const cleanEmails = (emails: string[] | null | undefined) => {
+  if (emails === undefined) return undefined;
+  const list = emails === null ? [] : [...new Set(emails.map(normalizeEmail))];
+  // An empty list from the dashboard form means "the server default", as null does.
+  return list.length ? list : null;
+};
+
+function notSuspended(t: { ownerSuspended: boolean }) {
+  if (t.ownerSuspended) throw new ForbiddenError("The team's owner is suspended: its projects cannot get new keys");
+}
+
+/**
+ * Projects and their keys: the management API's use cases (operator, any project) and the
+ * dashboard's (a user, on their teams' projects only).
+ */
+export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accounts: AccountsRepo) {
+  /** Another team's project is answered like a missing one, revealing nothing. */
+  async function access(userId: string, projectId: string): Promise<ProjectAccess> {
+    const teamId = await projects.teamOf(projectId);
+    const m = teamId === null ? null : await accounts.membership(userId, teamId);
+    if (!m) throw new NotFoundError('Project not found');
+    return m;
+  }
+
   return {
+    access,
     createProject: projects.createProject,
     getProject: projects.getProject,
     setAlertEmails: projects.setAlertEmails,
 
+    /**
+     * The operator's change of a project: name, alert recipients, and the team it belongs to
+     * (so that a project made with the CLI appears in that team's dashboard). The team is named
+     * by id or by its owner's email; null takes the project out of every team.
+     */
+    async update(projectId: string, c: Omit<ProjectChange, 'teamId'> & { teamId?: string | null; teamOwnerEmail?: string }) {
+      let teamId: string | null | undefined = c.teamId;
+      if (c.teamOwnerEmail !== undefined) {
+        const t = await accounts.findTeam({ ownerEmail: normalizeEmail(c.teamOwnerEmail) });
+        if (!t) throw new NotFoundError('No team is owned by an account with this email');
+        teamId = t.id;
+      } else if (typeof teamId === 'string' && !(await accounts.findTeam({ id: teamId }))) {
+        throw new NotFoundError('Team not found');
+      }
+      const p = await projects.update(projectId, {
+        name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: c.alertEmails, teamId,
+      });
+      if (!p) throw new NotFoundError('Project not found');
+      return p;
+    },
+
     /** A new key for an existing project, or null when the project does not exist. */
-    async createKey(projectId: string) {
+    async createKey(projectId: string, name: string | null = null) {
       if (!(await projects.exists(projectId))) return null;
-      return keys.insert(projectId);
+      return keys.insert(projectId, name);
     },
 
     deactivateKey: keys.deactivate,
     listKeys: keys.list,
     findKeyByHash: keys.findByHash,
+
+    // ---- the dashboard, for a signed-in user ------------------------------------------------
+
+    /** The projects of every team of the user with their keys: three queries, whatever the count. */
+    async listFor(userId: string) {
+      const teams = new Map((await accounts.teamsOf(userId)).map((t) => [t.id, t.name]));
+      const list = await projects.ofTeams([...teams.keys()]);
+      const byProject = await keys.listForProjects(list.map((p) => p.id));
+      return list.map((p) => ({ ...p, teamName: teams.get(p.teamId) ?? '', keys: byProject.get(p.id) ?? [] }));
+    },
+
+    /** Without a team, the project goes to the user's own team (they own exactly one). */
+    async createFor(userId: string, b: { name: string; teamId?: string; keyName?: string }) {
+      const teams = await accounts.teamsOf(userId);
+      const team = b.teamId ? teams.find((t) => t.id === b.teamId) : (teams.find((t) => t.role === 'owner') ?? teams[0]);
+      if (!team) throw new NotFoundError('Team not found');
+      notSuspended(team);
+      const created = await projects.createProject(cleanName(b.name), team.id, b.keyName?.trim() || null);
+      return { project: { ...created.project, teamId: team.id, teamName: team.name }, apiKey: created.apiKey, key: created.key };
+    },
+
+    async updateFor(userId: string, projectId: string, c: { name?: string; alertEmails?: string[] | null }) {
+      await access(userId, projectId);
+      const p = await projects.update(projectId, {
+        name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: cleanEmails(c.alertEmails),
+      });
+      if (!p) throw new NotFoundError('Project not found');
+      return p;
+    },
+
+    async createKeyFor(userId: string, projectId: string, name: string | undefined) {
+      notSuspended(await access(userId, projectId));
+      return keys.insert(projectId, name?.trim() || null);
+    },
+
+    async renameKeyFor(userId: string, projectId: string, keyId: string, name: string | null) {
+      await access(userId, projectId);
+      const k = await keys.rename(projectId, keyId, name?.trim() || null);
+      if (!k) throw new NotFoundError('Key not found');
+      return k;
+    },
+
+    /** Returns the key's hash, for the caller to drop it from the key caches. */
+    async deactivateKeyFor(userId: string, projectId: string, keyId: string) {
+      await access(userId, projectId);
+      const r = await keys.deactivate(keyId, projectId);
+      if (!r) throw new NotFoundError('Key not found');
+      return r;
+    },
   };
 }
 

@@ -31,20 +31,19 @@ export const adminRoutes = (svc: Services): Routes => async (app) => {
   });
 
   app.patch('/projects/:projectId', {
-    schema: { tags: ['management'], security, params: A.projectIdParams, body: A.projectPatchBody, response: { 200: A.project, ...errors } },
-  }, async (req) => {
-    const p = await svc.projects.setAlertEmails(req.params.projectId, req.body.alertEmails);
-    if (!p) throw new HttpError(404, 'Project not found');
-    return p;
-  });
+    schema: {
+      tags: ['management'], security, params: A.projectIdParams, body: A.projectPatchBody, response: { 200: A.project, ...errors },
+      description: 'Rename, set alert recipients, or give the project to a team (teamId, or teamOwnerEmail: the team that account owns) so its members see it in the dashboard.',
+    },
+  }, async (req) => svc.projects.update(req.params.projectId, req.body));
 
   app.post('/projects/:projectId/keys', {
     schema: {
-      tags: ['management'], security, params: A.projectIdParams,
+      tags: ['management'], security, params: A.projectIdParams, body: A.keyCreateBody,
       response: { 201: { type: 'object', properties: { key: A.keyInfo, apiKey: { type: 'string' } } }, ...errors },
     },
   }, async (req, reply) => {
-    const created = await svc.projects.createKey(req.params.projectId);
+    const created = await svc.projects.createKey(req.params.projectId, req.body?.name?.trim() || null);
     if (!created) throw new HttpError(404, 'Project not found');
     return reply.code(201).send(created);
   });

@@ -1,7 +1,12 @@
+export const projectNameSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
+export const keyNameSchema = { type: 'string', maxLength: 100 } as const;
+/** Alert recipients of a project; null falls back to ALERT_EMAIL_TO. */
+export const alertEmailsSchema = { type: ['array', 'null'], maxItems: 50, items: { type: 'string', format: 'email', maxLength: 320 } } as const;
+
 export const projectCreateBody = {
   type: 'object',
   required: ['name'],
-  properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
+  properties: { name: projectNameSchema },
 } as const;
 
 export const projectIdParams = {
@@ -23,19 +28,31 @@ export const project = {
     name: { type: 'string' },
     alertEmails: { type: ['array', 'null'], items: { type: 'string' } },
     createdAt: { type: 'string' },
+    teamId: { type: ['string', 'null'], description: 'the team whose dashboard shows it; null for a project no team has yet' },
   },
 } as const;
 
 export const keyInfo = {
   type: 'object',
-  properties: { id: { type: 'string' }, createdAt: { type: 'string' } },
+  properties: {
+    id: { type: 'string' }, createdAt: { type: 'string' },
+    prefix: { type: ['string', 'null'], description: 'the start of the key (frk_ab12), to tell keys apart' }, name: { type: ['string', 'null'] },
+  },
 } as const;
 
-/** Alert recipients of a project; null falls back to ALERT_EMAIL_TO. */
+export const keyCreateBody = { type: ['object', 'null'], properties: { name: keyNameSchema } } as const;
+
+/**
+ * A change of a project: any of its name, alert recipients and team (by id, or as the team
+ * owned by an account's email). At least one field.
+ */
 export const projectPatchBody = {
   type: 'object',
-  required: ['alertEmails'],
+  minProperties: 1,
   properties: {
-    alertEmails: { type: ['array', 'null'], maxItems: 50, items: { type: 'string', format: 'email', maxLength: 320 } },
+    name: projectNameSchema,
+    alertEmails: alertEmailsSchema,
+    teamId: { type: ['string', 'null'], format: 'uuid' },
+    teamOwnerEmail: { type: 'string', format: 'email', maxLength: 320 },
   },
 } as const;

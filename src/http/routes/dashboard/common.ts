@@ -1,0 +1,16 @@
+// What the dashboard's route plugins share: their OpenAPI tag and the shapes of their params.
+
+export const tags = ['dashboard'];
+export const uuid = { type: 'string', format: 'uuid' } as const;
+
+/** Path parameters, each a UUID; typed by its names (const), so a route's req.params is derived from it. */
+export const params = <const N extends readonly string[]>(...names: N) => ({
+  type: 'object', required: names, properties: Object.fromEntries(names.map((n) => [n, uuid])) as Record<N[number], typeof uuid>,
+}) as const;
+
+export const paging = {
+  page: { type: 'integer', minimum: 1, default: 1 },
+  limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+} as const;
+
+export const dateParam = { type: 'string', maxLength: 40 } as const;
