@@ -1,26 +1,63 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = fs.existsSync(CHROMIUM);
-const ARTIFACTS = path.resolve('test-artifacts');
+const SHOTS = path.resolve('test-artifacts/screenshots');
 if (!hasChromium) {
   console.warn(`browser tests skipped: ${CHROMIUM} is missing (install Debian's chromium: apt-get install -y chromium)`);
 }
 
+const DESKTOP = { width: 1366, height: 768 };
+const PHONE = { width: 390, height: 844 };
+// A browser far from UTC: every time on the page must still be the UTC one, and say so.
+const TZ = 'America/Los_Angeles';
+const LA_SESSION_START = Date.UTC(2026, 10, 21, 7, 44, 10); // Nov 20, 11:44 PM in Los Angeles
+
 describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMIUM})`, () => {
   let s: TestServer;
   let browser: Browser;
+  let desktop: BrowserContext;
   let page: Page;
   let base: string;
+  let apiKey = '';
+  let projectId = '';
+  let groupId = '';
+  const ids: string[] = [];
   const pageErrors: string[] = [];
-  const shot = (name: string, p: Page = page) => p.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+  // Phone shots are what the screen shows (a full page of 60 sessions is too tall to look at).
+  const shot = (name: string, p: Page = page) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: p.viewportSize()!.width > 600 });
+  const settled = (p: Page) => p.waitForFunction(() => !document.querySelector('main .loading, main [aria-busy]'));
+  const overflowX = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  /** The words a page must never print: a missing value shown as text. */
+  async function noBadText(p: Page, where: string) {
+    const text = await p.evaluate(() => document.body.innerText);
+    expect(text, where).not.toMatch(/\b(null|undefined|NaN)\b|\[object /);
+  }
+  function watch(p: Page) {
+    p.on('pageerror', (e) => pageErrors.push(String(e)));
+    // A failed fetch (the 401 of /api/auth/me before log-in, a route aborted on purpose) is
+    // logged by Chromium itself; only script errors count.
+    p.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) pageErrors.push(m.text()); });
+    return p;
+  }
+  async function post(p: string, body: object) {
+    const r = await fetch(base + p, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(r.status, `${p}: ${await r.clone().text()}`).toBeLessThan(300);
+  }
+  async function phonePage() {
+    const ctx = await browser.newContext({
+      viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2, timezoneId: TZ, storageState: await desktop.storageState(),
+    });
+    return watch(await ctx.newPage());
+  }
 
   beforeAll(async () => {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fs.mkdirSync(SHOTS, { recursive: true });
     s = await startTestServer({ RATE_LIMIT_AUTH_PER_MIN: '1000' });
     await s.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = s.app.server.address();
@@ -30,122 +67,293 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    // A failed fetch (the 401 of /api/auth/me before log-in) is logged by Chromium itself; only
-    // script errors count.
-    page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) pageErrors.push(m.text()); });
+    desktop = await browser.newContext({ viewport: DESKTOP, timezoneId: TZ });
+    page = watch(await desktop.newPage());
   });
   afterAll(async () => {
     await browser?.close();
     await s?.close();
   });
 
-  it('sign up, create a project, ingest with the shown key, see the badge and the timeline, resolve the crash', async () => {
+  it('onboarding: sign up, create a named project and key, the setup guide, the first session arrives', async () => {
     await page.goto(base);
     await page.getByRole('heading', { name: 'Log in to flightrec' }).waitFor();
-    await shot('01-login');
     await page.getByRole('link', { name: 'Create an account' }).click();
-    const email = `browser-${Date.now()}@example.com`;
-    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Email').fill(`browser-${Date.now()}@example.com`);
     await page.getByLabel('Password').fill('a long enough password');
     await page.getByRole('button', { name: 'Create account' }).click();
 
     await page.getByRole('heading', { name: 'Projects & keys' }).waitFor();
-    await page.getByLabel('Name').fill('Shop iOS');
+    await noBadText(page, 'empty projects page');
+    await shot('desktop-01-projects-empty');
+    await page.getByLabel('Name', { exact: true }).fill('Shop iOS');
+    await page.getByLabel('Name of its first key (optional)').fill('iOS app');
     await page.getByRole('button', { name: 'Create project' }).click();
     const keyEl = page.getByTestId('new-key').first();
     await keyEl.waitFor();
-    const apiKey = (await keyEl.textContent())!.trim();
+    apiKey = (await keyEl.textContent())!.trim();
     expect(apiKey).toMatch(/^frk_[0-9A-Za-z]{38}$/);
-    await shot('02-project-created');
+    // the key is listed by its visible start and its name, never by an internal id
+    const keyRow = page.locator('table.keys tbody tr').first();
+    await keyRow.waitFor();
+    expect(await keyRow.textContent()).toContain(`${apiKey.slice(0, 8)}…`);
+    expect(await keyRow.textContent()).toContain('iOS app');
+    // the setup guide carries the key, the SDK call and a curl
+    expect(await page.locator('#snippet-sdk').textContent()).toContain(`apiKey: '${apiKey}'`);
+    expect(await page.locator('#snippet-curl').textContent()).toContain(`Bearer ${apiKey}`);
+    await shot('desktop-02-project-created');
+    projectId = (await page.evaluate(() => localStorage.getItem('flightrec:project'))) ?? '';
+    if (!projectId) projectId = (await page.locator('#goto-sessions').getAttribute('href'))!.split('/')[2]!;
 
-    // The app, with the key copied from the page.
-    const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-    const post = async (p: string, body: object) => {
-      const r = await fetch(base + p, { method: 'POST', headers: auth, body: JSON.stringify(body) });
-      expect(r.status, `${p}: ${await r.clone().text()}`).toBeLessThan(300);
-    };
-    const sessionId = crypto.randomUUID();
-    const t = Date.now() - 60_000;
-    await post('/ingest/session', {
-      sessionId, startedAt: t, userId: 'alice',
-      device: { platform: 'ios', osVersion: '17.4', model: 'iPhone15,2', brand: 'Apple', appVersion: '2.1.0', networkType: 'wifi', locale: 'en-GB', timezone: 'Europe/London', screenWidth: 393, screenHeight: 852 },
-    });
-    const ev = (seq: number, e: object) => ({ sessionId, sequenceNumber: seq, timestamp: t + 1000 * (seq + 1), ...e });
+    // an empty project's Sessions page: the guide again, with the key made in this page
+    await page.locator('#goto-sessions').click();
+    await page.locator('.setup #snippet-curl').waitFor();
+    expect(await page.locator('#snippet-curl').textContent()).toContain(apiKey);
+    await noBadText(page, 'empty sessions page');
+    await shot('desktop-03-sessions-empty');
+
+    // the curl of the guide, as a terminal would send it
+    const curl = (await page.locator('#snippet-curl').textContent())!;
+    const body = /-d '([^']+)'/s.exec(curl)![1]!.replace(/\s*\n\s*/g, '');
+    await post('/ingest/session', JSON.parse(body));
+    await page.getByRole('button', { name: 'Check for sessions' }).click();
+    await page.locator('table.sessions tbody tr').first().waitFor();
+    expect(await page.locator('table.sessions tbody tr').textContent()).toContain('first-test');
+
+    // rename the project and the key
+    await page.getByRole('link', { name: 'Projects & keys' }).click();
+    await page.getByRole('button', { name: 'Rename project Shop iOS' }).click();
+    await page.getByLabel('New project Shop iOS').fill('Shop iOS (prod)');
+    await page.getByLabel('New project Shop iOS').press('Enter');
+    await page.locator('.project h2', { hasText: 'Shop iOS (prod)' }).waitFor();
+    expect(await page.locator('#project-select option:checked').textContent()).toBe('Shop iOS (prod)');
+    await page.locator('table.keys tbody tr').first().getByRole('button', { name: /^Rename key/ }).click();
+    await page.locator('table.keys input').fill('iPhone app');
+    await page.locator('table.keys input').press('Enter');
+    await page.locator('table.keys', { hasText: 'iPhone app' }).waitFor();
+    // an invalid recipient, in words
+    await page.getByLabel('Crash alert recipients').fill('ops@example.com, not-an-email');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('The alert recipient 2 is not a valid email address.').waitFor();
+  });
+
+  it('seeds 60 sessions and a crash seen by 25 users (real HTTP ingestion)', async () => {
+    const device = { osVersion: '17.4', model: 'iPhone15,2', brand: 'Apple', networkType: 'wifi', locale: 'en-US', timezone: TZ, screenWidth: 393, screenHeight: 852 };
+    for (let i = 0; i < 60; i++) {
+      const id = crypto.randomUUID();
+      ids.push(id);
+      await post('/ingest/session', {
+        sessionId: id, startedAt: LA_SESSION_START - i * 3 * 3_600_000, userId: `user-${String(i).padStart(2, '0')}`,
+        device: { ...device, platform: i % 3 === 2 ? 'android' : 'ios', appVersion: i % 2 ? '2.0.0' : '2.1.0' },
+      });
+    }
+    const t = LA_SESSION_START;
+    const first = ids[0]!;
+    const ev = (seq: number, e: object) => ({ sessionId: first, sequenceNumber: seq, timestamp: t + 1000 * (seq + 1), ...e });
     await post('/ingest/events', {
-      sessionId,
+      sessionId: first,
       events: [
         ev(0, { type: 'navigate', from: null, to: '/home' }),
         ev(1, { type: 'tap', x: 120, y: 640, target: 'checkout-button' }),
         ev(2, { type: 'navigate', from: '/home', to: '/checkout' }),
-        ev(3, { type: 'network', method: 'POST', url: 'https://api.shop.example/orders', statusCode: 500, duration: 840, error: null }),
+        ev(3, { type: 'network', method: 'POST', url: 'https://api.shop.example/orders/with/a/long/path?and=query&params=1', statusCode: 500, duration: 840, error: null }),
         ev(4, { type: 'custom', name: 'payment_failed', properties: { provider: 'card' } }),
       ],
     });
-    await post('/ingest/network', { sessionId, requests: [{ id: crypto.randomUUID(), method: 'GET', url: 'https://api.shop.example/cart', statusCode: 200, duration: 95, timestamp: t + 1500 }] });
-    await post('/ingest/crash', {
-      sessionId, message: 'NSInvalidArgumentException: nil order id', isFatal: true, handled: false, timestamp: t + 4500,
-      stackTrace: 'at OrderView.submit (OrderView.swift:88)\nat Button.tap (UIKit)\nat main (main.swift:1)',
-    });
-    await post('/ingest/session/end', { sessionId, endedAt: t + 6000 });
+    await post('/ingest/network', { sessionId: first, requests: [{ id: crypto.randomUUID(), method: 'GET', url: 'https://api.shop.example/cart?user=user-00&include=items,prices,discounts', statusCode: 200, duration: 95, responseSize: 5120, timestamp: t + 1500 }] });
+    for (let i = 1; i < 8; i++) {
+      const sid = ids[i]!;
+      await post('/ingest/events', { sessionId: sid, events: Array.from({ length: i }, (_, k) => ({ sessionId: sid, sequenceNumber: k, timestamp: t + k, type: 'navigate', from: null, to: `/s${k}` })) });
+    }
+    const stackTrace = ['at OrderView.submit (OrderView.swift:88)', 'at Button.tap (UIKit)', ...Array.from({ length: 58 }, (_, k) => `at Frame${k}.run (Frame${k}.swift:${k})`), 'at main (main.swift:1)'].join('\n');
+    for (let i = 24; i >= 0; i--) {
+      // the first occurrence (oldest) was handled; later ones are fatal
+      await post('/ingest/crash', {
+        sessionId: ids[i], message: 'NSInvalidArgumentException: nil order id', isFatal: i !== 24, handled: i === 24,
+        timestamp: LA_SESSION_START - i * 3 * 3_600_000 + 3500, stackTrace,
+      });
+    }
+    await post('/ingest/session/end', { sessionId: first, endedAt: t + 6000 });
+    await s.svc.events.drain();
+    await s.svc.networkLogs.drain();
+  });
 
-    await page.getByRole('link', { name: 'Go to its sessions →' }).click();
-    const row = page.locator(`tr[data-session="${sessionId}"]`);
+  it('sessions list: UTC times in a Los Angeles browser, search, filters, sorting, any page', async () => {
+    await page.goto(`${base}/#/p/${projectId}/sessions`);
+    await page.locator('table.sessions tbody tr').first().waitFor();
+    await settled(page);
+    expect(await page.locator('.pager').textContent()).toContain('of 2');
+    await shot('desktop-04-sessions');
+    // a UTC day filter lists the session started on that UTC day, shown with its UTC time
+    await page.getByLabel('From (UTC day)').fill('2026-11-21');
+    await page.getByLabel('To (UTC day, included)').fill('2026-11-21');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const row = page.locator(`tr[data-session="${ids[0]}"]`);
     await row.waitFor();
-    // The badge is on the page and shown (a locator object is always truthy: test what it finds).
+    expect(await row.locator('td').first().textContent()).toContain('21 Nov 2026, 07:44:10 UTC');
+    // the failed request's badge is on the page and shown (test what the locator finds, not the locator)
     const warning = row.getByText('⚠ network errors');
     await warning.waitFor({ state: 'visible', timeout: 5_000 });
     expect(await warning.count()).toBe(1);
-    expect(await row.locator('.badge-warn').textContent()).toContain('network errors');
     expect(await row.locator('.badge-bad').first().textContent()).toBe('crashed');
-    expect(await row.textContent()).toContain('2.1.0');
-    await page.locator('figure.chart-box svg rect.bar-all').first().waitFor({ state: 'attached' });
-    await shot('03-sessions');
+    expect(await page.locator('table.sessions tbody tr').count()).toBe(3);
 
-    // keyboard: the session link is reachable and opens with Enter
-    await row.getByRole('link').focus();
-    await page.keyboard.press('Enter');
-    await page.locator('ol.timeline li.tl').first().waitFor();
-    const items = await page.locator('ol.timeline li.tl').evaluateAll((els) => els.map((e) => e.className.split(' ').find((c: string) => c.startsWith('tl-') && c !== 'tl-failed')));
-    expect(items).toEqual(['tl-navigate', 'tl-tap', 'tl-navigate', 'tl-network', 'tl-crash', 'tl-custom']);
-    expect(await page.locator('li.tl-failed').count()).toBe(1);
-    expect(await page.locator('li.tl-failed').textContent()).toContain('https://api.shop.example/orders');
-    await page.locator('table.network tr.failed').waitFor();
-    expect(await page.locator('table.network tbody tr').count()).toBe(2);
-    await shot('04-timeline');
+    await page.getByRole('link', { name: 'Reset all' }).click();
+    await page.getByLabel('Search').fill('user-07');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.locator(`tr[data-session="${ids[7]}"]`).waitFor();
+    expect(await page.locator('table.sessions tbody tr').count()).toBe(1);
+    await page.getByLabel('Search').fill(ids[3]!.slice(0, 8));
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.locator(`tr[data-session="${ids[3]}"]`).waitFor();
 
-    await page.getByRole('link', { name: 'Open crash group →' }).click();
+    await page.getByLabel('Search').fill('');
+    await page.getByLabel('Platform').selectOption('android');
+    await page.getByLabel('App version').selectOption('2.0.0');
+    await page.getByLabel('Sort').selectOption('events:desc');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.locator(`tr[data-session="${ids[5]}"]`).waitFor();
+    const shown = await page.locator('table.sessions tbody tr').evaluateAll((rs) => rs.map((r) => (r as HTMLElement).dataset.session));
+    expect(shown[0]).toBe(ids[5]); // android (5 % 3 == 2), 2.0.0, five events: the most
+    expect(shown).toHaveLength(10);
+    await page.getByLabel('Crashes').selectOption('true');
+    await page.getByLabel('Network errors').selectOption('');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('table.sessions tbody tr').length === 4);
+
+    // any page: type it
+    await page.goto(`${base}/#/p/${projectId}/sessions`);
+    await page.locator('.pager input').waitFor();
+    await page.locator('.pager input').fill('2');
+    await page.locator('.pager').getByRole('button', { name: 'Go' }).click();
+    await page.waitForFunction(() => location.hash.includes('page=2'));
+    await page.locator('table.sessions tbody tr').first().waitFor();
+    expect(await page.locator('.pager').textContent()).toContain('of 2');
+    await noBadText(page, 'sessions page 2');
+  });
+
+  it('crash group: users, versions, the whole trace, a truthful summary, occurrences → the session at the crash; resolve in one step', async () => {
+    await page.goto(`${base}/#/p/${projectId}/crashes`);
+    const crashRow = page.locator('table.crashes tbody tr').first();
+    await crashRow.waitFor();
+    expect(await crashRow.locator('td[data-label=Users]').textContent()).toBe('25');
+    await crashRow.getByRole('link').click();
     await page.getByRole('heading', { name: 'NSInvalidArgumentException: nil order id' }).waitFor();
-    expect(await page.locator('[data-status]').getAttribute('data-status')).toBe('open');
-    // open → resolved in one step
-    await page.getByRole('button', { name: 'Resolve' }).click();
+    await settled(page);
+    groupId = page.url().split('/').pop()!;
+    expect(await page.locator('#users-affected').textContent()).toBe('25');
+    const facts = (await page.locator('dl.facts').textContent())!;
+    expect(facts).toContain('Devices affected2'); // one phone model on two platforms
+    expect(facts).toContain('Kindfatal');
+    expect(await page.locator('ul.versions').textContent()).toContain('2.1.0');
+    // the summary agrees with the group (fatal, though the first occurrence was handled) and says where it came from
+    const summary = page.locator('.summary');
+    expect(await summary.getAttribute('data-origin')).toBe('stack-trace');
+    expect(await summary.textContent()).toContain('Fatal crash');
+    expect(await summary.textContent()).toContain('Generated from the stack trace');
+    expect(await summary.locator('.badge').count()).toBe(0); // no "AI" label
+    // the whole trace, last frame included
+    expect(await page.locator('pre.stack').textContent()).toContain('at main (main.swift:1)');
+    expect((await page.locator('pre.stack').textContent())!.split('\n')).toHaveLength(61);
+    // occurrences, 20 a page
+    await page.locator('table.occurrences tbody tr').first().waitFor();
+    expect(await page.locator('table.occurrences tbody tr').count()).toBe(20);
+    await page.getByRole('button', { name: 'Older →' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('table.occurrences tbody tr').length === 5);
+    await page.getByRole('button', { name: '« First' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('table.occurrences tbody tr').length === 20);
+    await noBadText(page, 'crash group page');
+    await shot('desktop-05-crash-group');
+
+    // open → resolved in one click
+    await page.locator('.actions').getByRole('button', { name: 'Resolve' }).click();
     await page.locator('[data-status="resolved"]').waitFor();
-    expect(await page.getByRole('button', { name: 'Reopen' }).count()).toBe(1);
-    await shot('05-crash-resolved');
-    const projectId = await page.evaluate(() => localStorage.getItem('flightrec:project'));
-    const g = await s.svc.stores.pg.query<{ status: string }>('SELECT status FROM crash_groups WHERE project_id = $1', [projectId]);
-    expect(g.rows.map((r) => r.status)).toEqual(['resolved']);
+    expect(await page.locator('.actions').getByRole('button', { name: 'Reopen' }).count()).toBe(1);
+    const g = await s.svc.stores.pg.query<{ status: string }>('SELECT status FROM crash_groups WHERE id = $1', [groupId]);
+    expect(g.rows[0]?.status).toBe('resolved');
 
-    await page.getByRole('link', { name: '← Crashes' }).click();
+    // the newest occurrence opens its session with the crash marked on the timeline
+    await page.locator(`table.occurrences tr[data-session="${ids[0]}"]`).getByRole('link').click();
+    const target = page.locator('#crash-target');
+    await target.waitFor();
+    const items = await page.locator('ol.timeline li.tl').evaluateAll((els) => els.map((e) => e.className.split(' ').find((c: string) => c.startsWith('tl-') && c !== 'tl-failed' && c !== 'tl-target')));
+    expect(items).toEqual(['tl-navigate', 'tl-tap', 'tl-navigate', 'tl-crash', 'tl-network', 'tl-custom']);
+    expect(await target.isVisible()).toBe(true);
+    expect(await page.evaluate(() => {
+      const r = document.getElementById('crash-target')!.getBoundingClientRect();
+      return r.top >= 0 && r.bottom <= window.innerHeight;
+    })).toBe(true);
+    await page.locator('table.network tr.failed').count();
+    await settled(page);
+    await noBadText(page, 'session page');
+    await shot('desktop-06-session-at-crash');
+  });
+
+  it('errors in words: a broken link, and a server out of reach with a Retry that works', async () => {
+    await page.goto(`${base}/#/p/${projectId}/sessions/not-a-session`);
+    await page.getByText('This link is broken: the session id in it is not valid.').waitFor();
+    await page.goto(`${base}/#/p/${crypto.randomUUID()}/crashes`);
+    await page.getByText('belongs to a team you are not in').waitFor();
+
+    await page.route('**/api/dashboard/projects/*/crash-groups?*', (r) => r.abort('connectionrefused'));
+    await page.goto(`${base}/#/p/${projectId}/crashes`);
+    await page.getByText("Can't reach the server.").waitFor();
+    await shot('desktop-07-offline');
+    await page.unroute('**/api/dashboard/projects/*/crash-groups?*');
+    await page.getByRole('button', { name: 'Retry' }).click();
     await page.locator('table.crashes tbody tr').first().waitFor();
-    expect(await page.locator('table.crashes tbody tr .badge').first().textContent()).toBe('resolved');
+  });
 
-    // the same session on a phone-sized screen, same cookie
-    const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2,
-      storageState: await page.context().storageState() });
+  it('on a phone (390×844): nothing overflows, the header leaves the screen to the content, the chart labels do not overlap', async () => {
+    const phone = await phonePage();
+    const pages: [string, string, string][] = [
+      ['sessions', `#/p/${projectId}/sessions`, 'table.sessions tbody tr'],
+      ['session', `#/p/${projectId}/sessions/${ids[0]}`, 'table.network tbody tr'],
+      ['crashes', `#/p/${projectId}/crashes`, 'table.crashes tbody tr'],
+      ['crash-group', `#/p/${projectId}/crashes/${groupId}`, 'table.occurrences tbody tr'],
+      ['projects', '#/projects', 'table.keys tbody tr'],
+      ['team', '#/team', 'ul.members li'],
+    ];
+    for (const [name, hash, ready] of pages) {
+      await phone.goto(`${base}/${hash}`);
+      await phone.locator(ready).first().waitFor();
+      await settled(phone);
+      expect(await overflowX(phone), `${name} overflows sideways`).toBeLessThanOrEqual(0);
+      await noBadText(phone, `phone ${name}`);
+      await shot(`phone-${name}`, phone);
+      if (name === 'session' || name === 'crash-group') {
+        // and further down: the network log, the occurrences
+        await phone.locator(ready).first().scrollIntoViewIfNeeded();
+        await shot(`phone-${name}-lower`, phone);
+      }
+    }
+    // the header: compact, and it scrolls away instead of covering the list
     await phone.goto(`${base}/#/p/${projectId}/sessions`);
-    await phone.locator(`tr[data-session="${sessionId}"] .badge-warn`).waitFor();
-    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow).toBeLessThanOrEqual(0);
-    await shot('06-phone-sessions', phone);
-    await phone.close();
+    await phone.locator('table.sessions tbody tr').first().waitFor();
+    const header = await phone.locator('#top').boundingBox();
+    expect(header!.height).toBeLessThan(130);
+    expect(await phone.evaluate(() => getComputedStyle(document.getElementById('top')!).position)).not.toBe('sticky');
+    const labels = await phone.evaluate(() => [...document.querySelectorAll('svg.chart text.axis[text-anchor=middle]')].map((t) => t.getBoundingClientRect()).map((r) => [r.left, r.right]));
+    expect(labels.length).toBeGreaterThan(1);
+    for (let i = 1; i < labels.length; i++) expect(labels[i]![0]!).toBeGreaterThan(labels[i - 1]![1]!);
+    // every key and network row is readable without sideways scrolling
+    await phone.goto(`${base}/#/projects`);
+    await phone.locator('table.keys tbody tr').first().waitFor();
+    expect(await phone.locator('table.keys').evaluate((t) => t.scrollWidth <= t.parentElement!.clientWidth)).toBe(true);
+    await phone.context().close();
+  });
 
-    await page.getByRole('link', { name: 'Team' }).click();
-    await page.locator('ul.members li').first().waitFor();
-    expect(await page.locator('ul.members').textContent()).toContain(email);
-    await shot('07-team');
-
+  it('no page shows "null", "undefined" or "NaN" at either size, and no script error happened', async () => {
+    const phone = await phonePage();
+    for (const p of [page, phone]) {
+      for (const hash of [`#/p/${projectId}/sessions`, `#/p/${projectId}/sessions/${ids[1]}`, `#/p/${projectId}/sessions/${ids[59]}`, `#/p/${projectId}/crashes`, `#/p/${projectId}/crashes/${groupId}`, '#/projects', '#/team']) {
+        await p.goto(`${base}/${hash}`);
+        await p.locator('main h1').first().waitFor();
+        await settled(p);
+        await noBadText(p, `${hash} at ${p.viewportSize()?.width}px`);
+      }
+    }
+    await phone.context().close();
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('heading', { name: 'Log in to flightrec' }).waitFor();
     expect(pageErrors).toEqual([]);

@@ -1,4 +1,4 @@
-import { h } from './lib/dom.js';
+import { h, errorBox } from './lib/dom.js';
 import { api, get, setCsrf } from './lib/api.js';
 import { authView } from './views/auth.js';
 import { projectsView } from './views/projects.js';
@@ -7,8 +7,12 @@ import { sessionView } from './views/session.js';
 import { crashesView, crashView } from './views/crashes.js';
 import { teamView } from './views/team.js';
 
-/** What every view may read: the signed-in user, their teams, their projects. */
-export const state = { user: null, teams: [], projects: [], currentProjectId: localStorage.getItem('flightrec:project') };
+/**
+ * What every view may read: the signed-in user, their teams, their projects, and the keys
+ * created in this page's lifetime (kept in memory only, so an empty project's setup guide can
+ * show the key that was just made; the server cannot show it again).
+ */
+export const state = { user: null, teams: [], projects: [], newKeys: {}, currentProjectId: localStorage.getItem('flightrec:project') };
 
 const main = document.getElementById('main');
 const top = document.getElementById('top');
@@ -86,7 +90,13 @@ async function route() {
   if (!state.user) {
     try {
       signedIn(await get('/api/auth/me'));
-    } catch {
+    } catch (err) {
+      if (err.network) {
+        // Not "signed out": the server is out of reach. Say so, and offer to try again.
+        top.hidden = true;
+        main.replaceChildren(h('section.auth-card', h('h1', 'flightrec'), errorBox(err, route)));
+        return;
+      }
       top.hidden = true;
       const mode = parts[0] === 'signup' ? 'signup' : 'login';
       if (parts[0] !== mode) history.replaceState(null, '', `#/${mode}`);
@@ -95,7 +105,15 @@ async function route() {
     }
   }
   if (parts[0] === 'login' || parts[0] === 'signup') return navigate('#/');
-  if (!state.projects.length) await refreshProjects().catch(() => {});
+  if (!state.projects.length) {
+    try {
+      await refreshProjects();
+    } catch (err) {
+      renderTop('projects', null);
+      main.replaceChildren(errorBox(err, route));
+      return;
+    }
+  }
 
   let view;
   if (parts[0] === 'p' && parts[1]) {
@@ -103,7 +121,7 @@ async function route() {
     setProject(projectId);
     const section = parts[2] ?? 'sessions';
     renderTop(section, projectId);
-    if (section === 'sessions' && parts[3]) view = sessionView(projectId, parts[3]);
+    if (section === 'sessions' && parts[3]) view = sessionView(projectId, parts[3], params);
     else if (section === 'sessions') view = sessionsView(projectId, params);
     else if (section === 'crashes' && parts[3]) view = crashView(projectId, parts[3]);
     else view = crashesView(projectId, params);

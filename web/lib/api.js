@@ -2,13 +2,17 @@
 // cookie the page cannot read; state-changing calls carry the CSRF token that /api/auth
 // hands out, in the X-CSRF-Token header.
 
+import { humanError } from './messages.js';
+
 let csrfToken = null;
 
 export class ApiError extends Error {
-  constructor(status, message, details) {
+  /** network: the server could not be reached at all (the page offers a retry). */
+  constructor(status, message, details, network = false) {
     super(message);
     this.status = status;
     this.details = details;
+    this.network = network;
   }
 }
 
@@ -20,17 +24,27 @@ export async function api(method, path, body) {
   const headers = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
-  const res = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: 'same-origin',
-  });
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+  } catch {
+    // fetch rejects only when no answer came at all (server down, network gone).
+    throw new ApiError(0, "Can't reach the server. Check your connection, or whether flightrec is running.", undefined, true);
+  }
   const text = await res.text();
-  const data = text ? JSON.parse(text) : null;
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    // a proxy's HTML error page, for instance
+  }
   if (!res.ok) {
-    const detail = data?.details?.map((d) => `${d.path.replace(/^\//, '')} ${d.message}`).join('; ');
-    const err = new ApiError(res.status, detail ? `${data.error}: ${detail}` : (data?.error ?? `HTTP ${res.status}`), data?.details);
+    const err = new ApiError(res.status, humanError(res.status, data), data?.details, res.status === 502 || res.status === 503 || res.status === 504);
     if (res.status === 401 && !path.startsWith('/api/auth/')) window.dispatchEvent(new CustomEvent('flightrec:signed-out'));
     throw err;
   }

@@ -46,15 +46,43 @@ export function loading(text = 'Loading…') {
   return h('p.loading', { role: 'status', 'aria-live': 'polite' }, h('span.spinner', { 'aria-hidden': 'true' }), text);
 }
 
-export function errorBox(err) {
-  return h('p.error', { role: 'alert' }, err?.message ?? String(err));
+/**
+ * An error in words; when the server could not be reached (or was briefly unavailable) and a
+ * retry is given, a Retry button next to it.
+ */
+export function errorBox(err, retry) {
+  const box = h('div.error', { role: 'alert' }, h('span', err?.message ?? String(err)));
+  if (retry && err?.network) {
+    box.append(' ', h('button', { type: 'button', class: 'retry', onclick: retry }, 'Retry'));
+  }
+  return box;
 }
 
+// Every time on the dashboard is UTC, like the date filters and the chart's days, and says
+// so: a browser elsewhere would otherwise show a session of Nov 21 (UTC) as "Nov 20, 11:44 PM".
+const DATE_UTC = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+const TIME_UTC = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+const LOCAL = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** "21 Nov 2026, 07:44:10 UTC", with the browser's local time as its tooltip. */
 export function fmtDate(iso) {
   if (!iso) return '—';
   const d = new Date(iso);
-  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  if (Number.isNaN(d.getTime())) return '—';
+  return h('time', { datetime: d.toISOString(), title: `Your time: ${LOCAL.format(d)}` }, `${DATE_UTC.format(d)} UTC`);
 }
+
+/** "07:44:10.123 UTC", for rows within one session. */
+export function fmtTime(iso) {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '—';
+  return h('time', { datetime: d.toISOString(), title: `Your time: ${LOCAL.format(d)}` },
+    `${TIME_UTC.format(d)}.${String(d.getUTCMilliseconds()).padStart(3, '0')} UTC`);
+}
+
+/** A count with thousands separators; a dash when absent. */
+export const fmtCount = (n) => (n === null || n === undefined || Number.isNaN(Number(n)) ? '—' : Number(n).toLocaleString('en'));
 
 export function fmtDuration(ms) {
   if (ms === null || ms === undefined) return '—';
@@ -77,7 +105,7 @@ export async function withLoading(el, render, text) {
   try {
     el.replaceChildren(await render());
   } catch (err) {
-    el.replaceChildren(errorBox(err));
+    el.replaceChildren(errorBox(err, () => withLoading(el, render, text)));
   } finally {
     el.removeAttribute('aria-busy');
   }

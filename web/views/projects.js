@@ -1,13 +1,15 @@
-import { h, badge, errorBox, fmtDate, withLoading } from '../lib/dom.js';
-import { api } from '../lib/api.js';
+import { h, append, badge, errorBox, fmtDate, withLoading } from '../lib/dom.js';
+import { api, dash } from '../lib/api.js';
 import { state, refreshProjects, updateTop } from '../app.js';
+import { setupGuide } from './onboarding.js';
 
-/** The plaintext key, shown once: the server keeps only its hash. */
+/** The plaintext key, shown once: the server keeps only its hash (and its first characters). */
 function newKeyPanel(apiKey, onDone) {
   const code = h('code.key', { 'data-testid': 'new-key', tabindex: '0' }, apiKey);
   const copied = h('span.hint', { 'aria-live': 'polite' });
   const panel = h('div.key-once', { role: 'region', 'aria-label': 'New API key' },
-    h('p', h('strong', 'Copy this API key now.'), ' It is shown only once; flightrec stores only its hash.'),
+    h('p', h('strong', 'Copy this API key now.'), ' It is shown only once; flightrec keeps only its hash and its first characters (',
+      h('code', `${apiKey.slice(0, 8)}…`), ') to tell it apart.'),
     h('div.key-row', code,
       h('button', {
         type: 'button', id: 'copy-key',
@@ -30,20 +32,67 @@ function newKeyPanel(apiKey, onDone) {
   return panel;
 }
 
+/** A small inline rename: the text, a Rename button; the button turns into a form. */
+function renamable({ text, label, id, maxlength, save, render = (t) => t, allowEmpty = false }) {
+  const box = h('span.renamable');
+  const show = (t) => {
+    box.replaceChildren(
+      h('span.renamable-text', render(t)), ' ',
+      h('button.link', { type: 'button', id: `${id}-rename`, 'aria-label': `Rename ${label}` }, 'Rename'),
+    );
+    box.querySelector('button').addEventListener('click', () => edit(t));
+  };
+  const edit = (t) => {
+    const input = h('input', { id: `${id}-input`, value: t ?? '', maxlength, 'aria-label': `New ${label}`, required: !allowEmpty });
+    const err = h('span');
+    const form = h('form.rename', {
+      onsubmit: async (e) => {
+        e.preventDefault();
+        err.replaceChildren();
+        try {
+          show(await save(input.value.trim() || null));
+        } catch (x) {
+          err.replaceChildren(errorBox(x));
+        }
+      },
+    }, input, h('button.primary', { type: 'submit' }, 'Save'), h('button.link', { type: 'button', onclick: () => show(t) }, 'Cancel'), err);
+    box.replaceChildren(form);
+    input.focus();
+    input.select();
+  };
+  show(text);
+  return box;
+}
+
+function keyLabel(key) {
+  return [h('code', key.prefix ? `${key.prefix}…` : 'frk_…'), ' ', key.name ? h('span', key.name) : h('span.hint', 'unnamed')];
+}
+
 function keyRow(project, key, rerender) {
   const st = key.active ? badge('active', 'ok') : key.suspended ? badge('suspended', 'warn', "Off while the team's owner is suspended") : badge('deactivated', 'muted');
-  return h('tr',
-    h('td', h('code', key.id.slice(0, 8)), h('span.sr-only', key.id)),
-    h('td', fmtDate(key.createdAt)),
-    h('td', st),
-    h('td', key.active
+  const short = key.prefix ?? key.id.slice(0, 8);
+  return h('tr', { dataset: { key: key.id } },
+    h('td', { 'data-label': 'Key' },
+      renamable({
+        text: key.name, label: `key ${short}`, id: `key-${key.id}`, maxlength: 100, allowEmpty: true,
+        render: (name) => keyLabel({ ...key, name }),
+        save: async (name) => {
+          const k = await api('PATCH', dash(`/projects/${project.id}/keys/${key.id}`), { name });
+          key.name = k.name;
+          return k.name;
+        },
+      }),
+      key.prefix ? null : h('div.hint', 'made before key prefixes were kept')),
+    h('td', { 'data-label': 'Created' }, fmtDate(key.createdAt)),
+    h('td', { 'data-label': 'Status' }, st, key.deactivatedAt && !key.active ? h('div.hint', 'since ', fmtDate(key.deactivatedAt)) : null),
+    h('td', { 'data-label': 'Actions' }, key.active
       ? h('button.danger', {
-        type: 'button', 'aria-label': `Deactivate key ${key.id.slice(0, 8)}`,
+        type: 'button', 'aria-label': `Deactivate key ${short}${key.name ? ` (${key.name})` : ''}`,
         onclick: async (e) => {
-          if (!confirm('Deactivate this key? Apps using it get 401 within 5 seconds. This cannot be undone.')) return;
+          if (!confirm(`Deactivate ${short}…${key.name ? ` (${key.name})` : ''}? Apps using it get 401 within 5 seconds. This cannot be undone.`)) return;
           e.target.disabled = true;
           try {
-            await api('POST', `/api/dashboard/projects/${project.id}/keys/${key.id}/deactivate`, {});
+            await api('POST', dash(`/projects/${project.id}/keys/${key.id}/deactivate`), {});
             await refreshProjects();
             rerender();
           } catch (err) {
@@ -51,7 +100,7 @@ function keyRow(project, key, rerender) {
           }
         },
       }, 'Deactivate')
-      : key.deactivatedAt ? h('span.hint', `since ${fmtDate(key.deactivatedAt)}`) : null),
+      : null),
   );
 }
 
@@ -60,18 +109,18 @@ function alertForm(project) {
     id: `alerts-${project.id}`, type: 'text', inputmode: 'email', value: (project.alertEmails ?? []).join(', '),
     placeholder: 'ops@example.com, dev@example.com',
   });
-  const status = h('span.hint', { 'aria-live': 'polite' });
+  const status = h('div', { 'aria-live': 'polite' });
   return h('form.inline', {
     onsubmit: async (e) => {
       e.preventDefault();
       const list = input.value.split(/[,\s]+/).map((x) => x.trim()).filter(Boolean);
-      status.textContent = 'Saving…';
+      status.replaceChildren(h('span.hint', 'Saving…'));
       try {
-        const p = await api('PATCH', `/api/dashboard/projects/${project.id}`, { alertEmails: list.length ? list : null });
+        const p = await api('PATCH', dash(`/projects/${project.id}`), { alertEmails: list.length ? list : null });
         project.alertEmails = p.alertEmails;
-        status.textContent = 'Saved.';
+        status.replaceChildren(h('span.hint', 'Saved.'));
       } catch (err) {
-        status.textContent = err.message;
+        status.replaceChildren(errorBox(err));
       }
     },
   },
@@ -82,39 +131,62 @@ function alertForm(project) {
   );
 }
 
+function newKeyForm(project, keysBody, slot, rerender) {
+  const name = h('input', { id: `key-name-${project.id}`, maxlength: 100, placeholder: 'e.g. iOS app, CI export' });
+  return h('form.inline', {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const btn = e.target.querySelector('button');
+      btn.disabled = true;
+      try {
+        const r = await api('POST', dash(`/projects/${project.id}/keys`), { name: name.value.trim() || undefined });
+        const key = { ...r.key, active: true, suspended: false, deactivatedAt: null };
+        project.keys.unshift(key);
+        state.newKeys[project.id] = r.apiKey;
+        keysBody.prepend(keyRow(project, key, rerender));
+        name.value = '';
+        slot.replaceChildren(newKeyPanel(r.apiKey));
+        slot.querySelector('[data-testid=new-key]')?.focus();
+      } catch (err) {
+        slot.replaceChildren(errorBox(err));
+      } finally {
+        btn.disabled = false;
+      }
+    },
+  },
+    h('label', { for: `key-name-${project.id}` }, 'New key ', h('span.hint', '(name it after where it will be used)')),
+    h('div.key-row', name, h('button', { type: 'submit' }, 'Create key')));
+}
+
 function projectCard(project, rerender) {
   const keysBody = h('tbody', project.keys.map((k) => keyRow(project, k, rerender)));
   const slot = h('div');
   return h('article.card.project', { 'data-project': project.name },
     h('header.card-head',
-      h('h2', project.name),
+      h('h2', renamable({
+        text: project.name, label: `project ${project.name}`, id: `project-${project.id}`, maxlength: 200,
+        save: async (name) => {
+          const p = await api('PATCH', dash(`/projects/${project.id}`), { name });
+          project.name = p.name;
+          await refreshProjects();
+          updateTop();
+          return p.name;
+        },
+      })),
       h('span.hint', project.teamName),
       h('nav.actions', { 'aria-label': `${project.name} links` },
         h('a', { href: `#/p/${project.id}/sessions` }, 'Sessions'),
         h('a', { href: `#/p/${project.id}/crashes` }, 'Crashes')),
     ),
-    h('p.hint', 'Project id ', h('code', project.id)),
+    h('p.hint.project-id', 'Project id ', h('code', project.id)),
     slot,
     h('h3', 'API keys'),
-    h('div.table-wrap', h('table',
-      h('thead', h('tr', h('th', { scope: 'col' }, 'Key'), h('th', { scope: 'col' }, 'Created'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, h('span.sr-only', 'Actions')))),
-      keysBody)),
-    h('button', {
-      type: 'button',
-      onclick: async (e) => {
-        e.target.disabled = true;
-        try {
-          const r = await api('POST', `/api/dashboard/projects/${project.id}/keys`, {});
-          project.keys.unshift({ ...r.key, active: true, suspended: false, deactivatedAt: null });
-          keysBody.prepend(keyRow(project, project.keys[0], rerender));
-          slot.replaceChildren(newKeyPanel(r.apiKey));
-        } catch (err) {
-          slot.replaceChildren(errorBox(err));
-        } finally {
-          e.target.disabled = false;
-        }
-      },
-    }, 'New key'),
+    project.keys.length
+      ? h('div.table-wrap', h('table.keys.stack-sm',
+        h('thead', h('tr', ['Key', 'Created (UTC)', 'Status'].map((c) => h('th', { scope: 'col' }, c)), h('th', { scope: 'col' }, h('span.sr-only', 'Actions')))),
+        keysBody))
+      : h('p.empty', 'No keys yet.'),
+    newKeyForm(project, keysBody, slot, rerender),
     alertForm(project),
   );
 }
@@ -126,6 +198,7 @@ export function projectsView() {
   const rerender = () => withLoading(list, async () => h('div.cards', state.projects.map((p) => projectCard(p, rerender))));
 
   const name = h('input', { id: 'project-name', required: true, maxlength: 200, placeholder: 'My iOS app' });
+  const keyName = h('input', { id: 'project-key-name', maxlength: 100, placeholder: 'e.g. iOS app' });
   const teams = state.teams.filter((t) => !t.ownerSuspended);
   const team = teams.length > 1
     ? h('select', { id: 'project-team', 'aria-label': 'Team' }, teams.map((t) => h('option', { value: t.id }, `${t.name}${t.role === 'owner' ? '' : ' (member)'}`)))
@@ -135,17 +208,20 @@ export function projectsView() {
     onsubmit: async (e) => {
       e.preventDefault();
       err.replaceChildren();
-      const btn = form.querySelector('button');
+      const btn = form.querySelector('button[type=submit]');
       btn.disabled = true;
       try {
-        const r = await api('POST', '/api/dashboard/projects', { name: name.value, teamId: team ? team.value : undefined });
+        const r = await api('POST', dash('/projects'), { name: name.value, teamId: team ? team.value : undefined, keyName: keyName.value.trim() || undefined });
         name.value = '';
+        keyName.value = '';
+        state.newKeys[r.project.id] = r.apiKey;
         await refreshProjects();
         root.querySelector('.empty-projects')?.remove();
         updateTop();
         created.replaceChildren(
           h('div.card', h('h2', `Project “${r.project.name}” created`), newKeyPanel(r.apiKey),
-            h('p', h('a', { href: `#/p/${r.project.id}/sessions`, id: 'goto-sessions' }, 'Go to its sessions →'))));
+            h('p', h('a', { href: `#/p/${r.project.id}/sessions`, id: 'goto-sessions' }, 'Go to its sessions →')),
+            setupGuide(r.project.id, r.apiKey)));
         rerender();
         created.querySelector('[data-testid=new-key]')?.focus();
       } catch (x) {
@@ -156,16 +232,20 @@ export function projectsView() {
     },
   },
     h('h2', 'New project'),
-    h('label', { for: 'project-name' }, 'Name'),
-    h('div.key-row', name, team, h('button.primary', { type: 'submit', id: 'create-project' }, 'Create project')),
+    h('div.form-grid',
+      h('div', h('label', { for: 'project-name' }, 'Name'), name),
+      h('div', h('label', { for: 'project-key-name' }, 'Name of its first key ', h('span.hint', '(optional)')), keyName),
+      team ? h('div', h('label', { for: 'project-team' }, 'Team'), team) : null),
+    h('div.key-row', h('button.primary', { type: 'submit', id: 'create-project' }, 'Create project')),
     err,
   );
 
-  root.append(
+  // append() skips a missing part; Node.append would print it as the word "null".
+  append(root, [
     h('h1', 'Projects & keys'),
     state.projects.length ? null : h('p.empty.empty-projects', 'No project yet. Create one to get an API key for your app.'),
     form, created, list,
-  );
+  ]);
   rerender();
   return root;
 }
