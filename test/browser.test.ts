@@ -336,6 +336,22 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     const labels = await phone.evaluate(() => [...document.querySelectorAll('svg.chart text.axis[text-anchor=middle]')].map((t) => t.getBoundingClientRect()).map((r) => [r.left, r.right]));
     expect(labels.length).toBeGreaterThan(1);
     for (let i = 1; i < labels.length; i++) expect(labels[i]![0]!).toBeGreaterThan(labels[i - 1]![1]!);
+    // the phone's filters fold behind one line; they still filter
+    await phone.getByText('Filters', { exact: true }).click();
+    await phone.getByLabel('Platform').selectOption('android');
+    await phone.getByRole('button', { name: 'Apply' }).click();
+    await phone.waitForFunction(() => location.hash.includes('platform=android'));
+    await phone.locator('table.sessions tbody tr').first().waitFor();
+    expect(await phone.locator('table.sessions tbody tr').count()).toBe(20);
+    // crash → occurrence → the session, scrolled to the crash, on the small screen too
+    await phone.goto(`${base}/#/p/${projectId}/crashes/${groupId}`);
+    await phone.locator(`table.occurrences tr[data-session="${ids[3]}"]`).getByRole('link').click();
+    await phone.locator('#crash-target').waitFor();
+    expect(await phone.evaluate(() => {
+      const r = document.getElementById('crash-target')!.getBoundingClientRect();
+      return r.top >= 0 && r.bottom <= window.innerHeight;
+    })).toBe(true);
+    await shot('phone-session-at-crash', phone);
     // every key and network row is readable without sideways scrolling
     await phone.goto(`${base}/#/projects`);
     await phone.locator('table.keys tbody tr').first().waitFor();

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { generateApiKey, hashApiKey, isWellFormedApiKey, KEY_PREFIX } from '../src/domain/apiKey.ts';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, KEY_PREFIX, visiblePrefix } from '../src/domain/apiKey.ts';
 import { crashGroupKey, crashOccurrenceId, deviceFingerprint, stackHead } from '../src/domain/crashGrouping.ts';
 import { decideEnd, isNetworkError, statusAfterCrash, statusAfterEnd } from '../src/domain/sessionState.ts';
 import { allowedTransitions, canTransition, statusAfterOccurrence } from '../src/domain/crashGroupStatus.ts';
+import { summaryView } from '../src/domain/crashSummary.ts';
 import { eventId, uuidV5 } from '../src/domain/ids.ts';
 import { eventData } from '../src/domain/eventRows.ts';
 import { DateParamError, parseIsoDate } from '../src/domain/exportParams.ts';
@@ -82,6 +83,28 @@ describe('session state machine', () => {
     expect(isNetworkError({ error: 'timeout' })).toBe(true);
     expect(isNetworkError({ statusCode: 200, error: null })).toBe(false);
     expect(isNetworkError({})).toBe(false);
+  });
+});
+
+describe('crash summary shown on the dashboard', () => {
+  const current = {
+    message: 'NSRangeException', stackHead: 'at A.run (A.swift:1)\nat B.go (B.swift:2)', isFatal: true, handled: false,
+    appVersion: '2.1', appBuildNumber: null, platform: 'ios', osVersion: '17.4', deviceModel: 'iPhone15,2', deviceBrand: 'Apple',
+  };
+  it('rebuilds the deterministic summary from the group as it is now, and says so', () => {
+    const v = summaryView({ summary: 'Handled exception: "NSRangeException" …', summarySource: 'deterministic', summaryAt: null }, current);
+    expect(v).toEqual({
+      origin: 'stack-trace', model: null, writtenAt: null,
+      text: 'Fatal crash: "NSRangeException" in A.run (A.swift:1), called from B.go (B.swift:2). Latest on ios 17.4, Apple iPhone15,2, app 2.1.',
+    });
+    expect(summaryView({ summary: null, summarySource: null, summaryAt: null }, current).origin).toBe('stack-trace');
+  });
+  it('keeps an AI summary as written, with its model and time', () => {
+    expect(summaryView({ summary: 'Index past the end.', summarySource: 'openai:gpt-4o-mini', summaryAt: '2026-01-01T00:00:00.000Z' }, current))
+      .toEqual({ text: 'Index past the end.', origin: 'ai', model: 'gpt-4o-mini', writtenAt: '2026-01-01T00:00:00.000Z' });
+  });
+  it('shows a key by its first characters only', () => {
+    expect(visiblePrefix('frk_ab12cdefghijklmnopqrstuvwxyz0123456789')).toBe('frk_ab12');
   });
 });
 
