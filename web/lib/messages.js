@@ -48,7 +48,9 @@ export function humanError(status, body) {
       : describeProblem(param[2], param[3]);
   }
   if (/^Missing required field \/?(.*)$/.test(error ?? '')) return `The ${fieldName(error.replace(/^Missing required field /, ''))} is required.`;
-  if (/^Invalid query parameter (\w+): expected an ISO 8601 date/.test(error ?? '')) return 'Enter dates as year-month-day, like 2026-11-21.';
+  if (/^(from|to) (must be an ISO 8601 date|is not a valid calendar date|has an invalid UTC offset)/.test(error ?? '')) {
+    return `The ${FIELD[error.split(' ')[0]]} is not a date: enter it as year-month-day, like 2026-11-21.`;
+  }
   if (error === 'Project not found') {
     return 'This project does not exist, or it belongs to a team you are not in. A project made with the CLI shows here once an operator gives it to your team (npm run cli -- projects set-team).';
   }
