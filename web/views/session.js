@@ -5,9 +5,12 @@ import { statusBadge } from './sessions.js';
 const PAGE = 500;
 const failedReq = (d) => d.error != null || (d.statusCode != null && d.statusCode >= 400);
 
+/** Time since the session's start: to the millisecond within a minute, then in minutes and hours. */
 function offset(ts, start) {
   const ms = new Date(ts).getTime() - new Date(start).getTime();
-  return `${ms >= 0 ? '+' : '−'}${(Math.abs(ms) / 1000).toFixed(3)} s`;
+  if (Number.isNaN(ms)) return '—';
+  const abs = Math.abs(ms);
+  return `${ms >= 0 ? '+' : '−'}${abs < 60_000 ? `${(abs / 1000).toFixed(3)} s` : fmtDuration(abs)}`;
 }
 
 function describe(e) {
