@@ -1,0 +1,160 @@
+/**
+ * `npx tsx bench/crashStorm.ts`: a crash storm, one crash group reported by many clients at once.
+ *
+ * The service runs as a child process on a temporary DATA_DIR (embedded stores), or on the
+ * machine's Postgres when BENCH_PG_ADMIN_URL is set (a scratch database is created and dropped).
+ * BENCH_CONNECTIONS clients (undici connections, pipelining off, closed loop) each own a session
+ * and post `/ingest/crash` for one and the same stack trace for BENCH_SECONDS; every report is a
+ * new occurrence (its timestamp differs). Prints reports/s, latency percentiles and errors, then
+ * checks through the management API that the group counts every acknowledged report once.
+ *
+ * | env | default | meaning |
+ * | BENCH_SECONDS | 10 | storm duration |
+ * | BENCH_CONNECTIONS | 64 | concurrent clients, one session each |
+ * | BENCH_PG_ADMIN_URL | – | Postgres admin URL: run on a scratch database there instead of PGlite |
+ * | REDIS_URL, CLICKHOUSE_URL | – | passed to the service as they are |
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+import { Latencies } from './stats.ts';
+import { ProcWatcher } from './procStats.ts';
+import { createDatabase, dropDatabase } from '../scripts/databases.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const env = process.env;
+const seconds = Number(env.BENCH_SECONDS ?? 10);
+const connections = Number(env.BENCH_CONNECTIONS ?? 64);
+const pgAdmin = env.BENCH_PG_ADMIN_URL;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-storm-'));
+  const dbName = `flightrec_storm_${Date.now()}_${process.pid}`;
+  let databaseUrl: string | undefined;
+  if (pgAdmin) {
+    await createDatabase(pgAdmin, dbName);
+    const u = new URL(pgAdmin);
+    u.pathname = `/${dbName}`;
+    databaseUrl = u.toString();
+  }
+  const port = await freePort();
+  const adminToken = randomBytes(24).toString('hex');
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      ...env,
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      ADMIN_TOKEN: adminToken,
+      RUN_WORKER: 'false',
+      RATE_LIMIT_INGEST_PER_MIN: '1000000000',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`service exited during start-up (${child.exitCode})`);
+      try {
+        if ((await fetch(`${url}/health`)).ok) break;
+      } catch {}
+      if (i > 600) throw new Error('service did not become healthy within 60 s');
+      await sleep(100);
+    }
+    const admin = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
+    const pr = await fetch(`${url}/api/projects`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'crash storm' }) });
+    const { apiKey, project } = (await pr.json()) as { apiKey: string; project: { id: string } };
+    const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+
+    const pool = new Pool(url, { connections, pipelining: 1 });
+    const post = async (p: string, body: unknown) => {
+      const r = await pool.request({ path: p, method: 'POST', headers: auth, body: JSON.stringify(body) });
+      await r.body.dump();
+      return r.statusCode;
+    };
+    const sessions = await Promise.all(Array.from({ length: connections }, async (_, i) => {
+      const sessionId = randomUUID();
+      const status = await post('/ingest/session', {
+        sessionId, startedAt: Date.now(),
+        device: { platform: i % 2 ? 'android' : 'ios', osVersion: '17.2', appVersion: `1.${i % 4}.0`, model: `model ${i % 16}` },
+      });
+      if (status !== 201) throw new Error(`session start: ${status}`);
+      return sessionId;
+    }));
+
+    const stackTrace = 'TypeError: x is undefined\n  at render (app.js:10:5)\n  at update (app.js:20:3)\n  at loop (app.js:30:1)\n  at main (app.js:40:1)';
+    const lat = new Latencies();
+    const statuses: Record<string, number> = {};
+    let acked = 0;
+    let ts = Date.now();
+    const watcher = new ProcWatcher(child.pid!);
+    watcher.start();
+    const t0 = performance.now();
+    const end = t0 + seconds * 1000;
+    await Promise.all(sessions.map(async (sessionId) => {
+      while (performance.now() < end) {
+        const s = performance.now();
+        let status: number;
+        try {
+          status = await post('/ingest/crash', { sessionId, message: 'TypeError: x is undefined', stackTrace, isFatal: false, handled: true, timestamp: ts++ });
+        } catch {
+          status = 0;
+        }
+        lat.add(performance.now() - s);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        if (status === 201) acked++;
+      }
+    }));
+    const elapsed = (performance.now() - t0) / 1000;
+    watcher.stop();
+
+    // The management API has no list; the export shows the one group.
+    const ex = await fetch(`${url}/export/crashes?limit=10`, { headers: auth });
+    const groups = ((await ex.json()) as { data: { id: string; occurrenceCount: number; affectedDevices: number }[] }).data;
+    await pool.close();
+    const l = lat.summary();
+    const result = {
+      shape: databaseUrl ? 'postgres+chdb' : 'embedded',
+      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+      connections, seconds: Math.round(elapsed * 10) / 10,
+      reportsPerSecond: Math.round(acked / elapsed),
+      latencyMs: l,
+      statuses,
+      serverCpuCores: Math.round(watcher.cpuCores() * 100) / 100,
+      groups: groups.length,
+      occurrenceCount: groups[0]?.occurrenceCount,
+      affectedDevices: groups[0]?.affectedDevices,
+      exactlyOnce: groups.length === 1 && groups[0]?.occurrenceCount === acked,
+      project: project.id,
+    };
+    console.log(`crash storm (${result.shape}): ${connections} connections, ${result.seconds} s, one stack trace`);
+    console.log(`  ${result.reportsPerSecond} reports/s acknowledged (${acked}), latency p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, max ${l.max} ms`);
+    console.log(`  statuses ${JSON.stringify(statuses)}; server CPU ${result.serverCpuCores} cores; load average ${result.machine.loadavg.join(' ')}`);
+    console.log(`  group: occurrenceCount ${result.occurrenceCount}, affectedDevices ${result.affectedDevices}; exactly once: ${result.exactlyOnce}`);
+    console.log(JSON.stringify(result));
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (pgAdmin) await dropDatabase(pgAdmin, dbName);
+  }
+}
+
+await main();
