@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { openStores } from './stores/index.ts';
 import { createServices, type Services } from './services/index.ts';
+import { moveLegacyOccurrences } from './repos/crashGroups.ts';
 import { resolveAdminToken } from './services/adminToken.ts';
 import { buildApp, type AppOptions } from './app.ts';
 import { createAlertWorker, type AlertWorker } from './workers/index.ts';
@@ -19,7 +20,7 @@ export interface Server {
 /** Opens the stores, wires the services and builds the HTTP app; does not listen. */
 export async function createServer(config: Config, opts: AppOptions = {}): Promise<Server> {
   const admin = resolveAdminToken(config);
-  const stores = await openStores(config);
+  const stores = await openStores(config, [moveLegacyOccurrences]);
   const svc = createServices(config, stores, admin.token);
   await svc.keys.start();
   const app = await buildApp(svc, opts);
@@ -44,8 +45,8 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
           svc.onNewCrashGroup.delete(worker.wake);
           await worker.stop();
         }
-        await Promise.all([svc.events.drain(), svc.networkLogs.drain()]);
-        await svc.touches.flush();
+        await Promise.all([svc.events.drain(), svc.networkLogs.drain(), svc.crashGroups.repo.drain()]);
+        await Promise.all([svc.touches.flush(), svc.crashTouches.flush()]);
         await svc.keys.stop();
         await stores.close();
       })();

@@ -146,8 +146,12 @@ async function storedMatchesTracked(projectId: string, t: Tracked) {
   const [{ c: eventCount }] = await s.svc.stores.ch.query<{ c: number }>('SELECT count() c FROM events FINAL WHERE project_id = {p:String}', p) as [{ c: number }];
   const sessions = await s.svc.stores.pg.query<{ id: string; user_id: string | null; status: string; started_at: number; ended_at: number | null; has_network_errors: boolean; has_crash: boolean; platform: string; sdk_version: string }>(
     'SELECT id, user_id, status, started_at, ended_at, has_network_errors, has_crash, platform, sdk_version FROM sessions WHERE project_id = $1', [projectId]);
-  const groups = await s.svc.stores.pg.query<{ message: string; occurrence_count: number; is_fatal: boolean; handled: boolean }>(
-    'SELECT message, occurrence_count, is_fatal, handled FROM crash_groups WHERE project_id = $1 ORDER BY message', [projectId]);
+  // A group's identity and first occurrence are in Postgres, its occurrences in ClickHouse.
+  const identities = await s.svc.stores.pg.query<{ group_key: string; message: string; is_fatal: boolean; handled: boolean }>(
+    'SELECT group_key, message, is_fatal, handled FROM crash_groups WHERE project_id = $1 ORDER BY message', [projectId]);
+  const counts = new Map((await s.svc.stores.ch.query<{ k: string; n: number }>(
+    'SELECT group_key AS k, uniqExact(id) AS n FROM crash_occurrences WHERE project_id = {p:String} GROUP BY group_key', p)).map((r) => [r.k, Number(r.n)]));
+  const groups = { rows: identities.rows.map((g) => ({ message: g.message, occurrence_count: counts.get(g.group_key) ?? 0, is_fatal: g.is_fatal, handled: g.handled })) };
 
   const expectedEvents = [...t.sessions].flatMap(([sid, x]) => x.events.map((e) => ({ session_id: sid, sequence_number: e.seq, type: e.type, data: e.data })));
   const sortKey = (r: { session_id: string; sequence_number: number }) => `${r.session_id}:${String(r.sequence_number).padStart(6, '0')}`;
@@ -169,8 +173,8 @@ async function storedMatchesTracked(projectId: string, t: Tracked) {
     else expectedGroups.set(c.message, { message: c.message, occurrence_count: 1, is_fatal: c.isFatal, handled: c.handled });
   }
   expect(groups.rows).toEqual([...expectedGroups.values()].sort((a, b) => a.message.localeCompare(b.message)));
-  const occ = await s.svc.stores.pg.query<{ c: number }>('SELECT count(*)::int c FROM crash_occurrences WHERE project_id = $1', [projectId]);
-  expect(occ.rows[0]!.c).toBe(t.crashes.length);
+  const [occ] = await s.svc.stores.ch.query<{ c: number }>('SELECT count() c FROM crash_occurrences FINAL WHERE project_id = {p:String}', p);
+  expect(Number(occ!.c)).toBe(t.crashes.length);
 }
 
 type Fault = '500-before' | '500-after' | '429' | 'reset-after' | '503-before';

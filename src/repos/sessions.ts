@@ -117,36 +117,57 @@ export const MAX_SESSIONS_SORTED_BY_EVENTS = 20_000;
 
 const likePrefix = (s: string) => `${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-/** What a crash transaction reads of its session, under a row lock. */
+/** What a crash report reads of its session: its flags and the context its occurrence copies. */
 export interface CrashingSession {
   status: SessionStatus;
+  has_crash: boolean;
+  user_id: string | null;
   app_version: string | null;
   platform: string | null;
   os_version: string | null;
-  device_fingerprint: string;
-  user_id: string | null;
   brand: string | null;
   model: string | null;
+  device_fingerprint: string;
 }
+
+const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint';
 
 /** Counts of stored events per session: they live in another store (ClickHouse). */
 export type EventCounts = (projectId: string, sessionIds: string[]) => Promise<Map<string, number>>;
 
 /**
  * Reads and writes of a session made from another aggregate's transaction (a crash report
- * locks its session, then flags it) or from the worker process, which has no ClickHouse.
+ * reads its session, then flags it) or from the worker process, which has no ClickHouse.
  */
 export const sessionQueries = {
-  async lockForCrash(q: Queryable, projectId: string, sessionId: string): Promise<CrashingSession | null> {
-    const s = await q.query<CrashingSession>(
-      `SELECT status, app_version, platform, os_version, device_fingerprint, user_id, brand, model FROM ${TABLE} WHERE project_id = $1 AND id = $2 FOR UPDATE`,
-      [projectId, sessionId],
-    );
+  /** Read without a lock: a crash storm from one session must not queue on its row. */
+  async forCrash(q: Queryable, projectId: string, sessionId: string): Promise<CrashingSession | null> {
+    const s = await q.query<CrashingSession>(`SELECT ${CRASHING_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [projectId, sessionId]);
     return s.rows[0] ?? null;
   },
 
-  async markCrashed(q: Queryable, projectId: string, sessionId: string, status: SessionStatus): Promise<void> {
-    await q.query(`UPDATE ${TABLE} SET has_crash = true, status = $3, ${STAMP} WHERE project_id = $1 AND id = $2`, [projectId, sessionId, status]);
+  /** Sessions by (project, id), for occurrences copied in bulk. */
+  async forCrashMany(q: Queryable, keys: { projectId: string; sessionId: string }[]): Promise<Map<string, CrashingSession>> {
+    if (keys.length === 0) return new Map();
+    const r = await q.query<CrashingSession & { k: string }>(
+      `SELECT s.project_id::text || ':' || s.id::text AS k, ${CRASHING_COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')}
+       FROM ${TABLE} s JOIN unnest($1::uuid[], $2::uuid[]) AS x(p, id) ON s.project_id = x.p AND s.id = x.id`,
+      [keys.map((k) => k.projectId), keys.map((k) => k.sessionId)],
+    );
+    return new Map(r.rows.map((x) => [x.k, x]));
+  },
+
+  /**
+   * Flags a crash (statusAfterCrash in src/domain/sessionState.ts: only a fatal one makes the
+   * session `crashed`), evaluated in SQL against the row as it is when locked, so a concurrent
+   * session end is neither lost nor undone; a row already flagged is not written.
+   */
+  async markCrashed(q: Queryable, projectId: string, sessionId: string, isFatal: boolean): Promise<void> {
+    await q.query(
+      `UPDATE ${TABLE} SET has_crash = true, status = CASE WHEN $3 THEN 'crashed' ELSE status END, ${STAMP}
+       WHERE project_id = $1 AND id = $2 AND (NOT has_crash OR ($3 AND status <> 'crashed'))`,
+      [projectId, sessionId, isFatal],
+    );
   },
 
   /** The device a session reported, for a crash alert. */

@@ -10,8 +10,11 @@ export function crashGroupsService(groups: CrashGroupsRepo, outbox: OutboxRepo) 
     repo: groups,
 
     async view(projectId: string, groupId: string): Promise<CrashGroupView | null> {
+      // The alert's state first: a job seen done has stored its summary, so the group read
+      // afterwards shows it (the group's read spans both stores and takes a while).
+      const alert = await outbox.alertOf(groupId);
       const g = await groups.get(projectId, groupId);
-      return g ? withAlert(g) : null;
+      return g ? { ...g, alert } : null;
     },
 
     setStatus: groups.setStatus,

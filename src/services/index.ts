@@ -37,8 +37,11 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const projects = projectsService(projectRows, apiKeysRepo(stores.pg), accountRows);
   const changes = { changeLagMs: config.exportSyncLagMs };
   const sessions = sessionsRepo(stores.pg, events.countBySession, changes);
-  const crashGroups = crashGroupsRepo(stores.pg, changes);
   const touches = new SessionTouches(sessions.touch, config.exportTouchIntervalMs);
+  // A group's new occurrences change its exported counters: they move its updatedAt the same
+  // coalesced way as a session's events (at most once per interval, never once per occurrence).
+  const crashTouches = new SessionTouches((projectId, groupIds) => crashGroups.touch(projectId, groupIds), config.exportTouchIntervalMs);
+  const crashGroups = crashGroupsRepo(stores.pg, stores.ch, budget, { ...changes, touched: (p, g) => crashTouches.mark(p, g) });
   const wakeups = new Set<() => void>();
   return {
     config,
@@ -64,6 +67,8 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */
     touches,
+    /** Crash groups whose new occurrences wait to have their updatedAt moved. */
+    crashTouches,
     /** Listeners told when a new crash group's job is in the outbox. */
     onNewCrashGroup: wakeups,
     ingestion: ingestion({

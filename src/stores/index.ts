@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { ClickHouse } from './clickhouse/port.ts';
-import type { Postgres } from './postgres/port.ts';
+import type { Postgres, Queryable } from './postgres/port.ts';
 import { applyRetention, migrateClickHouse, migratePostgres } from './migrations.ts';
 import { openRedis } from './redis.ts';
 
@@ -13,8 +13,15 @@ export interface Stores {
   close(): Promise<void>;
 }
 
+/**
+ * A data move between the stores that a schema change needs (rows leaving Postgres for
+ * ClickHouse); run after both schemas are migrated, in the migration lock's transaction. Its SQL
+ * belongs to the repo that owns the tables, so the caller passes it in.
+ */
+export type DataMove = (q: Queryable, ch: ClickHouse) => Promise<unknown>;
+
 /** Opens each store, embedded unless its URL is set, and brings both schemas up to date. */
-export async function openStores(config: Config): Promise<Stores> {
+export async function openStores(config: Config, moves: readonly DataMove[] = []): Promise<Stores> {
   const pg = config.databaseUrl
     ? await (await import('./postgres/pg.ts')).openPg(config.databaseUrl)
     : await (await import('./postgres/pglite.ts')).openPglite(path.join(config.dataDir, 'postgres'));
@@ -28,6 +35,7 @@ export async function openStores(config: Config): Promise<Stores> {
     await q.query('SELECT pg_advisory_xact_lock(7263540113)');
     await migrateClickHouse(ch);
     await applyRetention(ch, config.retentionDays);
+    for (const move of moves) await move(q, ch);
   });
   const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
   return {

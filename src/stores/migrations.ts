@@ -73,7 +73,11 @@ export async function migrateClickHouse(ch: ClickHouse, dir = path.join(root, 'c
 }
 
 /** High-volume tables, and the column their retention counts from. */
-const RETAINED = [{ table: 'events', column: 'timestamp' }, { table: 'network_logs', column: 'timestamp' }] as const;
+const RETAINED = [
+  { table: 'events', column: 'timestamp' },
+  { table: 'network_logs', column: 'timestamp' },
+  { table: 'crash_occurrences', column: 'occurred_at' },
+] as const;
 
 /**
  * RETENTION_DAYS as a TTL on every high-volume table (rows older than that are dropped by

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Postgres } from '../stores/postgres/port.ts';
-import { crashGroupsRepo } from '../repos/crashGroups.ts';
+import { crashGroupAlerts } from '../repos/crashGroups.ts';
 import { projectsRepo } from '../repos/projects.ts';
 import { sessionQueries } from '../repos/sessions.ts';
 import type { OutboxRepo, OutboxJob } from '../repos/outbox.ts';
@@ -36,7 +36,7 @@ export interface AlertCrashes {
 
 /** The alert job's reads and its one write, from the owners of the crash group, project and session. */
 export function alertCrashes(db: Postgres): AlertCrashes {
-  const groups = crashGroupsRepo(db);
+  const groups = crashGroupAlerts(db);
   const projects = projectsRepo(db);
   return {
     async alertSource(groupId) {

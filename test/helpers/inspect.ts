@@ -11,9 +11,35 @@ export async function sessionRow(s: TestServer, projectId: string, sessionId: st
   return r.rows[0];
 }
 
+/**
+ * Crash groups as rows: identity and workflow from Postgres, and, in the columns they had when
+ * Postgres counted them, the facts aggregated from the occurrences in ClickHouse.
+ */
 export async function crashGroups(s: TestServer, projectId: string) {
   const r = await s.svc.stores.pg.query<Record<string, any>>('SELECT * FROM crash_groups WHERE project_id = $1 ORDER BY first_seen_at, id', [projectId]);
-  return r.rows;
+  const facts = await s.svc.stores.ch.query<Record<string, any>>(
+    `SELECT group_key, uniqExact(id) AS occurrence_count, uniqExact(device_fingerprint) AS affected_devices,
+       toUnixTimestamp64Milli(max(occurred_at)) AS last_seen_at, argMax(tuple(platform, app_version, os_version), (occurred_at, id)) AS latest,
+       max(is_fatal) AS is_fatal, min(handled) AS handled, groupUniqArray(app_version) AS app_versions
+     FROM crash_occurrences WHERE project_id = {p:String} GROUP BY group_key`,
+    { p: projectId },
+  );
+  const byKey = new Map(facts.map((f) => [f.group_key, f]));
+  return r.rows.map((g) => {
+    const f = byKey.get(g.group_key);
+    if (!f) return g;
+    const [platform, app_version, os_version] = f.latest;
+    return {
+      ...g, occurrence_count: Number(f.occurrence_count), affected_devices: Number(f.affected_devices), last_seen_at: Number(f.last_seen_at),
+      platform, app_version, os_version, is_fatal: Boolean(f.is_fatal), handled: Boolean(f.handled), app_versions: f.app_versions,
+    };
+  });
+}
+
+/** Distinct crash occurrences stored for a project (ClickHouse). */
+export async function countOccurrences(s: TestServer, projectId: string): Promise<number> {
+  const r = await s.svc.stores.ch.query<{ c: number }>('SELECT uniqExact(id) AS c FROM crash_occurrences WHERE project_id = {p:String}', { p: projectId });
+  return Number(r[0]!.c);
 }
 
 export async function outboxJobs(s: TestServer, projectId: string) {

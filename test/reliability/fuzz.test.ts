@@ -198,7 +198,7 @@ describe('hostile input', () => {
       sessions: (await pg.query<{ id: string }>('SELECT id::text AS id FROM sessions WHERE project_id = $1', [projectId])).rows.map((r) => r.id),
       events: (await ch.query<{ k: string }>("SELECT concat(session_id, ':', toString(sequence_number)) AS k FROM events FINAL WHERE project_id = {p:String}", { p: projectId })).map((r) => r.k),
       network: (await ch.query<{ id: string }>('SELECT id FROM network_logs FINAL WHERE project_id = {p:String}', { p: projectId })).map((r) => r.id),
-      crashes: (await pg.query<{ id: string }>('SELECT id FROM crash_occurrences WHERE project_id = $1', [projectId])).rows.map((r) => r.id),
+      crashes: (await ch.query<{ id: string }>('SELECT id FROM crash_occurrences FINAL WHERE project_id = {p:String}', { p: projectId })).map((r) => r.id),
     });
     const diffs: Record<string, { extra: string[]; missing: string[] }> = {};
     for (const [name, projectId] of [['fuzz', fuzz.projectId], ['other', other.projectId]] as const) {

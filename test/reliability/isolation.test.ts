@@ -111,8 +111,8 @@ describe('isolation between projects', () => {
     // A's session is as it was: B's session start with A's id made B's own session, B's end did not touch A's.
     expect(await sessionRow(s as never, A.projectId, A.sid)).toEqual(before);
     expect((await sessionRow(s as never, B.projectId, A.sid))?.project_id).toBe(B.projectId);
-    const crashes = await s.svc.stores.pg.query('SELECT count(*)::int AS c FROM crash_occurrences WHERE project_id = $1', [A.projectId]);
-    expect(crashes.rows[0]).toEqual({ c: 1 });
+    const crashes = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM crash_occurrences FINAL WHERE project_id = {p:String}', { p: A.projectId });
+    expect(Number(crashes[0]!.c)).toBe(1);
     const evs = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String}', { p: A.projectId });
     expect(Number(evs[0]!.c)).toBe(1);
   });

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { countRows } from '../helpers/inspect.ts';
+import { countRows, crashGroups } from '../helpers/inspect.ts';
 import * as P from '../helpers/payloads.ts';
 import { freePort } from './child.ts';
 import { TcpProxy } from './tcpProxy.ts';
@@ -205,10 +205,10 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       // nothing half-written: the crash left no occurrence, the other session does not exist
       const direct = new pg.Client({ connectionString: PG_ADMIN.replace(/\/postgres$/, `/${SCRATCH}`) });
       await direct.connect();
-      const occ = await direct.query('SELECT count(*)::int AS c FROM crash_occurrences WHERE project_id = $1', [projectId]);
+      const [occ] = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM crash_occurrences WHERE project_id = {p:String}', { p: projectId });
       const sess = await direct.query('SELECT count(*)::int AS c FROM sessions WHERE project_id = $1 AND id = $2', [projectId, other.sessionId]);
       await direct.end();
-      expect(occ.rows[0].c).toBe(0);
+      expect(Number(occ!.c)).toBe(0);
       expect(sess.rows[0].c).toBe(0);
     }
 
@@ -222,8 +222,8 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     };
     expect((await retry('/ingest/crash', crash)).statusCode).toBe(201);
     expect((await retry('/ingest/crash', crash)).statusCode).toBe(201);
-    const groups = await s.svc.stores.pg.query<{ occurrence_count: number }>('SELECT occurrence_count FROM crash_groups WHERE project_id = $1', [projectId]);
-    expect(groups.rows).toEqual([{ occurrence_count: 1 }]);
+    const groups = await crashGroups(s, projectId);
+    expect(groups.map((g) => ({ occurrence_count: g.occurrence_count }))).toEqual([{ occurrence_count: 1 }]);
     expect((await retry('/ingest/events', { sessionId: sid, events: [P.navigate(sid, 0)] })).statusCode).toBe(201);
     expect(await countRows(s, 'events', projectId)).toBe(before.events + 1);
     expect((await s.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
@@ -246,12 +246,12 @@ describe.skipIf(!pgUp)('a store goes away', () => {
         post('/ingest/session', P.sessionStart()),
         post('/ingest/crash', P.crash(sid, { stackTrace: 'at ch (fault.js:1:1)' })),
       ]);
-      for (const r of [...evs, net]) {
+      // A crash occurrence is a ClickHouse row too: its report fails (retryable) with the others.
+      for (const r of [...evs, net, crash]) {
         expect(retryable(r.statusCode), r.body).toBe(true);
         expect(r.json()).toEqual({ error: expect.any(String) });
       }
       expect(start.statusCode).toBe(201);
-      expect(crash.statusCode).toBe(201);
       const nl = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM network_logs FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
       expect(Number(nl[0]!.c)).toBe(0);
       const stored = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
@@ -262,6 +262,9 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       expect(again.map((r) => r.statusCode)).toEqual(batches.map(() => 201));
       const after = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
       expect(Number(after[0]!.c)).toBe(12);
+      // the crash's retry is stored once and makes its group
+      expect((await post('/ingest/crash', P.crash(sid, { stackTrace: 'at ch (fault.js:1:1)' }))).statusCode).toBe(201);
+      expect((await crashGroups(s, projectId)).filter((g) => g.stack_head === 'at ch (fault.js:1:1)').map((g) => g.occurrence_count)).toEqual([1]);
     } finally {
       (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = realInsert;
     }

@@ -30,11 +30,18 @@ export async function checkStores(pg: Postgres, ch: ClickHouse, projectId: strin
   const nlRaw = await ch.query<{ c: number }>('SELECT count() AS c FROM network_logs WHERE project_id = {p:String}', { p: projectId });
   const nlIds = new Set(nl.map((r) => r.id));
 
-  const occ = await pg.query<{ id: string; group_key: string }>('SELECT id, group_key FROM crash_occurrences WHERE project_id = $1', [projectId]);
-  const groups = await pg.query<{ group_key: string; occurrence_count: number }>(
-    'SELECT group_key, occurrence_count FROM crash_groups WHERE project_id = $1',
-    [projectId],
+  // Occurrences are ClickHouse facts (FINAL: a retried report is one row); the group's counter is
+  // what the export shows, aggregated from them.
+  const occ = { rows: await ch.query<{ id: string; group_key: string }>('SELECT id, group_key FROM crash_occurrences FINAL WHERE project_id = {p:String}', { p: projectId }) };
+  const counted = await ch.query<{ k: string; n: number }>(
+    'SELECT group_key AS k, uniqExact(id) AS n FROM crash_occurrences WHERE project_id = {p:String} GROUP BY group_key',
+    { p: projectId },
   );
+  const counters = new Map(counted.map((c) => [c.k, Number(c.n)]));
+  const groups = {
+    rows: (await pg.query<{ group_key: string }>('SELECT group_key FROM crash_groups WHERE project_id = $1', [projectId])).rows
+      .map((g) => ({ group_key: g.group_key, occurrence_count: counters.get(g.group_key) ?? 0 })),
+  };
   const perKey = new Map<string, number>();
   for (const o of occ.rows) perKey.set(o.group_key, (perKey.get(o.group_key) ?? 0) + 1);
   const ackedPerKey = new Map<string, number>();
