@@ -8,7 +8,8 @@ export interface Config {
   logLevel: string;
   adminToken: string | undefined;
   databaseUrl: string | undefined;
-  clickhouse: { url: string; user: string; password: string; database: string } | undefined;
+  /** `cluster`: CLICKHOUSE_CLUSTER, the clustered schema (replicated local tables, Distributed tables over them). */
+  clickhouse: { url: string; user: string; password: string; database: string; cluster: string | undefined } | undefined;
   /**
    * Inserts through ClickHouse's async_insert with wait_for_async_insert=1: the server gathers
    * the small inserts of many API processes into one part, and still answers only once the
@@ -110,8 +111,17 @@ function redisPrefix(env: Env): string {
   return v;
 }
 
+function clickhouseCluster(env: Env, chUrl: string | undefined): string | undefined {
+  const v = str(env, 'CLICKHOUSE_CLUSTER');
+  if (v === undefined) return undefined;
+  if (!chUrl) throw new ConfigError('CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL: the embedded ClickHouse (chDB) is one process on one machine, with no cluster to run on');
+  if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/.test(v)) throw new ConfigError(`CLICKHOUSE_CLUSTER must be a cluster name from the server's remote_servers, got "${v}"`);
+  return v;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const chUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
+  const chCluster = clickhouseCluster(env, chUrl);
   const openaiKey = str(env, 'OPENAI_API_KEY');
   const adminToken = str(env, 'ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -136,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
           user: str(env, 'CLICKHOUSE_USER') ?? 'default',
           password: str(env, 'CLICKHOUSE_PASSWORD') ?? '',
           database: str(env, 'CLICKHOUSE_DATABASE') ?? 'default',
+          cluster: chCluster,
         }
       : undefined,
     clickhouseAsyncInsert: bool(env, 'CLICKHOUSE_ASYNC_INSERT', false),

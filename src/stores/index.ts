@@ -33,8 +33,8 @@ export async function openStores(config: Config, moves: readonly DataMove[] = []
   // own, so its migrations run while this process holds a Postgres advisory lock.
   await pg.tx(async (q) => {
     await q.query('SELECT pg_advisory_xact_lock(7263540113)');
-    await migrateClickHouse(ch);
-    await applyRetention(ch, config.retentionDays);
+    await migrateClickHouse(ch, undefined, config.clickhouse?.cluster);
+    await applyRetention(ch, config.retentionDays, config.clickhouse?.cluster);
     for (const move of moves) await move(q, ch);
   });
   const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;

@@ -3,10 +3,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouse } from './clickhouse/port.ts';
 import type { Postgres } from './postgres/port.ts';
+import { clusterBookkeeping, clusterStatements, localName, singleNodeHistory } from './clickhouse/cluster.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-interface Migration {
+export interface Migration {
   version: number;
   name: string;
   statements: string[];
@@ -49,23 +50,46 @@ export async function migratePostgres(db: Postgres, dir = path.join(root, 'postg
 }
 
 /**
+ * The statements each migration step runs: the file's statement as written, or on a cluster
+ * its cluster form (src/stores/clickhouse/cluster.ts), which may be several statements or none.
+ * The whole history is transformed in order, so a step knows the tables created before it.
+ */
+export function clickHouseSteps(migrations: Migration[], cluster?: string): { version: number; name: string; steps: string[][] }[] {
+  const known = new Set<string>();
+  return migrations.map((m) => ({
+    version: m.version,
+    name: m.name,
+    steps: m.statements.map((s) => {
+      if (cluster === undefined) return [s];
+      return singleNodeHistory(m.version, s) ? [] : clusterStatements(s, cluster, known);
+    }),
+  }));
+}
+
+/**
  * ClickHouse DDL is not transactional, so each statement is recorded as a step once it ran: a
  * migration stopped half-way (a crash, a kill) resumes at the statement where it stopped, and
- * the statements themselves are written to be harmless when repeated.
+ * the statements themselves are written to be harmless when repeated. On a cluster the
+ * bookkeeping is replicated to every node; should a node lag behind, it repeats steps, which
+ * are all idempotent there (CREATE … IF NOT EXISTS, DROP … IF EXISTS, MODIFY TTL).
  */
-export async function migrateClickHouse(ch: ClickHouse, dir = path.join(root, 'clickhouse')): Promise<void> {
-  await ch.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String) ENGINE = ReplacingMergeTree ORDER BY version');
-  await ch.exec('CREATE TABLE IF NOT EXISTS schema_migration_steps (version UInt32, step UInt32) ENGINE = ReplacingMergeTree ORDER BY (version, step)');
+export async function migrateClickHouse(ch: ClickHouse, dir = path.join(root, 'clickhouse'), cluster?: string): Promise<void> {
+  if (cluster === undefined) {
+    await ch.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String) ENGINE = ReplacingMergeTree ORDER BY version');
+    await ch.exec('CREATE TABLE IF NOT EXISTS schema_migration_steps (version UInt32, step UInt32) ENGINE = ReplacingMergeTree ORDER BY (version, step)');
+  } else {
+    for (const s of clusterBookkeeping(cluster)) await ch.exec(s);
+  }
   const rows = await ch.query<{ version: number }>('SELECT version FROM schema_migrations FINAL');
   const applied = new Set(rows.map((r) => Number(r.version)));
-  for (const m of readMigrations(dir)) {
+  for (const m of clickHouseSteps(readMigrations(dir), cluster)) {
     if (applied.has(m.version)) continue;
     const done = new Set((await ch.query<{ step: number }>(
       'SELECT step FROM schema_migration_steps FINAL WHERE version = {v:UInt32}', { v: m.version },
     )).map((r) => Number(r.step)));
-    for (const [i, s] of m.statements.entries()) {
+    for (const [i, statements] of m.steps.entries()) {
       if (done.has(i)) continue;
-      await ch.exec(s);
+      for (const s of statements) await ch.exec(s);
       await ch.insert('schema_migration_steps', [{ version: m.version, step: i }]);
     }
     await ch.insert('schema_migrations', [{ version: m.version, name: m.name }]);
@@ -84,16 +108,22 @@ const RETAINED = [
  * merges, a partition at a time when it is wholly expired); unset, the TTL is removed and rows
  * are kept. Applied at every start, so changing the setting and restarting is enough.
  */
-export async function applyRetention(ch: ClickHouse, days: number | undefined): Promise<void> {
+export async function applyRetention(ch: ClickHouse, days: number | undefined, cluster?: string): Promise<void> {
   for (const { table, column } of RETAINED) {
+    const stored = cluster === undefined ? table : localName(table);
     const [t] = await ch.query<{ ttl: number }>(
       "SELECT position(create_table_query, ' TTL ') > 0 AS ttl FROM system.tables WHERE database = currentDatabase() AND name = {t:String}",
-      { t: table },
+      { t: stored },
     );
-    if (days === undefined) {
-      if (t?.ttl) await ch.exec(`ALTER TABLE ${table} REMOVE TTL`);
-    } else {
-      await ch.exec(`ALTER TABLE ${table} MODIFY TTL toDateTime(${column}) + INTERVAL ${Math.trunc(days)} DAY SETTINGS materialize_ttl_after_modify = 0`);
-    }
+    if (days === undefined && !t?.ttl) continue;
+    await ch.exec(retentionStatement(table, column, days, cluster));
   }
+}
+
+/** The TTL statement of one table; on a cluster it is the local tables' (a Distributed table stores nothing). */
+export function retentionStatement(table: string, column: string, days: number | undefined, cluster?: string): string {
+  const target = cluster === undefined ? table : `${localName(table)} ON CLUSTER '${cluster}'`;
+  return days === undefined
+    ? `ALTER TABLE ${target} REMOVE TTL`
+    : `ALTER TABLE ${target} MODIFY TTL toDateTime(${column}) + INTERVAL ${Math.trunc(days)} DAY SETTINGS materialize_ttl_after_modify = 0`;
 }

@@ -10,8 +10,14 @@ export async function openClickHouseHttp(opts: {
   password: string;
   database: string;
   asyncInsert?: boolean;
+  /** CLICKHOUSE_CLUSTER: inserts go through Distributed tables. */
+  cluster?: string;
 }): Promise<ClickHouse> {
-  const ingestSettings = opts.asyncInsert ? { ...INGEST_SETTINGS, ...ASYNC_INSERT_SETTINGS } : INGEST_SETTINGS;
+  // On a cluster an insert answers only once every shard it touched has written its rows
+  // (distributed_foreground_insert), so a 2xx still means committed, not queued on this node.
+  const distributed = opts.cluster === undefined ? {} : { distributed_foreground_insert: 1 };
+  const insertSettings = { ...INSERT_SETTINGS, ...distributed };
+  const ingestSettings = { ...(opts.asyncInsert ? { ...INGEST_SETTINGS, ...ASYNC_INSERT_SETTINGS } : INGEST_SETTINGS), ...distributed };
   const client = createClient({
     url: opts.url,
     username: opts.user,
@@ -26,7 +32,7 @@ export async function openClickHouseHttp(opts: {
     },
     async insert(table, rows) {
       if (rows.length === 0) return;
-      await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: INSERT_SETTINGS });
+      await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: insertSettings });
     },
     async insertBytes(table, bytes, format) {
       // The request bodies go to the server as they arrived: the client's insert() would parse
