@@ -42,6 +42,16 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   });
   registerValidation(app);
   registerErrorHandling(app);
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    // An ingest body's rows: events or requests of a batch, else one (a session, an end, a crash).
+    let rows: number | undefined;
+    if (route.startsWith('/ingest/')) {
+      const b = req.body as { events?: unknown; requests?: unknown } | undefined;
+      rows = Array.isArray(b?.events) ? b.events.length : Array.isArray(b?.requests) ? b.requests.length : 1;
+    }
+    svc.metrics.request(req.method, route, reply.statusCode, reply.elapsedTime / 1000, rows);
+  });
   registerClosingGuard(app);
   registerJsonParser(app);
   // Bodies are JSON only: a text/plain body would otherwise reach the schemas as a string.

@@ -12,16 +12,22 @@ export async function sendChunks(
   reply: FastifyReply,
   chunks: AsyncGenerator<Buffer | string>,
   headers: Record<string, string>,
+  watch?: { started(): void; ended(ok: boolean): void },
 ): Promise<FastifyReply> {
   const first = await chunks.next();
   async function* guarded(): AsyncGenerator<Buffer | string> {
+    watch?.started();
+    let ok = false;
     try {
       if (first.done) return;
       yield first.value;
       for await (const c of chunks) yield c;
+      ok = true;
     } catch (err) {
       req.log.error({ err, url: req.url }, 'export stream failed mid-response; connection aborted');
       reply.raw.destroy();
+    } finally {
+      watch?.ended(ok || first.done === true);
     }
   }
   reply.headers(headers);

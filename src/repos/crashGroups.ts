@@ -393,6 +393,8 @@ export function crashGroupsRepo(
 
     /** Resolves once every occurrence accepted so far is written (shutdown, tests). */
     drain: () => writer.drain(),
+    /** The table's group commit (its queue and inserts are measured). */
+    batcher: writer,
 
     get,
 

@@ -63,6 +63,8 @@ export function eventsRepo(ch: ClickHouse, budget: QueueBudget) {
     add: (projectId: string, raw: Buffer | undefined, body: object, rows: number) => writeBody(writer, projectId, raw, body, rows),
     /** Resolves once everything accepted so far is written (shutdown, tests). */
     drain: () => writer.drain(),
+    /** The table's group commit (its queue and inserts are measured). */
+    batcher: writer,
 
     /** The events of one session, in sequence order; `data` is parsed back into an object for JSON. */
     export: chResource(ch, 'events', EVENT_FIELDS, source, (r) => ({ ...r, data: JSON.parse(String(r.data)) as Record<string, unknown> })),

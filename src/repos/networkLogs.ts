@@ -67,6 +67,8 @@ export function networkLogsRepo(ch: ClickHouse, budget: QueueBudget) {
     /** Resolves once the body's rows are committed, in a block shared with concurrent requests. */
     add: (projectId: string, raw: Buffer | undefined, body: object, rows: number) => writeBody(writer, projectId, raw, body, rows),
     drain: () => writer.drain(),
+    /** The table's group commit (its queue and inserts are measured). */
+    batcher: writer,
 
     /** Network logs of a project, ordered by (timestamp, id), filtered on timestamp. */
     export: chResource(ch, 'network', NETWORK_FIELDS, source),

@@ -51,6 +51,19 @@ export async function enqueueJob(q: Queryable, projectId: string, groupId: strin
 export function outboxRepo(db: Queryable) {
   return {
     /** The new-group alert job of a crash group, or null when it has none. */
+    /** Jobs by status, pending ones split by whether an attempt already failed (the metrics' backlog and failures). */
+    async backlog(): Promise<{ pending: number; retrying: number; failed: number; oldestPendingSeconds: number }> {
+      const r = await db.query<{ pending: number; retrying: number; failed: number; oldest: number | null }>(
+        `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+                count(*) FILTER (WHERE status = 'pending' AND attempts > 0)::int AS retrying,
+                count(*) FILTER (WHERE status = 'failed')::int AS failed,
+                EXTRACT(EPOCH FROM now() - min(created_at) FILTER (WHERE status = 'pending'))::float8 AS oldest
+         FROM ${TABLE} WHERE status <> 'done'`,
+      );
+      const x = r.rows[0];
+      return { pending: x?.pending ?? 0, retrying: x?.retrying ?? 0, failed: x?.failed ?? 0, oldestPendingSeconds: x?.oldest ?? 0 };
+    },
+
     async alertOf(groupId: string): Promise<AlertState | null> {
       const r = await db.query<{ status: string; attempts: number; last_error: string | null; sent_at: Date | string | null; note: string | null }>(
         `SELECT status, attempts, last_error, sent_at, note FROM ${TABLE} WHERE group_id = $1 AND kind = $2`,

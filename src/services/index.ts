@@ -21,6 +21,7 @@ import { projectsService } from './projects.ts';
 import { crashGroupsService } from './crashGroups.ts';
 import { dashboardService } from './dashboard.ts';
 import { teamsService } from './teams.ts';
+import { createMetrics } from './metrics.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string) {
@@ -43,21 +44,29 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const crashTouches = new SessionTouches((projectId, groupIds) => crashGroups.touch(projectId, groupIds), config.exportTouchIntervalMs);
   const crashGroups = crashGroupsRepo(stores.pg, stores.ch, budget, { ...changes, touched: (p, g) => crashTouches.mark(p, g) });
   const wakeups = new Set<() => void>();
+  const limits = {
+    ingest: new RateLimiter('ingest', config.rateLimits.ingest, stores.redis, config.redisKeyPrefix),
+    export: new RateLimiter('export', config.rateLimits.export, stores.redis, config.redisKeyPrefix),
+    auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis, config.redisKeyPrefix),
+  };
+  const outbox = outboxRepo(stores.pg);
   return {
     config,
     stores,
     adminToken,
     projects,
     sessions,
-    crashGroups: crashGroupsService(crashGroups, outboxRepo(stores.pg)),
+    crashGroups: crashGroupsService(crashGroups, outbox),
     events,
     networkLogs,
     keys: new KeyResolver(projects, config.keyCacheTtlMs, stores.redis, config.redisKeyPrefix),
-    limits: {
-      ingest: new RateLimiter('ingest', config.rateLimits.ingest, stores.redis, config.redisKeyPrefix),
-      export: new RateLimiter('export', config.rateLimits.export, stores.redis, config.redisKeyPrefix),
-      auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis, config.redisKeyPrefix),
-    },
+    limits,
+    metrics: createMetrics({
+      batchers: [events.batcher, networkLogs.batcher, crashGroups.batcher],
+      budget,
+      limiters: Object.values(limits),
+      outboxBacklog: outbox.backlog,
+    }),
     exports: exportService({
       endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export }),
       chunkRows: config.exportChunkRows,

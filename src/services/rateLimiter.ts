@@ -14,6 +14,8 @@ export interface LimitResult {
  */
 export class RateLimiter {
   private limiter: RateLimiterRedis | RateLimiterMemory;
+  /** Requests this process refused (the metrics read it). */
+  rejections = 0;
 
   constructor(
     readonly name: string,
@@ -39,7 +41,10 @@ export class RateLimiter {
       const r = await this.limiter.consume(key, 1);
       return this.result(true, r);
     } catch (r) {
-      if (r instanceof RateLimiterRes) return this.result(false, r);
+      if (r instanceof RateLimiterRes) {
+        this.rejections++;
+        return this.result(false, r);
+      }
       // Neither Redis nor its insurance answered: let the request through rather than fail it.
       return { allowed: true, limit: this.points, remaining: this.points, resetSeconds: 60 };
     }

@@ -27,7 +27,10 @@ export const exportRoutes = (svc: Services): Routes => async (app) => {
     if (stream && format !== 'json') {
       const s = await svc.exports.stream(ep, req.projectId, filter, format);
       const cursor: Record<string, string> = s.nextCursor ? { [NEXT_CURSOR_HEADER]: s.nextCursor } : {};
-      return sendChunks(req, reply, s.chunks, { ...contentHeaders(ep.name, format), ...cursor });
+      return sendChunks(req, reply, s.chunks, { ...contentHeaders(ep.name, format), ...cursor }, {
+        started: svc.metrics.streamStarted,
+        ended: svc.metrics.streamEnded,
+      });
     }
     const r = await svc.exports.page(ep, req.projectId, filter, q, format);
     setPageHeaders(reply, r.meta);

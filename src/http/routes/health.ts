@@ -1,19 +1,31 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services/index.ts';
 
+const status = { type: 'object', properties: { status: { type: 'string' }, error: { type: 'string' } } } as const;
+
+/**
+ * Liveness apart from readiness: `/health/live` says the process serves HTTP (an orchestrator
+ * restarts it when this fails), `/health/ready` that its stores answer (a balancer sends it
+ * traffic only then); restarting a process because Postgres is down would not bring Postgres
+ * back. `/health` stays what it always was, readiness, for the probes and scripts that use it.
+ * None of them, nor `/metrics`, is logged per request: probes would drown the log.
+ */
 export const healthRoutes = (svc: Services): FastifyPluginAsync => async (app) => {
-  app.get('/health', {
-    schema: {
-      tags: ['health'],
-      response: { 200: { type: 'object', properties: { status: { type: 'string' } } }, 503: { type: 'object', properties: { status: { type: 'string' }, error: { type: 'string' } } } },
-    },
-  }, async (req, reply) => {
+  const ready = async (_req: unknown, reply: import('fastify').FastifyReply) => {
     try {
       await Promise.all([svc.stores.pg.query('SELECT 1'), svc.stores.ch.ping()]);
       return { status: 'ok' };
     } catch (err) {
-      req.log.warn({ err }, 'health check failed');
+      app.log.warn({ err }, 'readiness check failed');
       return reply.code(503).send({ status: 'unavailable', error: 'A store did not answer' });
     }
+  };
+  const quiet = { logLevel: 'silent' as const };
+  app.get('/health', { ...quiet, schema: { tags: ['health'], description: 'Readiness (same as /health/ready)', response: { 200: status, 503: status } } }, ready);
+  app.get('/health/ready', { ...quiet, schema: { tags: ['health'], description: 'Readiness: 200 when Postgres and ClickHouse answer, else 503', response: { 200: status, 503: status } } }, ready);
+  app.get('/health/live', { ...quiet, schema: { tags: ['health'], description: 'Liveness: 200 while the process serves HTTP; touches no store', response: { 200: status } } }, async () => ({ status: 'ok' }));
+  app.get('/metrics', { ...quiet, schema: { hide: true } }, async (_req, reply) => {
+    const r = svc.metrics.registry;
+    return reply.type(r.contentType).send(await r.metrics());
   });
 };

@@ -30,15 +30,21 @@ interface Pending {
  * one makes fewer, larger inserts. The queue is bounded in rows and, through the shared
  * budget, in bytes: past either, callers are refused at once rather than held in memory.
  */
+/** What a batcher reports of each insert (metrics), without knowing who listens. */
+export type InsertObserver = (table: string, rows: number, bytes: number, seconds: number, ok: boolean) => void;
+
 export class InsertBatcher {
   private queue: Pending[] = [];
-  private queuedRows = 0;
+  /** Rows accepted and not yet in an insert (the metrics read it). */
+  queuedRows = 0;
+  /** Set once by the wiring; each insert's outcome and duration. */
+  observe: InsertObserver | undefined;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly ch: ClickHouse,
-    private readonly table: string,
+    readonly table: string,
     private readonly budget: QueueBudget,
     private readonly opts: { maxBatchRows: number; maxQueuedRows: number; maxConcurrent: number },
   ) {}
@@ -88,9 +94,15 @@ export class InsertBatcher {
       this.inFlight++;
       const only = batch.length === 1 ? batch[0] : undefined;
       const bytes = only ? only.chunk : Buffer.concat(batch.map((p) => p.chunk));
+      const t0 = performance.now();
+      const seen = (ok: boolean) => this.observe?.(this.table, n, bytes.length, (performance.now() - t0) / 1000, ok);
       this.ch.insertBytes(this.table, bytes, 'JSONEachRow').then(
-        () => batch.forEach((p) => p.resolve()),
+        () => {
+          seen(true);
+          batch.forEach((p) => p.resolve());
+        },
         (err) => {
+          seen(false);
           const failAll = () => batch.forEach((p) => p.reject(err));
           if (batch.length === 1) return failAll();
           // The store answers: the batch had bad lines, so find whose. It does not: all fail.

@@ -1,0 +1,114 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { InsertBatcher, QueueBudget } from '../stores/clickhouse/batcher.ts';
+import type { RateLimiter } from './rateLimiter.ts';
+
+/** What the metrics read at scrape time, from the parts that own the numbers. */
+export interface MetricSources {
+  batchers: InsertBatcher[];
+  budget: QueueBudget;
+  limiters: RateLimiter[];
+  outboxBacklog: () => Promise<{ pending: number; retrying: number; failed: number; oldestPendingSeconds: number }>;
+}
+
+/**
+ * The process's Prometheus metrics (`GET /metrics`). One registry per service instance, not
+ * prom-client's global one: tests run several services in one process. Labels are bounded:
+ * routes are Fastify's route templates, never raw URLs.
+ */
+export function createMetrics(src: MetricSources) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'flightrec_' });
+
+  const requests = new Counter({
+    name: 'flightrec_http_requests_total', help: 'HTTP requests answered, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'flightrec_http_request_duration_seconds', help: 'HTTP request latency by route template',
+    labelNames: ['route'] as const, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
+  });
+  const rows = new Counter({
+    name: 'flightrec_ingest_rows_total', help: 'Rows in /ingest bodies (events, requests; 1 for a session or crash), by route and status',
+    labelNames: ['route', 'status'] as const, registers: [registry],
+  });
+  const counted = new Map<string, number>();
+  new Counter({
+    name: 'flightrec_rate_limit_rejections_total', help: 'Requests refused with 429, by limiter (ingest, export, auth)',
+    labelNames: ['limiter'] as const, registers: [registry],
+    collect() {
+      // The limiters count; the counter takes what they refused since the last scrape.
+      for (const l of src.limiters) {
+        const d = l.rejections - (counted.get(l.name) ?? 0);
+        this.inc({ limiter: l.name }, d);
+        counted.set(l.name, l.rejections);
+      }
+    },
+  });
+  const streamsStarted = new Counter({
+    name: 'flightrec_export_streams_total', help: 'Streamed exports (stream=true), by outcome (completed, failed)',
+    labelNames: ['outcome'] as const, registers: [registry],
+  });
+  const streamsOpen = new Gauge({ name: 'flightrec_export_streams_open', help: 'Streamed exports being sent now', registers: [registry] });
+  const insertSeconds = new Histogram({
+    name: 'flightrec_clickhouse_insert_duration_seconds', help: 'Group-commit inserts into ClickHouse, by table and outcome',
+    labelNames: ['table', 'outcome'] as const, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
+  });
+  const insertRows = new Counter({
+    name: 'flightrec_clickhouse_insert_rows_total', help: 'Rows (events, requests, occurrences) in group-commit inserts, by table and outcome',
+    labelNames: ['table', 'outcome'] as const, registers: [registry],
+  });
+  new Gauge({
+    name: 'flightrec_ingest_queue_rows', help: 'Rows accepted and waiting for their ClickHouse insert, by table',
+    labelNames: ['table'] as const, registers: [registry],
+    collect() {
+      for (const b of src.batchers) this.set({ table: b.table }, b.queuedRows);
+    },
+  });
+  new Gauge({
+    name: 'flightrec_ingest_queue_bytes', help: 'Bytes of accepted bodies waiting for their ClickHouse insert (all tables; 503 past INGEST_QUEUE_BYTES)',
+    registers: [registry],
+    collect() {
+      this.set(src.budget.bytes);
+    },
+  });
+  const oldest = new Gauge({ name: 'flightrec_outbox_oldest_pending_seconds', help: 'Age of the oldest pending alert job', registers: [registry] });
+  new Gauge({
+    name: 'flightrec_outbox_jobs', help: 'Alert outbox jobs not done: pending, retrying (pending after a failed attempt), failed for good',
+    labelNames: ['state'] as const, registers: [registry],
+    async collect() {
+      try {
+        const b = await src.outboxBacklog();
+        this.set({ state: 'pending' }, b.pending);
+        this.set({ state: 'retrying' }, b.retrying);
+        this.set({ state: 'failed' }, b.failed);
+        oldest.set(b.oldestPendingSeconds);
+      } catch {
+        // A scrape during a Postgres outage still answers; the gauges keep their last values.
+      }
+    },
+  });
+
+  for (const b of src.batchers) {
+    b.observe = (table, n, _bytes, seconds, ok) => {
+      const outcome = ok ? 'ok' : 'error';
+      insertSeconds.observe({ table, outcome }, seconds);
+      insertRows.inc({ table, outcome }, n);
+    };
+  }
+
+  return {
+    registry,
+    request(method: string, route: string, status: number, seconds: number, ingestRows: number | undefined) {
+      requests.inc({ method, route, status: String(status) });
+      duration.observe({ route }, seconds);
+      if (ingestRows !== undefined) rows.inc({ route, status: String(status) }, ingestRows);
+    },
+    streamStarted: () => streamsOpen.inc(),
+    streamEnded(ok: boolean) {
+      streamsOpen.dec();
+      streamsStarted.inc({ outcome: ok ? 'completed' : 'failed' });
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
