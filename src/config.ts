@@ -52,6 +52,10 @@ export interface Config {
   exportTouchIntervalMs: number;
   /** Whether anyone may create an account at /api/auth/signup (a private install may close it). */
   signupEnabled: boolean;
+  /** WEB_CONCURRENCY: HTTP worker processes (node:cluster) sharing the port; 1 runs in this process. */
+  webConcurrency: number;
+  /** With WEB_CONCURRENCY > 1: where the primary serves the metrics summed over its workers. */
+  metricsPort: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -119,9 +123,27 @@ function clickhouseCluster(env: Env, chUrl: string | undefined): string | undefi
   return v;
 }
 
+/**
+ * Workers share nothing but the stores, so every store must be a server: PGlite and chDB
+ * belong to the one process that opened their directory (a second one cannot open it), and the
+ * in-process rate limiter and key cache would count and invalidate per worker.
+ */
+function webConcurrency(env: Env, servers: { databaseUrl?: string; chUrl?: string; redisUrl?: string }): number {
+  const n = int(env, 'WEB_CONCURRENCY', 1, 1, 256);
+  if (n === 1) return n;
+  const missing = [
+    servers.databaseUrl ? null : 'DATABASE_URL (embedded PGlite is one process\'s)',
+    servers.chUrl ? null : 'CLICKHOUSE_URL (embedded chDB is one process\'s)',
+    servers.redisUrl ? null : 'REDIS_URL (rate limits and key invalidation would be per worker)',
+  ].filter((x) => x !== null);
+  if (missing.length) throw new ConfigError(`WEB_CONCURRENCY=${n} needs every store on a server; set ${missing.join(', ')}, or leave WEB_CONCURRENCY at 1`);
+  return n;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const chUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
   const chCluster = clickhouseCluster(env, chUrl);
+  const workers = webConcurrency(env, { databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']), chUrl, redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']) });
   const openaiKey = str(env, 'OPENAI_API_KEY');
   const adminToken = str(env, 'ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -188,5 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     exportSyncLagMs: int(env, 'EXPORT_SYNC_LAG_MS', 5000, 0, 3_600_000),
     exportTouchIntervalMs: int(env, 'EXPORT_TOUCH_INTERVAL_MS', 10_000, 1, 3_600_000),
     signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
+    webConcurrency: workers,
+    metricsPort: workers > 1 ? int(env, 'METRICS_PORT', 9464, 1, 65535) : undefined,
   };
 }

@@ -2,6 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
 describe('config', () => {
+  it('WEB_CONCURRENCY above 1 needs every store on a server, and says which is missing', () => {
+    expect(() => loadConfig({ WEB_CONCURRENCY: '2' })).toThrow(/DATABASE_URL \(embedded PGlite.*CLICKHOUSE_URL.*REDIS_URL/);
+    expect(() => loadConfig({ WEB_CONCURRENCY: '2', DATABASE_URL: 'postgres://h/db', REDIS_URL: 'redis://h' })).toThrow(/needs every store on a server; set CLICKHOUSE_URL \(embedded chDB/);
+    const c = loadConfig({ WEB_CONCURRENCY: '4', DATABASE_URL: 'postgres://h/db', CLICKHOUSE_URL: 'http://ch:8123', REDIS_URL: 'redis://h' });
+    expect([c.webConcurrency, c.metricsPort]).toEqual([4, 9464]);
+    expect(loadConfig({}).webConcurrency).toBe(1);
+    expect(() => loadConfig({ WEB_CONCURRENCY: '0' })).toThrow(ConfigError);
+  });
   it('defaults to embedded stores on 127.0.0.1:3000 under ./.data', () => {
     const c = loadConfig({});
     expect(c.host).toBe('127.0.0.1');
