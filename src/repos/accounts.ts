@@ -169,6 +169,14 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
       return r.rows.length > 0;
     },
 
+    async ownerSuspended(teamId: string): Promise<boolean> {
+      const r = await db.query<{ s: boolean }>(
+        'SELECT o.suspended_at IS NOT NULL AS s FROM teams t JOIN users o ON o.id = t.owner_id WHERE t.id = $1',
+        [teamId],
+      );
+      return r.rows[0]?.s ?? false;
+    },
+
     /** The user's membership of a team, with whether its owner is suspended; null when not a member. */
     async membership(userId: string, teamId: string): Promise<{ teamId: string; ownerSuspended: boolean } | null> {
       const r = await db.query<{ team_id: string; owner_suspended: boolean }>(

@@ -3,6 +3,7 @@ import type { ApiKeysRepo } from '../repos/apiKeys.ts';
 import type { AccountsRepo } from '../repos/accounts.ts';
 import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
 import { normalizeEmail } from './accounts.ts';
+import { keyScopes } from '../domain/apiKey.ts';
 
 /** A project's team as the dashboard checks it: membership, and whether its owner is suspended. */
 export interface ProjectAccess {
@@ -62,10 +63,15 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       return p;
     },
 
-    /** A new key for an existing project, or null when the project does not exist. */
-    async createKey(projectId: string, name: string | null = null) {
+    /**
+     * A new key for an existing project, or null when the project does not exist. `scopes`
+     * defaults to both; a key made while the team's owner is suspended is born suspended.
+     */
+    async createKey(projectId: string, name: string | null = null, scopes?: readonly string[]) {
       if (!(await projects.exists(projectId))) return null;
-      return keys.insert(projectId, name);
+      const teamId = await projects.teamOf(projectId);
+      const suspended = teamId !== null && (await accounts.ownerSuspended(teamId));
+      return keys.insert(projectId, name, keyScopes(scopes), suspended);
     },
 
     deactivateKey: keys.deactivate,
@@ -101,9 +107,9 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       return p;
     },
 
-    async createKeyFor(userId: string, projectId: string, name: string | undefined) {
+    async createKeyFor(userId: string, projectId: string, name: string | undefined, scopes?: readonly string[]) {
       notSuspended(await access(userId, projectId));
-      return keys.insert(projectId, name?.trim() || null);
+      return keys.insert(projectId, name?.trim() || null, keyScopes(scopes), false);
     },
 
     async renameKeyFor(userId: string, projectId: string, keyId: string, name: string | null) {

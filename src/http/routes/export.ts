@@ -12,11 +12,11 @@ import type { Services } from '../../services/index.ts';
 import type { ExportEndpoint } from '../../services/exports.ts';
 
 const security = [{ apiKey: [] }];
-const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse, 429: errorResponse };
+const errors = { 400: errorResponse, 401: errorResponse, 403: errorResponse, 404: errorResponse, 429: errorResponse };
 
 /** The four /export routes; thin: parse the query, then a page or a stream from the export service. */
 export const exportRoutes = (svc: Services): Routes => async (app) => {
-  app.addHook('onRequest', apiKeyAuth(svc.keys));
+  app.addHook('onRequest', apiKeyAuth(svc.keys, 'export'));
   app.addHook('onRequest', rateLimit(svc.limits.export));
   app.addHook('onSend', gzipOnSend);
 

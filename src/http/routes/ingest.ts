@@ -6,11 +6,11 @@ import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 
 const security = [{ apiKey: [] }];
-const errors = { 400: S.errorResponse, 401: S.errorResponse, 404: S.errorResponse, 422: S.errorResponse, 429: S.errorResponse };
+const errors = { 400: S.errorResponse, 401: S.errorResponse, 403: S.errorResponse, 404: S.errorResponse, 422: S.errorResponse, 429: S.errorResponse };
 
 /** The five /ingest routes; thin: schema, then one ingestion call. */
 export const ingestRoutes = (svc: Services): Routes => async (app) => {
-  app.addHook('onRequest', apiKeyAuth(svc.keys));
+  app.addHook('onRequest', apiKeyAuth(svc.keys, 'ingest'));
   app.addHook('onRequest', rateLimit(svc.limits.ingest));
   app.addHook('preParsing', decodeBody);
 
