@@ -18,8 +18,10 @@ CREATE TABLE IF NOT EXISTS alert_recipients (
   PRIMARY KEY (project_id, email)
 );
 
--- Alert throttling: when the project's last alert (or digest) went out.
+-- Alert throttling: when the project's last alert (or digest) went out, and by which job.
 ALTER TABLE projects ADD COLUMN IF NOT EXISTS alert_sent_at timestamptz;
+-- the outbox job that took the slot: its own retry is not held back by it
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS alert_slot_job bigint;
 
 -- Team invitations: an owner invites by email; the person joins only by accepting.
 CREATE TABLE IF NOT EXISTS team_invitations (

@@ -15,6 +15,7 @@ import { authRoutes } from './http/routes/auth.ts';
 import { dashboardRoutes } from './http/routes/dashboard/index.ts';
 import { operatorRoutes } from './http/routes/operator.ts';
 import { webRoutes } from './http/routes/web.ts';
+import { alertRecipientRoutes } from './http/routes/alertRecipients.ts';
 
 export interface AppOptions {
   logger?: boolean | object;
@@ -69,6 +70,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   await app.register(authRoutes(svc), { prefix: '/api/auth' });
   await app.register(dashboardRoutes(svc), { prefix: '/api/dashboard' });
   await app.register(operatorRoutes(svc), { prefix: '/api' });
+  await app.register(alertRecipientRoutes(svc), { prefix: '/api/alert-recipients' });
   await app.register(webRoutes());
   return app;
 }

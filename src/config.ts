@@ -25,6 +25,8 @@ export interface Config {
   smtpUrl: string | undefined;
   alertEmailFrom: string;
   alertEmailTo: string[];
+  /** At most one alert email per project per window; new groups meanwhile come in one digest. */
+  alertDigestWindowMs: number;
   publicUrl: string;
   openai: { apiKey: string; baseUrl: string | undefined; model: string } | undefined;
   /** Budget of one AI summary, retries included; past it the deterministic summary is used. */
@@ -146,6 +148,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     alertEmailFrom: str(env, 'ALERT_EMAIL_FROM') ?? 'flightrec <alerts@flightrec.local>',
     alertEmailTo: emails(env, 'ALERT_EMAIL_TO'),
+    alertDigestWindowMs: int(env, 'ALERT_DIGEST_WINDOW_MS', 300_000, 0, 86_400_000),
     publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? 'http://localhost:3000').replace(/\/$/, ''),
     openai: openaiKey
       ? {

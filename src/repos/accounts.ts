@@ -41,6 +41,16 @@ async function ownedTeams(q: Queryable, userId: string): Promise<string[]> {
   return r.rows.map((t) => t.id);
 }
 
+/** The addresses of a team's members whose accounts are not suspended (alert fallback). */
+export async function memberEmailsOfTeam(q: Queryable, teamId: string): Promise<string[]> {
+  const r = await q.query<{ email: string }>(
+    `SELECT u.email FROM team_members m JOIN users u ON u.id = m.user_id
+     WHERE m.team_id = $1 AND u.suspended_at IS NULL ORDER BY u.email`,
+    [teamId],
+  );
+  return r.rows.map((x) => x.email);
+}
+
 /** Users, teams, memberships and log-in sessions (`users`, `teams`, `team_members`, `user_sessions`). */
 export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
   return {

@@ -10,6 +10,7 @@ import { eventsRepo } from '../repos/events.ts';
 import { networkLogsRepo } from '../repos/networkLogs.ts';
 import { outboxRepo } from '../repos/outbox.ts';
 import { accountsRepo } from '../repos/accounts.ts';
+import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
 import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { SessionFacts } from './sessionCache.ts';
@@ -34,7 +35,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     suspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
     unsuspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
   });
-  const projects = projectsService(projectRows, apiKeysRepo(stores.pg), accountRows);
+  const projects = projectsService(projectRows, apiKeysRepo(stores.pg), accountRows, alertRecipientsRepo(stores.pg), stores.pg);
   const changes = { changeLagMs: config.exportSyncLagMs };
   const sessions = sessionsRepo(stores.pg, events.countBySession, changes);
   const crashGroups = crashGroupsRepo(stores.pg, changes);
