@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { loggableError } from './errors.ts';
 
 /**
  * Sends a lazily produced body. The first chunk is read before any header is set, so a store
@@ -20,7 +21,7 @@ export async function sendChunks(
       yield first.value;
       for await (const c of chunks) yield c;
     } catch (err) {
-      req.log.error({ err, url: req.url }, 'export stream failed mid-response; connection aborted');
+      req.log.error({ err: loggableError(err) }, 'export stream failed mid-response; connection aborted');
       reply.raw.destroy();
     }
   }
