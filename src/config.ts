@@ -33,7 +33,7 @@ export interface Config {
   summaryTimeoutMs: number;
   /** The alert outbox worker: poll interval, lease, retry cap and backoff. */
   outbox: { pollMs: number; leaseMs: number; maxAttempts: number; backoffBaseMs: number; backoffMaxMs: number };
-  rateLimits: { ingest: number; export: number; auth: number };
+  rateLimits: { ingest: number; export: number; auth: number; dashboard: number };
   keyCacheTtlMs: number;
   bodyLimitBytes: number;
   /**
@@ -169,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
       ingest: int(env, 'RATE_LIMIT_INGEST_PER_MIN', 600, 1, 1e9),
       export: int(env, 'RATE_LIMIT_EXPORT_PER_MIN', 60, 1, 1e9),
       auth: int(env, 'RATE_LIMIT_AUTH_PER_MIN', 20, 1, 1e9),
+      dashboard: int(env, 'RATE_LIMIT_DASHBOARD_PER_MIN', 300, 1, 1e9),
     },
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 4000, 0, 5000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),

@@ -55,6 +55,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       ingest: new RateLimiter('ingest', config.rateLimits.ingest, stores.redis, config.redisKeyPrefix),
       export: new RateLimiter('export', config.rateLimits.export, stores.redis, config.redisKeyPrefix),
       auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis, config.redisKeyPrefix),
+      dashboard: new RateLimiter('dashboard', config.rateLimits.dashboard, stores.redis, config.redisKeyPrefix),
     },
     exports: exportService({
       endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export }),
