@@ -51,6 +51,10 @@ export interface Config {
   exportSyncLagMs: number;
   /** Event batches move their session's updatedAt at most this often (SessionTouches). */
   exportTouchIntervalMs: number;
+  /** Streamed exports open at once per project (per API process); 429 beyond. */
+  exportMaxStreams: number;
+  /** A streamed export whose client reads nothing for this long is cut. */
+  exportIdleTimeoutMs: number;
   /** Whether anyone may create an account at /api/auth/signup (a private install may close it). */
   signupEnabled: boolean;
 }
@@ -177,9 +181,13 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs,
     runWorker: bool(env, 'RUN_WORKER', true),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    // Also on the embedded engine: smaller chunks shortened other queries' waits little and
+    // lengthened the stream a lot (docs/reliability.md, Security).
     exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 20_000, 1, 1_000_000),
     exportSyncLagMs: int(env, 'EXPORT_SYNC_LAG_MS', 5000, 0, 3_600_000),
     exportTouchIntervalMs: int(env, 'EXPORT_TOUCH_INTERVAL_MS', 10_000, 1, 3_600_000),
+    exportMaxStreams: int(env, 'EXPORT_MAX_STREAMS', 4, 1, 10_000),
+    exportIdleTimeoutMs: int(env, 'EXPORT_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
   };
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { ConflictError, ForbiddenError, InvalidParameterError, MAX_DETAILS, NotFoundError, QueueFullError, ValidationError } from '../domain/errors.ts';
+import { ConflictError, ForbiddenError, InvalidParameterError, MAX_DETAILS, NotFoundError, QueueFullError, TooBusyError, ValidationError } from '../domain/errors.ts';
 
 /** An error that becomes `{error, details?}` with its status code. */
 export class HttpError extends Error {
@@ -83,6 +83,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     else if (err instanceof NotFoundError) e = new HttpError(404, err.message);
     else if (err instanceof ForbiddenError) e = new HttpError(403, err.message);
     else if (err instanceof ConflictError) e = new HttpError(409, err.message);
+    else if (err instanceof TooBusyError) e = new HttpError(429, err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) });
     else if (err instanceof ValidationError) e = new HttpError(422, err.message, err.details);
     else if (err instanceof InvalidParameterError) e = new HttpError(400, err.message);
     // Only the body parser's own errors mean the client sent bad JSON; a SyntaxError thrown by

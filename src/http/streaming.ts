@@ -13,16 +13,34 @@ export async function sendChunks(
   reply: FastifyReply,
   chunks: AsyncGenerator<Buffer | string>,
   headers: Record<string, string>,
+  idleMs = 60_000,
 ): Promise<FastifyReply> {
   const first = await chunks.next();
+  // A client that stops reading stops pulling chunks once the socket's buffers are full; if no
+  // chunk is pulled for idleMs, it is cut, giving back its slot, buffers and store time.
+  let idle: NodeJS.Timeout | undefined;
+  const waitForPull = () => {
+    idle = setTimeout(() => {
+      req.log.warn({ idleMs }, 'export stream cut: the client read nothing');
+      reply.raw.destroy();
+    }, idleMs);
+  };
   async function* guarded(): AsyncGenerator<Buffer | string> {
     try {
       if (first.done) return;
+      waitForPull();
       yield first.value;
-      for await (const c of chunks) yield c;
+      clearTimeout(idle);
+      for await (const c of chunks) {
+        waitForPull();
+        yield c;
+        clearTimeout(idle);
+      }
     } catch (err) {
       req.log.error({ err: loggableError(err) }, 'export stream failed mid-response; connection aborted');
       reply.raw.destroy();
+    } finally {
+      clearTimeout(idle);
     }
   }
   reply.headers(headers);

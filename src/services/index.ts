@@ -15,6 +15,7 @@ import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { SessionFacts } from './sessionCache.ts';
 import { SessionTouches } from './sessionTouches.ts';
+import { StreamSlots } from './streamSlots.ts';
 import { ingestion } from './ingestion.ts';
 import { exportEndpoints, exportService } from './exports.ts';
 import { accountsService } from './accounts.ts';
@@ -61,6 +62,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export }),
       chunkRows: config.exportChunkRows,
     }),
+    exportStreams: new StreamSlots(config.exportMaxStreams),
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
