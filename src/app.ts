@@ -6,6 +6,7 @@ import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
 import { registerValidation } from './http/validation.ts';
 import { registerClosingGuard } from './http/closing.ts';
 import { registerJsonParser } from './http/sanitize.ts';
+import { loggableUrl, registerSecurityHeaders } from './http/headers.ts';
 import { ingestRoutes } from './http/routes/ingest.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -15,6 +16,7 @@ import { authRoutes } from './http/routes/auth.ts';
 import { dashboardRoutes } from './http/routes/dashboard/index.ts';
 import { operatorRoutes } from './http/routes/operator.ts';
 import { webRoutes } from './http/routes/web.ts';
+import { alertRecipientRoutes } from './http/routes/alertRecipients.ts';
 
 export interface AppOptions {
   logger?: boolean | object;
@@ -26,7 +28,12 @@ const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'req.headers[
 /** The HTTP service: Fastify with its plugins; stores and services come in ready. */
 export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger === false ? false : { level: svc.config.logLevel, redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
+    logger: opts.logger === false ? false : {
+      level: svc.config.logLevel,
+      redact: REDACT,
+      serializers: { req: (req: { method: string; url: string; host?: string; ip?: string }) => ({ method: req.method, url: loggableUrl(req.url), host: req.host, remoteAddress: req.ip }) },
+      ...(typeof opts.logger === 'object' ? opts.logger : {}),
+    },
     bodyLimit: svc.config.bodyLimitBytes,
     // Slow clients must not pin connections (issue 6): bound headers and the whole request.
     requestTimeout: svc.config.requestTimeoutMs,
@@ -54,6 +61,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   });
   registerClosingGuard(app);
   registerJsonParser(app);
+  registerSecurityHeaders(app);
   // Bodies are JSON only: a text/plain body would otherwise reach the schemas as a string.
   app.removeContentTypeParser('text/plain');
 
@@ -68,7 +76,13 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // swagger-ui's policy (hashes of its inline script and style) without upgrade-insecure-requests,
+  // which would send the page's own assets to https on a plain-http install.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    transformStaticCSP: (h: string) => h.replace(/\s*upgrade-insecure-requests;?/, '').replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(svc));
@@ -79,6 +93,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   await app.register(authRoutes(svc), { prefix: '/api/auth' });
   await app.register(dashboardRoutes(svc), { prefix: '/api/dashboard' });
   await app.register(operatorRoutes(svc), { prefix: '/api' });
+  await app.register(alertRecipientRoutes(svc), { prefix: '/api/alert-recipients' });
   await app.register(webRoutes());
   return app;
 }

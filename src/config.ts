@@ -26,13 +26,15 @@ export interface Config {
   smtpUrl: string | undefined;
   alertEmailFrom: string;
   alertEmailTo: string[];
+  /** At most one alert email per project per window; new groups meanwhile come in one digest. */
+  alertDigestWindowMs: number;
   publicUrl: string;
   openai: { apiKey: string; baseUrl: string | undefined; model: string } | undefined;
   /** Budget of one AI summary, retries included; past it the deterministic summary is used. */
   summaryTimeoutMs: number;
   /** The alert outbox worker: poll interval, lease, retry cap and backoff. */
   outbox: { pollMs: number; leaseMs: number; maxAttempts: number; backoffBaseMs: number; backoffMaxMs: number };
-  rateLimits: { ingest: number; export: number; auth: number };
+  rateLimits: { ingest: number; export: number; auth: number; dashboard: number };
   keyCacheTtlMs: number;
   bodyLimitBytes: number;
   /**
@@ -50,6 +52,10 @@ export interface Config {
   exportSyncLagMs: number;
   /** Event batches move their session's updatedAt at most this often (SessionTouches). */
   exportTouchIntervalMs: number;
+  /** Streamed exports open at once per project (per API process); 429 beyond. */
+  exportMaxStreams: number;
+  /** A streamed export whose client reads nothing for this long is cut. */
+  exportIdleTimeoutMs: number;
   /** Whether anyone may create an account at /api/auth/signup (a private install may close it). */
   signupEnabled: boolean;
   /** WEB_CONCURRENCY: HTTP worker processes (node:cluster) sharing the port; 1 runs in this process. */
@@ -179,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     alertEmailFrom: str(env, 'ALERT_EMAIL_FROM') ?? 'flightrec <alerts@flightrec.local>',
     alertEmailTo: emails(env, 'ALERT_EMAIL_TO'),
+    alertDigestWindowMs: int(env, 'ALERT_DIGEST_WINDOW_MS', 300_000, 0, 86_400_000),
     publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? 'http://localhost:3000').replace(/\/$/, ''),
     openai: openaiKey
       ? {
@@ -199,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
       ingest: int(env, 'RATE_LIMIT_INGEST_PER_MIN', 600, 1, 1e9),
       export: int(env, 'RATE_LIMIT_EXPORT_PER_MIN', 60, 1, 1e9),
       auth: int(env, 'RATE_LIMIT_AUTH_PER_MIN', 20, 1, 1e9),
+      dashboard: int(env, 'RATE_LIMIT_DASHBOARD_PER_MIN', 300, 1, 1e9),
     },
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 4000, 0, 5000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
@@ -206,9 +214,13 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs,
     runWorker: bool(env, 'RUN_WORKER', true),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    // Also on the embedded engine: smaller chunks shortened other queries' waits little and
+    // lengthened the stream a lot (docs/reliability.md, Security).
     exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 20_000, 1, 1_000_000),
     exportSyncLagMs: int(env, 'EXPORT_SYNC_LAG_MS', 5000, 0, 3_600_000),
     exportTouchIntervalMs: int(env, 'EXPORT_TOUCH_INTERVAL_MS', 10_000, 1, 3_600_000),
+    exportMaxStreams: int(env, 'EXPORT_MAX_STREAMS', 4, 1, 10_000),
+    exportIdleTimeoutMs: int(env, 'EXPORT_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
     webConcurrency: workers,
     metricsPort: workers > 1 ? int(env, 'METRICS_PORT', 9464, 1, 65535) : undefined,

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { afterFailure, backoffDelayMs } from '../src/domain/outboxBackoff.ts';
 import { cleanAiSummary, deterministicSummary, summaryPrompt, type CrashContext } from '../src/domain/crashSummary.ts';
-import { alertMessageId, crashGroupLink, renderCrashAlert, type CrashAlert } from '../src/domain/crashAlert.ts';
-import { alertRecipients } from '../src/workers/crashAlertJob.ts';
+import { alertMessageId, alertRecipients, crashGroupLink, renderCrashAlert, type CrashAlert } from '../src/domain/crashAlert.ts';
 import { createSummarizer } from '../src/workers/summary.ts';
 import { silentLog } from '../src/workers/log.ts';
 
@@ -122,10 +121,14 @@ describe('crash-alert email', () => {
     expect(crashGroupLink('http://h/', 'p', 'g')).toBe('http://h/#/p/p/crashes/g');
   });
 
-  it('sends to the project list, else the default; an empty list mutes the project', () => {
-    expect(alertRecipients(['a@x.io'], ['ops@x.io'])).toEqual(['a@x.io']);
-    expect(alertRecipients(null, ['ops@x.io'])).toEqual(['ops@x.io']);
-    expect(alertRecipients(null, [])).toEqual([]);
-    expect(alertRecipients([], ['ops@x.io'])).toEqual([]);
+  it('sends to the confirmed part of the project list, else the team, else the default; an empty list mutes the project', () => {
+    const f = { projectList: null, confirmed: [], teamMembers: null, defaults: ['ops@x.io'] };
+    expect(alertRecipients({ ...f, projectList: ['a@x.io'], confirmed: ['a@x.io'] })).toEqual(['a@x.io']);
+    expect(alertRecipients({ ...f, projectList: ['a@x.io', 'stranger@y.io'], confirmed: ['a@x.io'] })).toEqual(['a@x.io']);
+    expect(alertRecipients({ ...f, projectList: ['m@x.io'], teamMembers: ['m@x.io', 'n@x.io'] })).toEqual(['m@x.io']);
+    expect(alertRecipients({ ...f, teamMembers: ['m@x.io', 'n@x.io'] })).toEqual(['m@x.io', 'n@x.io']);
+    expect(alertRecipients(f)).toEqual(['ops@x.io']);
+    expect(alertRecipients({ ...f, defaults: [] })).toEqual([]);
+    expect(alertRecipients({ ...f, projectList: [] })).toEqual([]);
   });
 });

@@ -18,8 +18,12 @@ describe('config', () => {
     expect(c.databaseUrl).toBeUndefined();
     expect(c.clickhouse).toBeUndefined();
     expect(c.redisUrl).toBeUndefined();
-    expect(c.rateLimits).toEqual({ ingest: 600, export: 60, auth: 20 });
+    expect(c.rateLimits).toEqual({ ingest: 600, export: 60, auth: 20, dashboard: 300 });
     expect({ headers: c.headersTimeoutMs, request: c.requestTimeoutMs }).toEqual({ headers: 10_000, request: 30_000 });
+    expect(c.exportMaxStreams).toBe(4);
+    expect(c.exportIdleTimeoutMs).toBe(60_000);
+    expect(c.exportChunkRows).toBe(20_000);
+    expect(c.alertDigestWindowMs).toBe(300_000);
   });
   it.each([
     ['PORT', 'abc'],
@@ -36,6 +40,10 @@ describe('config', () => {
     ['REDIS_KEY_PREFIX', 'has space'],
     ['REQUEST_TIMEOUT_MS', '5s'],
     ['HEADERS_TIMEOUT_MS', '40000'],
+    ['EXPORT_MAX_STREAMS', '0'],
+    ['EXPORT_IDLE_TIMEOUT_MS', '5'],
+    ['ALERT_DIGEST_WINDOW_MS', '-1'],
+    ['RATE_LIMIT_DASHBOARD_PER_MIN', 'many'],
   ])('refuses %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

@@ -164,7 +164,10 @@ describe('teams', () => {
   it('lists every team with its members in one answer', async () => {
     const a = await signup(s);
     const b = await signup(s);
-    expect((await send('POST', `/api/dashboard/teams/${a.teamId}/members`, a, { email: b.email })).statusCode).toBe(201);
+    const invited = await send('POST', `/api/dashboard/teams/${a.teamId}/members`, a, { email: b.email });
+    expect(invited.statusCode).toBe(201);
+    // b joins by accepting the invitation
+    expect((await send('POST', `/api/dashboard/invitations/${invited.json().invitation.id}/accept`, b)).statusCode).toBe(200);
     const teams = (await get('/api/dashboard/teams', b)).json().data;
     expect(teams.map((t: { members: unknown[] }) => t.members.length)).toEqual([1, 2]);
     expect((await send('POST', `/api/dashboard/teams/${a.teamId}/members`, a, { email: b.email })).statusCode).toBe(409);

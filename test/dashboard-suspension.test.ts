@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { PASSWORD, dashboardProject, signup } from './helpers/accounts.ts';
+import { PASSWORD, addMember, dashboardProject, signup } from './helpers/accounts.ts';
 import { sessionStart } from './helpers/payloads.ts';
 
 let s: TestServer;
@@ -20,7 +20,7 @@ describe('suspension, end to end', () => {
   it("turns off the owner's team keys and log-in; lifting it restores both, but not a key turned off by hand", async () => {
     const owner = await signup(s);
     const member = await signup(s);
-    await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/members`, headers: owner.headers, payload: { email: member.email } });
+    await addMember(s, owner, member);
     const p1 = await dashboardProject(s, owner, 'one');
     const p2 = await dashboardProject(s, owner, 'two');
     const manual = await s.app.inject({ method: 'POST', url: `/api/dashboard/projects/${p1.projectId}/keys`, headers: owner.headers });
@@ -73,7 +73,7 @@ describe('suspension, end to end', () => {
   it('suspending a member blocks their log-in only', async () => {
     const owner = await signup(s);
     const member = await signup(s);
-    await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/members`, headers: owner.headers, payload: { email: member.email } });
+    await addMember(s, owner, member);
     const p = await dashboardProject(s, owner);
     const r = await s.app.inject({ method: 'POST', url: `/api/users/${member.userId}/suspend`, headers: s.admin });
     expect(r.json().keysDeactivated).toBe(0);

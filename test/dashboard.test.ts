@@ -38,9 +38,12 @@ describe('team scoping', () => {
     const adminProject = await s.createProject();
     expect((await get(`/api/dashboard/projects/${adminProject.projectId}/sessions`, alice.headers)).statusCode).toBe(404);
 
-    // once Alice adds Bob to her team, he sees the project
+    // once Alice invites Bob to her team and he accepts, he sees the project
     const add = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${alice.teamId}/members`, headers: alice.headers, payload: { email: bob.email } });
     expect(add.statusCode).toBe(201);
+    expect((await get(`${base}/sessions`, bob.headers)).statusCode).toBe(404);
+    const accept = await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${add.json().invitation.id}/accept`, headers: bob.headers });
+    expect(accept.statusCode).toBe(200);
     expect((await get(`${base}/sessions`, bob.headers)).statusCode).toBe(200);
     expect((await get('/api/dashboard/projects', bob.headers)).json().data.map((x: { id: string }) => x.id)).toEqual([p.projectId]);
     // a member cannot manage members

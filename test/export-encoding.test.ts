@@ -24,7 +24,9 @@ describe('CSV rule set (pure)', () => {
     for (const c of FORMULA_START) expect(neutraliseFormula(`${c}SUM(A1)`)).toBe(`'${c}SUM(A1)`);
     expect(csvCell('=1+2')).toBe(`"'=1+2"`);
     expect(csvCell('\tx')).toBe(`"'\tx"`);
-    for (const v of ['a=1', ' =1', "'=1", '1-2', '']) expect(neutraliseFormula(v)).toBe(v);
+    for (const v of ['a=1', "'=1", '1-2', '', ' a=1', '\uFEFFx']) expect(neutraliseFormula(v)).toBe(v);
+    // what a spreadsheet skips before the sign: spaces, a BOM, no-break spaces
+    for (const v of [' =1', '  +1', '\uFEFF=1', '\u00A0@x', '\n=1', '\uFF1DSUM(A1)']) expect(neutraliseFormula(v)).toBe(`'${v}`);
     // numbers are numbers, not text: a negative number is not a formula
     expect(csvCell(-5)).toBe('-5');
   });

@@ -30,7 +30,7 @@ const getJson = async (p: Project, url: string) => {
 };
 
 /** The JSON value a CSV cell carries for a text value (the formula neutralisation of docs/decisions.md). */
-const neutral = (v: unknown) => (typeof v === 'string' && /^[=+\-@\t\r]/.test(v) ? `'${v}` : v);
+const neutral = (v: unknown) => (typeof v === 'string' && /^[ \uFEFF\u00A0\u3000]*[=+\-@\t\r\n\uFF1D\uFF0B\uFF0D\uFF20]/.test(v) ? `'${v}` : v);
 
 /** Loads CSV back with ClickHouse's CSVWithNames input: an independent RFC 4180 reader. */
 async function readCsv(csv: string, structure: string): Promise<Record<string, unknown>[]> {

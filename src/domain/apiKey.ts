@@ -43,3 +43,16 @@ export function hashApiKey(key: string): string {
 export function visiblePrefix(apiKey: string): string {
   return apiKey.slice(0, KEY_PREFIX.length + 4);
 }
+
+/**
+ * What a key may do. An app embeds its key, so anyone holding the app can read the key: an
+ * `ingest`-only key lets them send data but not read the project back through /export.
+ */
+export const KEY_SCOPES = ['ingest', 'export'] as const;
+export type KeyScope = (typeof KEY_SCOPES)[number];
+
+/** The scopes of a new key: the ones asked for (deduplicated, in canonical order), else all. */
+export function keyScopes(asked: readonly string[] | undefined): KeyScope[] {
+  if (asked === undefined) return [...KEY_SCOPES];
+  return KEY_SCOPES.filter((s) => asked.includes(s));
+}

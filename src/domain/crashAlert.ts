@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isoMs } from './time.ts';
 import { kindOf } from './crashSummary.ts';
 
@@ -92,4 +93,93 @@ export function renderCrashAlert(a: CrashAlert, publicUrl: string): RenderedEmai
     '</body></html>',
   ].join('\n');
   return { subject, text, html, messageId: alertMessageId(a.groupId) };
+}
+
+/** Where a project's alerts may go, from the facts the alert job reads. */
+export interface RecipientFacts {
+  /** The project's own list; null when it has none (an empty list mutes the project). */
+  projectList: string[] | null;
+  /** Addresses of the list whose owners confirmed them (or the operator set). */
+  confirmed: string[];
+  /** The project's team members' own addresses; null for a project of no team (admin API). */
+  teamMembers: string[] | null;
+  /** ALERT_EMAIL_TO. */
+  defaults: string[];
+}
+
+/**
+ * The project's list when set, keeping only addresses that are confirmed or a team member's
+ * own, so a list cannot be used to mail strangers; else the team's members; else ALERT_EMAIL_TO.
+ */
+export function alertRecipients(f: RecipientFacts): string[] {
+  if (f.projectList !== null) {
+    const ok = new Set([...f.confirmed, ...(f.teamMembers ?? [])]);
+    return f.projectList.filter((e) => ok.has(e));
+  }
+  if (f.teamMembers !== null && f.teamMembers.length > 0) return f.teamMembers;
+  return f.defaults;
+}
+
+/** At most this many groups are listed in one digest; the rest are counted. */
+export const DIGEST_MAX_GROUPS = 50;
+
+export interface DigestGroup {
+  groupId: string;
+  message: string;
+  firstSeenAt: number;
+}
+
+/** One email for several new crash groups of a project (a burst within the throttle window). */
+export function renderCrashDigest(
+  p: { projectId: string; projectName: string; digestId: string },
+  groups: DigestGroup[],
+  total: number,
+  publicUrl: string,
+): RenderedEmail {
+  const shown = groups.slice(0, DIGEST_MAX_GROUPS);
+  const more = total - shown.length;
+  const subject = `[flightrec] ${total} new crash groups in ${oneLine(p.projectName, 60)}`;
+  const lines = shown.map((g) => `- ${oneLine(g.message, 160) || '(no message)'} (first seen ${isoMs(g.firstSeenAt)})\n  ${crashGroupLink(publicUrl, p.projectId, g.groupId)}`);
+  const text = [
+    `${total} new crash groups appeared in ${p.projectName}.`,
+    '',
+    ...lines,
+    ...(more > 0 ? ['', `… and ${more} more.`] : []),
+    '',
+    'Alerts of a project are sent at most once per throttle window; groups that appear meanwhile come in one digest.',
+  ].join('\n');
+  const html = [
+    '<!doctype html><html><body style="font-family:sans-serif">',
+    `<h2>${total} new crash groups in ${esc(p.projectName)}</h2>`,
+    '<ul>',
+    ...shown.map((g) => `<li><a href="${esc(crashGroupLink(publicUrl, p.projectId, g.groupId))}">${esc(oneLine(g.message, 160) || '(no message)')}</a> <small>${esc(isoMs(g.firstSeenAt))}</small></li>`),
+    '</ul>',
+    ...(more > 0 ? [`<p>… and ${more} more.</p>`] : []),
+    '</body></html>',
+  ].join('\n');
+  return { subject, text, html, messageId: `<crash-digest-${p.digestId}@flightrec>` };
+}
+
+/**
+ * The email that asks an address's owner to confirm it before any alert reaches it. The
+ * project's name (chosen by whoever listed the address) stays out of the subject.
+ */
+export function renderRecipientConfirmation(projectName: string, email: string, link: string): RenderedEmail {
+  const subject = '[flightrec] Confirm that you want crash alerts';
+  const text = [
+    `Someone listed ${email} as a recipient of the crash alerts of a flightrec project named "${oneLine(projectName, 200)}".`,
+    '',
+    'To receive them, open this link:',
+    link,
+    '',
+    'If you did not expect this, ignore this email: nothing is sent to you unless you confirm.',
+  ].join('\n');
+  const html = [
+    '<!doctype html><html><body style="font-family:sans-serif">',
+    `<p>Someone listed ${esc(email)} as a recipient of the crash alerts of a flightrec project named “${esc(oneLine(projectName, 200))}”.</p>`,
+    `<p><a href="${esc(link)}">Confirm that you want these alerts</a></p>`,
+    '<p>If you did not expect this, ignore this email: nothing is sent to you unless you confirm.</p>',
+    '</body></html>',
+  ].join('\n');
+  return { subject, text, html, messageId: `<confirm-${createHash('sha256').update(link).digest('hex').slice(0, 24)}@flightrec>` };
 }

@@ -7,11 +7,19 @@
  *   ClickHouse does), `"` doubled inside.
  * - numbers as numbers, booleans `true`/`false`, null (and undefined) as an empty unquoted cell,
  *   objects and arrays as their JSON text.
- * - a text cell a spreadsheet would run as a formula gets a leading `'`.
+ * - a text cell a spreadsheet would run as a formula gets a leading `'`: one that starts with a
+ *   formula sign (`FORMULA_START`), perhaps after spaces or a BOM (`FORMULA_PREFIX`).
  */
 
-/** First characters that make Excel, LibreOffice or Google Sheets treat a cell as a formula. */
-export const FORMULA_START = ['=', '+', '-', '@', '\t', '\r'] as const;
+/**
+ * Characters that make Excel, LibreOffice or Google Sheets treat a cell as a formula when they
+ * start it: the ASCII signs, their full-width forms (which some spreadsheets fold to ASCII),
+ * and tab, CR and LF.
+ */
+export const FORMULA_START = ['=', '+', '-', '@', '\t', '\r', '\n', '\uFF1D', '\uFF0B', '\uFF0D', '\uFF20'] as const;
+
+/** Characters a spreadsheet may skip before it looks for a formula sign (` =1`, BOM + `=`). */
+export const FORMULA_PREFIX = [' ', '\uFEFF', '\u00A0', '\u3000'] as const;
 
 export const CSV_EOL = '\r\n';
 
@@ -21,8 +29,19 @@ export const CSV_CLICKHOUSE_SETTINGS = {
   format_csv_null_representation: '',
 } as const;
 
+const PREFIX = new Set<string>(FORMULA_PREFIX);
+const START = new Set<string>(FORMULA_START);
+
 export function neutraliseFormula(text: string): string {
-  return text.length > 0 && (FORMULA_START as readonly string[]).includes(text.charAt(0)) ? `'${text}` : text;
+  let i = 0;
+  while (i < text.length && PREFIX.has(text.charAt(i))) i++;
+  return i < text.length && START.has(text.charAt(i)) ? `'${text}` : text;
+}
+
+/** The same rule as an RE2 pattern, for ClickHouse's `match` (every character as `\x{…}`). */
+export function formulaPatternRe2(): string {
+  const cls = (chars: readonly string[]) => `[${chars.map((c) => `\\x{${c.codePointAt(0)!.toString(16).toUpperCase()}}`).join('')}]`;
+  return `^${cls(FORMULA_PREFIX)}*${cls(FORMULA_START)}`;
 }
 
 function quote(text: string): string {

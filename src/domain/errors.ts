@@ -38,3 +38,10 @@ export class QueueFullError extends DomainError {
     super('Ingestion queue is full');
   }
 }
+
+/** Too many of something at once (e.g. streamed exports of a project): retry after a while. */
+export class TooBusyError extends DomainError {
+  constructor(message: string, readonly retryAfterSeconds: number) {
+    super(message);
+  }
+}

@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 
 // Fixed namespace for flightrec's name-based (v5) UUIDs; changing it would change the id of
 // every mirrored network log and event, so it never changes.
@@ -28,3 +28,7 @@ export function uuidV5(name: string): string {
 export function eventId(sessionId: string, sequenceNumber: number): string {
   return uuidV5(`${sessionId}:${sequenceNumber}`);
 }
+
+/** A random token for a link or a cookie (192 bits, base64url), and the hash that is stored. */
+export const randomToken = () => randomBytes(24).toString('base64url');
+export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');

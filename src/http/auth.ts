@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { HttpError } from './errors.ts';
 import type { KeyResolver } from '../services/keyResolver.ts';
+import type { KeyScope } from '../domain/apiKey.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,13 +18,19 @@ export function bearerToken(req: FastifyRequest): string | undefined {
   return m?.[1];
 }
 
-/** onRequest hook: the project API key, 401 when missing, malformed, unknown or deactivated. */
-export function apiKeyAuth(keys: KeyResolver) {
+/**
+ * onRequest hook: the project API key, 401 when missing, malformed, unknown or deactivated;
+ * 403 when the key does not carry the route's scope (an ingest-only key on /export).
+ */
+export function apiKeyAuth(keys: KeyResolver, scope: KeyScope) {
   return async (req: FastifyRequest, _reply: FastifyReply) => {
     const token = bearerToken(req);
     if (!token) throw new HttpError(401, 'Missing API key: send Authorization: Bearer <API_KEY>');
     const record = await keys.resolve(token);
     if (!record) throw new HttpError(401, 'Invalid or deactivated API key');
+    if (!record.scopes.includes(scope)) {
+      throw new HttpError(403, `This API key may not ${scope}: its scopes are ${record.scopes.join(', ') || 'none'}`);
+    }
     req.projectId = record.projectId;
     req.keyId = record.keyId;
   };

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { ConflictError, ForbiddenError, InvalidParameterError, MAX_DETAILS, NotFoundError, QueueFullError, ValidationError } from '../domain/errors.ts';
+import { ConflictError, ForbiddenError, InvalidParameterError, MAX_DETAILS, NotFoundError, QueueFullError, TooBusyError, ValidationError } from '../domain/errors.ts';
 
 /** An error that becomes `{error, details?}` with its status code. */
 export class HttpError extends Error {
@@ -51,6 +51,29 @@ export function frameworkErrors(err: FastifyError, _req: unknown, reply: Fastify
   reply.code(status).send({ error: message });
 }
 
+/**
+ * Our wording for a 4xx another library raised: its own message may name internals (a zlib
+ * error, a parser's position) and is not part of the contract.
+ */
+function libraryClientError(err: FastifyError): string {
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'Unsupported Content-Type: send application/json';
+  if (err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return 'Request body length does not match Content-Length';
+  if (typeof err.code === 'string' && err.code.startsWith('Z_')) return 'Request body could not be inflated: bad gzip or deflate data';
+  if (err.statusCode === 408) return 'Request timed out';
+  if (err.statusCode === 415) return 'Unsupported media type';
+  return 'Bad request';
+}
+
+/**
+ * What of an error may be logged: its class, message, code and stack. A store's error object
+ * can carry the query and its bound parameters (user data, emails, tokens), which must not.
+ */
+export function loggableError(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { message: String(err) };
+  const e = err as Error & { code?: unknown };
+  return { type: e.constructor.name, message: e.message, code: typeof e.code === 'string' ? e.code : undefined, stack: e.stack };
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, req, reply) => {
     let e: HttpError;
@@ -60,15 +83,18 @@ export function registerErrorHandling(app: FastifyInstance): void {
     else if (err instanceof NotFoundError) e = new HttpError(404, err.message);
     else if (err instanceof ForbiddenError) e = new HttpError(403, err.message);
     else if (err instanceof ConflictError) e = new HttpError(409, err.message);
+    else if (err instanceof TooBusyError) e = new HttpError(429, err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) });
     else if (err instanceof ValidationError) e = new HttpError(422, err.message, err.details);
     else if (err instanceof InvalidParameterError) e = new HttpError(400, err.message);
-    else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
+    // Only the body parser's own errors mean the client sent bad JSON; a SyntaxError thrown by
+    // our code (a JSON.parse of stored data) is a fault of ours and falls through to a 500.
+    else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
       e = new HttpError(400, 'Request body is not valid JSON');
     } else if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = new HttpError(413, 'Request body is too large');
-    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-      e = new HttpError(err.statusCode, err.message);
+    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 && !(err instanceof SyntaxError)) {
+      e = new HttpError(err.statusCode, libraryClientError(err));
     } else {
-      req.log.error({ err }, 'request failed');
+      req.log.error({ err: loggableError(err) }, 'request failed');
       e = new HttpError(500, 'Internal server error');
     }
     if (e.headers) reply.headers(e.headers);

@@ -2,10 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.ts';
 import type { RateLimiter } from '../services/rateLimiter.ts';
 
-/** onRequest hook (after auth): the limit per API key, or per IP when `by` is 'ip'. */
-export function rateLimit(limiter: RateLimiter, by: 'key' | 'ip' = 'key') {
+/** onRequest hook (after auth): the limit per API key, per IP, or per signed-in user. */
+export function rateLimit(limiter: RateLimiter, by: 'key' | 'ip' | 'user' = 'key') {
   return async (req: FastifyRequest, reply: FastifyReply) => {
-    const r = await limiter.consume(by === 'key' ? req.keyId : req.ip);
+    const r = await limiter.consume(by === 'key' ? req.keyId : by === 'user' ? `user:${req.user.id}` : req.ip);
     reply.header('RateLimit-Limit', r.limit);
     reply.header('RateLimit-Remaining', r.remaining);
     reply.header('RateLimit-Reset', r.resetSeconds);

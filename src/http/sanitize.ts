@@ -1,4 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { HttpError } from './errors.ts';
+import { firstByte, mayHoldHugeNumber, nonFinitePaths, topLevelArrayExceeds } from '../domain/jsonScan.ts';
+import { MAX_DETAILS } from '../domain/errors.ts';
+
+/** Route config: the top-level array of a body and its most elements, checked before parsing. */
+export interface BodyArrayLimit {
+  bodyArray?: { key: string; max: number };
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig extends BodyArrayLimit {}
+}
+
+// Below this a body parses in well under a millisecond: not worth a scan.
+const SCAN_FROM_BYTES = 16 * 1024;
+const OPEN_OBJ = 0x7b;
 
 const REPLACEMENT = '\uFFFD';
 // NUL, or a UTF-16 surrogate without its partner (the `u` flag makes a valid pair one code point).
@@ -65,9 +81,23 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req: FastifyRequest, body: string | Buffer, done) => {
     const bytes = body as Buffer;
+    // Every body is an object, and an ingest array has a most elements: a large body that
+    // cannot be valid is refused before JSON.parse spends the event loop on it.
+    if (bytes.length >= SCAN_FROM_BYTES) {
+      if (firstByte(bytes) !== OPEN_OBJ) return done(new HttpError(422, 'Validation failed', [{ path: '/', message: 'must be object' }]), undefined);
+      const limit = req.routeOptions.config?.bodyArray;
+      if (limit && topLevelArrayExceeds(bytes, limit.key, limit.max)) {
+        return done(new HttpError(422, 'Validation failed', [{ path: `/${limit.key}`, message: `must NOT have more than ${limit.max} items` }]), undefined);
+      }
+    }
     const text = bytes.toString('utf8');
     parse(req, text, (err, value) => {
       if (err) return done(err, undefined);
+      // 1e400 parses to Infinity, which no store keeps (it became null): refused, pointing at it.
+      if (mayHoldHugeNumber(text)) {
+        const paths = nonFinitePaths(value, MAX_DETAILS);
+        if (paths.length) return done(new HttpError(422, 'Validation failed', paths.map((path) => ({ path, message: 'must be a finite number' }))), undefined);
+      }
       if (SUSPECT_ESCAPE.test(text)) return done(null, sanitizeStrings(value));
       req.rawBody = bytes;
       done(null, value);

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { loggableError } from './errors.ts';
 
 /**
  * Sends a lazily produced body. The first chunk is read before any header is set, so a store
@@ -12,21 +13,38 @@ export async function sendChunks(
   reply: FastifyReply,
   chunks: AsyncGenerator<Buffer | string>,
   headers: Record<string, string>,
+  idleMs = 60_000,
   watch?: { started(): void; ended(ok: boolean): void },
 ): Promise<FastifyReply> {
   const first = await chunks.next();
+  // A client that stops reading stops pulling chunks once the socket's buffers are full; if no
+  // chunk is pulled for idleMs, it is cut, giving back its slot, buffers and store time.
+  let idle: NodeJS.Timeout | undefined;
+  const waitForPull = () => {
+    idle = setTimeout(() => {
+      req.log.warn({ idleMs }, 'export stream cut: the client read nothing');
+      reply.raw.destroy();
+    }, idleMs);
+  };
   async function* guarded(): AsyncGenerator<Buffer | string> {
     watch?.started();
     let ok = false;
     try {
       if (first.done) return;
+      waitForPull();
       yield first.value;
-      for await (const c of chunks) yield c;
+      clearTimeout(idle);
+      for await (const c of chunks) {
+        waitForPull();
+        yield c;
+        clearTimeout(idle);
+      }
       ok = true;
     } catch (err) {
-      req.log.error({ err, url: req.url }, 'export stream failed mid-response; connection aborted');
+      req.log.error({ err: loggableError(err) }, 'export stream failed mid-response; connection aborted');
       reply.raw.destroy();
     } finally {
+      clearTimeout(idle);
       watch?.ended(ok || first.done === true);
     }
   }

@@ -22,3 +22,8 @@ export function registerValidation(app: FastifyInstance): void {
   const query = addFormats(new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, removeAdditional: false, strict: false }));
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : query).compile(schema));
 }
+
+/** preValidation: a POST whose body is optional (sent without one) is validated as `{}`. */
+export async function optionalBody(req: { body: unknown }): Promise<void> {
+  req.body ??= {};
+}

@@ -25,6 +25,22 @@ interface UserRow {
   created_at: Date | string;
 }
 
+export interface Invitation {
+  id: string;
+  teamId: string;
+  email: string;
+  createdAt: string;
+}
+
+interface InvitationRow {
+  id: string;
+  team_id: string;
+  email: string;
+  created_at: Date | string;
+}
+
+const toInvitation = (r: InvitationRow): Invitation => ({ id: r.id, teamId: r.team_id, email: r.email, createdAt: isoTime(r.created_at) });
+
 const toUser = (r: UserRow): User => ({ id: r.id, email: r.email, suspendedAt: isoTime(r.suspended_at), createdAt: isoTime(r.created_at) });
 
 /**
@@ -39,6 +55,16 @@ export interface SuspensionKeys {
 async function ownedTeams(q: Queryable, userId: string): Promise<string[]> {
   const r = await q.query<{ id: string }>('SELECT id FROM teams WHERE owner_id = $1', [userId]);
   return r.rows.map((t) => t.id);
+}
+
+/** The addresses of a team's members whose accounts are not suspended (alert fallback). */
+export async function memberEmailsOfTeam(q: Queryable, teamId: string): Promise<string[]> {
+  const r = await q.query<{ email: string }>(
+    `SELECT u.email FROM team_members m JOIN users u ON u.id = m.user_id
+     WHERE m.team_id = $1 AND u.suspended_at IS NULL ORDER BY u.email`,
+    [teamId],
+  );
+  return r.rows.map((x) => x.email);
 }
 
 /** Users, teams, memberships and log-in sessions (`users`, `teams`, `team_members`, `user_sessions`). */
@@ -151,22 +177,86 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
       return t ? { id: t.id, name: t.name, ownerEmail: t.owner_email } : null;
     },
 
-    /** 'added', 'exists' (already a member) or 'no-user'. */
-    async addMember(teamId: string, email: string): Promise<'added' | 'exists' | 'no-user'> {
-      const u = await db.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [email]);
-      const user = u.rows[0];
-      if (!user) return 'no-user';
-      const r = await db.query(
-        "INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'member') ON CONFLICT DO NOTHING RETURNING 1",
-        [teamId, user.id],
+    /**
+     * Invites an address to a team: nobody joins a team without accepting. Whether the address
+     * has an account is not told (an invitation waits for a sign-up), so inviting cannot probe
+     * which addresses have accounts. 'member' when it already belongs to the team.
+     */
+    async invite(teamId: string, email: string, invitedBy: string): Promise<Invitation | 'member'> {
+      const m = await db.query(
+        'SELECT 1 FROM team_members m JOIN users u ON u.id = m.user_id WHERE m.team_id = $1 AND u.email = $2',
+        [teamId, email],
       );
-      return r.rows.length ? 'added' : 'exists';
+      if (m.rows.length) return 'member';
+      const r = await db.query<InvitationRow>(
+        `INSERT INTO team_invitations (id, team_id, email, invited_by) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (team_id, email) DO UPDATE SET invited_by = EXCLUDED.invited_by
+         RETURNING id, team_id, email, created_at`,
+        [randomUUID(), teamId, email, invitedBy],
+      );
+      return toInvitation(r.rows[0]!);
+    },
+
+    /** A team's pending invitations (for its owner). */
+    async invitationsOfTeam(teamId: string): Promise<Invitation[]> {
+      const r = await db.query<InvitationRow>('SELECT id, team_id, email, created_at FROM team_invitations WHERE team_id = $1 ORDER BY created_at, id', [teamId]);
+      return r.rows.map(toInvitation);
+    },
+
+    async revokeInvitation(teamId: string, invitationId: string): Promise<boolean> {
+      const r = await db.query('DELETE FROM team_invitations WHERE team_id = $1 AND id = $2 RETURNING 1', [teamId, invitationId]);
+      return r.rows.length > 0;
+    },
+
+    /** The invitations waiting for this address, with the team and who invited. */
+    async invitationsFor(email: string) {
+      const r = await db.query<InvitationRow & { team_name: string; invited_by_email: string }>(
+        `SELECT i.id, i.team_id, i.email, i.created_at, t.name AS team_name, u.email AS invited_by_email
+         FROM team_invitations i JOIN teams t ON t.id = i.team_id JOIN users u ON u.id = i.invited_by
+         WHERE i.email = $1 ORDER BY i.created_at, i.id`,
+        [email],
+      );
+      return r.rows.map((x) => ({ ...toInvitation(x), teamName: x.team_name, invitedBy: x.invited_by_email }));
+    },
+
+    /**
+     * The invitee's answer: accepting joins the team as a member, declining drops the
+     * invitation. False when no such invitation is addressed to this user.
+     */
+    async answerInvitation(invitationId: string, user: { id: string; email: string }, accept: boolean): Promise<boolean> {
+      return db.tx(async (q) => {
+        const r = await q.query<{ team_id: string }>('DELETE FROM team_invitations WHERE id = $1 AND email = $2 RETURNING team_id', [invitationId, user.email]);
+        const row = r.rows[0];
+        if (!row) return false;
+        if (accept) {
+          await q.query("INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'member') ON CONFLICT DO NOTHING", [row.team_id, user.id]);
+        }
+        return true;
+      });
+    },
+
+    /** A member leaves a team; the owner cannot leave their own team. */
+    async leave(teamId: string, userId: string): Promise<'left' | 'owner' | 'not-member'> {
+      const r = await db.query<{ role: string }>('SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2', [teamId, userId]);
+      const role = r.rows[0]?.role;
+      if (!role) return 'not-member';
+      if (role === 'owner') return 'owner';
+      await db.query("DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 AND role = 'member'", [teamId, userId]);
+      return 'left';
     },
 
     /** The owner cannot be removed from their own team. */
     async removeMember(teamId: string, userId: string): Promise<boolean> {
       const r = await db.query("DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 AND role = 'member' RETURNING 1", [teamId, userId]);
       return r.rows.length > 0;
+    },
+
+    async ownerSuspended(teamId: string): Promise<boolean> {
+      const r = await db.query<{ s: boolean }>(
+        'SELECT o.suspended_at IS NOT NULL AS s FROM teams t JOIN users o ON o.id = t.owner_id WHERE t.id = $1',
+        [teamId],
+      );
+      return r.rows[0]?.s ?? false;
     },
 
     /** The user's membership of a team, with whether its owner is suspended; null when not a member. */

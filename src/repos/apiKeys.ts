@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { generateApiKey, hashApiKey, visiblePrefix } from '../domain/apiKey.ts';
+import { KEY_SCOPES, generateApiKey, hashApiKey, visiblePrefix, type KeyScope } from '../domain/apiKey.ts';
 import { isoTime } from '../domain/time.ts';
 
 /** The Postgres `api_keys` table: keys are stored as hashes; the plaintext is shown once. */
@@ -10,7 +10,10 @@ export interface KeyRecord {
   keyId: string;
   projectId: string;
   active: boolean;
+  scopes: KeyScope[];
 }
+
+const toScopes = (v: string[] | null): KeyScope[] => KEY_SCOPES.filter((s) => (v ?? []).includes(s));
 
 /** A key as its project lists it: never the plaintext, only the visible start a person recognises. */
 export interface KeyInfo {
@@ -20,20 +23,22 @@ export interface KeyInfo {
   prefix: string | null;
   name: string | null;
   active: boolean;
+  /** What the key may do: `ingest` and/or `export`. */
+  scopes: KeyScope[];
   createdAt: string;
   deactivatedAt: string | null;
   suspended: boolean;
 }
 
 interface KeyRow {
-  id: string; project_id: string; prefix: string | null; name: string | null; active: boolean;
+  id: string; project_id: string; prefix: string | null; name: string | null; active: boolean; scopes: string[];
   created_at: Date | string; deactivated_at: Date | string | null; suspended_at: Date | string | null;
 }
 
-const KEY_COLUMNS = 'id, project_id, prefix, name, active, created_at, deactivated_at, suspended_at';
+const KEY_COLUMNS = 'id, project_id, prefix, name, active, scopes, created_at, deactivated_at, suspended_at';
 
 const toKey = (k: KeyRow): KeyInfo => ({
-  id: k.id, projectId: k.project_id, prefix: k.prefix, name: k.name, active: k.active, createdAt: isoTime(k.created_at),
+  id: k.id, projectId: k.project_id, prefix: k.prefix, name: k.name, active: k.active, scopes: toScopes(k.scopes), createdAt: isoTime(k.created_at),
   deactivatedAt: isoTime(k.deactivated_at), suspended: k.suspended_at !== null,
 });
 
@@ -41,17 +46,23 @@ const toKey = (k: KeyRow): KeyInfo => ({
  * A new key; inside the caller's transaction when the project is created with it. Its first
  * characters are kept in the clear so a person can tell which key is which (like GitHub's and
  * Stripe's): 4 random characters of 38 give nothing useful to someone who reads the table.
+ * A key made while the project's owner is suspended is born off and marked as turned off by
+ * the suspension, so lifting it turns the key on like the others.
  */
-export async function insertKey(q: Queryable, projectId: string, name: string | null = null) {
+export async function insertKey(
+  q: Queryable, projectId: string, name: string | null = null, scopes: readonly KeyScope[] = KEY_SCOPES, suspended = false,
+) {
   const apiKey = generateApiKey();
   const r = await q.query<KeyRow>(
-    `INSERT INTO ${TABLE} (id, project_id, key_hash, prefix, name) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
-    [randomUUID(), projectId, hashApiKey(apiKey), visiblePrefix(apiKey), name],
+    `INSERT INTO ${TABLE} (id, project_id, key_hash, prefix, name, scopes, active, suspended_at, deactivated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, NOT $7, CASE WHEN $7 THEN now() END, CASE WHEN $7 THEN now() END)
+     RETURNING ${KEY_COLUMNS}`,
+    [randomUUID(), projectId, hashApiKey(apiKey), visiblePrefix(apiKey), name, [...scopes], suspended],
   );
   const row = r.rows[0];
   if (!row) throw new Error('INSERT … RETURNING gave no row for a new API key');
   const k = toKey(row);
-  return { key: { id: k.id, createdAt: k.createdAt, prefix: k.prefix, name: k.name }, apiKey };
+  return { key: { id: k.id, createdAt: k.createdAt, prefix: k.prefix, name: k.name, scopes: k.scopes, active: k.active }, apiKey };
 }
 
 /**
@@ -81,7 +92,7 @@ export const keysOnSuspension = {
 
 export function apiKeysRepo(db: Queryable) {
   return {
-    insert: (projectId: string, name: string | null = null) => insertKey(db, projectId, name),
+    insert: (projectId: string, name: string | null, scopes: readonly KeyScope[], suspended: boolean) => insertKey(db, projectId, name, scopes, suspended),
 
     /**
      * Returns the key's project, or null when no such key. A key turned off by hand stays off
@@ -123,12 +134,12 @@ export function apiKeysRepo(db: Queryable) {
     },
 
     async findByHash(keyHash: string): Promise<KeyRecord | null> {
-      const r = await db.query<{ id: string; project_id: string; active: boolean }>(
-        `SELECT id, project_id, active FROM ${TABLE} WHERE key_hash = $1`,
+      const r = await db.query<{ id: string; project_id: string; active: boolean; scopes: string[] }>(
+        `SELECT id, project_id, active, scopes FROM ${TABLE} WHERE key_hash = $1`,
         [keyHash],
       );
       const row = r.rows[0];
-      return row ? { keyId: row.id, projectId: row.project_id, active: row.active } : null;
+      return row ? { keyId: row.id, projectId: row.project_id, active: row.active, scopes: toScopes(row.scopes) } : null;
     },
   };
 }

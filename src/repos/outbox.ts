@@ -118,6 +118,37 @@ export function outboxRepo(db: Queryable) {
       await db.query(`UPDATE ${TABLE} SET sent_at = COALESCE(sent_at, now()), message_id = $2 WHERE id = $1`, [jobId, messageId]);
     },
 
+    /** Whether the job's email went out (perhaps in another job's digest) since it was claimed. */
+    async isSent(jobId: number): Promise<boolean> {
+      const r = await db.query(`SELECT 1 FROM ${TABLE} WHERE id = $1 AND sent_at IS NOT NULL`, [jobId]);
+      return r.rows.length > 0;
+    },
+
+    /** The project's new-group jobs still pending whose email has not gone out, oldest first. */
+    async unsentAlerts(projectId: string, limit: number): Promise<{ id: number; groupId: string }[]> {
+      const r = await db.query<{ id: number | string; group_id: string }>(
+        `SELECT id, group_id FROM ${TABLE} WHERE project_id = $1 AND kind = $2 AND status = 'pending' AND sent_at IS NULL ORDER BY id LIMIT $3`,
+        [projectId, NEW_GROUP_JOB, limit],
+      );
+      return r.rows.map((x) => ({ id: Number(x.id), groupId: x.group_id }));
+    },
+
+    /** One digest carried these jobs' alerts: each of them finds its email sent. */
+    async markSentMany(jobIds: number[], messageId: string): Promise<void> {
+      await db.query(`UPDATE ${TABLE} SET sent_at = COALESCE(sent_at, now()), message_id = $2 WHERE id = ANY($1::bigint[])`, [jobIds, messageId]);
+    },
+
+    /** Puts the job back until later without spending an attempt (alert throttling). */
+    async defer(job: OutboxJob, delayMs: number): Promise<boolean> {
+      const r = await db.query(
+        `UPDATE ${TABLE} SET locked_until = NULL, attempts = GREATEST(0, attempts - 1),
+           next_attempt_at = now() + $3::int * interval '1 millisecond'
+         WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
+        [job.id, job.leaseToken, delayMs],
+      );
+      return r.rowCount > 0;
+    },
+
     async complete(job: OutboxJob, note: string | null): Promise<boolean> {
       const r = await db.query(
         `UPDATE ${TABLE} SET status = 'done', done_at = now(), locked_until = NULL, note = $3

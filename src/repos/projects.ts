@@ -96,6 +96,26 @@ export function projectsRepo(db: Postgres) {
       return r.rows[0]?.team_id ?? null;
     },
 
+    /**
+     * Alert throttling: takes the project's alert slot when its last alert went out at least
+     * `windowMs` ago (or was sent by this same job, retried); returns null when taken, else the
+     * milliseconds until the slot frees.
+     */
+    async claimAlertSlot(id: string, windowMs: number, jobId: number): Promise<number | null> {
+      const r = await db.query(
+        `UPDATE ${TABLE} SET alert_sent_at = now(), alert_slot_job = $3
+         WHERE id = $1 AND (alert_sent_at IS NULL OR alert_sent_at <= now() - $2::int * interval '1 millisecond' OR alert_slot_job = $3)
+         RETURNING 1`,
+        [id, windowMs, jobId],
+      );
+      if (r.rows.length) return null;
+      const w = await db.query<{ ms: number | string | null }>(
+        `SELECT GREATEST(0, EXTRACT(EPOCH FROM (alert_sent_at + $2::int * interval '1 millisecond' - now())) * 1000) AS ms FROM ${TABLE} WHERE id = $1`,
+        [id, windowMs],
+      );
+      return Math.ceil(Number(w.rows[0]?.ms ?? 0));
+    },
+
     /** The projects of these teams, oldest first. */
     async ofTeams(teamIds: string[]): Promise<(Project & { teamId: string })[]> {
       if (teamIds.length === 0) return [];

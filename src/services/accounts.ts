@@ -1,4 +1,7 @@
+import fs from 'node:fs';
 import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { MIN_PASSWORD, parsePasswordList, passwordProblem } from '../domain/passwordPolicy.ts';
+import { ValidationError } from '../domain/errors.ts';
 import type { AccountsRepo, User } from '../repos/accounts.ts';
 
 // scrypt, memory-hard: N=2^15, r=8 takes 32 MiB and ~100 ms per hash on this class of
@@ -8,7 +11,11 @@ const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 const KEY_LEN = 64;
 export const SESSION_TTL_MS = 14 * 24 * 3600 * 1000;
 export const SESSION_COOKIE = 'flightrec_session';
-export const MIN_PASSWORD = 10;
+export { MIN_PASSWORD };
+
+let common: Set<string> | undefined;
+/** The shipped list of common passwords, read once. */
+const commonPasswords = () => (common ??= parsePasswordList(fs.readFileSync(new URL('./common-passwords.txt', import.meta.url), 'utf8')));
 
 function scryptAsync(password: string, salt: Buffer, keyLen: number, opts: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => scrypt(password, salt, keyLen, opts, (err, key) => (err ? reject(err) : resolve(key))));
@@ -67,6 +74,8 @@ export function accountsService(repo: AccountsRepo) {
 
     /** null when the email already has an account. */
     async signup(email: string, password: string): Promise<{ user: User; token: string } | null> {
+      const problem = passwordProblem(password, commonPasswords());
+      if (problem) throw new ValidationError([{ path: '/password', message: problem }]);
       const e = normalizeEmail(email);
       const created = await repo.createUserWithTeam(e, await hashPassword(password), `${e.split('@')[0]}'s team`);
       if (!created) return null;

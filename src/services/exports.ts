@@ -62,7 +62,7 @@ export function exportEndpoints(r: {
   const events: ExportEndpoint<EventFilter> = {
     name: 'events',
     // The query schema requires sessionId.
-    filter: (q) => ({ sessionId: q.sessionId ?? '' }),
+    filter: (q) => ({ sessionId: (q.sessionId ?? '').toLowerCase() }),
     // Events live in ClickHouse without their session's project check: a session of another
     // project (or none) is a 404, not an empty list.
     async check(projectId, f) {

@@ -10,10 +10,12 @@ import { eventsRepo } from '../repos/events.ts';
 import { networkLogsRepo } from '../repos/networkLogs.ts';
 import { outboxRepo } from '../repos/outbox.ts';
 import { accountsRepo } from '../repos/accounts.ts';
+import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
 import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { SessionFacts } from './sessionCache.ts';
 import { SessionTouches } from './sessionTouches.ts';
+import { StreamSlots } from './streamSlots.ts';
 import { ingestion } from './ingestion.ts';
 import { exportEndpoints, exportService } from './exports.ts';
 import { accountsService } from './accounts.ts';
@@ -35,7 +37,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     suspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
     unsuspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
   });
-  const projects = projectsService(projectRows, apiKeysRepo(stores.pg), accountRows);
+  const projects = projectsService(projectRows, apiKeysRepo(stores.pg), accountRows, alertRecipientsRepo(stores.pg), stores.pg);
   const changes = { changeLagMs: config.exportSyncLagMs };
   const sessions = sessionsRepo(stores.pg, events.countBySession, changes);
   const touches = new SessionTouches(sessions.touch, config.exportTouchIntervalMs);
@@ -48,6 +50,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     ingest: new RateLimiter('ingest', config.rateLimits.ingest, stores.redis, config.redisKeyPrefix),
     export: new RateLimiter('export', config.rateLimits.export, stores.redis, config.redisKeyPrefix),
     auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis, config.redisKeyPrefix),
+    dashboard: new RateLimiter('dashboard', config.rateLimits.dashboard, stores.redis, config.redisKeyPrefix),
   };
   const outbox = outboxRepo(stores.pg);
   return {
@@ -71,6 +74,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export }),
       chunkRows: config.exportChunkRows,
     }),
+    exportStreams: new StreamSlots(config.exportMaxStreams),
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),

@@ -3,6 +3,11 @@ import type { ApiKeysRepo } from '../repos/apiKeys.ts';
 import type { AccountsRepo } from '../repos/accounts.ts';
 import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
 import { normalizeEmail } from './accounts.ts';
+import { keyScopes } from '../domain/apiKey.ts';
+import { hashToken } from '../domain/ids.ts';
+import type { AlertRecipientsRepo } from '../repos/alertRecipients.ts';
+import { memberEmailsOfTeam } from '../repos/accounts.ts';
+import type { Queryable } from '../stores/postgres/port.ts';
 
 /** A project's team as the dashboard checks it: membership, and whether its owner is suspended. */
 export interface ProjectAccess {
@@ -26,7 +31,20 @@ function notSuspended(t: { ownerSuspended: boolean }) {
  * Projects and their keys: the management API's use cases (operator, any project) and the
  * dashboard's (a user, on their teams' projects only).
  */
-export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accounts: AccountsRepo) {
+export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accounts: AccountsRepo, recipients: AlertRecipientsRepo, db: Queryable) {
+  /**
+   * Makes the confirmation state follow the project's alert list. `by`: the operator
+   * (ADMIN_TOKEN) vouches for every address; from the dashboard only the team members' own
+   * addresses count as confirmed, and any other is sent a confirmation email (by the worker)
+   * and gets alerts once confirmed.
+   */
+  async function syncRecipients(projectId: string, emails: string[] | null, by: 'operator' | 'member') {
+    const list = emails ?? [];
+    const teamId = await projects.teamOf(projectId);
+    const members = teamId === null ? [] : await memberEmailsOfTeam(db, teamId);
+    await recipients.sync(projectId, list, by === 'operator' ? list : list.filter((e) => members.includes(e)));
+  }
+
   /** Another team's project is answered like a missing one, revealing nothing. */
   async function access(userId: string, projectId: string): Promise<ProjectAccess> {
     const teamId = await projects.teamOf(projectId);
@@ -39,7 +57,15 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
     access,
     createProject: projects.createProject,
     getProject: projects.getProject,
-    setAlertEmails: projects.setAlertEmails,
+    alertRecipients: recipients.ofProject,
+
+    /** The address whose confirmation link carried this token, now confirmed; null when unknown. */
+    async confirmRecipient(token: string) {
+      const r = await recipients.confirm(hashToken(token));
+      if (!r) return null;
+      const p = await projects.getProject(r.projectId);
+      return { email: r.email, projectName: p?.name ?? '' };
+    },
 
     /**
      * The operator's change of a project: name, alert recipients, and the team it belongs to
@@ -59,13 +85,19 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
         name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: c.alertEmails, teamId,
       });
       if (!p) throw new NotFoundError('Project not found');
+      if (c.alertEmails !== undefined) await syncRecipients(projectId, p.alertEmails, 'operator');
       return p;
     },
 
-    /** A new key for an existing project, or null when the project does not exist. */
-    async createKey(projectId: string, name: string | null = null) {
+    /**
+     * A new key for an existing project, or null when the project does not exist. `scopes`
+     * defaults to both; a key made while the team's owner is suspended is born suspended.
+     */
+    async createKey(projectId: string, name: string | null = null, scopes?: readonly string[]) {
       if (!(await projects.exists(projectId))) return null;
-      return keys.insert(projectId, name);
+      const teamId = await projects.teamOf(projectId);
+      const suspended = teamId !== null && (await accounts.ownerSuspended(teamId));
+      return keys.insert(projectId, name, keyScopes(scopes), suspended);
     },
 
     deactivateKey: keys.deactivate,
@@ -74,12 +106,13 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
 
     // ---- the dashboard, for a signed-in user ------------------------------------------------
 
-    /** The projects of every team of the user with their keys: three queries, whatever the count. */
+    /** The projects of every team of the user with their keys and alert addresses: four queries, whatever the count. */
     async listFor(userId: string) {
       const teams = new Map((await accounts.teamsOf(userId)).map((t) => [t.id, t.name]));
       const list = await projects.ofTeams([...teams.keys()]);
-      const byProject = await keys.listForProjects(list.map((p) => p.id));
-      return list.map((p) => ({ ...p, teamName: teams.get(p.teamId) ?? '', keys: byProject.get(p.id) ?? [] }));
+      const ids = list.map((p) => p.id);
+      const [byProject, states] = [await keys.listForProjects(ids), await recipients.ofProjects(ids)];
+      return list.map((p) => ({ ...p, teamName: teams.get(p.teamId) ?? '', keys: byProject.get(p.id) ?? [], alertRecipients: states.get(p.id) ?? [] }));
     },
 
     /** Without a team, the project goes to the user's own team (they own exactly one). */
@@ -98,12 +131,14 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
         name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: cleanEmails(c.alertEmails),
       });
       if (!p) throw new NotFoundError('Project not found');
-      return p;
+      if (c.alertEmails === undefined) return p;
+      await syncRecipients(projectId, p.alertEmails, 'member');
+      return { ...p, alertRecipients: await recipients.ofProject(projectId) };
     },
 
-    async createKeyFor(userId: string, projectId: string, name: string | undefined) {
+    async createKeyFor(userId: string, projectId: string, name: string | undefined, scopes?: readonly string[]) {
       notSuspended(await access(userId, projectId));
-      return keys.insert(projectId, name?.trim() || null);
+      return keys.insert(projectId, name?.trim() || null, keyScopes(scopes), false);
     },
 
     async renameKeyFor(userId: string, projectId: string, keyId: string, name: string | null) {

@@ -12,19 +12,47 @@ export function teamsService(repo: AccountsRepo) {
   }
 
   return {
-    /** Every team of the user with its members: two queries whatever the number of teams. */
+    /** Every team of the user with its members (and, for an owner, its pending invitations). */
     async list(userId: string) {
       const teams = await repo.teamsOf(userId);
       const members = await repo.membersOfTeams(teams.map((t) => t.id));
-      return teams.map((t) => ({ ...t, members: members.get(t.id) ?? [] }));
+      return Promise.all(teams.map(async (t) => ({
+        ...t,
+        members: members.get(t.id) ?? [],
+        ...(t.role === 'owner' ? { invitations: await repo.invitationsOfTeam(t.id) } : {}),
+      })));
     },
 
-    async addMember(userId: string, teamId: string, email: string) {
+    /**
+     * Adding someone is an invitation: they join only by accepting it in their own dashboard.
+     * The answer is the same whether the address has an account or not.
+     */
+    async invite(userId: string, teamId: string, email: string) {
       await ownedTeam(userId, teamId);
-      const r = await repo.addMember(teamId, normalizeEmail(email));
-      if (r === 'no-user') throw new NotFoundError('No account with this email: ask them to sign up first');
-      if (r === 'exists') throw new ConflictError('Already a member of this team');
-      return repo.membersOf(teamId);
+      const r = await repo.invite(teamId, normalizeEmail(email), userId);
+      if (r === 'member') throw new ConflictError('Already a member of this team');
+      return { invitation: r, data: await repo.membersOf(teamId) };
+    },
+
+    async revokeInvitation(userId: string, teamId: string, invitationId: string) {
+      await ownedTeam(userId, teamId);
+      if (!(await repo.revokeInvitation(teamId, invitationId))) throw new NotFoundError('Invitation not found');
+    },
+
+    invitationsFor: (user: { email: string }) => repo.invitationsFor(user.email),
+
+    /** The invitee's answer; anyone else's is a 404. */
+    async answer(user: { id: string; email: string }, invitationId: string, accept: boolean) {
+      if (!(await repo.answerInvitation(invitationId, user, accept))) throw new NotFoundError('Invitation not found');
+      return repo.teamsOf(user.id);
+    },
+
+    /** A member leaves a team; its owner cannot. */
+    async leave(userId: string, teamId: string) {
+      const r = await repo.leave(teamId, userId);
+      if (r === 'not-member') throw new NotFoundError('Team not found');
+      if (r === 'owner') throw new ConflictError('The owner cannot leave their own team');
+      return repo.teamsOf(userId);
     },
 
     async removeMember(userId: string, teamId: string, memberId: string) {

@@ -6,6 +6,7 @@ import { alertCrashes, crashAlertJob } from './crashAlertJob.ts';
 import { createSummarizer, type Summarize } from './summary.ts';
 import { createMailer, type Mailer } from './mailer.ts';
 import type { WorkerLog } from './log.ts';
+import { recipientConfirmations } from './recipientConfirmations.ts';
 
 export interface AlertWorker {
   worker: OutboxWorker;
@@ -30,7 +31,7 @@ export function createAlertWorker(
   };
   const worker = new OutboxWorker(db, handlers, {
     pollMs: o.pollMs, leaseMs: o.leaseMs, maxAttempts: o.maxAttempts, baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs,
-  }, log);
+  }, log, [recipientConfirmations(config, db, mailer, log)]);
   return {
     worker,
     mailer,

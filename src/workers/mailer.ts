@@ -42,13 +42,14 @@ export function createMailer(config: Pick<Config, 'smtpUrl' | 'dataDir'>): Maile
     kind: 'file',
     async send(m) {
       const info = await transport.sendMail(toNodemailer(m));
-      await fs.promises.mkdir(dir, { recursive: true });
+      // Alerts carry crash data: readable by the service's user only.
+      await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
       const local = (m.messageId.replace(/^<|>$/g, '').split('@')[0] ?? '').replace(/[^A-Za-z0-9._-]/g, '');
       const base = `${new Date().toISOString().replace(/[:.]/g, '-')}-${local}`;
       const file = path.join(dir, `${base}.eml`);
       // Written whole, then renamed: a reader of the directory never sees half a message.
       const tmp = path.join(dir, `.${base}.${process.pid}.tmp`);
-      await fs.promises.writeFile(tmp, info.message as Buffer);
+      await fs.promises.writeFile(tmp, info.message as Buffer, { mode: 0o600 });
       await fs.promises.rename(tmp, file);
       return file;
     },

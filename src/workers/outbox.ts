@@ -16,6 +16,16 @@ export interface OutboxWorkerOptions extends BackoffPolicy {
 /** A job failure that no retry can fix (unknown kind, deleted group): failed at once. */
 export class PermanentJobError extends Error {}
 
+/** The job cannot run yet (its project's alert slot is taken): put back without spending an attempt. */
+export class DeferJobError extends Error {
+  constructor(readonly delayMs: number) {
+    super(`deferred for ${delayMs} ms`);
+  }
+}
+
+/** Work done at the start of every round besides the jobs (e.g. confirmation emails). */
+export type Sweep = () => Promise<void>;
+
 /**
  * Polls the alert outbox (and wakes early when told a job was enqueued), claims due jobs with a
  * lease, runs them, and records each outcome under that lease. Several workers, in one process
@@ -33,6 +43,7 @@ export class OutboxWorker {
     private readonly handlers: Record<string, JobHandler>,
     private readonly opts: OutboxWorkerOptions,
     private readonly log: WorkerLog,
+    private readonly sweeps: Sweep[] = [],
   ) {
     this.repo = outboxRepo(db);
   }
@@ -81,6 +92,9 @@ export class OutboxWorker {
   /** Runs every job that is due now (one round after another) and returns how many ran. */
   async runDue(): Promise<number> {
     await this.repo.failAbandoned(this.opts.maxAttempts);
+    for (const sweep of this.sweeps) {
+      await sweep().catch((err: unknown) => this.log.error({ err: String(err) }, 'outbox sweep failed; retrying at the next poll'));
+    }
     let ran = 0;
     for (;;) {
       const jobs = await this.repo.claim(this.opts.batchSize ?? 10, this.opts.leaseMs, this.opts.maxAttempts);
@@ -103,6 +117,11 @@ export class OutboxWorker {
       const recorded = await this.repo.complete(job, out?.note ?? null);
       this.log.info({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, note: out?.note, recorded }, 'outbox job done');
     } catch (err) {
+      if (err instanceof DeferJobError) {
+        await this.repo.defer(job, err.delayMs);
+        this.log.info({ job: job.id, kind: job.kind, group: job.groupId, retryInMs: err.delayMs }, 'outbox job deferred (alert throttling)');
+        return;
+      }
       const msg = err instanceof Error ? err.message : String(err);
       const next = err instanceof PermanentJobError ? ({ action: 'give-up' } as const) : afterFailure(job.attempts, this.opts);
       if (next.action === 'give-up') {

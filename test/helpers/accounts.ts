@@ -38,3 +38,11 @@ export async function dashboardProject(s: TestServer, a: Account, name = 'My app
   const body = r.json();
   return { projectId: body.project.id as string, apiKey: body.apiKey as string, auth: { authorization: `Bearer ${body.apiKey}` } };
 }
+
+/** The owner invites the member into their team and the member accepts. */
+export async function addMember(s: TestServer, owner: Account, member: Account, teamId = owner.teamId) {
+  const inv = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${teamId}/members`, headers: owner.headers, payload: { email: member.email } });
+  if (inv.statusCode !== 201) throw new Error(`invite failed: ${inv.statusCode} ${inv.body}`);
+  const ok = await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${inv.json().invitation.id}/accept`, headers: member.headers });
+  if (ok.statusCode !== 200) throw new Error(`accept failed: ${ok.statusCode} ${ok.body}`);
+}

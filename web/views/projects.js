@@ -139,7 +139,7 @@ function newKeyForm(project, keysBody, slot, rerender) {
       const btn = e.target.querySelector('button');
       btn.disabled = true;
       try {
-        const r = await api('POST', dash(`/projects/${project.id}/keys`), { name: name.value.trim() || undefined });
+        const r = await api('POST', dash(`/projects/${project.id}/keys`), { name: name.value.trim() || undefined, scopes: ['ingest'] });
         const key = { ...r.key, active: true, suspended: false, deactivatedAt: null };
         project.keys.unshift(key);
         state.newKeys[project.id] = r.apiKey;
@@ -187,6 +187,7 @@ function projectCard(project, rerender) {
         keysBody))
       : h('p.empty', 'No keys yet.'),
     newKeyForm(project, keysBody, slot, rerender),
+    h('p.hint', 'Keys made here are ingest-only, the kind to embed in an app: anyone holding the app can read its key, and this one cannot download the project through /export.'),
     alertForm(project),
   );
 }

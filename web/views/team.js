@@ -34,8 +34,8 @@ function teamCard(t, userId, rerender) {
         }
       },
     },
-      h('label', { for: `add-${t.id}` }, 'Add a member (they need an account)'),
-      h('div.key-row', email, h('button', { type: 'submit' }, 'Add'))) : null,
+      h('label', { for: `add-${t.id}` }, 'Invite a member (they join once they accept)'),
+      h('div.key-row', email, h('button', { type: 'submit' }, 'Invite'))) : null,
     err,
     h('p.hint', 'Members see and act on every project of the team; only the owner manages members.'),
   );

@@ -2,6 +2,7 @@ import * as A from '../schemas/admin.ts';
 import { errorResponse, okResponse } from '../schemas/ingest.ts';
 import { adminAuth } from '../auth.ts';
 import { HttpError } from '../errors.ts';
+import { optionalBody } from '../validation.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 
@@ -38,12 +39,13 @@ export const adminRoutes = (svc: Services): Routes => async (app) => {
   }, async (req) => svc.projects.update(req.params.projectId, req.body));
 
   app.post('/projects/:projectId/keys', {
+    preValidation: optionalBody,
     schema: {
       tags: ['management'], security, params: A.projectIdParams, body: A.keyCreateBody,
       response: { 201: { type: 'object', properties: { key: A.keyInfo, apiKey: { type: 'string' } } }, ...errors },
     },
   }, async (req, reply) => {
-    const created = await svc.projects.createKey(req.params.projectId, req.body?.name?.trim() || null);
+    const created = await svc.projects.createKey(req.params.projectId, req.body?.name?.trim() || null, req.body?.scopes);
     if (!created) throw new HttpError(404, 'Project not found');
     return reply.code(201).send(created);
   });

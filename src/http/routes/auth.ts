@@ -1,7 +1,7 @@
 import { rateLimit } from '../rateLimit.ts';
 import { HttpError } from '../errors.ts';
 import { clearSessionCookie, csrfToken, originCheck, readCookie, sessionAuth, setSessionCookie } from '../sessionAuth.ts';
-import { MIN_PASSWORD, SESSION_COOKIE, csrfTokenFor } from '../../services/accounts.ts';
+import { SESSION_COOKIE, csrfTokenFor } from '../../services/accounts.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 
@@ -26,9 +26,6 @@ export const authRoutes = (svc: Services): Routes => async (app) => {
 
   app.post('/signup', { schema: { tags, body: credentials } }, async (req, reply) => {
     if (!svc.config.signupEnabled) throw new HttpError(403, 'Sign-up is closed on this server');
-    if (req.body.password.length < MIN_PASSWORD) {
-      throw new HttpError(422, 'Validation failed', [{ path: '/password', message: `must have at least ${MIN_PASSWORD} characters` }]);
-    }
     const r = await accounts.signup(req.body.email, req.body.password);
     if (!r) throw new HttpError(409, 'An account with this email already exists');
     setSessionCookie(req, reply, r.token, publicUrl);

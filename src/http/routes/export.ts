@@ -9,14 +9,15 @@ import { contentHeaders, NEXT_CURSOR_HEADER, resolveFormat, setPageHeaders } fro
 import type { ExportQueryIn, ExportQuerySchema } from '../schemas/types.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
+import { TooBusyError } from '../../domain/errors.ts';
 import type { ExportEndpoint } from '../../services/exports.ts';
 
 const security = [{ apiKey: [] }];
-const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse, 429: errorResponse };
+const errors = { 400: errorResponse, 401: errorResponse, 403: errorResponse, 404: errorResponse, 429: errorResponse };
 
 /** The four /export routes; thin: parse the query, then a page or a stream from the export service. */
 export const exportRoutes = (svc: Services): Routes => async (app) => {
-  app.addHook('onRequest', apiKeyAuth(svc.keys));
+  app.addHook('onRequest', apiKeyAuth(svc.keys, 'export'));
   app.addHook('onRequest', rateLimit(svc.limits.export));
   app.addHook('onSend', gzipOnSend);
 
@@ -25,12 +26,20 @@ export const exportRoutes = (svc: Services): Routes => async (app) => {
     const filter = ep.filter(q);
     const { format, stream } = resolveFormat(q);
     if (stream && format !== 'json') {
-      const s = await svc.exports.stream(ep, req.projectId, filter, format);
-      const cursor: Record<string, string> = s.nextCursor ? { [NEXT_CURSOR_HEADER]: s.nextCursor } : {};
-      return sendChunks(req, reply, s.chunks, { ...contentHeaders(ep.name, format), ...cursor }, {
-        started: svc.metrics.streamStarted,
-        ended: svc.metrics.streamEnded,
-      });
+      const release = svc.exportStreams.acquire(req.projectId);
+      if (!release) throw new TooBusyError(`At most ${svc.exportStreams.max} streamed exports at once per project`, 5);
+      reply.raw.once('close', release);
+      try {
+        const s = await svc.exports.stream(ep, req.projectId, filter, format);
+        const cursor: Record<string, string> = s.nextCursor ? { [NEXT_CURSOR_HEADER]: s.nextCursor } : {};
+        return await sendChunks(req, reply, s.chunks, { ...contentHeaders(ep.name, format), ...cursor }, svc.config.exportIdleTimeoutMs, {
+          started: svc.metrics.streamStarted,
+          ended: svc.metrics.streamEnded,
+        });
+      } catch (err) {
+        release();
+        throw err;
+      }
     }
     const r = await svc.exports.page(ep, req.projectId, filter, q, format);
     setPageHeaders(reply, r.meta);

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services/index.ts';
+import { loggableError } from '../errors.ts';
 
 const status = { type: 'object', properties: { status: { type: 'string' }, error: { type: 'string' } } } as const;
 
@@ -16,7 +17,7 @@ export const healthRoutes = (svc: Services): FastifyPluginAsync => async (app) =
       await Promise.all([svc.stores.pg.query('SELECT 1'), svc.stores.ch.ping()]);
       return { status: 'ok' };
     } catch (err) {
-      app.log.warn({ err }, 'readiness check failed');
+      app.log.warn({ err: loggableError(err) }, 'readiness check failed');
       return reply.code(503).send({ status: 'unavailable', error: 'A store did not answer' });
     }
   };

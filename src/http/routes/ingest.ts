@@ -3,16 +3,37 @@ import { apiKeyAuth } from '../auth.ts';
 import { rateLimit } from '../rateLimit.ts';
 import { decodeBody } from '../bodyDecoding.ts';
 import type { Routes } from '../typeProvider.ts';
+import type { BodyArrayLimit } from '../sanitize.ts';
 import type { Services } from '../../services/index.ts';
 
 const security = [{ apiKey: [] }];
-const errors = { 400: S.errorResponse, 401: S.errorResponse, 404: S.errorResponse, 422: S.errorResponse, 429: S.errorResponse };
+
+const lower = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v);
+
+/**
+ * Session and request ids are UUIDs, the same whatever their letter case: one spelling (lower
+ * case) from here on, so Postgres lookups, the session cache and the batch-vs-event check see
+ * one id. The raw bytes handed to ClickHouse keep the client's spelling; its materialized
+ * views lower-case these ids on the way in (clickhouse/002_ingest_pipeline.sql).
+ */
+async function lowerCaseIds(req: { body: unknown }) {
+  const b = req.body as Record<string, unknown> | null;
+  if (b === null || typeof b !== 'object' || Array.isArray(b)) return;
+  b.sessionId = lower(b.sessionId);
+  for (const [list, field] of [['events', 'sessionId'], ['requests', 'id']] as const) {
+    const items = b[list];
+    if (!Array.isArray(items)) continue;
+    for (const it of items) if (it !== null && typeof it === 'object' && field in it) (it as Record<string, unknown>)[field] = lower((it as Record<string, unknown>)[field]);
+  }
+}
+const errors = { 400: S.errorResponse, 401: S.errorResponse, 403: S.errorResponse, 404: S.errorResponse, 422: S.errorResponse, 429: S.errorResponse };
 
 /** The five /ingest routes; thin: schema, then one ingestion call. */
 export const ingestRoutes = (svc: Services): Routes => async (app) => {
-  app.addHook('onRequest', apiKeyAuth(svc.keys));
+  app.addHook('onRequest', apiKeyAuth(svc.keys, 'ingest'));
   app.addHook('onRequest', rateLimit(svc.limits.ingest));
   app.addHook('preParsing', decodeBody);
+  app.addHook('preValidation', lowerCaseIds);
 
   app.post('/session', {
     schema: { tags: ['ingest'], security, body: S.sessionStartBody, response: { 201: S.okResponse, ...errors } },
@@ -29,6 +50,7 @@ export const ingestRoutes = (svc: Services): Routes => async (app) => {
   });
 
   app.post('/events', {
+    config: { bodyArray: { key: 'events', max: S.MAX_EVENTS } } satisfies BodyArrayLimit,
     schema: { tags: ['ingest'], security, body: S.eventsBody, response: { 201: S.okCountResponse, ...errors } },
   }, async (req, reply) => {
     const count = await svc.ingestion.events(req.projectId, req.body.sessionId, req.body.events, req.rawBody);
@@ -43,6 +65,7 @@ export const ingestRoutes = (svc: Services): Routes => async (app) => {
   });
 
   app.post('/network', {
+    config: { bodyArray: { key: 'requests', max: S.MAX_REQUESTS } } satisfies BodyArrayLimit,
     schema: { tags: ['ingest'], security, body: S.networkBody, response: { 201: S.okCountResponse, ...errors } },
   }, async (req, reply) => {
     const count = await svc.ingestion.network(req.projectId, req.body.sessionId, req.body.requests, req.rawBody);

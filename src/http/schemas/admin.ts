@@ -37,10 +37,17 @@ export const keyInfo = {
   properties: {
     id: { type: 'string' }, createdAt: { type: 'string' },
     prefix: { type: ['string', 'null'], description: 'the start of the key (frk_ab12), to tell keys apart' }, name: { type: ['string', 'null'] },
+    scopes: { type: 'array', items: { type: 'string' }, description: 'what the key may do: ingest and/or export' },
+    active: { type: 'boolean' },
   },
 } as const;
 
-export const keyCreateBody = { type: ['object', 'null'], properties: { name: keyNameSchema } } as const;
+/** `scopes`: `ingest` and/or `export` (default both); an app should embed an ingest-only key. */
+const keyScopesSchema = {
+  type: 'array', minItems: 1, maxItems: 2, uniqueItems: true, items: { type: 'string', enum: ['ingest', 'export'] },
+} as const;
+
+export const keyCreateBody = { type: ['object', 'null'], properties: { name: keyNameSchema, scopes: keyScopesSchema } } as const;
 
 /**
  * A change of a project: any of its name, alert recipients and team (by id, or as the team

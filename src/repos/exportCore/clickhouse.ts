@@ -1,5 +1,5 @@
 import type { ClickHouse, Params, Settings } from '../../stores/clickhouse/port.ts';
-import { CSV_CLICKHOUSE_SETTINGS, FORMULA_START } from '../../domain/csv.ts';
+import { CSV_CLICKHOUSE_SETTINGS, formulaPatternRe2 } from '../../domain/csv.ts';
 import { concatParquet } from '../../domain/parquetConcat.ts';
 import type { Encoding, ExportResource, Row } from './types.ts';
 
@@ -16,8 +16,7 @@ const SETTINGS: Settings = {
 };
 
 
-const REGEX_ESCAPE: Record<string, string> = { '-': '\\-', '\t': '\\t', '\r': '\\r' };
-const formulaRegex = `^[${FORMULA_START.map((c) => REGEX_ESCAPE[c] ?? c).join('')}]`;
+const formulaRegex = formulaPatternRe2();
 const formulaLiteral = `'${formulaRegex.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
 
 /** SQL for csv.ts's neutraliseFormula on a text column (NULL stays NULL). */

@@ -8,8 +8,9 @@ export const params = <const N extends readonly string[]>(...names: N) => ({
   type: 'object', required: names, properties: Object.fromEntries(names.map((n) => [n, uuid])) as Record<N[number], typeof uuid>,
 }) as const;
 
+// Bounded, so `page=1e300` is a 400 rather than an OFFSET no store can take (a 500).
 export const paging = {
-  page: { type: 'integer', minimum: 1, default: 1 },
+  page: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 },
   limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
 } as const;
 

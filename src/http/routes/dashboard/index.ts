@@ -1,5 +1,6 @@
 import type { Routes } from '../../typeProvider.ts';
 import { csrfToken, originCheck, sessionAuth } from '../../sessionAuth.ts';
+import { rateLimit } from '../../rateLimit.ts';
 import type { Services } from '../../../services/index.ts';
 import { teamRoutes } from './teams.ts';
 import { projectRoutes } from './projects.ts';
@@ -13,6 +14,7 @@ import { crashGroupRoutes } from './crashGroups.ts';
 export const dashboardRoutes = (svc: Services): Routes => async (app) => {
   app.addHook('onRequest', originCheck(svc.config.publicUrl));
   app.addHook('onRequest', sessionAuth(svc.accounts));
+  app.addHook('onRequest', rateLimit(svc.limits.dashboard, 'user'));
   app.addHook('onRequest', csrfToken);
   await app.register(teamRoutes(svc));
   await app.register(projectRoutes(svc));

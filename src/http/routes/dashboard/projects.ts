@@ -1,6 +1,7 @@
 import type { Routes } from '../../typeProvider.ts';
 import type { Services } from '../../../services/index.ts';
-import { alertEmailsSchema, projectNameSchema, keyNameSchema } from '../../schemas/admin.ts';
+import { alertEmailsSchema, projectNameSchema, keyCreateBody, keyNameSchema } from '../../schemas/admin.ts';
+import { optionalBody } from '../../validation.ts';
 import { params, tags, uuid } from './common.ts';
 
 /** Projects & keys: create, rename, alert recipients; keys created with a name, renamed, deactivated. */
@@ -21,8 +22,9 @@ export const projectRoutes = (svc: Services): Routes => async (app) => {
   }, async (req) => projects.updateFor(req.user.id, req.params.projectId, req.body));
 
   app.post('/projects/:projectId/keys', {
-    schema: { tags, params: params('projectId'), body: { type: ['object', 'null'], properties: { name: keyNameSchema } } },
-  }, async (req, reply) => reply.code(201).send(await projects.createKeyFor(req.user.id, req.params.projectId, req.body?.name)));
+    preValidation: optionalBody,
+    schema: { tags, params: params('projectId'), body: keyCreateBody },
+  }, async (req, reply) => reply.code(201).send(await projects.createKeyFor(req.user.id, req.params.projectId, req.body?.name, req.body?.scopes)));
 
   app.patch('/projects/:projectId/keys/:keyId', {
     schema: { tags, params: params('projectId', 'keyId'), body: { type: 'object', required: ['name'], properties: { name: { ...keyNameSchema, type: ['string', 'null'] } } } },

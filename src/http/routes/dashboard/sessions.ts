@@ -46,7 +46,7 @@ export const sessionRoutes = (svc: Services): Routes => async (app) => {
   app.get('/projects/:projectId/sessions/:sessionId/events', {
     schema: {
       tags, params: params('projectId', 'sessionId'),
-      querystring: { type: 'object', properties: { after: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 } } },
+      querystring: { type: 'object', properties: { after: { type: 'integer', minimum: 0, maximum: 9_007_199_254_740_991 }, limit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 } } },
     },
   }, async (req) => {
     await projects.access(req.user.id, req.params.projectId);

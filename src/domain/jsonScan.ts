@@ -1,0 +1,100 @@
+/**
+ * Cheap looks at JSON text before it is parsed: a 5 KB gzip body can inflate to 5 MiB of
+ * `{},{},…` whose JSON.parse alone holds the event loop for half a second, and whose schema
+ * check then reports an error per element. These scans read the bytes once, allocate nothing,
+ * and let the edge refuse such a body before parsing it (docs/reliability.md, Security).
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_OBJ = 0x7b;
+const CLOSE_OBJ = 0x7d;
+const OPEN_ARR = 0x5b;
+const CLOSE_ARR = 0x5d;
+
+const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+/** The first byte that is not JSON whitespace (a UTF-8 BOM skipped), or -1. */
+export function firstByte(buf: Uint8Array): number {
+  let i = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+  while (i < buf.length && isSpace(buf[i]!)) i++;
+  return i < buf.length ? buf[i]! : -1;
+}
+
+/** Index of the quote that closes the string whose opening quote is at `open`; -1 if none. */
+function stringEnd(buf: Uint8Array, open: number): number {
+  let i = open;
+  for (;;) {
+    i = buf.indexOf(QUOTE, i + 1);
+    if (i < 0) return -1;
+    let slashes = 0;
+    for (let j = i - 1; j > open && buf[j] === BACKSLASH; j--) slashes++;
+    if (slashes % 2 === 0) return i;
+  }
+}
+
+/**
+ * Whether the array that is the value of `key` in the top-level object has more than `max`
+ * elements (counted by its separating commas, so it stops reading at the first one too many).
+ * Text that is not well-formed JSON answers false: the parser will say so.
+ */
+export function topLevelArrayExceeds(buf: Uint8Array, key: string, max: number): boolean {
+  const want = Buffer.from(JSON.stringify(key));
+  let depth = 0;
+  let lastKeyStart = -1;
+  let lastKeyEnd = -1;
+  let inTarget = false;
+  let commas = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i]!;
+    if (b === QUOTE) {
+      const end = stringEnd(buf, i);
+      if (end < 0) return false;
+      if (depth === 1) {
+        lastKeyStart = i;
+        lastKeyEnd = end + 1;
+      }
+      i = end;
+    } else if (b === OPEN_OBJ || b === OPEN_ARR) {
+      depth++;
+      if (depth === 2 && b === OPEN_ARR && lastKeyStart >= 0 && Buffer.compare(want, buf.subarray(lastKeyStart, lastKeyEnd)) === 0) {
+        inTarget = true;
+        commas = 0;
+      }
+    } else if (b === CLOSE_OBJ || b === CLOSE_ARR) {
+      if (depth === 2 && inTarget) inTarget = false;
+      depth--;
+      if (depth < 0) return false;
+    } else if (b === COMMA) {
+      if (depth === 2 && inTarget && ++commas >= max) return true;
+      if (depth === 1) lastKeyStart = -1;
+    }
+  }
+  return false;
+}
+
+/** Number text whose value is beyond a double's range (`1e400`, 309 digits) becomes Infinity. */
+const HUGE_NUMBER = /[0-9][eE]\+?[0-9]{3}|[0-9]{309}/;
+
+/** Whether JSON text may hold a number that parses to ±Infinity (a cheap test first). */
+export const mayHoldHugeNumber = (text: string) => HUGE_NUMBER.test(text);
+
+/** JSON pointers of every non-finite number in a parsed value (iterative: any depth is safe). */
+export function nonFinitePaths(root: unknown, limit = 100): string[] {
+  const out: string[] = [];
+  const esc = (k: string) => k.replaceAll('~', '~0').replaceAll('/', '~1');
+  const stack: [unknown, string][] = [[root, '']];
+  while (stack.length && out.length < limit) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) out.push(path || '/');
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}/${i}`]);
+    } else if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) stack.push([(v as Record<string, unknown>)[keys[i]!], `${path}/${esc(keys[i]!)}`]);
+    }
+  }
+  return out;
+}

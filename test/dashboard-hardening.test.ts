@@ -1,0 +1,120 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
+import { dashboardProject, signup } from './helpers/accounts.ts';
+import { passwordProblem } from '../src/domain/passwordPolicy.ts';
+
+// Findings 5 and 7 of the security probe: the dashboard's routes and accounts.
+const logLines: string[] = [];
+const stream = new Writable({
+  write(chunk, _enc, cb) {
+    logLines.push(String(chunk));
+    cb();
+  },
+});
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ LOG_LEVEL: 'info', RATE_LIMIT_DASHBOARD_PER_MIN: '40', RATE_LIMIT_AUTH_PER_MIN: '1000' }, tempDataDir(), { logger: { stream } });
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const signupWith = (password: string) =>
+  s.app.inject({ method: 'POST', url: '/api/auth/signup', payload: { email: `p-${crypto.randomUUID()}@example.com`, password } });
+
+describe('password policy', () => {
+  it('refuses all-whitespace, short, repetitive and common passwords with 422 on /password', async () => {
+    for (const pw of [' '.repeat(10), '1234567890', 'qwertyuiop', 'Password123', 'aaaaaaaaaaaa', 'abababababab', 'short']) {
+      const r = await signupWith(pw);
+      expect(r.statusCode, JSON.stringify(pw)).toBe(422);
+      expect(r.json().details[0].path).toBe('/password');
+    }
+    expect((await signupWith('plum kettle orbit 7')).statusCode).toBe(201);
+  });
+
+  it('the rule on its own', () => {
+    const common = new Set(['letmein123']);
+    expect(passwordProblem('LetMeIn123', common)).toMatch(/common/);
+    expect(passwordProblem('\t \t \t \t \t ', common)).toMatch(/whitespace/);
+    expect(passwordProblem('ééééééééé', common)).toMatch(/at least 10/);
+    expect(passwordProblem('grüne Äpfel 9', common)).toBeNull();
+  });
+});
+
+describe('dashboard parameters and limits', () => {
+  it('page and limit out of bounds are 400, never a 500; no SQL parameter reaches the log', async () => {
+    const a = await signup(s);
+    const p = await dashboardProject(s, a);
+    const base = `/api/dashboard/projects/${p.projectId}`;
+    for (const q of ['page=1e300', 'page=0', 'page=-1', 'limit=1e300', 'page=abc', 'page=1.5']) {
+      for (const path of ['/sessions', '/crash-groups']) {
+        const r = await s.app.inject({ method: 'GET', url: `${base}${path}?${q}`, headers: a.headers });
+        expect(r.statusCode, `${path}?${q}`).toBe(400);
+      }
+    }
+    const ev = await s.app.inject({ method: 'GET', url: `${base}/sessions/${crypto.randomUUID()}/events?after=1e300`, headers: a.headers });
+    expect(ev.statusCode).toBe(400);
+    expect(logLines.join('')).not.toMatch(/"params"|"parameters"|1e\+300/);
+  });
+
+  it('rate-limits each signed-in user (429 with Retry-After)', async () => {
+    const a = await signup(s);
+    const codes: number[] = [];
+    let last;
+    for (let i = 0; i < 45; i++) {
+      last = await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers });
+      codes.push(last.statusCode);
+    }
+    expect(codes.filter((c) => c === 200).length).toBe(40);
+    expect(last!.statusCode).toBe(429);
+    expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+    // another user has their own budget
+    const b = await signup(s);
+    expect((await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: b.headers })).statusCode).toBe(200);
+  });
+});
+
+describe('team invitations', () => {
+  it('an invited person joins only by accepting, can decline, and can leave; the owner cannot leave', async () => {
+    const owner = await signup(s);
+    const p = await dashboardProject(s, owner);
+    const invitee = await signup(s);
+    const other = await signup(s);
+    const sessions = (who: typeof owner) => s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${p.projectId}/sessions`, headers: who.headers });
+
+    // An address with no account is invited just the same: inviting tells nothing about accounts.
+    const ghost = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/members`, headers: owner.headers, payload: { email: 'nobody-here@example.com' } });
+    expect(ghost.statusCode).toBe(201);
+
+    const inv = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/members`, headers: owner.headers, payload: { email: invitee.email.toUpperCase() } });
+    expect(inv.statusCode).toBe(201);
+    const invitationId = inv.json().invitation.id;
+    expect(inv.json().data.map((m: { email: string }) => m.email)).not.toContain(invitee.email);
+    expect((await sessions(invitee)).statusCode).toBe(404); // pending: not a member
+    const teams = (await s.app.inject({ method: 'GET', url: '/api/dashboard/teams', headers: owner.headers })).json().data;
+    expect(teams[0].invitations.map((i: { email: string }) => i.email)).toContain(invitee.email);
+
+    const mine = (await s.app.inject({ method: 'GET', url: '/api/dashboard/invitations', headers: invitee.headers })).json().data;
+    expect(mine).toEqual([expect.objectContaining({ id: invitationId, teamId: owner.teamId, invitedBy: owner.email })]);
+    // Someone else cannot answer it.
+    expect((await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${invitationId}/accept`, headers: other.headers })).statusCode).toBe(404);
+
+    const accept = await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${invitationId}/accept`, headers: invitee.headers });
+    expect(accept.statusCode).toBe(200);
+    expect((await sessions(invitee)).statusCode).toBe(200);
+    expect((await s.app.inject({ method: 'GET', url: '/api/dashboard/invitations', headers: invitee.headers })).json().data).toEqual([]);
+
+    const leave = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/leave`, headers: invitee.headers });
+    expect(leave.statusCode).toBe(200);
+    expect((await sessions(invitee)).statusCode).toBe(404);
+    const ownerLeaves = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/leave`, headers: owner.headers });
+    expect(ownerLeaves.statusCode).toBe(409);
+
+    const inv2 = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/members`, headers: owner.headers, payload: { email: other.email } });
+    const decline = await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${inv2.json().invitation.id}/decline`, headers: other.headers });
+    expect(decline.statusCode).toBe(200);
+    expect((await sessions(other)).statusCode).toBe(404);
+  });
+});

@@ -1,0 +1,131 @@
+import zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { customEvent, navigate, networkRequest, sessionStart, tapEvent } from './helpers/payloads.ts';
+
+// Findings 3, 4 and 7 of the security probe, over HTTP.
+let s: TestServer;
+let p: Awaited<ReturnType<TestServer['createProject']>>;
+beforeAll(async () => {
+  // The smallest byte budget, so a stalled insert fills it with a few bodies.
+  s = await startTestServer({ INGEST_QUEUE_BYTES: String(1024 * 1024) });
+  p = await s.createProject();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
+  s.app.inject({ method: 'POST', url, headers: { ...p.auth, ...headers }, payload: payload as string });
+
+async function newSession(over: Record<string, unknown> = {}) {
+  const st = sessionStart(over);
+  expect((await post('/ingest/session', st)).statusCode).toBe(201);
+  return st.sessionId as string;
+}
+
+describe('identifiers are compared without regard to case', () => {
+  it('upper-case session and request ids are stored lower-case; the session finds its events and requests', async () => {
+    const sid = crypto.randomUUID();
+    const SID = sid.toUpperCase();
+    await newSession({ sessionId: SID });
+    // Batch in upper case, events in both spellings: one session.
+    const ev = await post('/ingest/events', { sessionId: SID, events: [navigate(sid, 0), navigate(SID, 1)] });
+    expect(ev.statusCode).toBe(201);
+    const rid = crypto.randomUUID();
+    expect((await post('/ingest/network', { sessionId: sid, requests: [networkRequest({ id: rid.toUpperCase() })] })).statusCode).toBe(201);
+
+    for (const q of [sid, SID]) {
+      const r = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${q}`, headers: p.auth });
+      expect(r.json().total).toBe(2);
+    }
+    const sessions = (await s.app.inject({ method: 'GET', url: '/export/sessions?limit=1000', headers: p.auth })).json();
+    expect(sessions.data.map((x: { id: string }) => x.id)).toContain(sid);
+    expect(sessions.data.find((x: { id: string }) => x.id === sid).eventCount).toBe(2);
+    const net = (await s.app.inject({ method: 'GET', url: '/export/network?limit=1000', headers: p.auth })).json();
+    expect(net.data.map((x: { id: string }) => x.id)).toContain(rid);
+  });
+});
+
+describe('non-finite numbers', () => {
+  it('1e400 is a 422 pointing at it, in a field and inside custom properties; 1e300 is stored', async () => {
+    const sid = await newSession();
+    const text = `{"sessionId":"${sid}","events":[${JSON.stringify(tapEvent(sid, 0)).replace('"x":10.5', '"x":1e400')},`
+      + `${JSON.stringify(customEvent(sid, 1)).replace('"amount":3', '"amount":{"deep":[1,-1E+400]}')}]}`;
+    const r = await post('/ingest/events', text, { 'content-type': 'application/json' });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details).toEqual([
+      { path: '/events/0/x', message: 'must be a finite number' },
+      { path: '/events/1/properties/amount/deep/1', message: 'must be a finite number' },
+    ]);
+    const ok = `{"sessionId":"${sid}","events":[${JSON.stringify(customEvent(sid, 2)).replace('"amount":3', '"amount":1e300')}]}`;
+    expect((await post('/ingest/events', ok, { 'content-type': 'application/json' })).statusCode).toBe(201);
+  });
+});
+
+describe('body cost', () => {
+  const gz = (text: string) => zlib.gzipSync(text);
+  const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip' };
+
+  it('a 5 KB gzip body of 1.7 million empty events is refused before it is parsed', async () => {
+    const sid = await newSession();
+    const n = Math.floor((5 * 1024 * 1024 - 100) / 3);
+    const text = `{"sessionId":"${sid}","events":[${Array(n).fill('{}').join(',')}]}`;
+    const body = gz(text);
+    expect(body.length).toBeLessThan(8 * 1024);
+    const t0 = performance.now();
+    JSON.parse(text);
+    const parseMs = performance.now() - t0;
+
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      const r = await post('/ingest/events', body, headers);
+      times.push(performance.now() - t);
+      expect(r.statusCode).toBe(422);
+      expect(r.json().details).toEqual([{ path: '/events', message: 'must NOT have more than 500 items' }]);
+    }
+    // Refusing costs the inflation and one byte scan, a fraction of JSON.parse alone
+    // (before the fix the schema check then ran out of memory on the per-element errors).
+    times.sort((a, b) => a - b);
+    expect(times[1]!).toBeLessThan(parseMs / 2);
+
+    const bare = await post('/ingest/network', gz(`[${Array(n).fill('{}').join(',')}]`), headers);
+    expect(bare.statusCode).toBe(422);
+    expect(bare.json().details).toEqual([{ path: '/', message: 'must be object' }]);
+  });
+
+  it('500 events with commas inside their strings still pass the scan', async () => {
+    const sid = await newSession();
+    const events = Array.from({ length: 500 }, (_, i) => navigate(sid, i, `/a,b,"c",[d],{e}\\,${i}`));
+    const r = await post('/ingest/events', { sessionId: sid, events });
+    expect(r.statusCode).toBe(201);
+    expect(r.json().count).toBe(500);
+  });
+});
+
+describe('memory back-pressure by bytes (INGEST_QUEUE_BYTES)', () => {
+  it('while inserts stall, bodies past the byte budget get 503 with Retry-After, the others are stored', async () => {
+    const sid = await newSession();
+    const ch = s.svc.stores.ch;
+    const real = ch.insertBytes.bind(ch);
+    let release!: () => void;
+    const stalled = new Promise<void>((r) => (release = r));
+    ch.insertBytes = (async (...args: Parameters<typeof ch.insertBytes>) => {
+      await stalled;
+      return real(...args);
+    }) as typeof ch.insertBytes;
+    // ~300 KB each: the budget (1 MiB) holds three.
+    const batch = (k: number) => ({ sessionId: sid, events: Array.from({ length: 100 }, (_, i) => navigate(sid, k * 100 + i, `/${'x'.repeat(3000)}`)) });
+    const pending = [0, 1, 2, 3, 4, 5].map((k) => post('/ingest/events', batch(k)));
+    await new Promise((r) => setTimeout(r, 500));
+    release();
+    ch.insertBytes = real;
+    const answers = await Promise.all(pending);
+    const refused = answers.filter((r) => r.statusCode === 503);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]!.headers['retry-after']).toBe('1');
+    expect(answers.filter((r) => r.statusCode === 201).length).toBeGreaterThan(0);
+    expect(answers.every((r) => r.statusCode === 201 || r.statusCode === 503)).toBe(true);
+  });
+});
