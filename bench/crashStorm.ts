@@ -17,7 +17,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +24,7 @@ import { Pool } from 'undici';
 import { Latencies } from './stats.ts';
 import { ProcWatcher } from './procStats.ts';
 import { createDatabase, dropDatabase } from '../scripts/databases.ts';
+import { freePort } from '../scripts/freePort.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
@@ -33,13 +33,6 @@ const connections = Number(env.BENCH_CONNECTIONS ?? 64);
 const pgAdmin = env.BENCH_PG_ADMIN_URL;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-storm-'));

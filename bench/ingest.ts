@@ -18,13 +18,13 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { LoadConfig, LoadResult } from './load.ts';
 import { ProcWatcher, procSample, threadCores, threadCpu } from './procStats.ts';
 import type { StoreCeiling } from './storeCeiling.ts';
 import { routeTable } from './report.ts';
+import { freePort } from '../scripts/freePort.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
@@ -55,13 +55,6 @@ const shape = cfg.url ? 'remote' : env.DATABASE_URL ? `postgres${env.REDIS_URL ?
 const log = (s: string) => process.stdout.write(s + '\n');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 function exited(child: ChildProcess, timeoutMs: number): Promise<number | null> {
   if (child.exitCode !== null) return Promise.resolve(child.exitCode);

@@ -1,21 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { ADMIN_TOKEN, tempDataDir } from '../helpers/server.ts';
+import { freePort } from '../../scripts/freePort.ts';
+export { freePort };
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** A free TCP port on 127.0.0.1 (bound and released; good enough for a test). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The service as its own process (`node --import tsx src/main.ts`), as in production, so it
