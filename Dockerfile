@@ -8,6 +8,8 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY postgres ./postgres
 COPY clickhouse ./clickhouse
+# the dashboard, served as files by the API (src/http/routes/web.ts)
+COPY web ./web
 ENV HOST=0.0.0.0 PORT=3000 NODE_ENV=production
 EXPOSE 3000
 USER node
