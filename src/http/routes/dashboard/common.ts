@@ -1,4 +1,7 @@
-// What the dashboard's route plugins share: their OpenAPI tag and the shapes of their params.
+// What the dashboard's route plugins share: their OpenAPI tag, the shapes of their params, and
+// the check that the signed-in user may see the project a route names.
+import type { FastifyRequest } from 'fastify';
+import type { Services } from '../../../services/index.ts';
 
 export const tags = ['dashboard'];
 export const uuid = { type: 'string', format: 'uuid' } as const;
@@ -15,3 +18,11 @@ export const paging = {
 } as const;
 
 export const dateParam = { type: 'string', maxLength: 40 } as const;
+
+/**
+ * preHandler of a plugin whose every route is under /projects/:projectId: the user must belong to
+ * the project's team (404 otherwise). Runs after the params schema, so projectId is a UUID.
+ */
+export const projectAccess = (projects: Services['projects']) => async (req: FastifyRequest) => {
+  await projects.access(req.user.id, (req.params as { projectId: string }).projectId);
+};

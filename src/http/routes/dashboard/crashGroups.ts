@@ -1,11 +1,12 @@
 import type { Routes } from '../../typeProvider.ts';
 import type { Services } from '../../../services/index.ts';
 import { CRASH_GROUP_STATUSES } from '../../../domain/crashGroupStatus.ts';
-import { paging, params, tags } from './common.ts';
+import { paging, params, projectAccess, tags } from './common.ts';
 
 /** The Crashes page and a crash group's page: facts, occurrences, status. */
 export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
-  const { dashboard, projects } = svc;
+  const { dashboard } = svc;
+  app.addHook('preHandler', projectAccess(svc.projects));
 
   app.get('/projects/:projectId/crash-groups', {
     schema: {
@@ -13,21 +14,18 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
       querystring: { type: 'object', properties: { status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] }, ...paging } },
     },
   }, async (req) => {
-    await projects.access(req.user.id, req.params.projectId);
     return dashboard.crashGroups(req.params.projectId, req.query.status, req.query.page, req.query.limit);
   });
 
   app.get('/projects/:projectId/crash-groups/:groupId', {
     schema: { tags, params: params('projectId', 'groupId') },
   }, async (req) => {
-    await projects.access(req.user.id, req.params.projectId);
     return dashboard.crashGroup(req.params.projectId, req.params.groupId);
   });
 
   app.get('/projects/:projectId/crash-groups/:groupId/occurrences', {
     schema: { tags, params: params('projectId', 'groupId'), querystring: { type: 'object', properties: paging } },
   }, async (req) => {
-    await projects.access(req.user.id, req.params.projectId);
     return dashboard.occurrences(req.params.projectId, req.params.groupId, req.query.page, req.query.limit);
   });
 
@@ -37,7 +35,6 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
       body: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] } } },
     },
   }, async (req) => {
-    await projects.access(req.user.id, req.params.projectId);
     return dashboard.setStatus(req.params.projectId, req.params.groupId, req.body.status);
   });
 };

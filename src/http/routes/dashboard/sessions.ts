@@ -1,13 +1,14 @@
 import type { Routes } from '../../typeProvider.ts';
 import type { Services } from '../../../services/index.ts';
 import { SESSION_SORTS } from '../../../repos/sessions.ts';
-import { dateParam, paging, params, tags } from './common.ts';
+import { dateParam, paging, params, projectAccess, tags } from './common.ts';
 
 const text = { type: 'string', maxLength: 200 } as const;
 
 /** The Sessions page (list, chart, filters) and a session's detail, timeline and network log. */
 export const sessionRoutes = (svc: Services): Routes => async (app) => {
-  const { dashboard, projects } = svc;
+  const { dashboard } = svc;
+  app.addHook('preHandler', projectAccess(svc.projects));
 
   app.get('/projects/:projectId/sessions', {
     schema: {
@@ -24,7 +25,6 @@ export const sessionRoutes = (svc: Services): Routes => async (app) => {
       },
     },
   }, async (req) => {
-    await projects.access(req.user.id, req.params.projectId);
     const { q, networkErrors, ...rest } = req.query;
     return dashboard.sessions(req.params.projectId, { ...rest, search: q, hasNetworkErrors: networkErrors });
   });
@@ -32,14 +32,12 @@ export const sessionRoutes = (svc: Services): Routes => async (app) => {
   app.get('/projects/:projectId/sessions/facets', {
     schema: { tags, params: params('projectId'), description: 'the platforms and app versions the filters offer' },
   }, async (req) => {
-    await projects.access(req.user.id, req.params.projectId);
     return dashboard.sessionFacets(req.params.projectId);
   });
 
   app.get('/projects/:projectId/sessions/:sessionId', {
     schema: { tags, params: params('projectId', 'sessionId') },
   }, async (req) => {
-    await projects.access(req.user.id, req.params.projectId);
     return dashboard.session(req.params.projectId, req.params.sessionId);
   });
 
@@ -49,21 +47,18 @@ export const sessionRoutes = (svc: Services): Routes => async (app) => {
       querystring: { type: 'object', properties: { after: { type: 'integer', minimum: 0, maximum: 9_007_199_254_740_991 }, limit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 } } },
     },
   }, async (req) => {
-    await projects.access(req.user.id, req.params.projectId);
     return dashboard.events(req.params.projectId, req.params.sessionId, req.query.after, req.query.limit);
   });
 
   app.get('/projects/:projectId/sessions/:sessionId/network', {
     schema: { tags, params: params('projectId', 'sessionId'), querystring: { type: 'object', properties: paging } },
   }, async (req) => {
-    await projects.access(req.user.id, req.params.projectId);
     return dashboard.network(req.params.projectId, req.params.sessionId, req.query.page, req.query.limit);
   });
 
   app.get('/projects/:projectId/daily', {
     schema: { tags, params: params('projectId'), querystring: { type: 'object', properties: { from: dateParam, to: dateParam } } },
   }, async (req) => {
-    await projects.access(req.user.id, req.params.projectId);
     return { data: await dashboard.daily(req.params.projectId, req.query.from, req.query.to) };
   });
 };
