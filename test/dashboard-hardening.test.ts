@@ -1,17 +1,10 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
+import { logCapture, startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { dashboardProject, signup } from './helpers/accounts.ts';
 import { passwordProblem } from '../src/domain/passwordPolicy.ts';
 
 // Findings 5 and 7 of the security probe: the dashboard's routes and accounts.
-const logLines: string[] = [];
-const stream = new Writable({
-  write(chunk, _enc, cb) {
-    logLines.push(String(chunk));
-    cb();
-  },
-});
+const { lines: logLines, stream } = logCapture();
 
 let s: TestServer;
 beforeAll(async () => {

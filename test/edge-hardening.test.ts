@@ -1,18 +1,11 @@
-import { Writable } from 'node:stream';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
+import { logCapture, startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { signup } from './helpers/accounts.ts';
 import { sessionStart } from './helpers/payloads.ts';
 
 // Findings 7 and 8 of the security probe: headers, log lines, and errors classified by origin.
-const logLines: string[] = [];
-const stream = new Writable({
-  write(chunk, _enc, cb) {
-    logLines.push(String(chunk));
-    cb();
-  },
-});
+const { lines: logLines, stream } = logCapture();
 
 let s: TestServer;
 beforeAll(async () => {

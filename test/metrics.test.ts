@@ -1,18 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writable } from 'node:stream';
-import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
+import { logCapture, startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import * as P from './helpers/payloads.ts';
 
 // /metrics (Prometheus text) and the health split, over the real HTTP stack and stores.
 
-const logLines: string[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    logLines.push(String(chunk));
-    done();
-  },
-});
+const { lines: logLines, stream: sink } = logCapture();
 
 let s: TestServer;
 // The outbox gauges count the whole database: on a shared Postgres this file gets its own.

@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createServer, type Server } from '../../src/server.ts';
 import type { AppOptions } from '../../src/app.ts';
+import { Writable } from 'node:stream';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -60,4 +61,16 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
       return { projectId: body.project.id, apiKey: body.apiKey, auth: { authorization: `Bearer ${body.apiKey}` } };
     },
   };
+}
+
+/** A log destination that keeps every line a test server writes, for tests that read its log. */
+export function logCapture(): { lines: string[]; stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, stream };
 }
