@@ -14,28 +14,22 @@
  * | BENCH_PG_ADMIN_URL | – | Postgres admin URL: run on a scratch database there instead of PGlite |
  * | REDIS_URL, CLICKHOUSE_URL | – | passed to the service as they are |
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { Latencies } from './stats.ts';
 import { ProcWatcher } from './procStats.ts';
 import { createDatabase, dropDatabase } from '../scripts/databases.ts';
-import { freePort } from '../scripts/freePort.ts';
+import { createBenchProject, startBenchService } from './service.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
 const seconds = Number(env.BENCH_SECONDS ?? 10);
 const connections = Number(env.BENCH_CONNECTIONS ?? 64);
 const pgAdmin = env.BENCH_PG_ADMIN_URL;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 
 async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-storm-'));
   const dbName = `flightrec_storm_${Date.now()}_${process.pid}`;
   let databaseUrl: string | undefined;
   if (pgAdmin) {
@@ -44,36 +38,13 @@ async function main() {
     u.pathname = `/${dbName}`;
     databaseUrl = u.toString();
   }
-  const port = await freePort();
-  const adminToken = randomBytes(24).toString('hex');
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      ...env,
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      ADMIN_TOKEN: adminToken,
-      RUN_WORKER: 'false',
-      RATE_LIMIT_INGEST_PER_MIN: '1000000000',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    },
+  const svc = await startBenchService({
+    dataDirPrefix: 'flightrec-storm-',
+    env: { LOG_LEVEL: 'warn', RUN_WORKER: 'false', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
   });
-  const url = `http://127.0.0.1:${port}`;
+  const { url, child } = svc;
   try {
-    for (let i = 0; ; i++) {
-      if (child.exitCode !== null) throw new Error(`service exited during start-up (${child.exitCode})`);
-      try {
-        if ((await fetch(`${url}/health`)).ok) break;
-      } catch {}
-      if (i > 600) throw new Error('service did not become healthy within 60 s');
-      await sleep(100);
-    }
-    const admin = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
-    const pr = await fetch(`${url}/api/projects`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'crash storm' }) });
-    const { apiKey, project } = (await pr.json()) as { apiKey: string; project: { id: string } };
+    const { apiKey, projectId } = await createBenchProject(svc, 'crash storm');
     const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
 
     const pool = new Pool(url, { connections, pipelining: 1 });
@@ -135,7 +106,7 @@ async function main() {
       occurrenceCount: groups[0]?.occurrenceCount,
       affectedDevices: groups[0]?.affectedDevices,
       exactlyOnce: groups.length === 1 && groups[0]?.occurrenceCount === acked,
-      project: project.id,
+      project: projectId,
     };
     console.log(`crash storm (${result.shape}): ${connections} connections, ${result.seconds} s, one stack trace`);
     console.log(`  ${result.reportsPerSecond} reports/s acknowledged (${acked}), latency p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, max ${l.max} ms`);
@@ -145,7 +116,7 @@ async function main() {
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(svc.dataDir, { recursive: true, force: true });
     if (pgAdmin) await dropDatabase(pgAdmin, dbName);
   }
 }

@@ -18,13 +18,13 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { LoadConfig, LoadResult } from './load.ts';
 import { ProcWatcher, procSample, threadCores, threadCpu } from './procStats.ts';
 import type { StoreCeiling } from './storeCeiling.ts';
 import { routeTable } from './report.ts';
 import { freePort } from '../scripts/freePort.ts';
+import { createBenchProject, startBenchService } from './service.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
@@ -131,46 +131,11 @@ async function startService(extraEnv: Record<string, string> = {}): Promise<Serv
     if (!env.BENCH_ADMIN_TOKEN) throw new Error('BENCH_URL needs BENCH_ADMIN_TOKEN (the service ADMIN_TOKEN) to create the bench project');
     return { url: cfg.url.replace(/\/$/, ''), adminToken: env.BENCH_ADMIN_TOKEN };
   }
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-bench-'));
-  const port = await freePort();
-  const adminToken = randomBytes(24).toString('hex');
-  const prof = cfg.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cfg.cpuProfDir)] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...prof, 'src/main.ts'], {
-    cwd: root,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      ...env,
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
-      ADMIN_TOKEN: adminToken,
-      // Raised by configuration, the same setting an operator would use.
-      RATE_LIMIT_INGEST_PER_MIN: env.RATE_LIMIT_INGEST_PER_MIN ?? '1000000000',
-      ...extraEnv,
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`service exited during start-up (${child.exitCode})`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {}
-    if (i > 600) throw new Error('service did not become healthy within 60 s');
-    await sleep(100);
-  }
-  return { url, adminToken, dataDir, child };
+  const nodeArgs = cfg.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cfg.cpuProfDir)] : [];
+  return startBenchService({ env: extraEnv, nodeArgs });
 }
 
-async function createProject(s: Service): Promise<string> {
-  const r = await fetch(`${s.url}/api/projects`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: `bench ${new Date().toISOString()}` }),
-  });
-  if (r.status !== 201) throw new Error(`creating the bench project: ${r.status} ${await r.text()}`);
-  return ((await r.json()) as { apiKey: string }).apiKey;
-}
+const createProject = async (s: Service) => (await createBenchProject(s, `bench ${new Date().toISOString()}`)).apiKey;
 
 async function exactlyOnce(chDir: string, acked: { events: number; network: number; unackedEvents: number; unackedNetwork: number }) {
   const { openChdb } = await import('../src/stores/clickhouse/chdb.ts');

@@ -1,0 +1,63 @@
+/**
+ * The service as the benches run it: `src/main.ts` as a child process on a fresh DATA_DIR and a
+ * free port, started with the operator's own settings (no bench-only code path), and healthy.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../scripts/freePort.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface BenchService {
+  url: string;
+  adminToken: string;
+  dataDir: string;
+  child: ChildProcess;
+}
+
+export async function startBenchService(opts: { env?: Record<string, string>; nodeArgs?: string[]; dataDirPrefix?: string } = {}): Promise<BenchService> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), opts.dataDirPrefix ?? 'flightrec-bench-'));
+  const port = await freePort();
+  const adminToken = randomBytes(24).toString('hex');
+  const child = spawn(process.execPath, ['--import', 'tsx', ...(opts.nodeArgs ?? []), 'src/main.ts'], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      ADMIN_TOKEN: adminToken,
+      // Raised by configuration, the same setting an operator would use.
+      RATE_LIMIT_INGEST_PER_MIN: process.env.RATE_LIMIT_INGEST_PER_MIN ?? '1000000000',
+      ...opts.env,
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`service exited during start-up (${child.exitCode})`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {}
+    if (i > 600) throw new Error('service did not become healthy within 60 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, adminToken, dataDir, child };
+}
+
+/** A project through the management API: its id and its API key. */
+export async function createBenchProject(s: { url: string; adminToken: string }, name: string): Promise<{ projectId: string; apiKey: string }> {
+  const r = await fetch(`${s.url}/api/projects`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
+  if (r.status !== 201) throw new Error(`creating the bench project: ${r.status} ${await r.text()}`);
+  const body = (await r.json()) as { apiKey: string; project: { id: string } };
+  return { projectId: body.project.id, apiKey: body.apiKey };
+}
