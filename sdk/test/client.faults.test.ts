@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import * as sdk from '../src/index.ts';
 import {
@@ -8,6 +6,7 @@ import {
 import { realPause, startFaultServer, until } from './helpers/faultServer.ts';
 import { T0, bodyOf, client, errors, eventsSent, range, retries, seqs, srv, useFaultServer } from './helpers/harness.ts';
 import { runRetriesUntil, settle } from './helpers/drive.ts';
+import { freePort } from '../../scripts/freePort.ts';
 
 const PATHS = ['/ingest/session', '/ingest/events', '/ingest/network', '/ingest/crash', '/ingest/session/end'];
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -235,10 +234,7 @@ describe('fetch instrumentation', () => {
   it('records the app requests of the session, never the SDK own calls', async () => {
     const app = await startFaultServer();
     app.script('/missing', { status: 404, body: { error: 'nope' } });
-    const closed = http.createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const deadPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((r) => closed.close(() => r()));
+    const deadPort = await freePort(); // bound and released: nothing listens there
     try {
       // The SDK itself sends through the wrapped fetch here: its calls must still not be recorded.
       let wrapped: typeof fetch = fetch;

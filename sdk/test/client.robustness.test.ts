@@ -3,8 +3,6 @@
 // hard kills, fetch records, and what Sentry/PostHog users expect (crash capture, beforeSend,
 // sampling, lifecycle, gzip, XHR, one throttled session not stalling the others).
 import { spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
@@ -16,6 +14,7 @@ import { settle } from './helpers/drive.ts';
 import { realPause, startFaultServer, until } from './helpers/faultServer.ts';
 import { T0, bodyOf, client, errors, eventsSent, range, requestsSent, retries, seqs, srv, useFaultServer } from './helpers/harness.ts';
 import { NodeXhr } from './helpers/nodeXhr.ts';
+import { freePort } from '../../scripts/freePort.ts';
 
 const device = { platform: 'android', osVersion: '14', model: 'Pixel 8' } as const;
 
@@ -196,10 +195,7 @@ describe('finding 5: fetch records', () => {
   it('tell refused from reset connections, scrub secrets from URLs, and record the endpoint origin except /ingest/*', async () => {
     const app = await startFaultServer();
     app.always('/reset', 'reset');
-    const closed = http.createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const deadPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((r) => closed.close(() => r()));
+    const deadPort = await freePort(); // bound and released: nothing listens there
     try {
       let wrapped: typeof fetch = fetch;
       const c = client({ fetch: (u, i) => wrapped(u, i) });
