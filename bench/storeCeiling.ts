@@ -1,8 +1,9 @@
 /**
  * Ceiling (b): the store's own cost for the same rows, with no HTTP. Renders the load
- * generator's `/ingest/events` bodies, wraps each as the service's ingest line (ingestLines.ts),
- * and writes them into a fresh embedded ClickHouse through the project's port (`openChdb`,
- * `insertBytes` into `events_ingest`, whose materialized views fill `events` and the mirrored
+ * generator's `/ingest/events` bodies of 100 events and, one for every eight of those (the
+ * default mix), its `/ingest/network` bodies of 200 requests, wraps each as the service's ingest
+ * line (ingestLines.ts), and writes them into a fresh embedded ClickHouse through the project's
+ * port (`openChdb`, `insertBytes` into `ingest`, whose materialized views fill `events` and
  * `network_logs`): in blocks of each size, one insert at a time, and once as one bulk insert of
  * everything (the engine's own bulk rate for these rows). Times the insert calls and takes the
  * process CPU (every engine thread) over them. Run as its own process: chDB binds one data
@@ -38,7 +39,7 @@ await migrateClickHouse(ch);
 const projectId = '00000000-0000-4000-8000-000000000001';
 const ids = new Ids();
 
-/** `events` events' worth of ingest lines (bodies of 100 events), and the rows they store. */
+/** `events` events' worth of ingest lines (bodies of 100 events, and of 200 requests after every eighth), and the rows they store. */
 function lines(events: number, client: Client): { bytes: Buffer; rows: number } {
   const out: Buffer[] = [];
   let rows = 0;
@@ -46,6 +47,11 @@ function lines(events: number, client: Client): { bytes: Buffer; rows: number } 
     const b = client.events('events100');
     out.push(ingestLine(projectId, Buffer.from(b.json)));
     rows += b.events + b.networkRows;
+    if ((n / 100) % 8 === 7) {
+      const r = client.network(200);
+      out.push(ingestLine(projectId, Buffer.from(r.json)));
+      rows += r.networkRows;
+    }
   }
   return { bytes: Buffer.concat(out), rows };
 }
@@ -53,7 +59,7 @@ function lines(events: number, client: Client): { bytes: Buffer; rows: number } 
 async function timed(bytes: Buffer): Promise<{ ms: number; cpuUs: number }> {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  await ch.insertBytes('events_ingest', bytes, 'JSONEachRow');
+  await ch.insertBytes('ingest', bytes, 'JSONEachRow');
   const c = process.cpuUsage(c0);
   return { ms: performance.now() - t0, cpuUs: c.user + c.system };
 }

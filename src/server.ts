@@ -45,7 +45,7 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
           svc.onNewCrashGroup.delete(worker.wake);
           await worker.stop();
         }
-        await Promise.all([svc.events.drain(), svc.networkLogs.drain(), svc.crashGroups.repo.drain()]);
+        await Promise.all([svc.ingest.drain(), svc.crashGroups.repo.drain()]);
         await Promise.all([svc.touches.flush(), svc.crashTouches.flush()]);
         await svc.keys.stop();
         await stores.close();

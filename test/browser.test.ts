@@ -174,8 +174,7 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
       });
     }
     await post('/ingest/session/end', { sessionId: first, endedAt: t + 6000 });
-    await s.svc.events.drain();
-    await s.svc.networkLogs.drain();
+    await s.svc.ingest.drain();
   });
 
   it('sessions list: UTC times in a Los Angeles browser, search, filters, sorting, any page', async () => {

@@ -53,6 +53,17 @@ describe('clustered ClickHouse schema', () => {
   });
 
   it('sends each request body whole to one shard, where the views write that shard\'s local tables', () => {
+    expect(find(/^CREATE TABLE IF NOT EXISTS ingest_local ON CLUSTER/)).toMatch(/\nENGINE = Null$/);
+    expect(find(/^CREATE TABLE IF NOT EXISTS ingest ON CLUSTER/)).toMatch(/'ingest_local', cityHash64\(toString\(body\.sessionId\)\)\)$/);
+    const events = find(/^CREATE MATERIALIZED VIEW IF NOT EXISTS ingest_events_mv /);
+    expect(events).toMatch(/^CREATE MATERIALIZED VIEW IF NOT EXISTS ingest_events_mv ON CLUSTER 'flightrec' TO events_local AS\n/);
+    expect(events).toContain('FROM ingest_local\nARRAY JOIN body.events AS e');
+    expect(find(/^CREATE MATERIALIZED VIEW IF NOT EXISTS ingest_network_mv /)).toMatch(/TO network_logs_local AS[\s\S]*FROM ingest_local\nARRAY JOIN/);
+    // 004 drops 002's pipeline on every node, its Distributed and local tables both
+    expect(all).toContain("DROP VIEW IF EXISTS events_ingest_mv ON CLUSTER 'flightrec' SYNC");
+    expect(all).toContain("DROP TABLE IF EXISTS network_ingest ON CLUSTER 'flightrec' SYNC");
+    expect(all).toContain("DROP TABLE IF EXISTS network_ingest_local ON CLUSTER 'flightrec' SYNC");
+    // 002's pipeline, as a cluster that started before 004 created it
     expect(find(/^CREATE TABLE IF NOT EXISTS events_ingest_local ON CLUSTER/)).toMatch(/\nENGINE = Null$/);
     expect(find(/^CREATE TABLE IF NOT EXISTS events_ingest ON CLUSTER/)).toMatch(/'events_ingest_local', cityHash64\(lower\(body\.sessionId\)\)\)$/);
     expect(find(/^CREATE TABLE IF NOT EXISTS network_ingest ON CLUSTER/)).toMatch(/'network_ingest_local', cityHash64\(lower\(body\.sessionId\)\)\)$/);

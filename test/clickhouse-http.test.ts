@@ -97,7 +97,7 @@ describe('ClickHouse over HTTP (@clickhouse/client)', () => {
       const { projectId } = await s.createProject('async');
       const sid = P.sessionStart().sessionId;
       const body = Buffer.from(JSON.stringify({ sessionId: sid, events: [P.navigate(sid, 0), P.networkEvent(sid, 1, 503)] }));
-      await ch.insertBytes('events_ingest', ingestLine(projectId, body), 'JSONEachRow');
+      await ch.insertBytes('ingest', ingestLine(projectId, body), 'JSONEachRow');
       expect(await countRows(s, 'events', projectId)).toBe(2);
       expect(await countRows(s, 'network_logs', projectId)).toBe(1);
     } finally {

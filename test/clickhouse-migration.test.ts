@@ -60,20 +60,29 @@ describe('ClickHouse migrations', () => {
       "SELECT name, partition_key FROM system.tables WHERE database = currentDatabase() AND name IN ('events', 'network_logs', 'events_v1', 'network_logs_v1') ORDER BY name");
     expect(tables.map((t) => t.name)).toEqual(['events', 'network_logs']);
     expect(tables.every((t) => t.partition_key.includes('toYYYYMM'))).toBe(true);
+    const ingestTables = await ch.query<{ name: string }>(
+      "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE '%ingest%' ORDER BY name");
+    expect(ingestTables.map((t) => t.name)).toEqual(['ingest', 'ingest_events_mv', 'ingest_network_mv']);
   });
 
-  it('writes through the ingest pipeline the same rows the API used to build, mirrored network events included', async () => {
+  it('writes through the ingest table the same rows the API used to build, mirrored network events and requests included', async () => {
     const sid2 = P.sessionStart().sessionId.toUpperCase();
     const batch = events.map((e) => ({ ...e, sessionId: sid2 }));
-    const pretty = Buffer.from(JSON.stringify({ sessionId: sid2, events: batch }, null, 2));
-    await ch.insertBytes('events_ingest', Buffer.concat([ingestLine(project, pretty), ingestLine(project, pretty)]), 'JSONEachRow');
+    const body = Buffer.from(JSON.stringify({ sessionId: sid2, events: batch }));
+    const rid = 'C0000000-0000-4000-8000-000000000001';
+    const requests = Buffer.from(JSON.stringify({ sessionId: sid2, requests: [{ id: rid, method: 'PUT', url: 'https://x/r', statusCode: null, duration: 7, requestSize: 3, timestamp: P.T0 + 2000 }] }));
+    // a retried body collapses; both routes' bodies share one insert
+    await ch.insertBytes('ingest', Buffer.concat([ingestLine(project, body), ingestLine(project, requests), ingestLine(project, body)]), 'JSONEachRow');
     const lower = sid2.toLowerCase();
     const rows = (await exported()).filter((r) => r.s === lower);
     expect(rows.map((r) => JSON.parse(r.data))).toEqual(batch.map((e) => eventData(e)));
     expect(rows.map((r) => r.id)).toEqual(batch.map((e) => eventId(lower, e.sequenceNumber)));
-    expect(rows.every((r) => !r.data.includes('\n'))).toBe(true);
-    const net = await ch.query<{ id: string; status_code: number }>('SELECT id, status_code FROM network_logs FINAL WHERE session_id = {s:String}', { s: lower });
-    expect(net).toEqual([{ id: eventId(lower, 4), status_code: 502 }]);
+    const net = await ch.query<Record<string, unknown>>(
+      'SELECT id, method, status_code, duration, request_size, response_size, error FROM network_logs FINAL WHERE session_id = {s:String} ORDER BY timestamp, id', { s: lower });
+    expect(net).toEqual([
+      { id: eventId(lower, 4), method: batch[4]!.method, status_code: 502, duration: batch[4]!.duration, request_size: null, response_size: null, error: batch[4]!.error },
+      { id: rid.toLowerCase(), method: 'PUT', status_code: null, duration: 7, request_size: 3, response_size: null, error: null },
+    ]);
   });
 
   it('applies RETENTION_DAYS as a TTL on the high-volume tables, and removes it when unset', async () => {

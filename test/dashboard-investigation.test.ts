@@ -70,7 +70,7 @@ describe('sessions list: search, filters, sorting, any page', () => {
     await ingest(p.auth, '/ingest/events', { sessionId: s2.sessionId, events: [navigate(s2.sessionId, 0), networkEvent(s2.sessionId, 1, 500), navigate(s2.sessionId, 2)] });
     await ingest(p.auth, '/ingest/events', { sessionId: s3.sessionId, events: [navigate(s3.sessionId, 0)] });
     await ingest(p.auth, '/ingest/crash', crash(s3.sessionId, { isFatal: false, handled: true }));
-    await s.svc.events.drain();
+    await s.svc.ingest.drain();
 
     const ids = async (q: string) => {
       const r = await get(`${base}${q}`, a);

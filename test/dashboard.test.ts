@@ -106,8 +106,7 @@ describe('sessions, timeline, crash groups, chart', () => {
     await ingest('/ingest/network', { sessionId: failing.sessionId, requests: [networkRequest({ statusCode: 200 })] });
     await ingest('/ingest/events', { sessionId: crashed.sessionId, events: [navigate(crashed.sessionId, 0), navigate(crashed.sessionId, 1)] });
     await ingest('/ingest/crash', crash(crashed.sessionId, { timestamp: T0 + 1000 }));
-    await s.svc.events.drain();
-    await s.svc.networkLogs.drain();
+    await s.svc.ingest.drain();
 
     const all = await get(`${base}/sessions`, a.headers);
     expect(all.statusCode).toBe(200);

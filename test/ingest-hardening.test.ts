@@ -63,6 +63,47 @@ describe('non-finite numbers', () => {
   });
 });
 
+describe('bodies ClickHouse reads differently from JavaScript', () => {
+  // The engine reads a body's bytes as the stored types: integers spelled 1.0 or 1e3 are valid
+  // JSON integers it will not read as UInt64, so such a body is written as serialised instead.
+  it('integers spelled 1.0 and 1e3 are stored as their values, sharing a batch with ordinary bodies', async () => {
+    const sid = await newSession();
+    const other = await newSession();
+    const text = `{"sessionId":"${sid}","events":[`
+      + `{"type":"navigate","sessionId":"${sid}","timestamp":1.767225600001e12,"sequenceNumber":1.0,"from":null,"to":"/a"},`
+      + `{"type":"network","sessionId":"${sid}","timestamp":1767225600002,"sequenceNumber":2e0,"method":"GET","url":"https://x/y","statusCode":5.03e2,"duration":2.0E1}]}`;
+    const net = `{"sessionId":"${sid}","requests":[{"id":"${crypto.randomUUID()}","method":"POST","url":"https://x/z","statusCode":2e2,"duration":1e1,"requestSize":1.0,"timestamp":1767225600003.0}]}`;
+    const rs = await Promise.all([
+      post('/ingest/events', text, { 'content-type': 'application/json' }),
+      post('/ingest/network', net, { 'content-type': 'application/json' }),
+      post('/ingest/events', { sessionId: other, events: [navigate(other, 0), navigate(other, 1)] }),
+    ]);
+    expect(rs.map((r) => r.statusCode)).toEqual([201, 201, 201]);
+    const ev = (await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${sid}`, headers: p.auth })).json();
+    expect(ev.data.map((e: any) => [e.sequenceNumber, e.timestamp, e.data])).toEqual([
+      [1, '2026-01-01T00:00:00.001Z', { from: null, to: '/a' }],
+      [2, '2026-01-01T00:00:00.002Z', { method: 'GET', url: 'https://x/y', statusCode: 503, duration: 20, error: null }],
+    ]);
+    expect((await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${other}`, headers: p.auth })).json().total).toBe(2);
+    const logs = (await s.app.inject({ method: 'GET', url: '/export/network?limit=1000', headers: p.auth })).json();
+    expect(logs.data.filter((n: any) => n.sessionId === sid).map((n: any) => [n.url, n.statusCode, n.duration, n.timestamp])).toEqual([
+      ['https://x/y', 503, 20, '2026-01-01T00:00:00.002Z'],
+      ['https://x/z', 200, 10, '2026-01-01T00:00:00.003Z'],
+    ]);
+  });
+
+  it('a pretty-printed body is stored without its line breaks (custom properties included)', async () => {
+    const sid = await newSession();
+    const text = JSON.stringify({ sessionId: sid, events: [customEvent(sid, 0), navigate(sid, 1)] }, null, 2);
+    expect(text).toContain('\n');
+    expect((await post('/ingest/events', text, { 'content-type': 'application/json' })).statusCode).toBe(201);
+    const nd = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${sid}&format=ndjson`, headers: p.auth });
+    const lines = nd.body.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(JSON.parse(lines[0]!).data).toEqual({ name: customEvent(sid, 0).name, properties: customEvent(sid, 0).properties });
+  });
+});
+
 describe('body cost', () => {
   const gz = (text: string) => zlib.gzipSync(text);
   const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip' };

@@ -48,10 +48,10 @@ describe('metrics and health', () => {
     expect(value(m, /^flightrec_rate_limit_rejections_total\{limiter="export"\}/)).toBe(1);
     expect(value(m, /^flightrec_export_streams_total\{outcome="completed"\}/)).toBe(1);
     expect(value(m, /^flightrec_export_streams_open /)).toBe(0);
-    expect(value(m, /^flightrec_clickhouse_insert_rows_total\{table="events_ingest",outcome="ok"\}/)).toBe(3);
+    expect(value(m, /^flightrec_clickhouse_insert_rows_total\{table="ingest",outcome="ok"\}/)).toBe(3);
     expect(value(m, /^flightrec_clickhouse_insert_rows_total\{table="crash_occurrences",outcome="ok"\}/)).toBe(1);
-    expect(value(m, /^flightrec_clickhouse_insert_duration_seconds_count\{table="events_ingest",outcome="ok"\}/)).toBe(1);
-    expect(value(m, /^flightrec_ingest_queue_rows\{table="events_ingest"\}/)).toBe(0);
+    expect(value(m, /^flightrec_clickhouse_insert_duration_seconds_count\{table="ingest",outcome="ok"\}/)).toBe(1);
+    expect(value(m, /^flightrec_ingest_queue_rows\{table="ingest"\}/)).toBe(0);
     expect(value(m, /^flightrec_ingest_queue_bytes /)).toBe(0);
     // the new crash group's alert job waits (RUN_WORKER=false in tests)
     expect(value(m, /^flightrec_outbox_jobs\{state="pending"\}/)).toBe(1);

@@ -1,10 +1,8 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { InsertBatcher, INGEST_BATCH, type QueueBudget } from '../stores/clickhouse/batcher.ts';
-import { writeBody } from './ingestLines.ts';
 import { chResource, neutralised, type ChKeyset, type ChSource } from './exportCore/clickhouse.ts';
 import type { ExportResource } from './exportCore/types.ts';
 
-/** The ClickHouse `events` table: its group-commit insert, the export and the dashboard timeline. */
+/** The ClickHouse `events` table (written through the `ingest` table, repos/ingest.ts): the export and the dashboard timeline. */
 const TABLE = 'events';
 
 export const EVENT_FIELDS = ['id', 'type', 'timestamp', 'sequenceNumber', 'data'] as const;
@@ -55,17 +53,8 @@ export interface TimelineEvent {
   data: Record<string, unknown>;
 }
 
-export function eventsRepo(ch: ClickHouse, budget: QueueBudget) {
-  // Written through the `events_ingest` Null table: its materialized views fill this table (ingestLines.ts).
-  const writer = new InsertBatcher(ch, 'events_ingest', budget, INGEST_BATCH);
+export function eventsRepo(ch: ClickHouse) {
   return {
-    /** Resolves once the body's rows are committed, in a block shared with concurrent requests. */
-    add: (projectId: string, raw: Buffer | undefined, body: object, rows: number) => writeBody(writer, projectId, raw, body, rows),
-    /** Resolves once everything accepted so far is written (shutdown, tests). */
-    drain: () => writer.drain(),
-    /** The table's group commit (its queue and inserts are measured). */
-    batcher: writer,
-
     /** The events of one session, in sequence order; `data` is parsed back into an object for JSON. */
     export: chResource(ch, 'events', EVENT_FIELDS, source, (r) => ({ ...r, data: JSON.parse(String(r.data)) as Record<string, unknown> })),
 

@@ -1,12 +1,10 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { InsertBatcher, INGEST_BATCH, type QueueBudget } from '../stores/clickhouse/batcher.ts';
-import { writeBody } from './ingestLines.ts';
 import { isNetworkError } from '../domain/sessionState.ts';
 import { chResource, neutralised, type ChKeyset, type ChSource } from './exportCore/clickhouse.ts';
 import type { DateFilter } from './exportCore/types.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 
-/** The ClickHouse `network_logs` table: its group-commit insert, the export and the dashboard list. */
+/** The ClickHouse `network_logs` table (written through the `ingest` table, repos/ingest.ts): the export and the dashboard list. */
 const TABLE = 'network_logs';
 
 export const NETWORK_FIELDS = ['id', 'sessionId', 'method', 'url', 'statusCode', 'duration', 'error', 'timestamp'] as const;
@@ -60,16 +58,8 @@ function source(projectId: string, f: DateFilter): ChSource<Key> {
 
 const orNull = (v: number | null) => (v === null ? null : Number(v));
 
-export function networkLogsRepo(ch: ClickHouse, budget: QueueBudget) {
-  // Written through the `network_ingest` Null table: its materialized views fill this table (ingestLines.ts).
-  const writer = new InsertBatcher(ch, 'network_ingest', budget, INGEST_BATCH);
+export function networkLogsRepo(ch: ClickHouse) {
   return {
-    /** Resolves once the body's rows are committed, in a block shared with concurrent requests. */
-    add: (projectId: string, raw: Buffer | undefined, body: object, rows: number) => writeBody(writer, projectId, raw, body, rows),
-    drain: () => writer.drain(),
-    /** The table's group commit (its queue and inserts are measured). */
-    batcher: writer,
-
     /** Network logs of a project, ordered by (timestamp, id), filtered on timestamp. */
     export: chResource(ch, 'network', NETWORK_FIELDS, source),
 

@@ -6,6 +6,7 @@ import { projectIdsOfTeams, projectsRepo } from '../repos/projects.ts';
 import { apiKeysRepo, keysOnSuspension } from '../repos/apiKeys.ts';
 import { sessionsRepo } from '../repos/sessions.ts';
 import { crashGroupsRepo } from '../repos/crashGroups.ts';
+import { ingestRepo } from '../repos/ingest.ts';
 import { eventsRepo } from '../repos/events.ts';
 import { networkLogsRepo } from '../repos/networkLogs.ts';
 import { outboxRepo } from '../repos/outbox.ts';
@@ -27,10 +28,11 @@ import { createMetrics } from './metrics.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string) {
-  // The bytes of accepted bodies waiting for their insert, across both tables (503 past it).
+  // The bytes of accepted bodies waiting for their insert, across every group commit (503 past it).
   const budget = new QueueBudget(config.ingestQueueBytes);
-  const events = eventsRepo(stores.ch, budget);
-  const networkLogs = networkLogsRepo(stores.ch, budget);
+  const ingest = ingestRepo(stores.ch, budget);
+  const events = eventsRepo(stores.ch);
+  const networkLogs = networkLogsRepo(stores.ch);
   const projectRows = projectsRepo(stores.pg);
   const accountRows = accountsRepo(stores.pg, {
     // A suspension turns off the keys of the projects of the teams the user owns, in its own transaction.
@@ -60,12 +62,13 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     projects,
     sessions,
     crashGroups: crashGroupsService(crashGroups, outbox),
+    ingest,
     events,
     networkLogs,
     keys: new KeyResolver(projects, config.keyCacheTtlMs, stores.redis, config.redisKeyPrefix),
     limits,
     metrics: createMetrics({
-      batchers: [events.batcher, networkLogs.batcher, crashGroups.batcher],
+      batchers: [ingest.batcher, crashGroups.batcher],
       budget,
       limiters: Object.values(limits),
       outboxBacklog: outbox.backlog,
@@ -85,7 +88,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     /** Listeners told when a new crash group's job is in the outbox. */
     onNewCrashGroup: wakeups,
     ingestion: ingestion({
-      sessions, crashGroups, events, networkLogs,
+      sessions, crashGroups, ingest,
       facts: new SessionFacts(),
       touches,
       onNewCrashGroup: () => wakeups.forEach((f) => f()),

@@ -6,16 +6,15 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
 import type { SessionsRepo } from '../repos/sessions.ts';
 import type { SessionStart } from '../domain/session.ts';
 import type { CrashGroupsRepo } from '../repos/crashGroups.ts';
-import type { EventsRepo } from '../repos/events.ts';
-import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
+import type { IngestRepo } from '../repos/ingest.ts';
 import type { SessionFacts } from './sessionCache.ts';
 import type { SessionTouches } from './sessionTouches.ts';
 
 export interface IngestionDeps {
   sessions: SessionsRepo;
   crashGroups: CrashGroupsRepo;
-  events: EventsRepo;
-  networkLogs: NetworkLogsRepo;
+  /** The group commit of /ingest/events and /ingest/network bodies. */
+  ingest: IngestRepo;
   facts: SessionFacts;
   /** Moves a session's updatedAt after its events changed its eventCount (coalesced). */
   touches?: SessionTouches;
@@ -65,8 +64,8 @@ export function ingestion(d: IngestionDeps) {
       });
       if (foreign.length) throw new ValidationError(foreign.slice(0, MAX_DETAILS));
       await requireSession(projectId, sessionId);
-      // One insert writes the events and, through its materialized view, their network mirror.
-      await d.events.add(projectId, raw, { sessionId, events }, events.length);
+      // One insert writes the events and, through the ingest table's views, their network mirror.
+      await d.ingest.add(projectId, raw, { sessionId, events }, events.length);
       d.touches?.mark(projectId, sessionId);
       await flagNetworkErrors(projectId, sessionId, events);
       return events.length;
@@ -74,7 +73,7 @@ export function ingestion(d: IngestionDeps) {
 
     async network(projectId: string, sessionId: string, requests: NetworkRequest[], raw?: Buffer): Promise<number> {
       await requireSession(projectId, sessionId);
-      await d.networkLogs.add(projectId, raw, { sessionId, requests }, requests.length);
+      await d.ingest.add(projectId, raw, { sessionId, requests }, requests.length);
       await flagNetworkErrors(projectId, sessionId, requests);
       return requests.length;
     },

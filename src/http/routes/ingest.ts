@@ -13,8 +13,8 @@ const lower = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v);
 /**
  * Session and request ids are UUIDs, the same whatever their letter case: one spelling (lower
  * case) from here on, so Postgres lookups, the session cache and the batch-vs-event check see
- * one id. The raw bytes handed to ClickHouse keep the client's spelling; its materialized
- * views lower-case these ids on the way in (clickhouse/002_ingest_pipeline.sql).
+ * one id. The raw bytes handed to ClickHouse keep the client's spelling; the ingest table
+ * reads session ids as UUIDs and its view lower-cases request ids (clickhouse/004_one_ingest_table.sql).
  */
 async function lowerCaseIds(req: { body: unknown }) {
   const b = req.body as Record<string, unknown> | null;

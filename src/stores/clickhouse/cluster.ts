@@ -25,8 +25,11 @@ export const SHARD_KEYS: Readonly<Record<string, string>> = {
   events: 'cityHash64(toString(session_id))',
   network_logs: 'cityHash64(toString(session_id))',
   // the body's session id as text, spelled as toString(UUID) spells it, so a body and its rows agree
+  // 002's ingest tables (004 drops them; a cluster still creates them on the way)
   events_ingest: 'cityHash64(lower(body.sessionId))',
   network_ingest: 'cityHash64(lower(body.sessionId))',
+  // 004's ingest table reads the session id as a UUID, whose text is toString's
+  ingest: 'cityHash64(toString(body.sessionId))',
   crash_occurrences: 'cityHash64(project_id, group_key)',
 };
 
