@@ -7,7 +7,8 @@
 -- three parts (events, the mirror's network logs, the requests' network logs) in two inserts.
 -- Here both bodies share one Null table and one insert: the events view is renames only, and the
 -- network view writes the mirrored events and the requests as one array, so a round writes two
--- parts. The body's fields are read as their stored types (UUID, UInt64, DateTime64 from Unix
+-- parts. (A UNION ALL of two SELECTs would read better, but a view triggers on its left-most
+-- SELECT only: the requests would be lost. Tested.) The body's fields are read as their stored types (UUID, UInt64, DateTime64 from Unix
 -- milliseconds, Int32/Int64), not as Float64 converted in SQL; a number ClickHouse will not read
 -- as that type (1.0, 1e3: valid JSON integers) fails the insert, and the API writes that body
 -- once more as it serialises it (src/repos/ingestLines.ts), where such numbers are plain digits.

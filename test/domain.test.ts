@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mayHoldHugeNumber } from '../src/domain/jsonScan.ts';
 import { createHash } from 'node:crypto';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, KEY_PREFIX, visiblePrefix } from '../src/domain/apiKey.ts';
 import { crashGroupKey, crashOccurrenceId, deviceFingerprint, stackHead } from '../src/domain/crashGrouping.ts';
@@ -160,5 +161,20 @@ describe('query dates (the export and the dashboard share one parser)', () => {
     expect(parseIsoDate('from', '2028-02-29T12:00:00Z')).toEqual({ ms: Date.UTC(2028, 1, 29, 12), dateOnly: false });
     expect(parseIsoDate('from', '2026-01-31T12:00:00+02:00').ms).toBe(Date.UTC(2026, 0, 31, 10));
     expect(parseIsoDate('from', '2026-01-31T12:00').ms).toBe(Date.UTC(2026, 0, 31, 12));
+  });
+});
+
+describe('numbers beyond a double, found before the parsed body is walked', () => {
+  it('says yes for a three-digit exponent or 309 digits in a row, wherever they fall, and no otherwise', () => {
+    const pad = (n: number) => 'x'.repeat(n);
+    for (const at of [0, 1, 5, 307, 308, 309, 310, 617, 1000]) {
+      expect(mayHoldHugeNumber(`${pad(at)}${'9'.repeat(309)}}`), `309 digits at ${at}`).toBe(true);
+      expect(mayHoldHugeNumber(`${pad(at)}${'9'.repeat(308)}}`), `308 digits at ${at}`).toBe(false);
+      expect(mayHoldHugeNumber(`${pad(at)}${'9'.repeat(308)}.${'9'.repeat(308)}`), `308 + 308 at ${at}`).toBe(false);
+    }
+    expect(mayHoldHugeNumber('{"a":1e400}')).toBe(true);
+    expect(mayHoldHugeNumber('{"a":[2E+308]}')).toBe(true);
+    expect(mayHoldHugeNumber('{"a":1e99,"b":1e-400}')).toBe(false);
+    expect(mayHoldHugeNumber(JSON.stringify({ events: Array.from({ length: 100 }, (_, i) => ({ t: 1767225600000 + i, u: 'https://x/e12' })) }))).toBe(false);
   });
 });
