@@ -63,6 +63,9 @@ describe('clustered ClickHouse schema', () => {
     expect(all).toContain("DROP VIEW IF EXISTS events_ingest_mv ON CLUSTER 'flightrec' SYNC");
     expect(all).toContain("DROP TABLE IF EXISTS network_ingest ON CLUSTER 'flightrec' SYNC");
     expect(all).toContain("DROP TABLE IF EXISTS network_ingest_local ON CLUSTER 'flightrec' SYNC");
+    // 005's merge setting is a storage setting: the local tables only
+    expect(all).toContain("ALTER TABLE events_local ON CLUSTER 'flightrec' MODIFY SETTING merge_selector_base = 20");
+    expect(all.some((s) => /^ALTER TABLE events ON CLUSTER/.test(s))).toBe(false);
     // 002's pipeline, as a cluster that started before 004 created it
     expect(find(/^CREATE TABLE IF NOT EXISTS events_ingest_local ON CLUSTER/)).toMatch(/\nENGINE = Null$/);
     expect(find(/^CREATE TABLE IF NOT EXISTS events_ingest ON CLUSTER/)).toMatch(/'events_ingest_local', cityHash64\(lower\(body\.sessionId\)\)\)$/);

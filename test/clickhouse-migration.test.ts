@@ -63,6 +63,9 @@ describe('ClickHouse migrations', () => {
     const ingestTables = await ch.query<{ name: string }>(
       "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE '%ingest%' ORDER BY name");
     expect(ingestTables.map((t) => t.name)).toEqual(['ingest', 'ingest_events_mv', 'ingest_network_mv']);
+    const settings = await ch.query<{ q: string }>(
+      "SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name IN ('events', 'network_logs')");
+    expect(settings.map((t) => /merge_selector_base = 20\b/.test(t.q))).toEqual([true, true]);
   });
 
   it('writes through the ingest table the same rows the API used to build, mirrored network events and requests included', async () => {
