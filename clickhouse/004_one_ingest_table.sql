@@ -11,7 +11,7 @@
 -- SELECT only: the requests would be lost. Tested.) The body's fields are read as their stored types (UUID, UInt64, DateTime64 from Unix
 -- milliseconds, Int32/Int64), not as Float64 converted in SQL; a number ClickHouse will not read
 -- as that type (1.0, 1e3: valid JSON integers) fails the insert, and the API writes that body
--- once more as it serialises it (src/repos/ingestLines.ts), where such numbers are plain digits.
+-- once more as it serialises it (src/repos/ingest.ts), where such numbers are plain digits.
 -- A body with line breaks is always written as serialised, so `properties` never holds one.
 --
 -- The mirrored event's id is the event id, RFC 4122 v5 of "<sessionId>:<sequenceNumber>"
