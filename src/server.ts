@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { openStores } from './stores/index.ts';
 import { createServices, type Services } from './services/index.ts';
-import { moveLegacyOccurrences } from './repos/crashGroups.ts';
+import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
 import { resolveAdminToken } from './services/adminToken.ts';
 import { buildApp, type AppOptions } from './app.ts';
 import { createAlertWorker, type AlertWorker } from './workers/index.ts';
@@ -45,7 +45,7 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
           svc.onNewCrashGroup.delete(worker.wake);
           await worker.stop();
         }
-        await Promise.all([svc.ingest.drain(), svc.crashGroups.repo.drain()]);
+        await Promise.all([svc.ingest.drain(), svc.crashGroups.drain()]);
         await Promise.all([svc.touches.flush(), svc.crashTouches.flush()]);
         await svc.keys.stop();
         await stores.close();

@@ -182,6 +182,11 @@ export const sessionQueries = {
 
 export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { changeLagMs: number } = { changeLagMs: 0 }) {
   return {
+    /** A crash report's read of its session (sessionQueries.forCrash). */
+    forCrash: (projectId: string, sessionId: string) => sessionQueries.forCrash(db, projectId, sessionId),
+    /** Flags a crash on the session (sessionQueries.markCrashed). */
+    markCrashed: (projectId: string, sessionId: string, isFatal: boolean) => sessionQueries.markCrashed(db, projectId, sessionId, isFatal),
+
     /** Idempotent on (project, sessionId): a repeat is silently ignored. */
     async start(projectId: string, s: SessionStart): Promise<void> {
       const d = s.device;

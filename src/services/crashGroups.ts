@@ -1,24 +1,233 @@
-import type { CrashGroup, CrashGroupsRepo } from '../repos/crashGroups.ts';
+import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
+import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
+import { isoMs, isoTime } from '../domain/time.ts';
+import { pageEnvelope } from '../domain/paging.ts';
+import { CRASH_FIELDS, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
+import { chTime, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
+import type { SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
+
+export type RecordCrashResult =
+  | { outcome: 'no-session' }
+  | { outcome: 'recorded'; groupId: string; newGroup: boolean };
+
+/** The one read model of a crash group; the management API and the dashboard each present it. */
+export interface CrashGroup {
+  id: string;
+  message: string;
+  status: CrashGroupStatus;
+  isFatal: boolean;
+  handled: boolean;
+  occurrenceCount: number;
+  affectedDevices: number;
+  platform: string | null;
+  appVersion: string | null;
+  osVersion: string | null;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  /** The latest of its creation, a status or summary change, and its latest occurrence's recording (server clock). */
+  updatedAt: string;
+  stackHead: string;
+  summary: string | null;
+  summarySource: string | null;
+  /** When the summary was written (null before it was, and for summaries older than the column). */
+  summaryAt: string | null;
+  appVersions: string[];
+  resolvedVersions: string[];
+}
 
 /** A crash group as the management API shows it: the read model plus its alert's state. */
 export type CrashGroupView = CrashGroup & { alert: AlertState | null };
 
-export function crashGroupsService(groups: CrashGroupsRepo, outbox: OutboxRepo) {
-  const withAlert = async (g: CrashGroup): Promise<CrashGroupView> => ({ ...g, alert: await outbox.alertOf(g.id) });
+export type SetStatusResult = { outcome: 'not-found' } | { outcome: 'ok'; group: CrashGroup };
+
+export type { CrashGroupFacts, CrashOccurrence };
+
+/**
+ * The merge of both stores. A group whose first occurrence is being written (its Postgres row
+ * committed a moment before the ClickHouse block is readable, or the other way round on a
+ * retry) shows the first occurrence's own values rather than zeros.
+ */
+function toGroup(r: GroupRow, f: OccurrenceFacts | undefined): CrashGroup {
   return {
-    repo: groups,
+    id: r.id,
+    message: r.message,
+    status: r.status,
+    isFatal: f ? f.isFatal : r.is_fatal,
+    handled: f ? f.handled : r.handled,
+    occurrenceCount: f ? f.occurrences : 1,
+    affectedDevices: f ? f.devices : 1,
+    platform: f ? f.latest[0] : r.platform,
+    appVersion: f ? f.latest[1] : r.app_version,
+    osVersion: f ? f.latest[2] : r.os_version,
+    firstSeenAt: isoMs(Math.min(Number(r.first_seen_at), f?.firstSeen ?? Infinity)),
+    lastSeenAt: isoMs(f ? f.lastSeen : r.first_seen_at),
+    updatedAt: isoMs(r.updated_at),
+    stackHead: r.stack_head,
+    summary: r.summary,
+    summarySource: r.summary_source,
+    summaryAt: isoTime(r.summary_at),
+    appVersions: f ? f.versions : r.app_version === null ? [] : [r.app_version],
+    resolvedVersions: r.resolved_versions,
+  };
+}
+
+/** The contract's crash-group fields (the export row), in the contract's order. */
+const exportFields = (g: CrashGroup) => Object.fromEntries(CRASH_FIELDS.map((k) => [k, g[k as keyof CrashGroup]]));
+
+export interface CrashGroupsDeps {
+  groups: CrashGroupsRepo;
+  occurrences: CrashOccurrencesRepo;
+  sessions: SessionsRepo;
+  outbox: OutboxRepo;
+  /** A group had a new occurrence: its updatedAt moves (coalesced, services/index.ts). */
+  touched?: (projectId: string, groupId: string) => void;
+}
+
+/**
+ * The crash workflow: recording an occurrence (grouping, the first-occurrence decision, the
+ * automatic reopening, the session's flags), status changes by hand, and the group's read
+ * model over both stores (identity and workflow in Postgres, occurrences in ClickHouse).
+ */
+export function crashGroupsService(d: CrashGroupsDeps) {
+  const { groups, occurrences } = d;
+
+  async function withFacts(projectId: string, rows: GroupRow[]): Promise<CrashGroup[]> {
+    const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key));
+    return rows.map((r) => toGroup(r, facts.get(r.group_key)));
+  }
+
+  async function get(projectId: string, groupId: string): Promise<CrashGroup | null> {
+    const row = await groups.row(projectId, groupId);
+    return row ? ((await withFacts(projectId, [row]))[0] ?? null) : null;
+  }
+
+  async function withAlert(g: CrashGroup): Promise<CrashGroupView> {
+    return { ...g, alert: await d.outbox.alertOf(g.id) };
+  }
+
+  return {
+    /**
+     * The occurrence goes to ClickHouse first (group commit; a retried report is the same row),
+     * then Postgres is only read, except: the group's row is created by its first occurrence
+     * (which decides the first occurrence exactly once and enqueues its alert in the same
+     * transaction); a resolved group from a version it had not had is reopened; an occurrence
+     * older than the group's firstSeenAt moves it back; the session is flagged the first time.
+     * Each of those writes is conditional, so repeating a report (or racing it) changes nothing
+     * more. Writing the occurrence first means a group never shows in Postgres with none to
+     * count, and a failure in between is repaired by the SDK's retry.
+     */
+    async record(projectId: string, c: CrashPayload): Promise<RecordCrashResult> {
+      const session = await d.sessions.forCrash(projectId, c.sessionId);
+      if (!session) return { outcome: 'no-session' };
+      const groupKey = crashGroupKey(c.stackTrace);
+      await occurrences.add({
+        project_id: projectId, group_key: groupKey, id: crashOccurrenceId(c), occurred_at: chTime(c.timestamp),
+        session_id: c.sessionId, user_id: session.user_id, device_fingerprint: session.device_fingerprint,
+        platform: session.platform, os_version: session.os_version, app_version: session.app_version,
+        brand: session.brand, model: session.model, message: c.message, stack_trace: c.stackTrace,
+        is_fatal: c.isFatal, handled: c.handled,
+      });
+
+      let group = await groups.byKey(projectId, groupKey);
+      let newGroup = false;
+      if (!group) {
+        newGroup = await groups.createFirst(projectId, {
+          groupKey, message: c.message, stackHead: stackHead(c.stackTrace), isFatal: c.isFatal, handled: c.handled,
+          platform: session.platform, appVersion: session.app_version, osVersion: session.os_version,
+          firstSeenAt: c.timestamp, firstSessionId: c.sessionId,
+        });
+        group = await groups.byKey(projectId, groupKey);
+        // Created above or by a concurrent first occurrence, and groups are never deleted.
+        if (!group) throw new Error(`crash group ${groupKey} of project ${projectId} missing after its insert`);
+      }
+      if (!newGroup) {
+        if (session.app_version !== null && statusAfterOccurrence(group.status, session.app_version, group.resolved_versions) === 'open') {
+          await groups.reopen(projectId, group.id, session.app_version);
+        }
+        if (c.timestamp < Number(group.first_seen_at)) await groups.moveFirstSeen(projectId, group.id, c.timestamp);
+        d.touched?.(projectId, group.id);
+      }
+      if (!session.has_crash || (c.isFatal && session.status !== 'crashed')) {
+        await d.sessions.markCrashed(projectId, c.sessionId, c.isFatal);
+      }
+      return { outcome: 'recorded', groupId: group.id, newGroup };
+    },
+
+    get,
+    withAlert,
 
     async view(projectId: string, groupId: string): Promise<CrashGroupView | null> {
       // The alert's state first: a job seen done has stored its summary, so the group read
       // afterwards shows it (the group's read spans both stores and takes a while).
-      const alert = await outbox.alertOf(groupId);
-      const g = await groups.get(projectId, groupId);
+      const alert = await d.outbox.alertOf(groupId);
+      const g = await get(projectId, groupId);
       return g ? { ...g, alert } : null;
     },
 
-    setStatus: groups.setStatus,
-    withAlert,
+    /**
+     * Most recently seen first. lastSeenAt lives in ClickHouse, so the page is cut after both
+     * are read: the project's groups (of the status) from Postgres, their facts in one query.
+     */
+    async list(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number) {
+      const rows = await groups.rows(projectId, status);
+      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key));
+      const all = rows.map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 })).sort((a, b) =>
+        a.lastSeenAt < b.lastSeenAt ? 1 : a.lastSeenAt > b.lastSeenAt ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      return pageEnvelope(all.slice((page - 1) * limit, page * limit), all.length, page, limit);
+    },
+
+    /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
+    async facts(projectId: string, groupId: string): Promise<CrashGroupFacts> {
+      const row = await groups.row(projectId, groupId);
+      if (!row) return { usersAffected: 0, appVersionCounts: [], latest: null };
+      return occurrences.pageFacts(projectId, row.group_key);
+    },
+
+    /** The group's occurrences, newest first, each with the session it happened in. */
+    async occurrences(projectId: string, groupId: string, page: number, limit: number) {
+      const row = await groups.row(projectId, groupId);
+      if (!row) return pageEnvelope<CrashOccurrence>([], 0, page, limit);
+      return occurrences.page(projectId, row.group_key, page, limit);
+    },
+
+    /**
+     * A status change by hand: any move (src/domain/crashGroupStatus.ts). Resolving snapshots
+     * the versions seen so far (from the occurrences): a later occurrence from one of them
+     * leaves the group resolved, one from a new version reopens it. Setting the status a group
+     * already has changes nothing (safe to retry).
+     */
+    async setStatus(projectId: string, groupId: string, to: CrashGroupStatus): Promise<SetStatusResult> {
+      const r = await groups.updateStatus(projectId, groupId, async (row) => {
+        if (!canTransition(row.status, to)) return null;
+        return { status: to, resolvedVersions: to === 'resolved' ? await occurrences.versionsOf(projectId, row.group_key) : null };
+      });
+      if (r.outcome === 'not-found') return r;
+      const [group] = await withFacts(projectId, [r.row]);
+      if (!group) throw new Error(`crash group ${groupId} lost its read model`);
+      return { outcome: 'ok', group };
+    },
+
+    /** The session's crashes with their group, where they happened on the timeline. */
+    async ofSession(projectId: string, sessionId: string) {
+      const occ = await occurrences.ofSession(projectId, sessionId);
+      const rows = await groups.byKeys(projectId, [...new Set(occ.map((o) => o.groupKey))]);
+      const byKey = new Map(rows.map((x) => [x.group_key, x]));
+      return occ.map((o) => {
+        const x = byKey.get(o.groupKey);
+        return { occurredAt: isoMs(o.at), isFatal: o.isFatal, groupId: x?.id ?? null, message: x?.message ?? null, groupStatus: x?.status ?? null };
+      });
+    },
+
+    /** The crash-group export: each page's counters come from ClickHouse. */
+    export: groups.exportResource(async (projectId, rows) => (await withFacts(projectId, rows)).map(exportFields)),
+
+    /** Moves the updatedAt of groups that had new occurrences. */
+    touch: groups.touch,
+    /** Resolves once every occurrence accepted so far is written (shutdown, tests). */
+    drain: occurrences.drain,
+    /** The occurrences' group commit (measured). */
+    batcher: occurrences.batcher,
   };
 }
 

@@ -2,7 +2,7 @@ import { allowedTransitions, type CrashGroupStatus } from '../domain/crashGroupS
 import { summaryView } from '../domain/crashSummary.ts';
 import { DAY_MS, parseIsoDate } from '../domain/exportParams.ts';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
-import type { CrashGroup, CrashGroupFacts, CrashGroupsRepo } from '../repos/crashGroups.ts';
+import type { CrashGroup, CrashGroupFacts, CrashGroupsService } from './crashGroups.ts';
 import type { SessionListFilter, SessionsRepo } from '../repos/sessions.ts';
 import type { EventsRepo } from '../repos/events.ts';
 import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
@@ -65,7 +65,7 @@ export type SessionListQuery = Omit<SessionListFilter, 'from' | 'to'> & { from?:
  * The dashboard's reads (project-scoped; the caller checks access through the projects
  * service). Each goes to the owner of its table; this only presents and combines them.
  */
-export function dashboardService(d: { sessions: SessionsRepo; crashGroups: CrashGroupsRepo; events: EventsRepo; networkLogs: NetworkLogsRepo }) {
+export function dashboardService(d: { sessions: SessionsRepo; crashGroups: CrashGroupsService; events: EventsRepo; networkLogs: NetworkLogsRepo }) {
   return {
     sessions(projectId: string, q: SessionListQuery) {
       const from = dateBound('from', q.from, false);
@@ -93,7 +93,7 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
       return d.sessions.daily(projectId, from, to);
     },
 
-    async crashGroups(projectId: string, status: string | undefined, page: number, limit: number) {
+    async crashGroups(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number) {
       const r = await d.crashGroups.list(projectId, status, page, limit);
       return { ...r, data: r.data.map(dashboardGroup) };
     },

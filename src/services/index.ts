@@ -6,6 +6,7 @@ import { projectIdsOfTeams, projectsRepo } from '../repos/projects.ts';
 import { apiKeysRepo, keysOnSuspension } from '../repos/apiKeys.ts';
 import { sessionsRepo } from '../repos/sessions.ts';
 import { crashGroupsRepo } from '../repos/crashGroups.ts';
+import { crashOccurrencesRepo } from '../repos/crashOccurrences.ts';
 import { ingestRepo } from '../repos/ingest.ts';
 import { eventsRepo } from '../repos/events.ts';
 import { networkLogsRepo } from '../repos/networkLogs.ts';
@@ -46,7 +47,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   // A group's new occurrences change its exported counters: they move its updatedAt the same
   // coalesced way as a session's events (at most once per interval, never once per occurrence).
   const crashTouches = new SessionTouches((projectId, groupIds) => crashGroups.touch(projectId, groupIds), config.exportTouchIntervalMs);
-  const crashGroups = crashGroupsRepo(stores.pg, stores.ch, budget, { ...changes, touched: (p, g) => crashTouches.mark(p, g) });
+
   const wakeups = new Set<() => void>();
   const limits = {
     ingest: new RateLimiter('ingest', config.rateLimits.ingest, stores.redis, config.redisKeyPrefix),
@@ -55,13 +56,20 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     dashboard: new RateLimiter('dashboard', config.rateLimits.dashboard, stores.redis, config.redisKeyPrefix),
   };
   const outbox = outboxRepo(stores.pg);
+  const crashGroups = crashGroupsService({
+    groups: crashGroupsRepo(stores.pg, changes),
+    occurrences: crashOccurrencesRepo(stores.ch, budget),
+    sessions,
+    outbox,
+    touched: (p, g) => crashTouches.mark(p, g),
+  });
   return {
     config,
     stores,
     adminToken,
     projects,
     sessions,
-    crashGroups: crashGroupsService(crashGroups, outbox),
+    crashGroups,
     ingest,
     events,
     networkLogs,

@@ -5,14 +5,14 @@ import type { CrashPayload } from '../domain/crashGrouping.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
 import type { SessionsRepo } from '../repos/sessions.ts';
 import type { SessionStart } from '../domain/session.ts';
-import type { CrashGroupsRepo } from '../repos/crashGroups.ts';
+import type { CrashGroupsService } from './crashGroups.ts';
 import type { IngestRepo } from '../repos/ingest.ts';
 import type { SessionFacts } from './sessionCache.ts';
 import type { SessionTouches } from './sessionTouches.ts';
 
 export interface IngestionDeps {
   sessions: SessionsRepo;
-  crashGroups: CrashGroupsRepo;
+  crashGroups: CrashGroupsService;
   /** The group commit of /ingest/events and /ingest/network bodies. */
   ingest: IngestRepo;
   facts: SessionFacts;

@@ -1,0 +1,174 @@
+import type { ClickHouse } from '../stores/clickhouse/port.ts';
+import { InsertBatcher, type QueueBudget } from '../stores/clickhouse/batcher.ts';
+import { isoMs } from '../domain/time.ts';
+import { pageEnvelope } from '../domain/paging.ts';
+
+/**
+ * ClickHouse `crash_occurrences`: every occurrence of every group, append-only, keyed by the
+ * occurrence's identity (a retried report is the same row). A group's counters and latest
+ * context are aggregated from it at read; no Postgres row is written per occurrence.
+ */
+export const OCCURRENCES = 'crash_occurrences';
+
+// Crash reports are few next to events; a storm still shares one insert per round trip.
+const OCCURRENCE_BATCH = { maxBatchRows: 10_000, maxQueuedRows: 100_000, maxConcurrent: 1 };
+
+/** One occurrence row as stored. */
+export interface OccurrenceRow {
+  project_id: string; group_key: string; id: string; occurred_at: string; session_id: string;
+  user_id: string | null; device_fingerprint: string; platform: string | null; os_version: string | null;
+  app_version: string | null; brand: string | null; model: string | null;
+  message: string; stack_trace: string; is_fatal: boolean; handled: boolean;
+}
+
+/** DateTime64 text as ClickHouse reads it in the column's time zone (UTC). */
+export const chTime = (ms: number) => new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
+
+/** One occurrence as a person investigating the crash reads it, with the session to open. */
+export interface CrashOccurrence {
+  occurredAt: string;
+  sessionId: string;
+  userId: string | null;
+  appVersion: string | null;
+  platform: string | null;
+  osVersion: string | null;
+  brand: string | null;
+  model: string | null;
+  isFatal: boolean;
+  message: string | null;
+}
+
+/** What the crash page adds to the group: who it hit, in which versions, the latest trace. */
+export interface CrashGroupFacts {
+  usersAffected: number;
+  appVersionCounts: { appVersion: string | null; occurrences: number }[];
+  /**
+   * The latest occurrence. Occurrences moved from the Postgres layout before 006_crash_facts.sql
+   * without a whole trace of their own carry their group's stack head.
+   */
+  latest: (CrashOccurrence & { stackTrace: string | null; handled: boolean | null }) | null;
+}
+
+/** A group's aggregate over its occurrences. */
+export interface OccurrenceFacts {
+  occurrences: number;
+  devices: number;
+  /** distinct user ids (occurrences without one do not count) */
+  users: number;
+  firstSeen: number;
+  lastSeen: number;
+  /** platform, appVersion, osVersion of the latest occurrence */
+  latest: [string | null, string | null, string | null];
+  isFatal: boolean;
+  handled: boolean;
+  versions: string[];
+}
+
+/** An occurrence of a session, on its timeline. */
+export interface SessionOccurrence { at: number; isFatal: boolean; groupKey: string }
+
+interface OccurrenceReadRow {
+  at: number; session_id: string; user_id: string | null; app_version: string | null; platform: string | null;
+  os_version: string | null; brand: string | null; model: string | null; is_fatal: boolean | number; message: string;
+}
+
+const OCCURRENCE_READ = `toUnixTimestamp64Milli(occurred_at) AS at, toString(session_id) AS session_id, user_id, app_version,
+  platform, os_version, brand, model, is_fatal, message`;
+
+const toOccurrence = (r: OccurrenceReadRow): CrashOccurrence => ({
+  occurredAt: isoMs(Number(r.at)),
+  sessionId: r.session_id,
+  userId: r.user_id,
+  appVersion: r.app_version,
+  platform: r.platform,
+  osVersion: r.os_version,
+  brand: r.brand,
+  model: r.model,
+  isFatal: Boolean(r.is_fatal),
+  message: r.message,
+});
+
+const ONE_GROUP = 'project_id = {project:String} AND group_key = {key:String}';
+
+export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
+  const writer = new InsertBatcher(ch, OCCURRENCES, budget, OCCURRENCE_BATCH);
+
+  /** The occurrences' aggregate per group, for the given groups of one project. */
+  async function factsOf(projectId: string, groupKeys: string[]): Promise<Map<string, OccurrenceFacts>> {
+    if (groupKeys.length === 0) return new Map();
+    // uniqExact(id), not count(): a retried report is a second physical row until a merge.
+    // Duplicates are identical rows, so min, max and argMax need no FINAL.
+    const rows = await ch.query<{
+      k: string; n: number; d: number; u: number; first: number; last: number; latest: [string | null, string | null, string | null];
+      fatal: boolean | number; handled: boolean | number; versions: string[];
+    }>(
+      `SELECT group_key AS k, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d, uniqExact(user_id) AS u,
+         toUnixTimestamp64Milli(min(occurred_at)) AS first, toUnixTimestamp64Milli(max(occurred_at)) AS last,
+         argMax(tuple(platform, app_version, os_version), (occurred_at, id)) AS latest,
+         max(is_fatal) AS fatal, min(handled) AS handled, arraySort(groupUniqArray(app_version)) AS versions
+       FROM ${OCCURRENCES}
+       WHERE project_id = {project:String} AND group_key IN {keys:Array(String)}
+       GROUP BY group_key`,
+      { project: projectId, keys: groupKeys },
+    );
+    return new Map(rows.map((r) => [r.k, {
+      occurrences: Number(r.n), devices: Number(r.d), users: Number(r.u), firstSeen: Number(r.first), lastSeen: Number(r.last),
+      latest: r.latest, isFatal: Boolean(r.fatal), handled: Boolean(r.handled), versions: r.versions,
+    }]));
+  }
+
+  return {
+    /** Resolves once the row is committed (group commit; a retried report is the same row). */
+    add: (row: OccurrenceRow) => writer.add(Buffer.from(JSON.stringify(row) + '\n'), 1),
+    /** Rows copied in bulk (the one-off move of the old layout): one insert, no batcher. */
+    insertMany: (rows: OccurrenceRow[]) => ch.insert(OCCURRENCES, rows),
+    /** Resolves once every occurrence accepted so far is written (shutdown, tests). */
+    drain: () => writer.drain(),
+    /** The table's group commit (its queue and inserts are measured). */
+    batcher: writer,
+
+    factsOf,
+
+    /** The app versions a group has had so far: what resolving it snapshots. */
+    async versionsOf(projectId: string, groupKey: string): Promise<string[]> {
+      return (await factsOf(projectId, [groupKey])).get(groupKey)?.versions ?? [];
+    },
+
+    /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
+    async pageFacts(projectId: string, groupKey: string): Promise<CrashGroupFacts> {
+      const params = { project: projectId, key: groupKey };
+      const [agg] = await ch.query<{ u: number }>(`SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${ONE_GROUP}`, params);
+      const versions = await ch.query<{ v: string | null; n: number }>(
+        `SELECT app_version AS v, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP} GROUP BY app_version ORDER BY n DESC, v LIMIT 100`, params);
+      const [l] = await ch.query<OccurrenceReadRow & { stack_trace: string; handled: boolean | number }>(
+        `SELECT ${OCCURRENCE_READ}, stack_trace, handled FROM ${OCCURRENCES} WHERE ${ONE_GROUP} ORDER BY occurred_at DESC, id LIMIT 1`, params);
+      return {
+        usersAffected: Number(agg?.u ?? 0),
+        appVersionCounts: versions.map((v) => ({ appVersion: v.v, occurrences: Number(v.n) })),
+        latest: l ? { ...toOccurrence(l), stackTrace: l.stack_trace, handled: Boolean(l.handled) } : null,
+      };
+    },
+
+    /** A group's occurrences, newest first, each with the session it happened in. */
+    async page(projectId: string, groupKey: string, page: number, limit: number) {
+      const params = { project: projectId, key: groupKey, limit, offset: (page - 1) * limit };
+      const [total] = await ch.query<{ n: number }>(`SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}`, params);
+      // FINAL: a retried report is one occurrence in the list, as in the count.
+      const rows = await ch.query<OccurrenceReadRow>(
+        `SELECT ${OCCURRENCE_READ} FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP} ORDER BY occurred_at DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, params);
+      return pageEnvelope(rows.map(toOccurrence), Number(total?.n ?? 0), page, limit);
+    },
+
+    /** A session's occurrences in time order. */
+    async ofSession(projectId: string, sessionId: string): Promise<SessionOccurrence[]> {
+      const rows = await ch.query<{ at: number; fatal: boolean | number; k: string }>(
+        `SELECT toUnixTimestamp64Milli(occurred_at) AS at, is_fatal AS fatal, group_key AS k FROM ${OCCURRENCES} FINAL
+         WHERE project_id = {project:String} AND session_id = {session:UUID} ORDER BY occurred_at, id`,
+        { project: projectId, session: sessionId },
+      );
+      return rows.map((r) => ({ at: Number(r.at), isFatal: Boolean(r.fatal), groupKey: r.k }));
+    },
+  };
+}
+
+export type CrashOccurrencesRepo = ReturnType<typeof crashOccurrencesRepo>;
