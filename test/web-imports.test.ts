@@ -23,7 +23,7 @@ function importsOf(file: string): string[] {
     ...src.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s*['"]([^'"]+)['"]/gm),
     ...src.matchAll(/^\s*import\s*['"]([^'"]+)['"]/gm),
     ...src.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
-  ].map((m) => m[1]);
+  ].map((m) => m[1]!);
   return specs.map((spec) => {
     expect(spec, `${rel(file)} imports ${spec}: only relative imports exist without a bundler`).toMatch(/^\.\.?\//);
     const target = path.resolve(path.dirname(file), spec);
