@@ -1,5 +1,7 @@
 import { h, errorBox } from './lib/dom.js';
-import { api, get, setCsrf } from './lib/api.js';
+import { get } from './lib/api.js';
+import { navigate, refreshProjects, setProject, signedIn, state } from './lib/router.js';
+import { renderTop } from './lib/header.js';
 import { authView } from './views/auth.js';
 import { projectsView } from './views/projects.js';
 import { sessionsView } from './views/sessions.js';
@@ -7,79 +9,8 @@ import { sessionView } from './views/session.js';
 import { crashesView, crashView } from './views/crashes.js';
 import { teamView } from './views/team.js';
 
-/**
- * What every view may read: the signed-in user, their teams, their projects, and the keys
- * created in this page's lifetime (kept in memory only, so an empty project's setup guide can
- * show the key that was just made; the server cannot show it again).
- */
-export const state = { user: null, teams: [], projects: [], newKeys: {}, currentProjectId: localStorage.getItem('flightrec:project') };
-
 const main = document.getElementById('main');
 const top = document.getElementById('top');
-
-export function navigate(hash) {
-  if (location.hash === hash) route();
-  else location.hash = hash;
-}
-
-export function signedIn(body) {
-  state.user = body.user;
-  state.teams = body.teams;
-  setCsrf(body.csrfToken);
-}
-
-export async function refreshProjects() {
-  state.projects = (await get('/api/dashboard/projects')).data;
-  return state.projects;
-}
-
-function setProject(id) {
-  state.currentProjectId = id;
-  if (id) localStorage.setItem('flightrec:project', id);
-}
-
-let lastTop = ['projects', null];
-
-/** Re-draws the header, e.g. once a first project exists. */
-export function updateTop() {
-  renderTop(...lastTop);
-}
-
-function renderTop(section, projectId) {
-  lastTop = [section, projectId];
-  top.hidden = false;
-  const project = state.projects.find((p) => p.id === projectId) ?? state.projects[0];
-  const link = (href, text, active) => h('a', { href, 'aria-current': active ? 'page' : undefined }, text);
-  const select = h('select', {
-    id: 'project-select', 'aria-label': 'Project',
-    onchange: (e) => {
-      setProject(e.target.value);
-      navigate(`#/p/${e.target.value}/${section === 'crashes' ? 'crashes' : 'sessions'}`);
-    },
-  }, state.projects.map((p) => h('option', { value: p.id, selected: p.id === project?.id }, p.name)));
-  top.replaceChildren(...[
-    h('a.brand', { href: '#/' }, h('img', { src: '/favicon.svg', alt: '', width: 22, height: 22 }), 'flightrec'),
-    state.projects.length ? select : null,
-    h('nav', { 'aria-label': 'Sections' },
-      project ? link(`#/p/${project.id}/sessions`, 'Sessions', section === 'sessions') : null,
-      project ? link(`#/p/${project.id}/crashes`, 'Crashes', section === 'crashes') : null,
-      link('#/projects', 'Projects & keys', section === 'projects'),
-      link('#/team', 'Team', section === 'team'),
-    ),
-    h('div.user',
-      h('span.email', { title: 'Signed in as' }, state.user.email),
-      h('button.link', {
-        type: 'button', id: 'logout',
-        onclick: async () => {
-          await api('POST', '/api/auth/logout', {}).catch(() => {});
-          state.user = null;
-          setCsrf(null);
-          navigate('#/login');
-        },
-      }, 'Log out'),
-    ),
-  ].filter(Boolean));
-}
 
 async function route() {
   const hash = location.hash.replace(/^#/, '') || '/';

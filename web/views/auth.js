@@ -1,6 +1,6 @@
 import { h, errorBox } from '../lib/dom.js';
 import { api } from '../lib/api.js';
-import { navigate, signedIn } from '../app.js';
+import { navigate, signedIn } from '../lib/router.js';
 
 export function authView(mode) {
   const signup = mode === 'signup';

@@ -1,12 +1,10 @@
 import { h, badge, errorBox, fmtCount, fmtDate, withLoading } from '../lib/dom.js';
 import { api, dash, get, qs } from '../lib/api.js';
-import { navigate } from '../app.js';
-import { pager } from './sessions.js';
+import { navigate } from '../lib/router.js';
+import { groupStatus, pager } from '../lib/widgets.js';
 
-const STATUS_KIND = { open: 'bad', acknowledged: 'warn', resolved: 'ok', ignored: 'muted' };
 // Button labels for the moves the server allows (any other status: src/domain/crashGroupStatus.ts).
 const ACTION = { acknowledged: 'Acknowledge', resolved: 'Resolve', ignored: 'Ignore', open: 'Reopen' };
-export const groupStatus = (st) => badge(st, STATUS_KIND[st] ?? 'muted');
 
 const kind = (g) => (g.isFatal ? 'fatal' : 'non-fatal') + (g.handled ? ', handled' : '');
 const device = (o) => [o.brand, o.model].filter(Boolean).join(' ') || '—';

@@ -1,7 +1,8 @@
 import { h, append, badge, errorBox, fmtDate, withLoading } from '../lib/dom.js';
 import { api, dash } from '../lib/api.js';
-import { state, refreshProjects, updateTop } from '../app.js';
-import { setupGuide } from './onboarding.js';
+import { state, refreshProjects } from '../lib/router.js';
+import { updateTop } from '../lib/header.js';
+import { setupGuide } from '../lib/onboarding.js';
 
 /** The plaintext key, shown once: the server keeps only its hash (and its first characters). */
 function newKeyPanel(apiKey, onDone) {

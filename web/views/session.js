@@ -1,6 +1,6 @@
 import { h, badge, errorBox, fmtCount, fmtDate, fmtDuration, fmtTime, loading, withLoading } from '../lib/dom.js';
 import { dash, get, qs } from '../lib/api.js';
-import { statusBadge } from './sessions.js';
+import { statusBadge } from '../lib/widgets.js';
 
 const PAGE = 500;
 const failedReq = (d) => d.error != null || (d.statusCode != null && d.statusCode >= 400);

@@ -1,31 +1,9 @@
 import { h, badge, fmtCount, fmtDate, fmtDuration, withLoading } from '../lib/dom.js';
 import { dash, get, qs } from '../lib/api.js';
-import { navigate, state } from '../app.js';
-import { dailyChart } from './chart.js';
-import { setupGuide } from './onboarding.js';
-
-export const statusBadge = (st) => badge(st, { active: 'info', completed: 'ok', crashed: 'bad' }[st] ?? 'muted');
-
-/** Previous / a page number to type / next, plus first and last: any page in one step. */
-export function pager(page, pages, hrefFor, label = 'Pages') {
-  if (pages <= 1) return null;
-  const input = h('input', { type: 'number', min: 1, max: pages, value: page, id: `${label.replace(/\W+/g, '-').toLowerCase()}-page`, 'aria-label': `Page number, 1 to ${pages}`, inputmode: 'numeric' });
-  const link = (p, text, rel, cls) => (p >= 1 && p <= pages && p !== page
-    ? h(`a${cls ?? ''}`, { href: hrefFor(p), rel }, text)
-    : h(`span.hint${cls ?? ''}`, { 'aria-disabled': 'true' }, text));
-  return h('nav.pager', { 'aria-label': label },
-    link(1, '« First', undefined, '.pager-end'),
-    link(page - 1, '← Previous', 'prev'),
-    h('form.pager-jump', {
-      onsubmit: (e) => {
-        e.preventDefault();
-        const p = Math.min(pages, Math.max(1, Math.round(Number(input.value) || 1)));
-        navigate(hrefFor(p));
-      },
-    }, h('span', 'Page '), input, h('span', ` of ${fmtCount(pages)}`), h('button', { type: 'submit' }, 'Go')),
-    link(page + 1, 'Next →', 'next'),
-    link(pages, 'Last »', undefined, '.pager-end'));
-}
+import { navigate, state } from '../lib/router.js';
+import { dailyChart } from '../lib/chart.js';
+import { setupGuide } from '../lib/onboarding.js';
+import { pager, statusBadge } from '../lib/widgets.js';
 
 const SORTS = [
   ['started:desc', 'Newest first'], ['started:asc', 'Oldest first'],

@@ -1,6 +1,6 @@
 import { h, errorBox, withLoading } from '../lib/dom.js';
 import { api, dash, get } from '../lib/api.js';
-import { state } from '../app.js';
+import { state } from '../lib/router.js';
 
 function teamCard(t, userId, rerender) {
   const owner = t.role === 'owner';

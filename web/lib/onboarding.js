@@ -1,5 +1,5 @@
-import { h } from '../lib/dom.js';
-import { navigate } from '../app.js';
+import { h } from './dom.js';
+import { navigate } from './router.js';
 
 // What a new project needs to receive its first session: a key, the SDK call, and a curl to
 // try the pipe without an app. Shown on an empty project's Sessions page and after creation.

@@ -1,4 +1,4 @@
-import { h, s } from '../lib/dom.js';
+import { h, s } from './dom.js';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 /** "2026-11-21" → "21 Nov" (a UTC day, as the server counts it). */

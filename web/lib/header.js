@@ -1,0 +1,48 @@
+import { h } from './dom.js';
+import { api, setCsrf } from './api.js';
+import { navigate, setProject, state } from './router.js';
+
+const top = document.getElementById('top');
+
+let lastTop = ['projects', null];
+
+/** Re-draws the header, e.g. once a first project exists. */
+export function updateTop() {
+  renderTop(...lastTop);
+}
+
+export function renderTop(section, projectId) {
+  lastTop = [section, projectId];
+  top.hidden = false;
+  const project = state.projects.find((p) => p.id === projectId) ?? state.projects[0];
+  const link = (href, text, active) => h('a', { href, 'aria-current': active ? 'page' : undefined }, text);
+  const select = h('select', {
+    id: 'project-select', 'aria-label': 'Project',
+    onchange: (e) => {
+      setProject(e.target.value);
+      navigate(`#/p/${e.target.value}/${section === 'crashes' ? 'crashes' : 'sessions'}`);
+    },
+  }, state.projects.map((p) => h('option', { value: p.id, selected: p.id === project?.id }, p.name)));
+  top.replaceChildren(...[
+    h('a.brand', { href: '#/' }, h('img', { src: '/favicon.svg', alt: '', width: 22, height: 22 }), 'flightrec'),
+    state.projects.length ? select : null,
+    h('nav', { 'aria-label': 'Sections' },
+      project ? link(`#/p/${project.id}/sessions`, 'Sessions', section === 'sessions') : null,
+      project ? link(`#/p/${project.id}/crashes`, 'Crashes', section === 'crashes') : null,
+      link('#/projects', 'Projects & keys', section === 'projects'),
+      link('#/team', 'Team', section === 'team'),
+    ),
+    h('div.user',
+      h('span.email', { title: 'Signed in as' }, state.user.email),
+      h('button.link', {
+        type: 'button', id: 'logout',
+        onclick: async () => {
+          await api('POST', '/api/auth/logout', {}).catch(() => {});
+          state.user = null;
+          setCsrf(null);
+          navigate('#/login');
+        },
+      }, 'Log out'),
+    ),
+  ].filter(Boolean));
+}
