@@ -20,6 +20,8 @@ export interface Config {
   retentionDays: number | undefined;
   /** Bytes of accepted request bodies waiting for their insert, across tables; past it, 503. */
   ingestQueueBytes: number;
+  /** Bytes of /ingest request bodies being received, parsed and handled at once; past it, 503 before reading. */
+  ingestInflightBytes: number;
   redisUrl: string | undefined;
   /** Namespace of every Redis key and channel, so deployments (or test runs) can share one Redis. */
   redisKeyPrefix: string;
@@ -180,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
     clickhouseAsyncInsert: bool(env, 'CLICKHOUSE_ASYNC_INSERT', false),
     retentionDays: str(env, 'RETENTION_DAYS') === undefined ? undefined : int(env, 'RETENTION_DAYS', 0, 1, 36_500),
     ingestQueueBytes: int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024),
+    ingestInflightBytes: int(env, 'INGEST_INFLIGHT_BYTES', 32 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisPrefix(env),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
