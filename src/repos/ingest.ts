@@ -1,15 +1,10 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import { InsertBatcher, INGEST_BATCH, RowsRefusedError, type QueueBudget } from '../stores/clickhouse/batcher.ts';
-import { ingestLineChunks } from './ingestLines.ts';
+import { Spool, type SpoolOptions, type SpoolSink } from '../stores/spool/spool.ts';
+import { ingestLineChunks, reserialisedLine } from './ingestLines.ts';
 
 const LF = 0x0a;
 const CR = 0x0d;
-
-/** Where an accepted body's line goes: the group commit into ClickHouse, or the disk spool. */
-export interface LineSink {
-  /** Resolves once the line is durable (committed, or fsync'd to the spool). */
-  add(chunks: readonly Buffer[], rows: number): Promise<void>;
-}
 
 /**
  * The pieces of one request body's line: its bytes as received (`raw`), or the body serialised
@@ -39,24 +34,60 @@ async function writeBody(writer: InsertBatcher, projectId: string, raw: Buffer |
 }
 
 /**
+ * The spool's loader: its records (ingest lines) go into one group-commit insert; a record the
+ * engine refuses as received is serialised by this process and tried once more; refused again,
+ * it is handed back to be set aside. A store that is down rejects the whole load: the spool
+ * keeps the segments and tries again (rows of a half that committed meanwhile are written
+ * again, which the ReplacingMergeTree keys collapse).
+ */
+function spoolSink(writer: InsertBatcher): SpoolSink {
+  const insert = async <T>(items: T[], line: (t: T) => Buffer, rows: (t: T) => number) => {
+    const outcomes = await Promise.allSettled(writer.addAll(items.map((t) => ({ chunks: [line(t)], rows: rows(t) }))));
+    const refused: { item: T; error: unknown }[] = [];
+    outcomes.forEach((o, i) => {
+      if (o.status === 'fulfilled') return;
+      if (!(o.reason instanceof RowsRefusedError)) throw o.reason;
+      refused.push({ item: items[i]!, error: o.reason });
+    });
+    return refused;
+  };
+  return async (records) => {
+    const first = await insert(records, (r) => r.payload, (r) => r.rows);
+    if (first.length === 0) return { refused: [] };
+    const again = first.map(({ item }) => {
+      try {
+        return { record: item, line: reserialisedLine(item.payload) };
+      } catch {
+        return { record: item, line: item.payload };
+      }
+    });
+    const second = await insert(again, (a) => a.line, (a) => a.record.rows);
+    return { refused: second.map(({ item, error }) => ({ record: item.record, error })) };
+  };
+}
+
+/**
  * The ClickHouse `ingest` Null table: one group commit for every /ingest/events and
  * /ingest/network body. Its materialized views write `events` and `network_logs` (the requests
  * and the mirrored network events), so one insert carries both routes' bodies and writes one
  * part per table (clickhouse/004_one_ingest_table.sql).
  */
-export function ingestRepo(ch: ClickHouse, budget: QueueBudget, spool?: LineSink) {
+export function ingestRepo(ch: ClickHouse, budget: QueueBudget, spoolOptions?: SpoolOptions) {
   const writer = new InsertBatcher(ch, 'ingest', budget, INGEST_BATCH);
+  const spool = spoolOptions ? new Spool(spoolOptions, spoolSink(writer)) : undefined;
   return {
     /**
      * Resolves once the body is durable: with a spool, fsync'd to it (its loader inserts it
      * later); without, committed in a block shared with concurrent requests.
      */
     add: (projectId: string, raw: Buffer | undefined, body: object, rows: number) =>
-      spool ? spool.add(bodyLine(projectId, raw, body).chunks, rows) : writeBody(writer, projectId, raw, body, rows),
+      spool ? spool.append(bodyLine(projectId, raw, body).chunks, rows) : writeBody(writer, projectId, raw, body, rows),
     /** Resolves once everything accepted so far is written (shutdown, tests). */
     drain: () => writer.drain(),
     /** The group commit (its queue and inserts are measured); the spool's loader inserts through it too. */
     batcher: writer,
+    /** With INGEST_SPOOL: the disk spool (start, close, metrics). */
+    spool,
   };
 }
 
