@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 
 /** Every setting the service reads, parsed and checked in one place. */
@@ -20,6 +21,14 @@ export interface Config {
   retentionDays: number | undefined;
   /** Bytes of accepted request bodies waiting for their insert, across tables; past it, 503. */
   ingestQueueBytes: number;
+  /**
+   * INGEST_SPOOL: events and network bodies are acknowledged once fsync'd to a local spool and
+   * loaded into ClickHouse in large inserts (docs/decisions.md, Ingestion spool); undefined: each
+   * body is acknowledged once its group-commit insert committed.
+   */
+  spool: { root: string; instance: string; maxBytes: number; loadBytes: number; loadIntervalMs: number; staleMs: number } | undefined;
+  /** Bytes of /ingest request bodies being received, parsed and handled at once; past it, 503 before reading. */
+  ingestInflightBytes: number;
   redisUrl: string | undefined;
   /** Namespace of every Redis key and channel, so deployments (or test runs) can share one Redis. */
   redisKeyPrefix: string;
@@ -146,6 +155,20 @@ function webConcurrency(env: Env, servers: { databaseUrl?: string; chUrl?: strin
   return n;
 }
 
+function spool(env: Env, dataDir: string): Config['spool'] {
+  if (!bool(env, 'INGEST_SPOOL', false)) return undefined;
+  const instance = str(env, 'SPOOL_INSTANCE') ?? `${os.hostname()}-${process.pid}`.replace(/[^A-Za-z0-9_.-]/g, '_');
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(instance)) throw new ConfigError(`SPOOL_INSTANCE must be 1-128 characters of A-Z a-z 0-9 _ . - (not starting with a dot), got "${instance}"`);
+  return {
+    root: path.resolve(str(env, 'SPOOL_DIR') ?? path.join(dataDir, 'spool')),
+    instance,
+    maxBytes: int(env, 'SPOOL_MAX_BYTES', 1024 * 1024 * 1024, 1024 * 1024, 2 ** 50),
+    loadBytes: int(env, 'SPOOL_LOAD_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    loadIntervalMs: int(env, 'SPOOL_LOAD_INTERVAL_MS', 1000, 10, 60_000),
+    staleMs: int(env, 'SPOOL_LOCK_STALE_MS', 30_000, 1000, 3_600_000),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const chUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
   const chCluster = clickhouseCluster(env, chUrl);
@@ -180,6 +203,8 @@ export function loadConfig(env: Env = process.env): Config {
     clickhouseAsyncInsert: bool(env, 'CLICKHOUSE_ASYNC_INSERT', false),
     retentionDays: str(env, 'RETENTION_DAYS') === undefined ? undefined : int(env, 'RETENTION_DAYS', 0, 1, 36_500),
     ingestQueueBytes: int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024),
+    spool: spool(env, path.resolve(str(env, 'DATA_DIR') ?? './.data')),
+    ingestInflightBytes: int(env, 'INGEST_INFLIGHT_BYTES', 32 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisPrefix(env),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),

@@ -25,6 +25,7 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
   await svc.keys.start();
   const app = await buildApp(svc, opts);
   await app.ready();
+  svc.ingest.spool?.start(app.log.child({ component: 'spool' }));
   let worker: AlertWorker | undefined;
   if (config.runWorker) {
     const w = createAlertWorker(config, stores.pg, app.log.child({ component: 'outbox' }));
@@ -41,6 +42,8 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
     close() {
       closing ??= (async () => {
         await app.close();
+        // Spooled bodies are loaded while ClickHouse answers; what is left waits for the next process.
+        await svc.ingest.spool?.close();
         if (worker) {
           svc.onNewCrashGroup.delete(worker.wake);
           await worker.stop();

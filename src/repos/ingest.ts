@@ -1,28 +1,69 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { InsertBatcher, INGEST_BATCH, type QueueBudget } from '../stores/clickhouse/batcher.ts';
-import { QueueFullError } from '../domain/errors.ts';
-import { ingestLine } from './ingestLines.ts';
+import { InsertBatcher, INGEST_BATCH, RowsRefusedError, type QueueBudget } from '../stores/clickhouse/batcher.ts';
+import { Spool, type SpoolOptions, type SpoolSink } from '../stores/spool/spool.ts';
+import { ingestLineChunks, reserialisedLine } from './ingestLines.ts';
 
 const LF = 0x0a;
 const CR = 0x0d;
 
 /**
- * Writes one request body through the group commit: its bytes as received (`raw`), or the body
- * serialised once more when sanitising changed it or when it holds line breaks (a pretty-printed
- * body: a custom event's `properties` is stored as the object's own text, and the NDJSON export
- * embeds it on one line). Should the engine refuse the bytes as received (JSON that JavaScript
- * reads but ClickHouse does not read as the stored types: a key given twice, an integer spelled
- * 1.0 or 1e3), the body is written once more as this process serialises it.
+ * The pieces of one request body's line: its bytes as received (`raw`), or the body serialised
+ * once more when sanitising changed it or when it holds line breaks (a pretty-printed body: a
+ * custom event's `properties` is stored as the object's own text, and the NDJSON export embeds
+ * it on one line).
+ */
+export function bodyLine(projectId: string, raw: Buffer | undefined, body: object): { chunks: Buffer[]; asReceived: boolean } {
+  const asReceived = raw !== undefined && raw.indexOf(LF) < 0 && raw.indexOf(CR) < 0;
+  return { chunks: ingestLineChunks(projectId, asReceived ? raw : Buffer.from(JSON.stringify(body))), asReceived };
+}
+
+/**
+ * Writes one request body through the group commit. Should the engine refuse the bytes as
+ * received (JSON that JavaScript reads but ClickHouse does not read as the stored types: a key
+ * given twice, an integer spelled 1.0 or 1e3), the body is written once more as this process
+ * serialises it; a store that is down is not sent the body a second time.
  */
 async function writeBody(writer: InsertBatcher, projectId: string, raw: Buffer | undefined, body: object, rows: number): Promise<void> {
-  const serialised = () => ingestLine(projectId, Buffer.from(JSON.stringify(body)));
-  const asReceived = raw !== undefined && raw.indexOf(LF) < 0 && raw.indexOf(CR) < 0;
+  const line = bodyLine(projectId, raw, body);
   try {
-    await writer.add(asReceived ? ingestLine(projectId, raw) : serialised(), rows);
+    await writer.add(line.chunks, rows);
   } catch (err) {
-    if (!asReceived || err instanceof QueueFullError) throw err;
-    await writer.add(serialised(), rows);
+    if (!line.asReceived || !(err instanceof RowsRefusedError)) throw err;
+    await writer.add(bodyLine(projectId, undefined, body).chunks, rows);
   }
+}
+
+/**
+ * The spool's loader: its records (ingest lines) go into one group-commit insert; a record the
+ * engine refuses as received is serialised by this process and tried once more; refused again,
+ * it is handed back to be set aside. A store that is down rejects the whole load: the spool
+ * keeps the segments and tries again (rows of a half that committed meanwhile are written
+ * again, which the ReplacingMergeTree keys collapse).
+ */
+function spoolSink(writer: InsertBatcher): SpoolSink {
+  const insert = async <T>(items: T[], line: (t: T) => Buffer, rows: (t: T) => number) => {
+    const outcomes = await Promise.allSettled(writer.addAll(items.map((t) => ({ chunks: [line(t)], rows: rows(t) }))));
+    const refused: { item: T; error: unknown }[] = [];
+    outcomes.forEach((o, i) => {
+      if (o.status === 'fulfilled') return;
+      if (!(o.reason instanceof RowsRefusedError)) throw o.reason;
+      refused.push({ item: items[i]!, error: o.reason });
+    });
+    return refused;
+  };
+  return async (records) => {
+    const first = await insert(records, (r) => r.payload, (r) => r.rows);
+    if (first.length === 0) return { refused: [] };
+    const again = first.map(({ item }) => {
+      try {
+        return { record: item, line: reserialisedLine(item.payload) };
+      } catch {
+        return { record: item, line: item.payload };
+      }
+    });
+    const second = await insert(again, (a) => a.line, (a) => a.record.rows);
+    return { refused: second.map(({ item, error }) => ({ record: item.record, error })) };
+  };
 }
 
 /**
@@ -31,15 +72,22 @@ async function writeBody(writer: InsertBatcher, projectId: string, raw: Buffer |
  * and the mirrored network events), so one insert carries both routes' bodies and writes one
  * part per table (clickhouse/004_one_ingest_table.sql).
  */
-export function ingestRepo(ch: ClickHouse, budget: QueueBudget) {
+export function ingestRepo(ch: ClickHouse, budget: QueueBudget, spoolOptions?: SpoolOptions) {
   const writer = new InsertBatcher(ch, 'ingest', budget, INGEST_BATCH);
+  const spool = spoolOptions ? new Spool(spoolOptions, spoolSink(writer)) : undefined;
   return {
-    /** Resolves once the body's rows are committed, in a block shared with concurrent requests. */
-    add: (projectId: string, raw: Buffer | undefined, body: object, rows: number) => writeBody(writer, projectId, raw, body, rows),
+    /**
+     * Resolves once the body is durable: with a spool, fsync'd to it (its loader inserts it
+     * later); without, committed in a block shared with concurrent requests.
+     */
+    add: (projectId: string, raw: Buffer | undefined, body: object, rows: number) =>
+      spool ? spool.append(bodyLine(projectId, raw, body).chunks, rows) : writeBody(writer, projectId, raw, body, rows),
     /** Resolves once everything accepted so far is written (shutdown, tests). */
     drain: () => writer.drain(),
-    /** The group commit (its queue and inserts are measured). */
+    /** The group commit (its queue and inserts are measured); the spool's loader inserts through it too. */
     batcher: writer,
+    /** With INGEST_SPOOL: the disk spool (start, close, metrics). */
+    spool,
   };
 }
 

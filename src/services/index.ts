@@ -31,7 +31,7 @@ import { createMetrics } from './metrics.ts';
 export function createServices(config: Config, stores: Stores, adminToken: string) {
   // The bytes of accepted bodies waiting for their insert, across every group commit (503 past it).
   const budget = new QueueBudget(config.ingestQueueBytes);
-  const ingest = ingestRepo(stores.ch, budget);
+  const ingest = ingestRepo(stores.ch, budget, config.spool);
   const events = eventsRepo(stores.ch);
   const networkLogs = networkLogsRepo(stores.ch);
   const projectRows = projectsRepo(stores.pg);
@@ -78,6 +78,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     metrics: createMetrics({
       batchers: [ingest.batcher, crashGroups.batcher],
       budget,
+      spool: ingest.spool,
       limiters: Object.values(limits),
       outboxBacklog: outbox.backlog,
     }),

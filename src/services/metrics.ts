@@ -1,11 +1,14 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { InsertBatcher, QueueBudget } from '../stores/clickhouse/batcher.ts';
 import type { RateLimiter } from './rateLimiter.ts';
+import type { Spool } from '../stores/spool/spool.ts';
 
 /** What the metrics read at scrape time, from the parts that own the numbers. */
 export interface MetricSources {
   batchers: InsertBatcher[];
   budget: QueueBudget;
+  /** With INGEST_SPOOL. */
+  spool?: Spool;
   limiters: RateLimiter[];
   outboxBacklog: () => Promise<{ pending: number; retrying: number; failed: number; oldestPendingSeconds: number }>;
 }
@@ -71,6 +74,14 @@ export function createMetrics(src: MetricSources) {
       this.set(src.budget.bytes);
     },
   });
+  const spool = src.spool;
+  if (spool) {
+    new Gauge({ name: 'flightrec_spool_bytes', help: 'Bytes of acknowledged bodies in the ingest spool, not yet loaded into ClickHouse (503 past SPOOL_MAX_BYTES)', registers: [registry], collect() { this.set(spool.bytes); } });
+    new Gauge({ name: 'flightrec_spool_oldest_unloaded_seconds', help: 'Age of the oldest acknowledged body not yet loaded into ClickHouse', registers: [registry], collect() { this.set(spool.oldestUnloadedSeconds()); } });
+    new Gauge({ name: 'flightrec_spool_loader_lag_seconds', help: 'Seconds from the oldest body of the last committed load being spooled to its commit', registers: [registry], collect() { this.set(spool.loaderLagSeconds); } });
+    new Gauge({ name: 'flightrec_spool_loaded_rows', help: 'Rows (events, requests) loaded from the spool into ClickHouse since start', registers: [registry], collect() { this.set(spool.loadedRows); } });
+    new Gauge({ name: 'flightrec_spool_refused_bodies', help: 'Acknowledged bodies ClickHouse refused for good, set aside beside the spool since start', registers: [registry], collect() { this.set(spool.refusedRecords); } });
+  }
   const oldest = new Gauge({ name: 'flightrec_outbox_oldest_pending_seconds', help: 'Age of the oldest pending alert job', registers: [registry] });
   new Gauge({
     name: 'flightrec_outbox_jobs', help: 'Alert outbox jobs not done: pending, retrying (pending after a failed attempt), failed for good',

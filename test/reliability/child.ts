@@ -69,7 +69,7 @@ export class ChildService {
  * A service child process on a fresh DATA_DIR (or the environment's Postgres and Redis), started,
  * with one project created through the management API.
  */
-export async function startServiceWithProject(name: string): Promise<{ svc: ChildService; dataDir: string; projectId: string; apiKey: string }> {
+export async function startServiceWithProject(name: string, env: Record<string, string> = {}): Promise<{ svc: ChildService; dataDir: string; projectId: string; apiKey: string }> {
   const dataDir = tempDataDir();
   const svc = new ChildService({
     DATA_DIR: dataDir,
@@ -79,6 +79,7 @@ export async function startServiceWithProject(name: string): Promise<{ svc: Chil
     RATE_LIMIT_INGEST_PER_MIN: '10000000',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...env,
   });
   await svc.start();
   const created = await fetch(svc.url + '/api/projects', {

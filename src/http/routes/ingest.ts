@@ -2,6 +2,7 @@ import * as S from '../schemas/ingest.ts';
 import { apiKeyAuth } from '../auth.ts';
 import { rateLimit } from '../rateLimit.ts';
 import { decodeBody } from '../bodyDecoding.ts';
+import { BodyBudget } from '../bodyBudget.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { BodyArrayLimit } from '../sanitize.ts';
 import type { Services } from '../../services/index.ts';
@@ -33,6 +34,11 @@ export const ingestRoutes = (svc: Services): Routes => async (app) => {
   app.addHook('onRequest', apiKeyAuth(svc.keys, 'ingest'));
   app.addHook('onRequest', rateLimit(svc.limits.ingest));
   app.addHook('preParsing', decodeBody);
+  // Counted before parsing: a flood of large bodies is refused (503) instead of held in memory.
+  const bodies = new BodyBudget(svc.config.ingestInflightBytes);
+  app.addHook('preParsing', bodies.preParsing);
+  app.addHook('onResponse', bodies.release);
+  app.addHook('onRequestAbort', bodies.release);
   app.addHook('preValidation', lowerCaseIds);
 
   app.post('/session', {

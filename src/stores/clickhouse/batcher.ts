@@ -15,13 +15,55 @@ export class QueueBudget {
   constructor(readonly maxBytes: number) {}
 }
 
+/**
+ * An insert failed and the store did not answer a ping afterwards: nothing is wrong with the
+ * lines, so sending them again another way (serialised differently) would only cost another
+ * failed insert. The caller retries later (503) or keeps them (the spool).
+ */
+export class StoreDownError extends Error {
+  constructor(readonly cause: unknown) {
+    super(`ClickHouse is unreachable: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
+/** The store answered and refused these lines (alone in their insert): they are what failed. */
+export class RowsRefusedError extends Error {
+  constructor(readonly cause: unknown) {
+    super(`ClickHouse refused the rows: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
 interface Pending {
-  /** One or more complete JSONEachRow lines, each ending in a line feed. */
-  chunk: Buffer;
+  /** One or more complete JSONEachRow lines, each ending in a line feed, as consecutive pieces. */
+  chunks: readonly Buffer[];
+  bytes: number;
   rows: number;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
+
+/** One entry of `addAll`: the pieces of its lines and how many rows they hold. */
+export interface Lines {
+  chunks: readonly Buffer[];
+  rows: number;
+}
+
+const sizeOf = (chunks: readonly Buffer[]) => chunks.reduce((n, c) => n + c.length, 0);
+
+/** The one copy of a batch's bytes: every piece of every pending entry, in order. */
+function concat(batch: readonly Pending[]): Buffer {
+  if (batch.length === 1 && batch[0]!.chunks.length === 1) return batch[0]!.chunks[0]!;
+  const pieces: Buffer[] = [];
+  let total = 0;
+  for (const p of batch) {
+    for (const c of p.chunks) pieces.push(c);
+    total += p.bytes;
+  }
+  return Buffer.concat(pieces, total);
+}
+
+/** What a batcher reports of each insert (metrics), without knowing who listens. */
+export type InsertObserver = (table: string, rows: number, bytes: number, seconds: number, ok: boolean) => void;
 
 /**
  * Group commit for one table: the lines of concurrent requests go out in one insert, and each
@@ -29,10 +71,11 @@ interface Pending {
  * an insert is in flight the next batch gathers, so an idle service adds no delay and a busy
  * one makes fewer, larger inserts. The queue is bounded in rows and, through the shared
  * budget, in bytes: past either, callers are refused at once rather than held in memory.
+ *
+ * A failure is typed: `StoreDownError` (the store does not answer: every entry of the insert
+ * gets it) or `RowsRefusedError` (the store answered; the entry's own lines were refused, found
+ * by retrying in halves).
  */
-/** What a batcher reports of each insert (metrics), without knowing who listens. */
-export type InsertObserver = (table: string, rows: number, bytes: number, seconds: number, ok: boolean) => void;
-
 export class InsertBatcher {
   private queue: Pending[] = [];
   /** Rows accepted and not yet in an insert (the metrics read it). */
@@ -49,17 +92,36 @@ export class InsertBatcher {
     private readonly opts: { maxBatchRows: number; maxQueuedRows: number; maxConcurrent: number },
   ) {}
 
-  add(chunk: Buffer, rows: number): Promise<void> {
-    if (chunk.length === 0) return Promise.resolve();
+  /** `lines`: one buffer, or pieces that concatenated make the lines (copied once, into the insert). */
+  add(lines: Buffer | readonly Buffer[], rows: number): Promise<void> {
+    const chunks = Buffer.isBuffer(lines) ? [lines] : lines;
+    const bytes = sizeOf(chunks);
+    if (bytes === 0) return Promise.resolve();
     const busy = this.queuedRows > 0 || this.inFlight > 0;
-    if (busy && (this.queuedRows + rows > this.opts.maxQueuedRows || this.budget.bytes + chunk.length > this.budget.maxBytes)) {
+    if (busy && (this.queuedRows + rows > this.opts.maxQueuedRows || this.budget.bytes + bytes > this.budget.maxBytes)) {
       return Promise.reject(new QueueFullError());
     }
+    const done = this.enqueue(chunks, bytes, rows);
+    this.pump();
+    return done;
+  }
+
+  /**
+   * Several entries queued at once, so that they share one insert (the first does not go out
+   * alone as it would through `add`); no budget check: the caller (the spool's loader) holds
+   * them already. One promise per entry, settled as `add`'s.
+   */
+  addAll(entries: readonly Lines[]): Promise<void>[] {
+    const done = entries.map((e) => this.enqueue(e.chunks, sizeOf(e.chunks), e.rows));
+    this.pump();
+    return done;
+  }
+
+  private enqueue(chunks: readonly Buffer[], bytes: number, rows: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ chunk, rows, resolve, reject });
+      this.queue.push({ chunks, bytes, rows, resolve, reject });
       this.queuedRows += rows;
-      this.budget.bytes += chunk.length;
-      this.pump();
+      this.budget.bytes += bytes;
     });
   }
 
@@ -69,22 +131,36 @@ export class InsertBatcher {
     await new Promise<void>((r) => this.idleWaiters.push(r));
   }
 
+  /** After a failed insert: does the store answer? It decides which error the entries get. */
+  private classify(err: unknown): Promise<StoreDownError | null> {
+    return this.ch.ping().then(() => null, () => new StoreDownError(err));
+  }
+
   /**
    * A shared insert failed while the store is up: one request's bad lines must not fail the
    * others that shared its batch. The batch is split in halves, each inserted on its own, and
    * only a half that fails again is split further, so one bad request among n costs about
    * 2·log2(n) inserts rather than n (each insert has a fixed cost of milliseconds in the
    * engine). An insert is one block, written atomically, so nothing of a failed half was written.
+   * Should the store stop answering meanwhile, the rest of the batch gets StoreDownError.
    */
   private async retryInHalves(batch: Pending[], err: unknown): Promise<void> {
-    if (batch.length === 1) return batch[0]!.reject(err);
+    if (batch.length === 1) return batch[0]!.reject(new RowsRefusedError(err));
     const mid = Math.ceil(batch.length / 2);
-    for (const half of [batch.slice(0, mid), batch.slice(mid)]) {
-      const bytes = half.length === 1 ? half[0]!.chunk : Buffer.concat(half.map((p) => p.chunk));
-      await this.ch.insertBytes(this.table, bytes, 'JSONEachRow').then(
-        () => half.forEach((p) => p.resolve()),
-        (e: unknown) => this.retryInHalves(half, e),
+    const halves = [batch.slice(0, mid), batch.slice(mid)];
+    for (let h = 0; h < halves.length; h++) {
+      const half = halves[h]!;
+      const failed = await this.ch.insertBytes(this.table, concat(half), 'JSONEachRow').then(
+        () => (half.forEach((p) => p.resolve()), undefined),
+        (e: unknown) => e,
       );
+      if (failed === undefined) continue;
+      const down = await this.classify(failed);
+      if (down) {
+        for (const rest of halves.slice(h)) rest.forEach((p) => p.reject(down));
+        return;
+      }
+      await this.retryInHalves(half, failed);
     }
   }
 
@@ -92,15 +168,16 @@ export class InsertBatcher {
     while (this.queue.length > 0 && this.inFlight < this.opts.maxConcurrent) {
       const batch: Pending[] = [];
       let n = 0;
+      let size = 0;
       for (let p = this.queue[0]; p !== undefined && (n === 0 || n + p.rows <= this.opts.maxBatchRows); p = this.queue[0]) {
         this.queue.shift();
         batch.push(p);
         n += p.rows;
+        size += p.bytes;
       }
       this.queuedRows -= n;
       this.inFlight++;
-      const only = batch.length === 1 ? batch[0] : undefined;
-      const bytes = only ? only.chunk : Buffer.concat(batch.map((p) => p.chunk));
+      const bytes = concat(batch);
       const t0 = performance.now();
       const seen = (ok: boolean) => this.observe?.(this.table, n, bytes.length, (performance.now() - t0) / 1000, ok);
       this.ch.insertBytes(this.table, bytes, 'JSONEachRow').then(
@@ -108,15 +185,15 @@ export class InsertBatcher {
           seen(true);
           batch.forEach((p) => p.resolve());
         },
-        (err) => {
+        async (err) => {
           seen(false);
-          const failAll = () => batch.forEach((p) => p.reject(err));
-          if (batch.length === 1) return failAll();
-          // The store answers: the batch had bad lines, so find whose. It does not: all fail.
-          return this.ch.ping().then(() => this.retryInHalves(batch, err), failAll);
+          const down = await this.classify(err);
+          if (down) return batch.forEach((p) => p.reject(down));
+          // The store answers: the batch had bad lines, so find whose.
+          return this.retryInHalves(batch, err);
         },
-      ).finally(() => {
-        this.budget.bytes -= bytes.length;
+      ).catch((err: unknown) => batch.forEach((p) => p.reject(err))).finally(() => {
+        this.budget.bytes -= size;
         this.inFlight--;
         this.pump();
         if (this.queue.length === 0 && this.inFlight === 0) {

@@ -1,0 +1,372 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { QueueFullError } from '../../domain/errors.ts';
+import { DirLocks, LOCK_FILE } from './dirLock.ts';
+import { readRecords, recordHeader, type SpooledRecord } from './records.ts';
+
+export interface SpoolOptions {
+  /** The volume's spool root; this process's directory is `<root>/<instance>`. */
+  root: string;
+  /** A stable name (a StatefulSet pod's) or, by default, host and pid. */
+  instance: string;
+  /** Bytes on disk not yet loaded (all held directories) past which appends are refused (503). */
+  maxBytes: number;
+  /** A segment is closed, and loaded, once it holds this many bytes… */
+  loadBytes: number;
+  /** …or once its first record is this old. */
+  loadIntervalMs: number;
+  /** A lock whose heartbeat is older than this is free to take over (another host's process). */
+  staleMs: number;
+  heartbeatMs?: number;
+}
+
+/**
+ * Moves records into the store. Resolves with the records the store refused for good (they are
+ * set aside, not retried); rejects when the store is down: the same records are tried again.
+ */
+export type SpoolSink = (records: SpooledRecord[]) => Promise<{ refused: { record: SpooledRecord; error: unknown }[] }>;
+
+export interface SpoolLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+interface Segment {
+  dir: string;
+  file: string;
+  seq: number;
+  /** When its first record was appended (from its name), for the age of the oldest body. */
+  createdMs: number;
+  bytes: number;
+}
+
+interface Waiting {
+  chunks: readonly Buffer[];
+  rows: number;
+  bytes: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+const SEGMENT = /^(\d{12})-(\d+)\.seg$/;
+const segmentName = (seq: number, createdMs: number) => `${String(seq).padStart(12, '0')}-${createdMs}.seg`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The durable spool between acknowledgement and ClickHouse (docs/decisions.md, Ingestion spool).
+ *
+ * Appends: an accepted body is one record in this process's current segment; concurrent
+ * appends share one `writev` and one `fdatasync` (group commit), and each resolves once that
+ * sync returned, which is when the API answers 201. One write is in flight at a time; what
+ * arrives meanwhile goes into the next.
+ *
+ * Loading: a segment is closed at `loadBytes` or `loadIntervalMs` after its first record, and
+ * the loader hands closed segments (several at once, up to `loadBytes`) to the sink in one
+ * insert; a segment file is deleted only after the sink resolved (the insert committed). A
+ * store that is down keeps the segments, retried with backoff; meanwhile appends go on until
+ * `maxBytes` is spooled, then QueueFullError (503 + Retry-After).
+ *
+ * Recovery: segments left by a process that died (this directory when the instance name is
+ * stable, or any directory of the root whose lock is stale) are taken over and loaded like new
+ * ones. A record torn by the crash fails its CRC and ends its segment; it was never
+ * acknowledged. Replaying a segment whose insert committed just before the crash writes rows
+ * the tables' ReplacingMergeTree keys collapse, so a replay is idempotent.
+ */
+export class Spool {
+  readonly dir: string;
+  private readonly locks: DirLocks;
+  private readonly opts: Required<SpoolOptions>;
+  private seq = 0;
+  private fd: number | undefined;
+  private active: Segment | undefined;
+  private closed: Segment[] = [];
+  private loading: Segment[] = [];
+  private waiting: Waiting[] = [];
+  private waitingBytes = 0;
+  private writing: Promise<void> | undefined;
+  private rollTimer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+  private loader: Promise<void> | undefined;
+  private stopping = false;
+  private adopted = new Set<string>();
+  private lastScan = 0;
+  /** Bytes of every held segment not yet loaded, plus appends not yet written. */
+  bytes = 0;
+  /** Seconds between the oldest body of the last committed load and its commit. */
+  loaderLagSeconds = 0;
+  loadedRows = 0;
+  refusedRecords = 0;
+  tornBytes = 0;
+
+  private log: SpoolLog = { warn() {}, error() {} };
+
+  constructor(opts: SpoolOptions, private readonly sink: SpoolSink) {
+    this.opts = { heartbeatMs: Math.max(100, Math.min(2000, Math.floor(opts.staleMs / 4))), ...opts };
+    this.locks = new DirLocks(opts.staleMs);
+    fs.mkdirSync(opts.root, { recursive: true });
+    this.dir = path.join(opts.root, opts.instance);
+    if (fs.existsSync(this.dir)) {
+      if (!this.locks.tryTake(this.dir)) throw new Error(`spool directory ${this.dir} is held by a running process (its ${LOCK_FILE}); give each process its own SPOOL_INSTANCE`);
+    } else {
+      this.locks.createLocked(this.dir);
+    }
+    // What this directory holds from a previous run is loaded first; new segments follow it.
+    for (const s of this.segmentsOf(this.dir)) {
+      this.seq = Math.max(this.seq, s.seq);
+      this.closed.push(s);
+      this.bytes += s.bytes;
+    }
+  }
+
+  private segmentsOf(dir: string): Segment[] {
+    const out: Segment[] = [];
+    for (const name of fs.readdirSync(dir)) {
+      const m = SEGMENT.exec(name);
+      if (!m) continue;
+      const file = path.join(dir, name);
+      out.push({ dir, file, seq: Number(m[1]), createdMs: Number(m[2]), bytes: fs.statSync(file).size });
+    }
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Takes over the directories of processes that died on this volume; their segments are loaded. */
+  private adoptOrphans(): void {
+    this.lastScan = Date.now();
+    for (const name of fs.readdirSync(this.opts.root)) {
+      const dir = path.join(this.opts.root, name);
+      if (name.startsWith('.') || dir === this.dir || this.adopted.has(dir) || !fs.statSync(dir).isDirectory()) continue;
+      if (!this.locks.tryTake(dir)) continue;
+      const segments = this.segmentsOf(dir);
+      this.adopted.add(dir);
+      for (const s of segments) {
+        this.closed.push(s);
+        this.bytes += s.bytes;
+      }
+      if (segments.length) this.log.warn({ dir, segments: segments.length, bytes: segments.reduce((n, s) => n + s.bytes, 0) }, 'spool: taking over the segments of a process that stopped');
+      this.wake?.();
+    }
+  }
+
+  /** Takes over orphaned directories, starts the loader and the lock heartbeat. */
+  start(log: SpoolLog): void {
+    this.log = log;
+    this.adoptOrphans();
+    this.heartbeat = setInterval(() => {
+      for (const dir of this.locks.beat()) this.log.error({ dir }, 'spool: another process took over a directory this one held');
+      if (Date.now() - this.lastScan > this.opts.staleMs / 2) {
+        try {
+          this.adoptOrphans();
+        } catch (err) {
+          this.log.warn({ err: String(err) }, 'spool: scanning for orphaned directories failed');
+        }
+      }
+    }, this.opts.heartbeatMs);
+    this.heartbeat.unref();
+    this.loader = this.loadLoop();
+  }
+
+  /** Resolves once the record is on disk (fdatasync); QueueFullError past `maxBytes`. */
+  append(chunks: readonly Buffer[], rows: number): Promise<void> {
+    if (this.stopping) return Promise.reject(new QueueFullError());
+    let bytes = 12;
+    for (const c of chunks) bytes += c.length;
+    if (this.bytes > 0 && this.bytes + bytes > this.opts.maxBytes) return Promise.reject(new QueueFullError());
+    this.bytes += bytes;
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ chunks, rows, bytes, resolve, reject });
+      this.waitingBytes += bytes;
+      this.writing ??= this.writeLoop();
+    });
+  }
+
+  private async writeLoop(): Promise<void> {
+    // The appends of this tick and those that arrive during a write share the next one.
+    await new Promise((r) => setImmediate(r));
+    while (this.waiting.length > 0) {
+      const batch = this.waiting;
+      const size = this.waitingBytes;
+      this.waiting = [];
+      this.waitingBytes = 0;
+      try {
+        const seg = this.openSegment();
+        const pieces: Buffer[] = [];
+        for (const w of batch) pieces.push(recordHeader(w.chunks, w.rows), ...w.chunks);
+        await writeAll(this.fd!, pieces);
+        await new Promise<void>((res, rej) => fs.fdatasync(this.fd!, (e) => (e ? rej(e) : res())));
+        seg.bytes += size;
+        batch.forEach((w) => w.resolve());
+        if (seg.bytes >= this.opts.loadBytes) this.roll();
+      } catch (err) {
+        this.bytes -= size;
+        batch.forEach((w) => w.reject(err));
+        // Whatever part of the batch reached the file is not acknowledged; nothing may follow it.
+        this.log.error({ err: String(err) }, 'spool: write failed');
+        this.roll();
+      }
+    }
+    this.writing = undefined;
+  }
+
+  private openSegment(): Segment {
+    if (this.active) return this.active;
+    const createdMs = Date.now();
+    const seg: Segment = { dir: this.dir, file: path.join(this.dir, segmentName(++this.seq, createdMs)), seq: this.seq, createdMs, bytes: 0 };
+    this.fd = fs.openSync(seg.file, 'wx');
+    this.active = seg;
+    this.rollTimer = setTimeout(() => this.rollWhenIdle(), this.opts.loadIntervalMs);
+    this.rollTimer.unref();
+    return seg;
+  }
+
+  private rollWhenIdle(): void {
+    if (this.writing) void this.writing.then(() => this.rollWhenIdle());
+    else this.roll();
+  }
+
+  /** Closes the current segment: the loader may take it. */
+  private roll(): void {
+    const seg = this.active;
+    if (!seg) return;
+    clearTimeout(this.rollTimer);
+    fs.closeSync(this.fd!);
+    this.fd = undefined;
+    this.active = undefined;
+    if (seg.bytes === 0) {
+      fs.rmSync(seg.file, { force: true });
+      return;
+    }
+    this.closed.push(seg);
+    this.wake?.();
+  }
+
+  private async loadLoop(): Promise<void> {
+    let failures = 0;
+    while (true) {
+      if (this.closed.length === 0) {
+        if (this.stopping) return;
+        await new Promise<void>((r) => (this.wake = r));
+        this.wake = undefined;
+        continue;
+      }
+      const take: Segment[] = [];
+      let size = 0;
+      while (this.closed.length > 0 && (take.length === 0 || size + this.closed[0]!.bytes <= this.opts.loadBytes)) {
+        const s = this.closed.shift()!;
+        take.push(s);
+        size += s.bytes;
+      }
+      this.loading = take;
+      try {
+        await this.load(take);
+        failures = 0;
+      } catch (err) {
+        this.closed.unshift(...take);
+        if (this.stopping && failures >= 2) return;
+        failures++;
+        if (failures === 1 || failures % 20 === 0) this.log.warn({ err: String(err), failures }, 'spool: loading into ClickHouse failed; the segments are kept and tried again');
+        await sleep(Math.min(5000, 250 * 2 ** Math.min(failures - 1, 5)));
+      } finally {
+        this.loading = [];
+      }
+    }
+  }
+
+  private async load(segments: Segment[]): Promise<void> {
+    const records: SpooledRecord[] = [];
+    for (const s of segments) {
+      const read = readRecords(await fs.promises.readFile(s.file));
+      if (read.tornBytes > 0) {
+        this.tornBytes += read.tornBytes;
+        this.log.warn({ file: s.file, tornBytes: read.tornBytes, records: read.records.length }, 'spool: a segment ends in a torn record (a write cut by a crash, never acknowledged); its tail is dropped');
+      }
+      records.push(...read.records);
+    }
+    const { refused } = records.length ? await this.sink(records) : { refused: [] };
+    if (refused.length) this.setAside(refused);
+    const oldest = Math.min(...segments.map((s) => s.createdMs));
+    this.loaderLagSeconds = (Date.now() - oldest) / 1000;
+    for (const r of records) this.loadedRows += r.rows;
+    for (const s of segments) {
+      fs.rmSync(s.file, { force: true });
+      this.bytes -= s.bytes;
+    }
+    this.loading = [];
+    this.releaseEmptyAdopted();
+  }
+
+  /**
+   * Records the store refuses even as this process serialises them (a fault of this service:
+   * they passed validation): kept beside the spool for an operator, out of the loader's way.
+   */
+  private setAside(refused: { record: SpooledRecord; error: unknown }[]): void {
+    this.refusedRecords += refused.length;
+    const file = path.join(this.opts.root, `refused-${this.opts.instance}.ndjson`);
+    fs.appendFileSync(file, Buffer.concat(refused.map((r) => r.record.payload)));
+    this.log.error({ file, records: refused.length, error: String(refused[0]!.error) }, 'spool: ClickHouse refused bodies that were acknowledged; they are kept in this file');
+  }
+
+  private releaseEmptyAdopted(): void {
+    for (const dir of this.adopted) {
+      if (this.closed.some((s) => s.dir === dir) || this.loading.some((s) => s.dir === dir)) continue;
+      if (this.segmentsOf(dir).length > 0) continue;
+      this.locks.release(dir);
+      fs.rmSync(dir, { recursive: true, force: true });
+      this.adopted.delete(dir);
+    }
+  }
+
+  /** Age in seconds of the oldest body not yet loaded (0 when none). */
+  oldestUnloadedSeconds(): number {
+    const all = [...this.loading, ...this.closed, ...(this.active && this.active.bytes > 0 ? [this.active] : [])];
+    if (all.length === 0) return 0;
+    return Math.max(0, (Date.now() - Math.min(...all.map((s) => s.createdMs))) / 1000);
+  }
+
+  /** Resolves once every body appended so far is loaded (tests, a read-your-writes wait). */
+  async settled(timeoutMs = 30_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.writing) await this.writing;
+      if (this.active && this.active.bytes > 0) this.roll();
+      if (this.closed.length === 0 && this.loading.length === 0 && !this.active && this.waiting.length === 0) return true;
+      this.wake?.();
+      await sleep(20);
+    }
+    return false;
+  }
+
+  /**
+   * Shutdown: no more appends; what is spooled is loaded while the store answers, within
+   * `timeoutMs`; what is left stays on disk for the next process on this volume.
+   */
+  async close(timeoutMs = 15_000): Promise<void> {
+    this.stopping = true;
+    if (this.writing) await this.writing;
+    this.roll();
+    this.wake?.();
+    const left = await Promise.race([this.loader?.then(() => true), sleep(timeoutMs).then(() => false)]);
+    clearInterval(this.heartbeat);
+    if (!left || this.closed.length > 0 || this.loading.length > 0) this.log.warn({ dir: this.dir, bytes: this.bytes }, 'spool: stopping with bodies not loaded; the next process on this volume loads them');
+    for (const dir of this.adopted) this.locks.release(dir);
+    if (this.segmentsOf(this.dir).length === 0) {
+      this.locks.release(this.dir);
+      fs.rmSync(this.dir, { recursive: true, force: true });
+    } else {
+      this.locks.release(this.dir);
+    }
+  }
+}
+
+/** writev until every byte is written (a short write continues where it stopped). */
+async function writeAll(fd: number, pieces: Buffer[]): Promise<void> {
+  let rest = pieces;
+  while (rest.length > 0) {
+    const n = await new Promise<number>((res, rej) => fs.writev(fd, rest.slice(0, 1024), (e, w) => (e ? rej(e) : res(w))));
+    let left = n;
+    let i = 0;
+    while (i < rest.length && left >= rest[i]!.length) left -= rest[i++]!.length;
+    rest = rest.slice(i);
+    if (left > 0) rest[0] = rest[0]!.subarray(left);
+  }
+}
