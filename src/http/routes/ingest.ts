@@ -2,6 +2,7 @@ import * as S from '../schemas/ingest.ts';
 import { apiKeyAuth } from '../auth.ts';
 import { rateLimit } from '../rateLimit.ts';
 import { decodeBody } from '../bodyDecoding.ts';
+import { ingestCorsHeaders, ingestOriginCheck } from '../cors.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { BodyArrayLimit } from '../sanitize.ts';
 import type { Services } from '../../services/index.ts';
@@ -30,7 +31,9 @@ const errors = { 400: S.errorResponse, 401: S.errorResponse, 403: S.errorRespons
 
 /** The five /ingest routes; thin: schema, then one ingestion call. */
 export const ingestRoutes = (svc: Services): Routes => async (app) => {
+  app.addHook('onSend', ingestCorsHeaders);
   app.addHook('onRequest', apiKeyAuth(svc.keys, 'ingest'));
+  app.addHook('onRequest', ingestOriginCheck);
   app.addHook('onRequest', rateLimit(svc.limits.ingest));
   app.addHook('preParsing', decodeBody);
   app.addHook('preValidation', lowerCaseIds);
