@@ -8,6 +8,7 @@ import { registerClosingGuard } from './http/closing.ts';
 import { registerJsonParser } from './http/sanitize.ts';
 import { loggableUrl, registerSecurityHeaders } from './http/headers.ts';
 import { ingestRoutes } from './http/routes/ingest.ts';
+import { ingestPreflight } from './http/cors.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { crashGroupRoutes } from './http/routes/crashGroups.ts';
@@ -86,6 +87,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(svc));
+  await app.register(ingestPreflight(), { prefix: '/ingest' });
   await app.register(ingestRoutes(svc), { prefix: '/ingest' });
   await app.register(adminRoutes(svc), { prefix: '/api' });
   await app.register(crashGroupRoutes(svc), { prefix: '/api' });

@@ -15,6 +15,9 @@ Commands:
                                          give the project to a team: the team the account EMAIL
                                          owns, or team ID; its members see it in the dashboard
   projects set-alert-emails --project ID --emails a@x,b@y   (empty --emails resets to ALERT_EMAIL_TO)
+  projects set-origins --project ID --origins https://app.example.com,https://b.example.com
+                                         browser origins that may send to /ingest (CORS); empty
+                                         --origins: any origin (the default); --origins none: no page
   keys create --project ID [--name NAME] create another API key for a project
   keys deactivate KEY_ID                 deactivate a key (answers 401 within 5 s)
   crash-groups get --project ID --group ID
@@ -65,6 +68,7 @@ async function main() {
       group: { type: 'string' },
       status: { type: 'string' },
       emails: { type: 'string' },
+      origins: { type: 'string' },
       owner: { type: 'string' },
       team: { type: 'string' },
       'no-team': { type: 'boolean', default: false },
@@ -114,6 +118,14 @@ async function main() {
       route = `/api/projects/${need(values.project, '--project')}`;
       const list = (values.emails ?? '').split(',').map((s) => s.trim()).filter(Boolean);
       body = { alertEmails: list.length ? list : null };
+      break;
+    }
+    case 'projects set-origins': {
+      method = 'PATCH';
+      route = `/api/projects/${need(values.project, '--project')}`;
+      const raw = (values.origins ?? '').trim();
+      const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      body = { allowedOrigins: raw.toLowerCase() === 'none' ? [] : list.length ? list : null };
       break;
     }
     case 'keys create':

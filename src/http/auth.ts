@@ -33,6 +33,7 @@ export function apiKeyAuth(keys: KeyResolver, scope: KeyScope) {
     }
     req.projectId = record.projectId;
     req.keyId = record.keyId;
+    req.allowedOrigins = record.allowedOrigins;
   };
 }
 

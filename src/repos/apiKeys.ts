@@ -11,6 +11,8 @@ export interface KeyRecord {
   projectId: string;
   active: boolean;
   scopes: KeyScope[];
+  /** The project's allowed browser origins for /ingest (null: any), carried with the key so the hot path asks nothing more. */
+  allowedOrigins: string[] | null;
 }
 
 const toScopes = (v: string[] | null): KeyScope[] => KEY_SCOPES.filter((s) => (v ?? []).includes(s));
@@ -134,12 +136,13 @@ export function apiKeysRepo(db: Queryable) {
     },
 
     async findByHash(keyHash: string): Promise<KeyRecord | null> {
-      const r = await db.query<{ id: string; project_id: string; active: boolean; scopes: string[] }>(
-        `SELECT id, project_id, active, scopes FROM ${TABLE} WHERE key_hash = $1`,
+      const r = await db.query<{ id: string; project_id: string; active: boolean; scopes: string[]; allowed_origins: string[] | null }>(
+        `SELECT k.id, k.project_id, k.active, k.scopes, p.allowed_origins
+         FROM ${TABLE} k LEFT JOIN projects p ON p.id = k.project_id WHERE k.key_hash = $1`,
         [keyHash],
       );
       const row = r.rows[0];
-      return row ? { keyId: row.id, projectId: row.project_id, active: row.active, scopes: toScopes(row.scopes) } : null;
+      return row ? { keyId: row.id, projectId: row.project_id, active: row.active, scopes: toScopes(row.scopes), allowedOrigins: row.allowed_origins ?? null } : null;
     },
   };
 }

@@ -13,6 +13,8 @@ export interface Project {
   createdAt: string;
   /** The owning team; null for a project made through the admin API and not yet given to one. */
   teamId: string | null;
+  /** Browser origins that may send to /ingest; null: any (migration 012). */
+  allowedOrigins: string[] | null;
 }
 
 interface ProjectRow {
@@ -21,9 +23,10 @@ interface ProjectRow {
   alert_emails: string[] | null;
   created_at: Date | string;
   team_id: string | null;
+  allowed_origins: string[] | null;
 }
 
-const COLUMNS = 'id, name, alert_emails, created_at, team_id';
+const COLUMNS = 'id, name, alert_emails, created_at, team_id, allowed_origins';
 
 const toProject = (r: ProjectRow): Project => ({
   id: r.id,
@@ -31,6 +34,7 @@ const toProject = (r: ProjectRow): Project => ({
   alertEmails: r.alert_emails,
   createdAt: isoTime(r.created_at),
   teamId: r.team_id,
+  allowedOrigins: r.allowed_origins ?? null,
 });
 
 /** The fields of a project a change may set; an absent field stays as it is. */
@@ -38,6 +42,7 @@ export interface ProjectChange {
   name?: string;
   alertEmails?: string[] | null;
   teamId?: string | null;
+  allowedOrigins?: string[] | null;
 }
 
 /** The projects of some teams, inside the accounts transaction of a suspension. */
@@ -85,6 +90,7 @@ export function projectsRepo(db: Postgres) {
       if (c.name !== undefined) sets.push(`name = $${params.push(c.name)}`);
       if (c.alertEmails !== undefined) sets.push(`alert_emails = $${params.push(c.alertEmails)}`);
       if (c.teamId !== undefined) sets.push(`team_id = $${params.push(c.teamId)}::uuid`);
+      if (c.allowedOrigins !== undefined) sets.push(`allowed_origins = $${params.push(c.allowedOrigins)}::text[]`);
       if (sets.length === 0) return this.getProject(id);
       const r = await db.query<ProjectRow>(`UPDATE ${TABLE} SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`, params);
       return r.rows[0] ? toProject(r.rows[0]) : null;

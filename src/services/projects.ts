@@ -1,7 +1,8 @@
 import type { ProjectChange, ProjectsRepo } from '../repos/projects.ts';
 import type { ApiKeysRepo } from '../repos/apiKeys.ts';
 import type { AccountsRepo } from '../repos/accounts.ts';
-import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
+import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.ts';
+import { normalizeOrigins } from '../domain/origins.ts';
 import { normalizeEmail } from './accounts.ts';
 import { keyScopes } from '../domain/apiKey.ts';
 import { hashToken } from '../domain/ids.ts';
@@ -16,6 +17,16 @@ export interface ProjectAccess {
 }
 
 const cleanName = (name: string) => name.trim() || name;
+
+/** A project's allowed browser origins, normalised; 422 naming the entries that are not origins. */
+function origins(list: string[] | null | undefined): string[] | null | undefined {
+  if (list === undefined || list === null) return list;
+  const r = normalizeOrigins(list);
+  if (r.invalid.length) {
+    throw new ValidationError(r.invalid.map((i) => ({ path: `/allowedOrigins/${i}`, message: 'must be an origin like https://app.example.com (scheme, host and port only)' })));
+  }
+  return r.origins;
+}
 const cleanEmails = (emails: string[] | null | undefined) => {
   if (emails === undefined) return undefined;
   const list = emails === null ? [] : [...new Set(emails.map(normalizeEmail))];
@@ -82,7 +93,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
         throw new NotFoundError('Team not found');
       }
       const p = await projects.update(projectId, {
-        name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: c.alertEmails, teamId,
+        name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: c.alertEmails, teamId, allowedOrigins: origins(c.allowedOrigins),
       });
       if (!p) throw new NotFoundError('Project not found');
       if (c.alertEmails !== undefined) await syncRecipients(projectId, p.alertEmails, 'operator');

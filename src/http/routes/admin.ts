@@ -34,7 +34,7 @@ export const adminRoutes = (svc: Services): Routes => async (app) => {
   app.patch('/projects/:projectId', {
     schema: {
       tags: ['management'], security, params: A.projectIdParams, body: A.projectPatchBody, response: { 200: A.project, ...errors },
-      description: 'Rename, set alert recipients, or give the project to a team (teamId, or teamOwnerEmail: the team that account owns) so its members see it in the dashboard.',
+      description: 'Rename, set alert recipients, set the browser origins allowed on /ingest (allowedOrigins), or give the project to a team (teamId, or teamOwnerEmail: the team that account owns) so its members see it in the dashboard.',
     },
   }, async (req) => svc.projects.update(req.params.projectId, req.body));
 

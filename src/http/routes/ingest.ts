@@ -3,6 +3,7 @@ import { apiKeyAuth } from '../auth.ts';
 import { rateLimit } from '../rateLimit.ts';
 import { decodeBody } from '../bodyDecoding.ts';
 import { BodyBudget } from '../bodyBudget.ts';
+import { ingestCorsHeaders, ingestOriginCheck } from '../cors.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { BodyArrayLimit } from '../sanitize.ts';
 import type { Services } from '../../services/index.ts';
@@ -31,7 +32,9 @@ const errors = { 400: S.errorResponse, 401: S.errorResponse, 403: S.errorRespons
 
 /** The five /ingest routes; thin: schema, then one ingestion call. */
 export const ingestRoutes = (svc: Services): Routes => async (app) => {
+  app.addHook('onSend', ingestCorsHeaders);
   app.addHook('onRequest', apiKeyAuth(svc.keys, 'ingest'));
+  app.addHook('onRequest', ingestOriginCheck);
   app.addHook('onRequest', rateLimit(svc.limits.ingest));
   app.addHook('preParsing', decodeBody);
   // Counted before parsing: a flood of large bodies is refused (503) instead of held in memory.

@@ -29,6 +29,7 @@ export const project = {
     alertEmails: { type: ['array', 'null'], items: { type: 'string' } },
     createdAt: { type: 'string' },
     teamId: { type: ['string', 'null'], description: 'the team whose dashboard shows it; null for a project no team has yet' },
+    allowedOrigins: { type: ['array', 'null'], items: { type: 'string' }, description: 'browser origins that may send to /ingest; null: any origin' },
   },
 } as const;
 
@@ -61,5 +62,9 @@ export const projectPatchBody = {
     alertEmails: alertEmailsSchema,
     teamId: { type: ['string', 'null'], format: 'uuid' },
     teamOwnerEmail: { type: 'string', format: 'email', maxLength: 320 },
+    allowedOrigins: {
+      type: ['array', 'null'], maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 2048 },
+      description: 'browser origins (https://app.example.com) that may send to /ingest; null (the default): any origin; []: no browser page',
+    },
   },
 } as const;
