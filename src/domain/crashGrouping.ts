@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { normaliseStack } from './stackNormalise.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -7,9 +8,17 @@ export function stackHead(stackTrace: string): string {
   return stackTrace.split('\n').slice(0, 5).map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)).join('\n');
 }
 
-/** Crashes with the same stack head are one group. */
+/** The first five lines of the stack as the service normalises it (src/domain/stackNormalise.ts). */
+export function normalisedHead(stackTrace: string): string {
+  return normaliseStack(stackHead(stackTrace)).join('\n');
+}
+
+/**
+ * Crashes with the same normalised stack head are one group. `stackTrace` is the stack as
+ * symbolicated with the release's artifacts where it has any (the caller's job).
+ */
 export function crashGroupKey(stackTrace: string): string {
-  return sha256(stackHead(stackTrace));
+  return sha256(normalisedHead(stackTrace));
 }
 
 export interface CrashPayload {

@@ -12,9 +12,12 @@ export function statusAfterCrash(current: SessionStatus, isFatal: boolean): Sess
 
 export type EndDecision = 'apply' | 'ignore' | 'before-start';
 
-/** The first accepted endedAt wins; an end before the start is a client error. */
-export function decideEnd(session: { startedAt: number; endedAt: number | null }, endedAt: number): EndDecision {
-  if (session.endedAt !== null) return 'ignore';
+/**
+ * The first accepted endedAt wins; an end before the start is a client error. A provisional
+ * end (set by a fatal crash) is not an accepted one: the first explicit end replaces it.
+ */
+export function decideEnd(session: { startedAt: number; endedAt: number | null; provisional?: boolean }, endedAt: number): EndDecision {
+  if (session.endedAt !== null && !session.provisional) return 'ignore';
   if (endedAt < session.startedAt) return 'before-start';
   return 'apply';
 }

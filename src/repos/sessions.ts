@@ -128,9 +128,10 @@ export interface CrashingSession {
   brand: string | null;
   model: string | null;
   device_fingerprint: string;
+  app_build_number: string | null;
 }
 
-const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint';
+const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, app_build_number';
 
 /** Counts of stored events per session: they live in another store (ClickHouse). */
 export type EventCounts = (projectId: string, sessionIds: string[]) => Promise<Map<string, number>>;
@@ -160,13 +161,17 @@ export const sessionQueries = {
   /**
    * Flags a crash (statusAfterCrash in src/domain/sessionState.ts: only a fatal one makes the
    * session `crashed`), evaluated in SQL against the row as it is when locked, so a concurrent
-   * session end is neither lost nor undone; a row already flagged is not written.
+   * session end is neither lost nor undone; a row already flagged is not written. A fatal crash
+   * of a session with no end gives it a provisional one at the crash's time (never before its
+   * start), which the first explicit end replaces (decideEnd); a handled error ends nothing.
    */
-  async markCrashed(q: Queryable, projectId: string, sessionId: string, isFatal: boolean): Promise<void> {
+  async markCrashed(q: Queryable, projectId: string, sessionId: string, isFatal: boolean, at: number): Promise<void> {
     await q.query(
-      `UPDATE ${TABLE} SET has_crash = true, status = CASE WHEN $3 THEN 'crashed' ELSE status END, ${STAMP}
+      `UPDATE ${TABLE} SET has_crash = true, status = CASE WHEN $3 THEN 'crashed' ELSE status END,
+         end_provisional = CASE WHEN $3 AND ended_at IS NULL THEN true ELSE end_provisional END,
+         ended_at = CASE WHEN $3 AND ended_at IS NULL THEN GREATEST(started_at, $4::bigint) ELSE ended_at END, ${STAMP}
        WHERE project_id = $1 AND id = $2 AND (NOT has_crash OR ($3 AND status <> 'crashed'))`,
-      [projectId, sessionId, isFatal],
+      [projectId, sessionId, isFatal, at],
     );
   },
 
@@ -185,7 +190,7 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
     /** A crash report's read of its session (sessionQueries.forCrash). */
     forCrash: (projectId: string, sessionId: string) => sessionQueries.forCrash(db, projectId, sessionId),
     /** Flags a crash on the session (sessionQueries.markCrashed). */
-    markCrashed: (projectId: string, sessionId: string, isFatal: boolean) => sessionQueries.markCrashed(db, projectId, sessionId, isFatal),
+    markCrashed: (projectId: string, sessionId: string, isFatal: boolean, at: number) => sessionQueries.markCrashed(db, projectId, sessionId, isFatal, at),
 
     /** Idempotent on (project, sessionId): a repeat is silently ignored. */
     async start(projectId: string, s: SessionStart): Promise<void> {
@@ -213,16 +218,16 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
     /** 'ok' also covers an unknown session and a session already ended (retries are safe). */
     async end(projectId: string, sessionId: string, endedAt: number): Promise<'ok' | 'before-start'> {
       return db.tx(async (q) => {
-        const r = await q.query<{ started_at: number; ended_at: number | null; status: SessionStatus }>(
-          `SELECT started_at, ended_at, status FROM ${TABLE} WHERE project_id = $1 AND id = $2 FOR UPDATE`,
+        const r = await q.query<{ started_at: number; ended_at: number | null; end_provisional: boolean; status: SessionStatus }>(
+          `SELECT started_at, ended_at, end_provisional, status FROM ${TABLE} WHERE project_id = $1 AND id = $2 FOR UPDATE`,
           [projectId, sessionId],
         );
         const row = r.rows[0];
         if (!row) return 'ok';
-        const decision = decideEnd({ startedAt: row.started_at, endedAt: row.ended_at }, endedAt);
+        const decision = decideEnd({ startedAt: Number(row.started_at), endedAt: row.ended_at, provisional: row.end_provisional }, endedAt);
         if (decision === 'before-start') return 'before-start';
         if (decision === 'apply') {
-          await q.query(`UPDATE ${TABLE} SET ended_at = $3, status = $4, ${STAMP} WHERE project_id = $1 AND id = $2`, [
+          await q.query(`UPDATE ${TABLE} SET ended_at = $3, end_provisional = false, status = $4, ${STAMP} WHERE project_id = $1 AND id = $2`, [
             projectId, sessionId, endedAt, statusAfterEnd(row.status),
           ]);
         }

@@ -149,7 +149,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         d.touched?.(projectId, group.id);
       }
       if (!session.has_crash || (c.isFatal && session.status !== 'crashed')) {
-        await d.sessions.markCrashed(projectId, c.sessionId, c.isFatal);
+        await d.sessions.markCrashed(projectId, c.sessionId, c.isFatal, c.timestamp);
       }
       return { outcome: 'recorded', groupId: group.id, newGroup };
     },
