@@ -105,7 +105,7 @@ describe('a failure in the middle of a stream', () => {
         const r = await s.app.inject({ method: 'GET', url: `/export/network?stream=true&format=${format}`, headers: p.auth });
         expect(r.statusCode, format).toBe(500);
         expect(r.headers['content-type']).toMatch(/application\/json/);
-        expect(r.json()).toEqual({ error: 'Internal server error' });
+        expect(r.json()).toEqual({ error: 'Internal server error', code: 'internal_error' });
       }
     } finally {
       await ch.exec('RENAME TABLE network_logs_away TO network_logs');

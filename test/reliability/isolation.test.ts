@@ -134,7 +134,7 @@ describe('isolation between projects', () => {
         // /export/* may not exist in this build: then 404 is fine, otherwise 401.
         if (res.statusCode === 404 && r.url.startsWith('/export') && /^Route /.test(res.json().error)) continue;
         expect(res.statusCode, `${name} ${r.method} ${r.url}`).toBe(401);
-        expect(res.json()).toEqual({ error: expect.any(String) });
+        expect(res.json()).toEqual({ error: expect.any(String), code: 'unauthorized' });
       }
     }
   });

@@ -133,13 +133,23 @@ export const okCountResponse = {
   properties: { ok: { type: 'boolean' }, count: { type: 'integer' } },
 } as const;
 
+// `code` is the machine-readable cause (src/http/errors.ts); `field`, `keyword` and `params` name
+// the one parameter a 400 is about; each detail of a 422 carries ajv's keyword and params too.
+const ajvParams = { type: 'object', additionalProperties: true } as const;
 export const errorResponse = {
   type: 'object',
   properties: {
     error: { type: 'string' },
+    code: { type: 'string' },
+    field: { type: 'string' },
+    keyword: { type: 'string' },
+    params: ajvParams,
     details: {
       type: 'array',
-      items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
+      items: {
+        type: 'object',
+        properties: { path: { type: 'string' }, message: { type: 'string' }, keyword: { type: 'string' }, params: ajvParams },
+      },
     },
   },
 } as const;
