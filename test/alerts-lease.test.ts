@@ -11,7 +11,7 @@ import { alertCrashes, crashAlertJob } from '../src/workers/crashAlertJob.ts';
 import { createMailer, type Mailer } from '../src/workers/mailer.ts';
 import { createSummarizer } from '../src/workers/summary.ts';
 import { createAlertWorker } from '../src/workers/index.ts';
-import { silentLog } from '../src/workers/log.ts';
+import { silentLog } from '../src/domain/log.ts';
 
 // Workers are driven by hand here (RUN_WORKER=false), so each step of a job's life is visible.
 let s: TestServer;

@@ -69,6 +69,28 @@ describe('dashboard parameters and limits', () => {
   });
 });
 
+describe('request log lines (LOG_REQUESTS unset)', () => {
+  it('a successful request writes no line; a 5xx writes one, with its status', async () => {
+    const a = await signup(s);
+    const p = await dashboardProject(s, a);
+    const from = logLines.length;
+    expect((await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers })).statusCode).toBe(200);
+    const ch = s.svc.stores.ch;
+    const real = ch.query.bind(ch);
+    ch.query = (async () => {
+      throw new Error('ClickHouse is away');
+    }) as typeof ch.query;
+    try {
+      expect((await s.app.inject({ method: 'GET', url: '/export/network', headers: p.auth })).statusCode).toBe(500);
+    } finally {
+      ch.query = real;
+    }
+    const lines = logLines.slice(from).map((l) => JSON.parse(l) as { msg: string; req?: { url: string }; res?: { statusCode: number } });
+    expect(lines.filter((l) => l.msg === 'incoming request')).toEqual([]);
+    expect(lines.filter((l) => l.msg === 'request completed').map((l) => [l.req?.url, l.res?.statusCode])).toEqual([['/export/network', 500]]);
+  });
+});
+
 describe('error replies', () => {
   it('carry a code the dashboard words them from (web/lib/messages.js), not their English', async () => {
     const { humanError } = await import('../web/lib/messages.js' as string) as { humanError: (status: number, body: unknown) => string };

@@ -9,7 +9,7 @@ const { lines: logLines, stream } = logCapture();
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ LOG_LEVEL: 'info' }, tempDataDir(), { logger: { stream } });
+  s = await startTestServer({ LOG_LEVEL: 'info', LOG_REQUESTS: 'true' }, tempDataDir(), { logger: { stream } });
 });
 afterAll(async () => {
   await s?.close();

@@ -4,6 +4,7 @@ import {
 } from '../domain/errors.ts';
 import { DateParamError } from '../domain/exportParams.ts';
 import { CursorParamError } from '../domain/changeCursor.ts';
+import { loggableError } from '../domain/log.ts';
 
 /**
  * The machine-readable `code` of every error reply: a client branches on it, never on the
@@ -108,16 +109,6 @@ function libraryClientError(err: FastifyError): string {
   if (err.statusCode === 408) return 'Request timed out';
   if (err.statusCode === 415) return 'Unsupported media type';
   return 'Bad request';
-}
-
-/**
- * What of an error may be logged: its class, message, code and stack. A store's error object
- * can carry the query and its bound parameters (user data, emails, tokens), which must not.
- */
-export function loggableError(err: unknown): Record<string, unknown> {
-  if (!(err instanceof Error)) return { message: String(err) };
-  const e = err as Error & { code?: unknown };
-  return { type: e.constructor.name, message: e.message, code: typeof e.code === 'string' ? e.code : undefined, stack: e.stack };
 }
 
 /** The one mapping of the domain's errors (src/domain/errors.ts) to statuses and codes. */

@@ -35,6 +35,8 @@ beforeAll(async () => {
     DATA_DIR: tempDataDir(),
     ADMIN_TOKEN,
     RUN_WORKER: 'false',
+    // Every request's lines too: the most a log can hold must still hold no secret.
+    LOG_REQUESTS: 'true',
     HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
