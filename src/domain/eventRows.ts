@@ -1,4 +1,5 @@
-export type EventType = 'navigate' | 'network' | 'custom' | 'tap';
+export const EVENT_TYPES = ['navigate', 'network', 'custom', 'tap'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface IngestEvent {
   type: EventType;
