@@ -9,6 +9,7 @@ import { summaryView } from '../src/domain/crashSummary.ts';
 import { eventId, uuidV5 } from '../src/domain/ids.ts';
 import { eventData } from '../src/domain/eventRows.ts';
 import { DateParamError, parseIsoDate } from '../src/domain/exportParams.ts';
+import { BoundedMap } from '../src/domain/boundedMap.ts';
 
 describe('API keys', () => {
   it('have the prefix, 32 + 6 base62 characters and a valid checksum', () => {
@@ -176,5 +177,19 @@ describe('numbers beyond a double, found before the parsed body is walked', () =
     expect(mayHoldHugeNumber('{"a":[2E+308]}')).toBe(true);
     expect(mayHoldHugeNumber('{"a":1e99,"b":1e-400}')).toBe(false);
     expect(mayHoldHugeNumber(JSON.stringify({ events: Array.from({ length: 100 }, (_, i) => ({ t: 1767225600000 + i, u: 'https://x/e12' })) }))).toBe(false);
+  });
+});
+
+describe('the bounded map of the per-process caches', () => {
+  it('holds at most max entries, dropping the oldest first; a replaced value keeps its place', () => {
+    const m = new BoundedMap<string, number>(3);
+    m.set('a', 1).set('b', 2).set('c', 3);
+    m.set('a', 10); // replaced, still the oldest
+    m.set('d', 4);
+    expect([m.has('a'), m.has('b'), m.has('c'), m.has('d')]).toEqual([false, true, true, true]);
+    expect(m.size).toBe(3);
+    m.delete('b');
+    m.set('e', 5); // room again: nothing dropped
+    expect([m.get('c'), m.get('d'), m.get('e'), m.size]).toEqual([3, 4, 5, 3]);
   });
 });

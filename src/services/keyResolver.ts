@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { hashApiKey, isWellFormedApiKey } from '../domain/apiKey.ts';
 import type { KeyRecord } from '../repos/apiKeys.ts';
 import { loggableError, type Log, silentLog } from '../domain/log.ts';
+import { BoundedMap } from '../domain/boundedMap.ts';
 
 /** Where keys are looked up by hash (the projects service). */
 export interface KeyLookup {
@@ -21,7 +22,7 @@ interface Entry {
  * invalidation drops the entry everywhere at once.
  */
 export class KeyResolver {
-  private cache = new Map<string, Entry>();
+  private cache = new BoundedMap<string, Entry>(MAX_ENTRIES);
   private subscriber: Redis | undefined;
 
   constructor(
@@ -71,10 +72,6 @@ export class KeyResolver {
       record = hit.record;
     } else {
       record = await this.repo.findKeyByHash(keyHash);
-      if (this.cache.size >= MAX_ENTRIES) {
-        const oldest = this.cache.keys().next();
-        if (!oldest.done) this.cache.delete(oldest.value);
-      }
       this.cache.set(keyHash, { record, expires: now + this.ttlMs });
     }
     return record && record.active ? record : null;
