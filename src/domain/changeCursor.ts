@@ -1,4 +1,5 @@
 import { InvalidParameterError } from './errors.ts';
+import { canonicalId } from './ids.ts';
 import { parseIsoDate } from './exportParams.ts';
 
 /** A position in a resource's change order: (updatedAt in Unix ms, row id). */
@@ -27,7 +28,7 @@ export function decodeCursor(text: string): ChangeKey {
   if (!text.startsWith('v1.')) throw bad();
   const m = /^(-?\d{1,16}):(.+)$/.exec(Buffer.from(text.slice(3), 'base64url').toString('utf8'));
   if (!m || !UUID.test(m[2] ?? '')) throw bad();
-  return { t: Number(m[1]), id: (m[2] ?? '').toLowerCase() };
+  return { t: Number(m[1]), id: canonicalId(m[2] ?? '') };
 }
 
 /**

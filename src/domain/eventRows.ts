@@ -31,17 +31,3 @@ export interface NetworkRequest {
   error?: string | null;
   timestamp: number;
 }
-
-/** The export `data` object of an event (docs/decisions.md); absent values are null. */
-export function eventData(e: IngestEvent): Record<string, unknown> {
-  switch (e.type) {
-    case 'navigate':
-      return { from: e.from ?? null, to: e.to ?? null };
-    case 'custom':
-      return { name: e.name ?? null, properties: e.properties ?? null };
-    case 'network':
-      return { method: e.method ?? null, url: e.url ?? null, statusCode: e.statusCode ?? null, duration: e.duration ?? null, error: e.error ?? null };
-    case 'tap':
-      return { x: e.x ?? null, y: e.y ?? null, target: e.target ?? null };
-  }
-}
