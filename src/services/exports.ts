@@ -126,5 +126,3 @@ export function exportService(deps: { endpoints: ExportEndpoints; chunkRows: num
     },
   };
 }
-
-export type ExportService = ReturnType<typeof exportService>;

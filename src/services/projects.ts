@@ -157,5 +157,3 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
     },
   };
 }
-
-export type ProjectsService = ReturnType<typeof projectsService>;
