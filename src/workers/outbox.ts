@@ -3,6 +3,7 @@ import { outboxRepo, type OutboxJob, type OutboxRepo } from '../repos/outbox.ts'
 import { afterFailure, type BackoffPolicy } from '../domain/outboxBackoff.ts';
 import type { WorkerLog } from './log.ts';
 import { loggableError } from '../domain/log.ts';
+import type { Clock } from '../domain/time.ts';
 
 /** Runs one job; its note is stored with the outcome (e.g. why nothing was sent). */
 export type JobHandler = (job: OutboxJob) => Promise<{ note?: string | null } | void>;
@@ -12,6 +13,8 @@ export interface OutboxWorkerOptions extends BackoffPolicy {
   leaseMs: number;
   /** Jobs claimed per round. */
   batchSize?: number;
+  /** Leases and due times (default: the system clock). */
+  clock?: Clock;
 }
 
 /** A job failure that no retry can fix (unknown kind, deleted group): failed at once. */
@@ -46,7 +49,7 @@ export class OutboxWorker {
     private readonly log: WorkerLog,
     private readonly sweeps: Sweep[] = [],
   ) {
-    this.repo = outboxRepo(db);
+    this.repo = outboxRepo(db, opts.clock);
   }
 
   start(): void {
