@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { T0, networkRequest, sessionStart } from './helpers/payloads.ts';
+import { sleep } from './helpers/wait.ts';
 
 const LIMIT = 5;
 const logs: string[] = [];
@@ -86,7 +87,7 @@ describe('a failure in the middle of a stream', () => {
     expect(outcome.bytes).toBeLessThan(3000 * 4000);
     expect(outcome.complete).toBe(false);
     expect(outcome.ended).toBe(false);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     expect(logs.some((l) => l.includes('export stream failed mid-response'))).toBe(true);
 
     // the same export, with the table back, is whole

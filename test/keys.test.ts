@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyResolver } from '../src/services/keyResolver.ts';
 import { openRedis } from '../src/stores/redis.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { sleep } from './helpers/wait.ts';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -22,7 +23,7 @@ async function msUntilRefused(other: KeyResolver, apiKey: string): Promise<numbe
   const t0 = Date.now();
   while (Date.now() - t0 < 10_000) {
     if ((await other.resolve(apiKey)) === null) return Date.now() - t0;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   return Infinity;
 }

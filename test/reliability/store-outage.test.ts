@@ -9,13 +9,13 @@ import * as P from '../helpers/payloads.ts';
 import { freePort } from './child.ts';
 import { TcpProxy } from './tcpProxy.ts';
 import { createDatabase, dropDatabase } from '../../scripts/databases.ts';
+import { sleep } from '../helpers/wait.ts';
 
 // Issue 6, item 2: a store goes away mid-load and comes back. One in-process server for the
 // file: embedded ClickHouse (fault injected at the port), Postgres through a TCP proxy to a
 // scratch database, and its own redis-server (never the machine's).
 const PG_ADMIN = (process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test').replace(/\/[^/]*$/, '/postgres');
 const SCRATCH = `flightrec_rel_${randomBytes(4).toString('hex')}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function postgresReachable(): Promise<boolean> {
   const c = new pg.Client({ connectionString: PG_ADMIN, connectionTimeoutMillis: 2000 });
