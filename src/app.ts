@@ -23,6 +23,9 @@ export interface AppOptions {
   logger?: boolean | object;
 }
 
+/** Without LOG_REQUESTS, a request slower than this still gets its line. */
+const SLOW_REQUEST_MS = 1000;
+
 // Header values that must never reach a log line.
 const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'];
 
@@ -47,6 +50,8 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     // Answered by registerClosingGuard instead, with the contract's error body.
     return503OnClosing: false,
     frameworkErrors,
+    // Two lines per request made megabytes of logs out of routine traffic; see the hook below.
+    disableRequestLogging: !svc.config.logRequests,
   });
   registerValidation(app);
   registerErrorHandling(app);
@@ -60,6 +65,13 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     }
     svc.metrics.request(req.method, route, reply.statusCode, reply.elapsedTime / 1000, rows);
   });
+  if (!svc.config.logRequests) {
+    app.addHook('onResponse', async (req, reply) => {
+      if (reply.statusCode >= 500 || reply.elapsedTime >= SLOW_REQUEST_MS) {
+        req.log.info({ req, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+      }
+    });
+  }
   registerClosingGuard(app);
   registerJsonParser(app);
   registerSecurityHeaders(app);

@@ -7,6 +7,8 @@ export interface Config {
   port: number;
   dataDir: string;
   logLevel: string;
+  /** LOG_REQUESTS: a line per request (Fastify's own); else only 5xx and slow requests get one. */
+  logRequests: boolean;
   adminToken: string | undefined;
   databaseUrl: string | undefined;
   /** `cluster`: CLICKHOUSE_CLUSTER, the clustered schema (replicated local tables, Distributed tables over them). */
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: int(env, 'PORT', 3000, 0, 65535),
     dataDir: path.resolve(str(env, 'DATA_DIR') ?? './.data'),
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
+    logRequests: bool(env, 'LOG_REQUESTS', false),
     adminToken,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     clickhouse: chUrl

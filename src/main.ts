@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createServer } from './server.ts';
+import { loggableError } from './domain/log.ts';
 
 /** One HTTP process: stores → services → app, listening until SIGTERM/SIGINT. */
 async function serve(config: Config) {
@@ -39,7 +40,7 @@ async function serve(config: Config) {
       server.close().then(
         () => process.exit(0),
         (err) => {
-          app.log.error({ err }, 'shutdown failed');
+          app.log.error({ err: loggableError(err) }, 'shutdown failed');
           process.exit(1);
         },
       );

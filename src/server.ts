@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { pino, type DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { openStores } from './stores/index.ts';
 import { createServices, type Services } from './services/index.ts';
@@ -6,6 +7,7 @@ import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
 import { resolveAdminToken } from './services/adminToken.ts';
 import { buildApp, type AppOptions } from './app.ts';
 import { createAlertWorker, type AlertWorker } from './workers/index.ts';
+import { type Log, silentLog } from './domain/log.ts';
 
 export interface Server {
   app: FastifyInstance;
@@ -17,11 +19,22 @@ export interface Server {
   close(): Promise<void>;
 }
 
+/**
+ * The services' logger (key invalidations, rate limiters, updatedAt stamps): they exist before
+ * the app and its logger, so they get their own, at the app's level and on its stream.
+ */
+function servicesLog(config: Config, opts: AppOptions): Log {
+  if (opts.logger === false) return silentLog;
+  const stream = typeof opts.logger === 'object' ? (opts.logger as { stream?: DestinationStream }).stream : undefined;
+  const options = { level: config.logLevel, base: { component: 'services' } };
+  return stream ? pino(options, stream) : pino(options);
+}
+
 /** Opens the stores, wires the services and builds the HTTP app; does not listen. */
 export async function createServer(config: Config, opts: AppOptions = {}): Promise<Server> {
   const admin = resolveAdminToken(config);
   const stores = await openStores(config, [moveLegacyOccurrences]);
-  const svc = createServices(config, stores, admin.token);
+  const svc = createServices(config, stores, admin.token, servicesLog(config, opts));
   await svc.keys.start();
   const app = await buildApp(svc, opts);
   await app.ready();

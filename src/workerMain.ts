@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { openPg } from './stores/postgres/pg.ts';
 import { migratePostgres } from './stores/migrations.ts';
 import { createAlertWorker } from './workers/index.ts';
+import { loggableError } from './domain/log.ts';
 
 /**
  * `npm run worker`: the alert outbox worker on its own, next to API processes that run with
@@ -39,7 +40,7 @@ async function main() {
       w.stop()
         .then(() => db.close())
         .then(() => process.exit(0), (err) => {
-          log.error({ err: String(err) }, 'stop failed');
+          log.error({ err: loggableError(err) }, 'stop failed');
           process.exit(1);
         });
     });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { startSmtpServer, type TestSmtp } from './helpers/smtp.ts';
 import { isolatedDatabase } from './helpers/isolatedDb.ts';
-import { sleep } from './helpers/wait.ts';
+import { manualClock } from './helpers/wait.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
 import type { Config } from '../src/config.ts';
 import { outboxRepo } from '../src/repos/outbox.ts';
@@ -11,9 +11,10 @@ import { alertCrashes, crashAlertJob } from '../src/workers/crashAlertJob.ts';
 import { createMailer, type Mailer } from '../src/workers/mailer.ts';
 import { createSummarizer } from '../src/workers/summary.ts';
 import { createAlertWorker } from '../src/workers/index.ts';
-import { silentLog } from '../src/workers/log.ts';
+import { silentLog } from '../src/domain/log.ts';
 
-// Workers are driven by hand here (RUN_WORKER=false), so each step of a job's life is visible.
+// Workers are driven by hand here (RUN_WORKER=false), so each step of a job's life is visible,
+// on a clock the test moves (leases and backoffs run out without waiting for them).
 let s: TestServer;
 let smtp: TestSmtp;
 let db: Awaited<ReturnType<typeof isolatedDatabase>>;
@@ -46,19 +47,22 @@ async function newGroup(): Promise<string> {
 }
 
 const mailsFor = (groupId: string) => smtp.mails.filter((m) => m.headers['message-id'] === `<crash-group-${groupId}@flightrec>`);
-const repo = () => outboxRepo(s.svc.stores.pg);
+type Clock = ReturnType<typeof manualClock>;
+const repo = (clock?: Clock) => outboxRepo(s.svc.stores.pg, clock);
+const worker = (clock: Clock, outbox: Partial<Config['outbox']> = {}) => createAlertWorker(config(outbox), s.svc.stores.pg, silentLog, { clock });
 
 /** Plays a worker that claims the job, runs it with `mailer`, and then dies: nothing more is recorded. */
-async function runAndDie(mailer: Mailer, groupId: string) {
-  const [job] = await repo().claim(10, LEASE_MS, 8);
+async function runAndDie(mailer: Mailer, groupId: string, clock: Clock) {
+  const [job] = await repo(clock).claim(10, LEASE_MS, 8);
   expect(job?.groupId).toBe(groupId);
-  const run = crashAlertJob({ config: config(), crashes: alertCrashes(s.svc.stores.pg), outbox: repo(), summarize: createSummarizer(config(), silentLog), mailer });
+  const run = crashAlertJob({ config: config(), crashes: alertCrashes(s.svc.stores.pg), outbox: repo(clock), summarize: createSummarizer(config(), silentLog), mailer });
   return run(job!);
 }
 
 describe('alert outbox under failures', () => {
   it('a worker killed between sending and recording: one repeat, after the lease, with the same Message-ID', async () => {
     const groupId = await newGroup();
+    const clock = manualClock();
     const real = createMailer(config());
     const dying: Mailer = {
       kind: 'smtp',
@@ -68,13 +72,14 @@ describe('alert outbox under failures', () => {
       },
       close: () => real.close(),
     };
-    await expect(runAndDie(dying, groupId)).rejects.toThrow(/killed/);
+    await expect(runAndDie(dying, groupId, clock)).rejects.toThrow(/killed/);
     expect(mailsFor(groupId)).toHaveLength(1);
 
-    const w = createAlertWorker(config(), s.svc.stores.pg, silentLog);
+    const w = worker(clock);
     // The dead worker's lease still holds: nobody retakes the job yet.
+    clock.advance(LEASE_MS - 100);
     expect(await w.worker.runDue()).toBe(0);
-    await sleep(LEASE_MS + 200);
+    clock.advance(200);
     expect(await w.worker.runDue()).toBe(1);
     const mails = mailsFor(groupId);
     expect(mails).toHaveLength(2);
@@ -83,7 +88,7 @@ describe('alert outbox under failures', () => {
     expect(row).toMatchObject({ status: 'done', attempts: 2, messageId: `<crash-group-${groupId}@flightrec>` });
 
     // Recorded now: no further send, ever.
-    await sleep(LEASE_MS + 200);
+    clock.advance(LEASE_MS + 200);
     expect(await w.worker.runDue()).toBe(0);
     expect(mailsFor(groupId)).toHaveLength(2);
     await w.stop();
@@ -92,11 +97,12 @@ describe('alert outbox under failures', () => {
 
   it('a worker killed after recording the send but before finishing: no repeat', async () => {
     const groupId = await newGroup();
+    const clock = manualClock();
     const real = createMailer(config());
-    await runAndDie(real, groupId); // sent and marked sent, then the worker vanished before `complete`
+    await runAndDie(real, groupId, clock); // sent and marked sent, then the worker vanished before `complete`
     expect(mailsFor(groupId)).toHaveLength(1);
-    await sleep(LEASE_MS + 200);
-    const w = createAlertWorker(config(), s.svc.stores.pg, silentLog);
+    clock.advance(LEASE_MS + 200);
+    const w = worker(clock);
     expect(await w.worker.runDue()).toBe(1);
     expect(mailsFor(groupId)).toHaveLength(1);
     const [row] = await repo().byGroup(groupId);
@@ -121,7 +127,8 @@ describe('alert outbox under failures', () => {
   it('retries a refused send with exponential backoff and gives up at the cap', async () => {
     const groupId = await newGroup();
     smtp.refuse = '451 mailbox busy, try later';
-    const w = createAlertWorker(config({ maxAttempts: 3, backoffBaseMs: 800, backoffMaxMs: 10_000 }), s.svc.stores.pg, silentLog);
+    const clock = manualClock();
+    const w = worker(clock, { maxAttempts: 3, backoffBaseMs: 800, backoffMaxMs: 10_000 });
     try {
       expect(await w.worker.runDue()).toBe(1); // attempt 1 fails
       expect(await w.worker.runDue()).toBe(0); // not due for 800 ms
@@ -129,17 +136,17 @@ describe('alert outbox under failures', () => {
       expect(row).toMatchObject({ status: 'pending', attempts: 1 });
       expect(row!.lastError).toMatch(/mailbox busy/);
 
-      await sleep(900);
+      clock.advance(900);
       expect(await w.worker.runDue()).toBe(1); // attempt 2 fails; next wait doubles to 1600 ms
-      await sleep(900);
+      clock.advance(900);
       expect(await w.worker.runDue()).toBe(0);
-      await sleep(800);
+      clock.advance(800);
       expect(await w.worker.runDue()).toBe(1); // attempt 3 fails: the cap
       [row] = await repo().byGroup(groupId);
       expect(row).toMatchObject({ status: 'failed', attempts: 3, sentAt: null });
 
       smtp.refuse = null;
-      await sleep(200);
+      clock.advance(200);
       expect(await w.worker.runDue()).toBe(0); // a failed job stays failed
       expect(mailsFor(groupId)).toHaveLength(0);
       // The summary step had succeeded and is kept for the group.
@@ -152,10 +159,11 @@ describe('alert outbox under failures', () => {
 
   it('fails a job whose last allowed attempt died with its worker', async () => {
     const groupId = await newGroup();
-    const [job] = await repo().claim(10, 300, 1); // claimed as attempt 1 of 1, then the worker vanished
+    const clock = manualClock();
+    const [job] = await repo(clock).claim(10, 300, 1); // claimed as attempt 1 of 1, then the worker vanished
     expect(job?.groupId).toBe(groupId);
-    await sleep(400);
-    const w = createAlertWorker(config({ maxAttempts: 1 }), s.svc.stores.pg, silentLog);
+    clock.advance(400);
+    const w = worker(clock, { maxAttempts: 1 });
     expect(await w.worker.runDue()).toBe(0);
     const [row] = await repo().byGroup(groupId);
     expect(row).toMatchObject({ status: 'failed', attempts: 1 });

@@ -3,7 +3,7 @@ import { afterFailure, backoffDelayMs } from '../src/domain/outboxBackoff.ts';
 import { cleanAiSummary, deterministicSummary, summaryPrompt, type CrashContext } from '../src/domain/crashSummary.ts';
 import { alertMessageId, alertRecipients, crashGroupLink, renderCrashAlert, type CrashAlert } from '../src/domain/crashAlert.ts';
 import { createSummarizer } from '../src/workers/summary.ts';
-import { silentLog } from '../src/workers/log.ts';
+import { silentLog } from '../src/domain/log.ts';
 
 const ctx: CrashContext = {
   message: 'TypeError: undefined is not a function',

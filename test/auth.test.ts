@@ -63,7 +63,7 @@ describe('/api/auth', () => {
     const a = await signup(s);
     const wrong = await s.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: a.email, password: 'wrong password!' } });
     expect(wrong.statusCode).toBe(401);
-    expect(wrong.json()).toEqual({ error: 'Invalid email or password' });
+    expect(wrong.json()).toEqual({ error: 'Invalid email or password', code: 'unauthorized' });
     const unknown = await s.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: email(), password: PASSWORD } });
     expect(unknown.statusCode).toBe(401);
     expect(unknown.json()).toEqual(wrong.json());

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { seedDashboardProject, type SeededProject } from './helpers/dashboardSeed.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = fs.existsSync(CHROMIUM);
@@ -26,7 +27,9 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
   let apiKey = '';
   let projectId = '';
   let groupId = '';
-  const ids: string[] = [];
+  let ids: string[] = [];
+  /** The account whose project the tests after onboarding look at (test/helpers/dashboardSeed.ts). */
+  let seeded: SeededProject;
   const pageErrors: string[] = [];
 
   // Phone shots are what the screen shows (a full page of 60 sessions is too tall to look at).
@@ -62,6 +65,8 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await s.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = s.app.server.address();
     base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    seeded = await seedDashboardProject(s, base, LA_SESSION_START, TZ);
+    ({ projectId, ids } = seeded);
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -102,8 +107,6 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     expect(await page.locator('#snippet-sdk').textContent()).toContain(`apiKey: '${apiKey}'`);
     expect(await page.locator('#snippet-curl').textContent()).toContain(`Bearer ${apiKey}`);
     await shot('desktop-02-project-created');
-    projectId = (await page.evaluate(() => localStorage.getItem('flightrec:project'))) ?? '';
-    if (!projectId) projectId = (await page.locator('#goto-sessions').getAttribute('href'))!.split('/')[2]!;
 
     // an empty project's Sessions page: the guide again, with the key made in this page
     await page.locator('#goto-sessions').click();
@@ -137,47 +140,12 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.getByText('The alert recipient 2 is not a valid email address.').waitFor();
   });
 
-  it('seeds 60 sessions and a crash seen by 25 users (real HTTP ingestion)', async () => {
-    const device = { osVersion: '17.4', model: 'iPhone15,2', brand: 'Apple', networkType: 'wifi', locale: 'en-US', timezone: TZ, screenWidth: 393, screenHeight: 852 };
-    for (let i = 0; i < 60; i++) {
-      const id = crypto.randomUUID();
-      ids.push(id);
-      await post('/ingest/session', {
-        sessionId: id, startedAt: LA_SESSION_START - i * 3 * 3_600_000, userId: `user-${String(i).padStart(2, '0')}`,
-        device: { ...device, platform: i % 3 === 2 ? 'android' : 'ios', appVersion: i % 2 ? '2.0.0' : '2.1.0' },
-      });
-    }
-    const t = LA_SESSION_START;
-    const first = ids[0]!;
-    const ev = (seq: number, e: object) => ({ sessionId: first, sequenceNumber: seq, timestamp: t + 1000 * (seq + 1), ...e });
-    await post('/ingest/events', {
-      sessionId: first,
-      events: [
-        ev(0, { type: 'navigate', from: null, to: '/home' }),
-        ev(1, { type: 'tap', x: 120, y: 640, target: 'checkout-button' }),
-        ev(2, { type: 'navigate', from: '/home', to: '/checkout' }),
-        ev(3, { type: 'network', method: 'POST', url: 'https://api.shop.example/orders/with/a/long/path?and=query&params=1', statusCode: 500, duration: 840, error: null }),
-        ev(4, { type: 'custom', name: 'payment_failed', properties: { provider: 'card' } }),
-      ],
-    });
-    await post('/ingest/network', { sessionId: first, requests: [{ id: crypto.randomUUID(), method: 'GET', url: 'https://api.shop.example/cart?user=user-00&include=items,prices,discounts', statusCode: 200, duration: 95, responseSize: 5120, timestamp: t + 1500 }] });
-    for (let i = 1; i < 8; i++) {
-      const sid = ids[i]!;
-      await post('/ingest/events', { sessionId: sid, events: Array.from({ length: i }, (_, k) => ({ sessionId: sid, sequenceNumber: k, timestamp: t + k, type: 'navigate', from: null, to: `/s${k}` })) });
-    }
-    const stackTrace = ['at OrderView.submit (OrderView.swift:88)', 'at Button.tap (UIKit)', ...Array.from({ length: 58 }, (_, k) => `at Frame${k}.run (Frame${k}.swift:${k})`), 'at main (main.swift:1)'].join('\n');
-    for (let i = 24; i >= 0; i--) {
-      // the first occurrence (oldest) was handled; later ones are fatal
-      await post('/ingest/crash', {
-        sessionId: ids[i], message: 'NSInvalidArgumentException: nil order id', isFatal: i !== 24, handled: i === 24,
-        timestamp: LA_SESSION_START - i * 3 * 3_600_000 + 3500, stackTrace,
-      });
-    }
-    await post('/ingest/session/end', { sessionId: first, endedAt: t + 6000 });
-    await s.svc.ingest.drain();
-  });
-
   it('sessions list: UTC times in a Los Angeles browser, search, filters, sorting, any page', async () => {
+    // From here on, the seeded account's browser.
+    await desktop.clearCookies();
+    const cookie = seeded.account.cookie;
+    await desktop.addCookies([{ name: cookie.slice(0, cookie.indexOf('=')), value: cookie.slice(cookie.indexOf('=') + 1), url: base }]);
+    await page.goto('about:blank'); // a fresh page load: the app reads who is signed in (and the CSRF token) again
     await page.goto(`${base}/#/p/${projectId}/sessions`);
     await page.locator('table.sessions tbody tr').first().waitFor();
     await settled(page);

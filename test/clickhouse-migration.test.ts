@@ -4,10 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { openChdb } from '../src/stores/clickhouse/chdb.ts';
 import { applyRetention, migrateClickHouse } from '../src/stores/migrations.ts';
-import { eventData, type IngestEvent } from '../src/domain/eventRows.ts';
+import type { IngestEvent } from '../src/domain/eventRows.ts';
+import { eventsBody, networkBody } from '../src/http/schemas/ingest.ts';
 import { eventId } from '../src/domain/ids.ts';
 import { ingestLine } from '../src/repos/ingestLines.ts';
 import * as P from './helpers/payloads.ts';
+import { eventData } from './helpers/payloads.ts';
 
 // The ClickHouse schema's migration path, on the real engine: a data directory written by the
 // first schema (events with a stored `data` text and id) is brought to the current one with
@@ -88,6 +90,17 @@ describe('ClickHouse migrations', () => {
     ]);
   });
 
+  it('reads every field the ingest schemas accept: the ingest table\'s tuples name the same fields as src/http/schemas/ingest.ts', async () => {
+    const [col] = await ch.query<{ type: string }>("SELECT type FROM system.columns WHERE database = currentDatabase() AND table = 'ingest' AND name = 'body'");
+    const body = tupleFields(col!.type);
+    expect(Object.keys(body).sort()).toEqual([...new Set([...Object.keys(eventsBody.properties), ...Object.keys(networkBody.properties)])].sort());
+    const inner = (t: string) => tupleFields(t.replace(/^Array\((.*)\)$/s, '$1'));
+    // An event's own sessionId is not read: the API refused any that differs from the batch's.
+    const eventFields = Object.keys(eventsBody.properties.events.items.properties).filter((f) => f !== 'sessionId');
+    expect(Object.keys(inner(body.events!)).sort()).toEqual(eventFields.sort());
+    expect(Object.keys(inner(body.requests!)).sort()).toEqual(Object.keys(networkBody.properties.requests.items.properties).sort());
+  });
+
   it('applies RETENTION_DAYS as a TTL on the high-volume tables, and removes it when unset', async () => {
     const ttl = async () => (await ch.query<{ q: string }>(
       "SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name IN ('events', 'network_logs')")).map((r) => r.q.includes(' TTL '));
@@ -97,3 +110,25 @@ describe('ClickHouse migrations', () => {
     expect(await ttl()).toEqual([false, false]);
   });
 });
+
+/** The fields of a ClickHouse `Tuple(name Type, …)` type, by name, each with its type's text. */
+function tupleFields(type: string): Record<string, string> {
+  const m = /^Tuple\((.*)\)$/s.exec(type.trim());
+  if (!m) throw new Error(`not a named tuple: ${type}`);
+  const fields: Record<string, string> = {};
+  let depth = 0;
+  let start = 0;
+  const text = m[1]!;
+  for (let i = 0; i <= text.length; i++) {
+    const c = text[i];
+    if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if ((c === ',' && depth === 0) || i === text.length) {
+      const part = text.slice(start, i).trim();
+      const space = part.indexOf(' ');
+      fields[part.slice(0, space).replace(/^`(.*)`$/, '$1')] = part.slice(space + 1);
+      start = i + 1;
+    }
+  }
+  return fields;
+}

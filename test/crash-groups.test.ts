@@ -85,10 +85,10 @@ describe('crash-group workflow', () => {
 
     const noGroup = await patch(`/api/projects/${g.projectId}/crash-groups/${randomUUID()}`, { status: 'acknowledged' });
     expect(noGroup.statusCode).toBe(404);
-    expect(noGroup.json()).toEqual({ error: 'Crash group not found' });
+    expect(noGroup.json()).toEqual({ error: 'Crash group not found', code: 'not_found' });
     const noProject = await s.app.inject({ method: 'GET', url: `/api/projects/${randomUUID()}/crash-groups/${g.groupId}`, headers: s.admin });
     expect(noProject.statusCode).toBe(404);
-    expect(noProject.json()).toEqual({ error: 'Project not found' });
+    expect(noProject.json()).toEqual({ error: 'Project not found', code: 'project_not_found' });
     // Another project's group is not found through this project.
     const other = await s.createProject();
     const cross = await patch(`/api/projects/${other.projectId}/crash-groups/${g.groupId}`, { status: 'ignored' });

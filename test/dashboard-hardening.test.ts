@@ -69,6 +69,60 @@ describe('dashboard parameters and limits', () => {
   });
 });
 
+describe('request log lines (LOG_REQUESTS unset)', () => {
+  it('a successful request writes no line; a 5xx writes one, with its status', async () => {
+    const a = await signup(s);
+    const p = await dashboardProject(s, a);
+    const from = logLines.length;
+    expect((await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers })).statusCode).toBe(200);
+    const ch = s.svc.stores.ch;
+    const real = ch.query.bind(ch);
+    ch.query = (async () => {
+      throw new Error('ClickHouse is away');
+    }) as typeof ch.query;
+    try {
+      expect((await s.app.inject({ method: 'GET', url: '/export/network', headers: p.auth })).statusCode).toBe(500);
+    } finally {
+      ch.query = real;
+    }
+    const lines = logLines.slice(from).map((l) => JSON.parse(l) as { msg: string; req?: { url: string }; res?: { statusCode: number } });
+    expect(lines.filter((l) => l.msg === 'incoming request')).toEqual([]);
+    expect(lines.filter((l) => l.msg === 'request completed').map((l) => [l.req?.url, l.res?.statusCode])).toEqual([['/export/network', 500]]);
+  });
+});
+
+describe('error replies', () => {
+  it('carry a code the dashboard words them from (web/lib/messages.js), not their English', async () => {
+    const { humanError } = await import('../web/lib/messages.js' as string) as { humanError: (status: number, body: unknown) => string };
+    const a = await signup(s);
+    const p = await dashboardProject(s, a);
+    const seen = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+      const r = await s.app.inject({ method, url, headers: a.headers, payload });
+      return { status: r.statusCode, body: r.json(), words: humanError(r.statusCode, r.json()) };
+    };
+    const base = `/api/dashboard/projects/${p.projectId}`;
+
+    const email = await seen('POST', '/api/auth/signup', { email: 'not-an-address', password: 'plum kettle orbit 7' });
+    expect(email.body).toMatchObject({ code: 'validation_failed', details: [{ path: '/email', keyword: 'format', params: { format: 'email' } }] });
+    expect(email.words).toBe('The email address is not a valid email address.');
+    const missing = await seen('POST', '/api/auth/signup', { email: 'x@example.com' });
+    expect(missing.body).toMatchObject({ code: 'missing_field', field: '/password' });
+    expect(missing.words).toBe('The password is required.');
+    const link = await seen('GET', '/api/dashboard/projects/not-a-uuid/sessions');
+    expect(link.body).toMatchObject({ code: 'invalid_path_parameter', field: 'projectId', keyword: 'format' });
+    expect(link.words).toMatch(/^This link is broken: the project id in it is not valid/);
+    const page = await seen('GET', `${base}/sessions?page=0`);
+    expect(page.body).toMatchObject({ code: 'invalid_parameter', field: 'page', keyword: 'minimum', params: { limit: 1 } });
+    expect(page.words).toBe('The page must be 1 or more.');
+    const date = await seen('GET', `${base}/sessions?from=2026-02-30`);
+    expect(date.body).toMatchObject({ code: 'invalid_date', field: 'from' });
+    expect(date.words).toMatch(/^The start date is not a date/);
+    const foreign = await seen('GET', `/api/dashboard/projects/${crypto.randomUUID()}/sessions`);
+    expect(foreign.body).toEqual({ error: 'Project not found', code: 'project_not_found' });
+    expect(foreign.words).toMatch(/^This project does not exist/);
+  });
+});
+
 describe('team invitations', () => {
   it('an invited person joins only by accepting, can decline, and can leave; the owner cannot leave', async () => {
     const owner = await signup(s);

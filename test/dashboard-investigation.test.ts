@@ -94,7 +94,7 @@ describe('sessions list: search, filters, sorting, any page', () => {
     const page3 = (await get(`${base}?sort=events&order=asc&limit=1&page=3`, a)).json();
     expect(page3).toMatchObject({ total: 3, page: 3, pages: 3, data: [{ id: s2.sessionId, eventCount: 3 }] });
     expect((await get(`${base}?sort=users`, a)).statusCode).toBe(400);
-    expect((await get(`${base}?from=2026-01-03&to=2026-01-01`, a)).json()).toEqual({ error: 'The start date must be before the end date' });
+    expect((await get(`${base}?from=2026-01-03&to=2026-01-01`, a)).json()).toEqual({ error: 'The start date must be before the end date', code: 'invalid_parameter' });
 
     const facets = (await get(`${base}/facets`, a)).json();
     expect(facets.platforms).toEqual(['android', 'ios']);

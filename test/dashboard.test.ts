@@ -28,7 +28,7 @@ describe('team scoping', () => {
     for (const url of [`${base}/sessions`, `${base}/crash-groups`, `${base}/daily`, `${base}/sessions/${crypto.randomUUID()}`]) {
       const r = await get(url, bob.headers);
       expect(r.statusCode, url).toBe(404);
-      expect(r.json()).toEqual({ error: 'Project not found' });
+      expect(r.json()).toEqual({ error: 'Project not found', code: 'project_not_found' });
     }
     const key = await s.app.inject({ method: 'POST', url: `${base}/keys`, headers: bob.headers });
     expect(key.statusCode).toBe(404);

@@ -7,8 +7,8 @@ import { decideEnd, isNetworkError, statusAfterCrash, statusAfterEnd } from '../
 import { allowedTransitions, canTransition, statusAfterOccurrence } from '../src/domain/crashGroupStatus.ts';
 import { summaryView } from '../src/domain/crashSummary.ts';
 import { eventId, uuidV5 } from '../src/domain/ids.ts';
-import { eventData } from '../src/domain/eventRows.ts';
 import { DateParamError, parseIsoDate } from '../src/domain/exportParams.ts';
+import { BoundedMap } from '../src/domain/boundedMap.ts';
 
 describe('API keys', () => {
   it('have the prefix, 32 + 6 base62 characters and a valid checksum', () => {
@@ -128,7 +128,7 @@ describe('crash group status', () => {
   });
 });
 
-describe('ids and event data', () => {
+describe('event ids', () => {
   it('makes RFC 4122 v5 UUIDs, stable per (session, sequence)', () => {
     const id = eventId('s-1', 3);
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -140,13 +140,6 @@ describe('ids and event data', () => {
     // Stored rows carry these ids; a retry after an upgrade must map onto them again.
     expect(eventId('s-1', 3)).toBe('0b5818e4-e8e0-5387-87c4-1b8c10eba4e9');
     expect(uuidV5('€'.repeat(100))).toBe('c2c7a351-0ef6-59ce-9ad5-ce33457dc6fa');
-  });
-  it('shapes data per type with nulls for absent values', () => {
-    const base = { sessionId: 's', timestamp: 1, sequenceNumber: 0 };
-    expect(eventData({ ...base, type: 'navigate', to: '/a' })).toEqual({ from: null, to: '/a' });
-    expect(eventData({ ...base, type: 'custom', name: 'n' })).toEqual({ name: 'n', properties: null });
-    expect(eventData({ ...base, type: 'network', method: 'GET', url: 'u', duration: 3 })).toEqual({ method: 'GET', url: 'u', statusCode: null, duration: 3, error: null });
-    expect(eventData({ ...base, type: 'tap', x: 1, y: 2 })).toEqual({ x: 1, y: 2, target: null });
   });
 });
 
@@ -176,5 +169,19 @@ describe('numbers beyond a double, found before the parsed body is walked', () =
     expect(mayHoldHugeNumber('{"a":[2E+308]}')).toBe(true);
     expect(mayHoldHugeNumber('{"a":1e99,"b":1e-400}')).toBe(false);
     expect(mayHoldHugeNumber(JSON.stringify({ events: Array.from({ length: 100 }, (_, i) => ({ t: 1767225600000 + i, u: 'https://x/e12' })) }))).toBe(false);
+  });
+});
+
+describe('the bounded map of the per-process caches', () => {
+  it('holds at most max entries, dropping the oldest first; a replaced value keeps its place', () => {
+    const m = new BoundedMap<string, number>(3);
+    m.set('a', 1).set('b', 2).set('c', 3);
+    m.set('a', 10); // replaced, still the oldest
+    m.set('d', 4);
+    expect([m.has('a'), m.has('b'), m.has('c'), m.has('d')]).toEqual([false, true, true, true]);
+    expect(m.size).toBe(3);
+    m.delete('b');
+    m.set('e', 5); // room again: nothing dropped
+    expect([m.get('c'), m.get('d'), m.get('e'), m.size]).toEqual([3, 4, 5, 3]);
   });
 });

@@ -9,7 +9,7 @@ const { lines: logLines, stream } = logCapture();
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ LOG_LEVEL: 'info' }, tempDataDir(), { logger: { stream } });
+  s = await startTestServer({ LOG_LEVEL: 'info', LOG_REQUESTS: 'true' }, tempDataDir(), { logger: { stream } });
 });
 afterAll(async () => {
   await s?.close();
@@ -67,7 +67,7 @@ describe('errors by origin', () => {
     try {
       const r = await s.app.inject({ method: 'GET', url: '/export/network', headers: p.auth });
       expect(r.statusCode).toBe(500);
-      expect(r.json()).toEqual({ error: 'Internal server error' });
+      expect(r.json()).toEqual({ error: 'Internal server error', code: 'internal_error' });
     } finally {
       ch.query = real;
     }

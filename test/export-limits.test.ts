@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { T0, networkRequest, sessionStart } from './helpers/payloads.ts';
+import { sleep } from './helpers/wait.ts';
 
 const LIMIT = 5;
 const logs: string[] = [];
@@ -86,7 +87,7 @@ describe('a failure in the middle of a stream', () => {
     expect(outcome.bytes).toBeLessThan(3000 * 4000);
     expect(outcome.complete).toBe(false);
     expect(outcome.ended).toBe(false);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     expect(logs.some((l) => l.includes('export stream failed mid-response'))).toBe(true);
 
     // the same export, with the table back, is whole
@@ -105,7 +106,7 @@ describe('a failure in the middle of a stream', () => {
         const r = await s.app.inject({ method: 'GET', url: `/export/network?stream=true&format=${format}`, headers: p.auth });
         expect(r.statusCode, format).toBe(500);
         expect(r.headers['content-type']).toMatch(/application\/json/);
-        expect(r.json()).toEqual({ error: 'Internal server error' });
+        expect(r.json()).toEqual({ error: 'Internal server error', code: 'internal_error' });
       }
     } finally {
       await ch.exec('RENAME TABLE network_logs_away TO network_logs');

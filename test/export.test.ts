@@ -166,7 +166,7 @@ describe('pagination', () => {
       for (const path of ['/export/sessions', '/export/crashes', `/export/events?sessionId=${sid.s1}&x=1`, '/export/network']) {
         const r = await get(A, `${path}${path.includes('?') ? '&' : '?'}${q}`);
         expect(r.statusCode, `${path} ${q}`).toBe(400);
-        expect(Object.keys(r.json())).toEqual(['error']);
+        expect(r.json(), `${path} ${q}`).toEqual({ error: expect.any(String), code: 'invalid_parameter', field: q.slice(0, q.indexOf('=')), keyword: expect.any(String), params: expect.any(Object) });
       }
     }
   });
@@ -229,7 +229,7 @@ describe('GET /export/events', () => {
     expect((await get(A, `/export/events?sessionId=${randomUUID()}`)).statusCode).toBe(404);
     const foreign = await get(A, `/export/events?sessionId=${sid.b1}`);
     expect(foreign.statusCode).toBe(404);
-    expect(foreign.json()).toEqual({ error: 'Session not found' });
+    expect(foreign.json()).toEqual({ error: 'Session not found', code: 'not_found' });
     expect((await get(A, `/export/events?sessionId=${sid.b1}&stream=true`)).statusCode).toBe(404);
     expect((await getJson(B, `/export/events?sessionId=${sid.b1}`)).total).toBe(2);
   });

@@ -47,13 +47,13 @@ describe('POST /ingest/session', () => {
     const { device, ...noDevice } = P.sessionStart();
     const r = await post('/ingest/session', noDevice);
     expect(r.statusCode).toBe(400);
-    expect(r.json()).toEqual({ error: expect.stringContaining('device') });
+    expect(r.json()).toEqual({ error: expect.stringContaining('device'), code: 'missing_field', field: '/device' });
   });
 
   it('answers 400 for a body that is not JSON, and stores nothing', async () => {
     const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"sessionId": ' });
     expect(r.statusCode).toBe(400);
-    expect(r.json()).toEqual({ error: expect.any(String) });
+    expect(r.json()).toEqual({ error: expect.any(String), code: 'invalid_json' });
   });
 
   it('answers 422 with JSON-pointer details for wrong types, enums and formats', async () => {
@@ -70,7 +70,7 @@ describe('POST /ingest/session', () => {
   it('refuses a non-JSON content type with a JSON error', async () => {
     const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'text/xml' }, payload: '<a/>' });
     expect(r.statusCode).toBe(415);
-    expect(r.json()).toEqual({ error: expect.any(String) });
+    expect(r.json()).toEqual({ error: expect.any(String), code: 'unsupported_media_type' });
   });
 });
 
@@ -84,7 +84,7 @@ describe('authentication', () => {
     const { generateApiKey } = await import('../src/domain/apiKey.ts');
     const unknown = await post('/ingest/session', body, { authorization: `Bearer ${generateApiKey()}` });
     expect(unknown.statusCode).toBe(401);
-    expect(unknown.json()).toEqual({ error: expect.any(String) });
+    expect(unknown.json()).toEqual({ error: expect.any(String), code: 'unauthorized' });
 
     const k = await s.app.inject({ method: 'POST', url: `/api/projects/${projectId}/keys`, headers: s.admin });
     const key = k.json();
@@ -176,7 +176,7 @@ describe('POST /ingest/events', () => {
     const sid = randomUUID();
     const r = await post('/ingest/events', { sessionId: sid, events: [P.navigate(sid, 0)] });
     expect(r.statusCode).toBe(404);
-    expect(r.json()).toEqual({ error: expect.any(String) });
+    expect(r.json()).toEqual({ error: expect.any(String), code: 'not_found' });
     const other = await s.createProject('other');
     const body = P.sessionStart();
     await post('/ingest/session', body, other.auth);
@@ -203,6 +203,11 @@ describe('POST /ingest/events', () => {
     const bad = await post('/ingest/events', { sessionId: sid, events: [{ ...P.tapEvent(sid, 0), x: 'left' }, { ...P.navigate(sid, 1), type: 'swipe' }] });
     expect(bad.statusCode).toBe(422);
     expect(bad.json().details.map((d: any) => d.path)).toEqual(expect.arrayContaining(['/events/0/x', '/events/1/type']));
+    // ajv's keyword and params ride along, for a client to word the problem without parsing `message`.
+    expect(bad.json().details).toEqual(expect.arrayContaining([
+      { path: '/events/0/x', message: 'must be number', keyword: 'type', params: { type: 'number' } },
+      { path: '/events/1/type', message: expect.any(String), keyword: 'enum', params: { allowedValues: ['navigate', 'network', 'custom', 'tap'] } },
+    ]));
   });
 
   it('answers 400 when a type-specific required field is missing', async () => {
@@ -329,7 +334,7 @@ describe('transport', () => {
   it('answers 400 for a corrupt gzip body and 415 for an unknown encoding', async () => {
     const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: Buffer.from('not gzip at all') });
     expect(r.statusCode).toBe(400);
-    expect(r.json()).toEqual({ error: expect.any(String) });
+    expect(r.json()).toEqual({ error: expect.any(String), code: 'bad_request' });
     const br = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'br' }, payload: '{}' });
     expect(br.statusCode).toBe(415);
   });
@@ -339,7 +344,7 @@ describe('transport', () => {
     const big = JSON.stringify({ sessionId: sid, events: [{ ...P.customEvent(sid, 0), properties: { blob: 'x'.repeat(6 * 1024 * 1024) } }] });
     const r = await post('/ingest/events', big, { ...auth, 'content-type': 'application/json' });
     expect(r.statusCode).toBe(413);
-    expect(r.json()).toEqual({ error: expect.any(String) });
+    expect(r.json()).toEqual({ error: expect.any(String), code: 'payload_too_large' });
     const bomb = zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
     expect(bomb.length).toBeLessThan(1024 * 1024);
     const rb = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: bomb });
@@ -372,7 +377,7 @@ describe('content types', () => {
     for (const headers of [{ ...auth, 'content-type': 'text/plain' }, { ...auth }]) {
       const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers, payload: JSON.stringify(P.sessionStart()) });
       expect(r.statusCode).toBe(415);
-      expect(r.json()).toEqual({ error: expect.any(String) });
+      expect(r.json()).toEqual({ error: expect.any(String), code: 'unsupported_media_type' });
     }
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyResolver } from '../src/services/keyResolver.ts';
 import { openRedis } from '../src/stores/redis.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { sleep } from './helpers/wait.ts';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -22,7 +23,7 @@ async function msUntilRefused(other: KeyResolver, apiKey: string): Promise<numbe
   const t0 = Date.now();
   while (Date.now() - t0 < 10_000) {
     if ((await other.resolve(apiKey)) === null) return Date.now() - t0;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   return Infinity;
 }
@@ -49,6 +50,23 @@ describe('key deactivation reaches other API processes', () => {
       expect(await msUntilRefused(other, apiKey)).toBeLessThan(1000);
     } finally {
       await other.stop();
+      redis.disconnect();
+    }
+  });
+});
+
+describe('a lost invalidation is logged, not swallowed', () => {
+  it('a deactivation that cannot be published says so (other processes then wait for the TTL)', async () => {
+    const { Redis } = await import('ioredis');
+    // A Redis nobody listens on, that fails a command at once instead of queueing it.
+    const redis = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const logged: { obj: object; msg?: string }[] = [];
+    const log = { info() {}, warn() {}, error: (obj: object, msg?: string) => logged.push({ obj, msg }) };
+    const resolver = new KeyResolver(s.svc.projects, 60_000, redis, 'flightrec-test', log);
+    try {
+      await resolver.invalidate('0'.repeat(64));
+      expect(logged).toEqual([{ obj: { err: expect.objectContaining({ message: expect.any(String) }) }, msg: expect.stringMatching(/^key deactivation not published/) }]);
+    } finally {
       redis.disconnect();
     }
   });

@@ -23,7 +23,7 @@ describe('management API', () => {
     expect((await s.app.inject({ method: 'POST', url: '/api/projects', payload: { name: 'x' } })).statusCode).toBe(401);
     const wrong = await s.app.inject({ method: 'POST', url: '/api/projects', headers: { authorization: 'Bearer ' + ADMIN_TOKEN + 'x' }, payload: { name: 'x' } });
     expect(wrong.statusCode).toBe(401);
-    expect(wrong.json()).toEqual({ error: expect.any(String) });
+    expect(wrong.json()).toEqual({ error: expect.any(String), code: 'unauthorized' });
   });
 
   it('creates a project with its first key, shown once and stored hashed', async () => {
@@ -70,7 +70,7 @@ describe('management API', () => {
     expect((await seen()).statusCode).toBe(200);
     expect((await patch({ teamId: null })).json().teamId).toBeNull();
     expect((await patch({ teamId: alice.teamId })).json().teamId).toBe(alice.teamId);
-    expect((await patch({ teamId: randomUUID() })).json()).toEqual({ error: 'Team not found' });
+    expect((await patch({ teamId: randomUUID() })).json()).toEqual({ error: 'Team not found', code: 'not_found' });
     expect((await patch({ teamOwnerEmail: 'nobody@example.com' })).statusCode).toBe(404);
     expect((await s.app.inject({ method: 'PATCH', url: `/api/projects/${randomUUID()}`, headers: s.admin, payload: { name: 'x' } })).statusCode).toBe(404);
   });

@@ -12,7 +12,7 @@ let s: TestServer;
 let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 beforeAll(async () => {
   db = await isolatedDatabase();
-  s = await startTestServer({ ...db.env, RATE_LIMIT_EXPORT_PER_MIN: '2', LOG_LEVEL: 'info' }, tempDataDir(), { logger: { stream: sink } });
+  s = await startTestServer({ ...db.env, RATE_LIMIT_EXPORT_PER_MIN: '2', LOG_LEVEL: 'info', LOG_REQUESTS: 'true' }, tempDataDir(), { logger: { stream: sink } });
 });
 afterAll(async () => {
   await s?.close();
@@ -59,7 +59,7 @@ describe('metrics and health', () => {
     expect(m).toMatch(/^flightrec_process_cpu_seconds_total /m);
   });
 
-  it('splits liveness from readiness, keeps /health as readiness, and logs none of them per request', async () => {
+  it('splits liveness from readiness, keeps /health as readiness, and logs none of them per request, even with LOG_REQUESTS', async () => {
     logLines.length = 0;
     for (const url of ['/health', '/health/ready', '/health/live']) {
       const r = await s.app.inject({ method: 'GET', url });

@@ -8,6 +8,7 @@ import { ChildService, freePort } from './reliability/child.ts';
 import { createDatabase, dropDatabase } from '../scripts/databases.ts';
 import * as P from './helpers/payloads.ts';
 import { readMigrations } from '../src/stores/migrations.ts';
+import { sleep } from './helpers/wait.ts';
 
 // Three API processes on one Postgres, one Redis and one ClickHouse endpoint (the chDB-backed
 // HTTP stand-in), behind a round-robin TCP balancer made here: all three start at once on fresh
@@ -135,7 +136,7 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
       for (;;) {
         if ((await call(p.url + '/export/sessions', 'GET', auth)).status === 401) return Date.now() - t0;
         if (Date.now() - t0 > 6000) return Infinity;
-        await new Promise((r) => setTimeout(r, 50));
+        await sleep(50);
       }
     }));
     expect(Math.max(...refusedAt)).toBeLessThanOrEqual(5000);
@@ -152,7 +153,7 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
         const status = await call(base + path, 'POST', auth, body).then((r) => r.status, () => 0);
         if (status >= 200 && status < 300) return;
         if (status >= 400 && status < 500 && status !== 429) throw new Error(`${path} answered ${status}`);
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
       throw new Error(`${path}: no success after 60 attempts`);
     };

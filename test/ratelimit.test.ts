@@ -26,7 +26,7 @@ describe('ingestion rate limit (in-process, or Redis when REDIS_URL is set)', ()
     expect(remaining).toEqual([4, 3, 2, 1, 0]);
     const limited = await send(a.auth);
     expect(limited.statusCode).toBe(429);
-    expect(limited.json()).toEqual({ error: expect.any(String) });
+    expect(limited.json()).toEqual({ error: expect.any(String), code: 'rate_limited' });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     // another project's key has its own budget
     expect((await send(b.auth)).statusCode).toBe(201);

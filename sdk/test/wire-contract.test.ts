@@ -29,6 +29,8 @@ export type SdkPayloadsMatchTheSchemas = [
   Assert<Sends<SdkEvent, IngestEventBody>>,
   Assert<Sends<NetworkRequest, NetworkRequestBody>>,
   Assert<Sends<CrashReport, CrashBody>>,
+  // …and the SDK can send every event type the schema accepts (one added there needs one here).
+  Assert<[Exclude<IngestEventBody['type'], SdkEvent['type']>] extends [never] ? true : false>,
 ];
 
 let srv: FaultServer;

@@ -1,4 +1,5 @@
 import { InvalidParameterError } from './errors.ts';
+import { canonicalId } from './ids.ts';
 import { parseIsoDate } from './exportParams.ts';
 
 /** A position in a resource's change order: (updatedAt in Unix ms, row id). */
@@ -23,11 +24,11 @@ export function encodeCursor(k: ChangeKey): string {
 export class CursorParamError extends InvalidParameterError {}
 
 export function decodeCursor(text: string): ChangeKey {
-  const bad = () => new CursorParamError('cursor is not a cursor returned by this API (nextCursor / X-Next-Cursor)');
+  const bad = () => new CursorParamError('cursor is not a cursor returned by this API (nextCursor / X-Next-Cursor)', 'cursor');
   if (!text.startsWith('v1.')) throw bad();
   const m = /^(-?\d{1,16}):(.+)$/.exec(Buffer.from(text.slice(3), 'base64url').toString('utf8'));
   if (!m || !UUID.test(m[2] ?? '')) throw bad();
-  return { t: Number(m[1]), id: (m[2] ?? '').toLowerCase() };
+  return { t: Number(m[1]), id: canonicalId(m[2] ?? '') };
 }
 
 /**

@@ -1,25 +1,15 @@
 import { createHash } from 'node:crypto';
 import { isoMs } from './time.ts';
-import { kindOf } from './crashSummary.ts';
+import { kindOf, type CrashContext } from './crashSummary.ts';
 
-/** Everything a crash-alert email shows. */
-export interface CrashAlert {
+/** Everything a crash-alert email shows: the crash's context and where and when it was seen. */
+export interface CrashAlert extends CrashContext {
   projectId: string;
   projectName: string;
   groupId: string;
-  message: string;
   summary: string;
   summarySource: string;
-  stackHead: string;
-  isFatal: boolean;
-  handled: boolean;
   firstSeenAt: number;
-  appVersion: string | null;
-  appBuildNumber: string | null;
-  platform: string | null;
-  osVersion: string | null;
-  deviceBrand: string | null;
-  deviceModel: string | null;
 }
 
 export interface RenderedEmail {

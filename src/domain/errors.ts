@@ -4,14 +4,26 @@
  */
 export class DomainError extends Error {}
 
-/** A field of a request breaks a rule; `path` is a JSON pointer into the request body. */
+/**
+ * A field of a request breaks a rule; `path` is a JSON pointer into the request body. A problem
+ * the JSON schema found also names ajv's `keyword` and `params`, for a client to word it.
+ */
 export interface FieldProblem {
   path: string;
   message: string;
+  keyword?: string;
+  params?: Record<string, unknown>;
 }
 
 /** A thing the caller named does not exist for them (another project's is just as absent). */
 export class NotFoundError extends DomainError {}
+
+/** The project named does not exist, or belongs to a team the caller is not in. */
+export class ProjectNotFoundError extends NotFoundError {
+  constructor() {
+    super('Project not found');
+  }
+}
 
 /** At most this many field problems are reported for one request. */
 export const MAX_DETAILS = 100;
@@ -29,8 +41,12 @@ export class ForbiddenError extends DomainError {}
 /** The change collides with what exists (a member already in the team). */
 export class ConflictError extends DomainError {}
 
-/** A parameter outside a body (query string) cannot be read. */
-export class InvalidParameterError extends DomainError {}
+/** A parameter outside a body (query string) cannot be read; `parameter` names it when one is to blame. */
+export class InvalidParameterError extends DomainError {
+  constructor(message: string, readonly parameter?: string) {
+    super(message);
+  }
+}
 
 /** Ingestion's write queue is full: the caller should retry shortly. */
 export class QueueFullError extends DomainError {

@@ -33,7 +33,7 @@ export function paging(page = 1, limit = DEFAULT_LIMIT): Paging {
 
 export { pageCount } from './paging.ts';
 
-/** A from/to query parameter that is not an ISO 8601 date, or a range that ends before it starts. */
+/** A date query parameter (from, to, updatedSince) that is not an ISO 8601 date. */
 export class DateParamError extends InvalidParameterError {}
 
 // YYYY-MM-DD, optionally THH:MM[:SS[.fraction]] and a zone (Z, +HH:MM, +HHMM, +HH). A zone
@@ -51,7 +51,7 @@ export interface ParsedDate {
  */
 export function parseIsoDate(name: string, text: string): ParsedDate {
   const m = ISO.exec(text);
-  if (!m) throw new DateParamError(`${name} must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)`);
+  if (!m) throw new DateParamError(`${name} must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)`, name);
   const [, y, mo, d, h, mi, s, frac, zone] = m;
   const year = Number(y), month = Number(mo), day = Number(d);
   const hour = Number(h ?? 0), minute = Number(mi ?? 0), second = Number(s ?? 0);
@@ -62,14 +62,14 @@ export function parseIsoDate(name: string, text: string): ParsedDate {
     month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 ||
     date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day
   ) {
-    throw new DateParamError(`${name} is not a valid calendar date or time: "${text}"`);
+    throw new DateParamError(`${name} is not a valid calendar date or time: "${text}"`, name);
   }
   let offsetMin = 0;
   if (zone && zone !== 'Z') {
     const sign = zone[0] === '-' ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
     const oh = Number(digits.slice(0, 2)), om = Number(digits.slice(2) || 0);
-    if (oh > 23 || om > 59) throw new DateParamError(`${name} has an invalid UTC offset: "${text}"`);
+    if (oh > 23 || om > 59) throw new DateParamError(`${name} has an invalid UTC offset: "${text}"`, name);
     offsetMin = sign * (oh * 60 + om);
   }
   return { ms: date.getTime() - offsetMin * 60_000, dateOnly: h === undefined };
@@ -88,7 +88,7 @@ export function dateRange(from: string | undefined, to: string | undefined): { f
   const fromMs = f?.ms;
   const toMsExclusive = t === undefined ? undefined : t.dateOnly ? t.ms + DAY_MS : t.ms + 1;
   if (fromMs !== undefined && toMsExclusive !== undefined && fromMs >= toMsExclusive) {
-    throw new DateParamError('from must not be after to');
+    throw new InvalidParameterError('from must not be after to', 'from');
   }
   return { fromMs, toMsExclusive };
 }

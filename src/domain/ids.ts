@@ -20,10 +20,20 @@ export function uuidV5(name: string): string {
 }
 
 /**
+ * The one spelling of a client's UUID (a session id, a request id): lower case, whatever case it
+ * arrived in. The ingest SQL applies the same rule to the raw bytes it reads (session ids read as
+ * UUID, request ids through lower(): clickhouse/004_one_ingest_table.sql);
+ * test/clickhouse-migration.test.ts checks that the two agree.
+ */
+export const canonicalId = (id: string): string => id.toLowerCase();
+
+/**
  * Identity of an event, and of the network log mirrored from a network event: one row per
  * (session, sequenceNumber), so a retried batch maps onto the rows it already wrote. ClickHouse
- * computes the same id in SQL (clickhouse/002_ingest_pipeline.sql: the events' `id` ALIAS and the
- * mirror's view), from the lower-case session id; the tests check the two agree.
+ * computes the same id in SQL from the canonical session id, which is what stores it: the
+ * events' `id` ALIAS (clickhouse/002_ingest_pipeline.sql) and the network mirror's view
+ * (clickhouse/004_one_ingest_table.sql). This function is their mirror, for the tests:
+ * test/clickhouse-migration.test.ts checks that both SQL expressions give its ids.
  */
 export function eventId(sessionId: string, sequenceNumber: number): string {
   return uuidV5(`${sessionId}:${sequenceNumber}`);

@@ -1,4 +1,5 @@
-export type SessionStatus = 'active' | 'completed' | 'crashed';
+export const SESSION_STATUSES = ['active', 'completed', 'crashed'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 /** Status after a session-end call. A crashed session is never downgraded. */
 export function statusAfterEnd(current: SessionStatus): SessionStatus {

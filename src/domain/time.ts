@@ -1,5 +1,9 @@
 /** Instants as the API shows them: ISO 8601 UTC with milliseconds. */
 
+/** The time in Unix ms, passed in where a decision depends on it, so a test can move it by hand. */
+export type Clock = () => number;
+export const systemClock: Clock = () => Date.now();
+
 /** Unix milliseconds (how ingestion stores client times) to ISO. */
 export function isoMs(ms: number): string;
 export function isoMs(ms: number | null | undefined): string | null;

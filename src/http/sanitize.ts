@@ -84,10 +84,10 @@ export function registerJsonParser(app: FastifyInstance): void {
     // Every body is an object, and an ingest array has a most elements: a large body that
     // cannot be valid is refused before JSON.parse spends the event loop on it.
     if (bytes.length >= SCAN_FROM_BYTES) {
-      if (firstByte(bytes) !== OPEN_OBJ) return done(new HttpError(422, 'Validation failed', [{ path: '/', message: 'must be object' }]), undefined);
+      if (firstByte(bytes) !== OPEN_OBJ) return done(new HttpError(422, 'Validation failed', [{ path: '/', message: 'must be object', keyword: 'type', params: { type: 'object' } }]), undefined);
       const limit = req.routeOptions.config?.bodyArray;
       if (limit && topLevelArrayExceeds(bytes, limit.key, limit.max)) {
-        return done(new HttpError(422, 'Validation failed', [{ path: `/${limit.key}`, message: `must NOT have more than ${limit.max} items` }]), undefined);
+        return done(new HttpError(422, 'Validation failed', [{ path: `/${limit.key}`, message: `must NOT have more than ${limit.max} items`, keyword: 'maxItems', params: { limit: limit.max } }]), undefined);
       }
     }
     const text = bytes.toString('utf8');

@@ -51,10 +51,10 @@ export function originCheck(publicUrl: string) {
   return async (req: FastifyRequest) => {
     if (!UNSAFE.has(req.method)) return;
     const site = req.headers['sec-fetch-site'];
-    if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new HttpError(403, 'Cross-site request refused');
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new HttpError(403, 'Cross-site request refused', undefined, undefined, { code: 'cross_site' });
     const origin = req.headers.origin;
     if (origin === undefined) return;
-    if (origin !== publicOrigin && origin !== `${req.protocol}://${req.host}`) throw new HttpError(403, 'Cross-origin request refused');
+    if (origin !== publicOrigin && origin !== `${req.protocol}://${req.host}`) throw new HttpError(403, 'Cross-origin request refused', undefined, undefined, { code: 'cross_site' });
   };
 }
 

@@ -22,7 +22,8 @@ const keyset: ChKeyset<Key> = {
   params: (k, p) => ({ [`${p}s`]: k.s }),
 };
 
-// `data` is stored as the export's JSON text (domain/eventRows.ts): the JSON envelope parses
+// `data` is the export's JSON text, computed by the table's ALIAS (clickhouse/002_ingest_pipeline.sql;
+// test/helpers/payloads.ts's eventData states the same shape for the tests): the JSON envelope parses
 // it, CSV carries it as text, and an NDJSON line embeds it as an object. JSONEachRow could only
 // print it as a string, so the NDJSON line is assembled here and printed raw (TabSeparatedRaw); every
 // other part of it goes through toJSONString, and `data` holds no raw line breaks.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { isoTime } from '../domain/time.ts';
+import { isoTime, systemClock, type Clock } from '../domain/time.ts';
 
 /** The Postgres `alert_outbox` table: jobs enqueued with the change that calls for them, run by the worker. */
 const TABLE = 'alert_outbox';
@@ -47,8 +47,11 @@ export async function enqueueJob(q: Queryable, projectId: string, groupId: strin
   await q.query(`INSERT INTO ${TABLE} (project_id, group_id, kind) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [projectId, groupId, kind]);
 }
 
-/** The alert outbox: claim with a lease, record each outcome only while holding that lease. */
-export function outboxRepo(db: Queryable) {
+/**
+ * The alert outbox: claim with a lease, record each outcome only while holding that lease.
+ * Leases and due times are read and set on `clock` (the tests move it), not the database's now().
+ */
+export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
   return {
     /** The new-group alert job of a crash group, or null when it has none. */
     /** Jobs by status, pending ones split by whether an attempt already failed (the metrics' backlog and failures). */
@@ -83,17 +86,17 @@ export function outboxRepo(db: Queryable) {
       const r = await db.query<{ id: number; project_id: string; group_id: string; kind: string; attempts: number; sent_at: Date | string | null }>(
         `WITH due AS (
            SELECT id FROM ${TABLE}
-           WHERE status = 'pending' AND next_attempt_at <= now() AND attempts < $3
-             AND (locked_until IS NULL OR locked_until <= now())
+           WHERE status = 'pending' AND next_attempt_at <= to_timestamp($5::float8 / 1000) AND attempts < $3
+             AND (locked_until IS NULL OR locked_until <= to_timestamp($5::float8 / 1000))
            ORDER BY next_attempt_at, id
            LIMIT $1
            FOR UPDATE SKIP LOCKED
          )
          UPDATE ${TABLE} o
-         SET attempts = o.attempts + 1, locked_until = now() + $2::int * interval '1 millisecond', lease_token = $4
+         SET attempts = o.attempts + 1, locked_until = to_timestamp($5::float8 / 1000) + $2::int * interval '1 millisecond', lease_token = $4
          FROM due WHERE o.id = due.id
          RETURNING o.id, o.project_id, o.group_id, o.kind, o.attempts, o.sent_at`,
-        [limit, leaseMs, maxAttempts, token],
+        [limit, leaseMs, maxAttempts, token, clock()],
       );
       return r.rows.map((x) => ({
         id: Number(x.id), projectId: x.project_id, groupId: x.group_id, kind: x.kind,
@@ -104,9 +107,9 @@ export function outboxRepo(db: Queryable) {
     /** Keeps a running job's lease; false when the lease was lost (another worker retook it). */
     async extend(job: OutboxJob, leaseMs: number): Promise<boolean> {
       const r = await db.query(
-        `UPDATE ${TABLE} SET locked_until = now() + $3::int * interval '1 millisecond'
+        `UPDATE ${TABLE} SET locked_until = to_timestamp($4::float8 / 1000) + $3::int * interval '1 millisecond'
          WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
-        [job.id, job.leaseToken, leaseMs],
+        [job.id, job.leaseToken, leaseMs, clock()],
       );
       return r.rowCount > 0;
     },
@@ -142,9 +145,9 @@ export function outboxRepo(db: Queryable) {
     async defer(job: OutboxJob, delayMs: number): Promise<boolean> {
       const r = await db.query(
         `UPDATE ${TABLE} SET locked_until = NULL, attempts = GREATEST(0, attempts - 1),
-           next_attempt_at = now() + $3::int * interval '1 millisecond'
+           next_attempt_at = to_timestamp($4::float8 / 1000) + $3::int * interval '1 millisecond'
          WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
-        [job.id, job.leaseToken, delayMs],
+        [job.id, job.leaseToken, delayMs, clock()],
       );
       return r.rowCount > 0;
     },
@@ -161,9 +164,9 @@ export function outboxRepo(db: Queryable) {
     async retryLater(job: OutboxJob, error: string, delayMs: number): Promise<boolean> {
       const r = await db.query(
         `UPDATE ${TABLE} SET locked_until = NULL, last_error = $3,
-           next_attempt_at = now() + $4::int * interval '1 millisecond'
+           next_attempt_at = to_timestamp($5::float8 / 1000) + $4::int * interval '1 millisecond'
          WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
-        [job.id, job.leaseToken, error, delayMs],
+        [job.id, job.leaseToken, error, delayMs, clock()],
       );
       return r.rowCount > 0;
     },
@@ -182,8 +185,8 @@ export function outboxRepo(db: Queryable) {
       const r = await db.query(
         `UPDATE ${TABLE} SET status = 'failed', done_at = now(), locked_until = NULL,
            last_error = COALESCE(last_error || '; ', '') || 'retry cap reached: the last attempt did not finish (worker lost)'
-         WHERE status = 'pending' AND attempts >= $1 AND (locked_until IS NULL OR locked_until <= now())`,
-        [maxAttempts],
+         WHERE status = 'pending' AND attempts >= $1 AND (locked_until IS NULL OR locked_until <= to_timestamp($2::float8 / 1000))`,
+        [maxAttempts, clock()],
       );
       return r.rowCount;
     },

@@ -117,5 +117,3 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
     },
   };
 }
-
-export type DashboardService = ReturnType<typeof dashboardService>;

@@ -1,4 +1,5 @@
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
+import { canonicalId } from '../domain/ids.ts';
 import { dateRange, paging, type ExportQuery } from '../domain/exportParams.ts';
 import { changeStart, encodeCursor } from '../domain/changeCursor.ts';
 import { pageMeta, type PageMeta } from '../domain/paging.ts';
@@ -62,7 +63,7 @@ export function exportEndpoints(r: {
   const events: ExportEndpoint<EventFilter> = {
     name: 'events',
     // The query schema requires sessionId.
-    filter: (q) => ({ sessionId: (q.sessionId ?? '').toLowerCase() }),
+    filter: (q) => ({ sessionId: canonicalId(q.sessionId ?? '') }),
     // Events live in ClickHouse without their session's project check: a session of another
     // project (or none) is a 404, not an empty list.
     async check(projectId, f) {
@@ -125,5 +126,3 @@ export function exportService(deps: { endpoints: ExportEndpoints; chunkRows: num
     },
   };
 }
-
-export type ExportService = ReturnType<typeof exportService>;

@@ -26,9 +26,10 @@ import { crashGroupsService } from './crashGroups.ts';
 import { dashboardService } from './dashboard.ts';
 import { teamsService } from './teams.ts';
 import { createMetrics } from './metrics.ts';
+import { type Log, silentLog } from '../domain/log.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
-export function createServices(config: Config, stores: Stores, adminToken: string) {
+export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
   // The bytes of accepted bodies waiting for their insert, across every group commit (503 past it).
   const budget = new QueueBudget(config.ingestQueueBytes);
   const ingest = ingestRepo(stores.ch, budget, config.spool);
@@ -43,17 +44,17 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const projects = projectsService(projectRows, apiKeysRepo(stores.pg), accountRows, alertRecipientsRepo(stores.pg), stores.pg);
   const changes = { changeLagMs: config.exportSyncLagMs };
   const sessions = sessionsRepo(stores.pg, events.countBySession, changes);
-  const touches = new SessionTouches(sessions.touch, config.exportTouchIntervalMs);
+  const touches = new SessionTouches(sessions.touch, config.exportTouchIntervalMs, undefined, log);
   // A group's new occurrences change its exported counters: they move its updatedAt the same
   // coalesced way as a session's events (at most once per interval, never once per occurrence).
-  const crashTouches = new SessionTouches((projectId, groupIds) => crashGroups.touch(projectId, groupIds), config.exportTouchIntervalMs);
+  const crashTouches = new SessionTouches((projectId, groupIds) => crashGroups.touch(projectId, groupIds), config.exportTouchIntervalMs, undefined, log);
 
   const wakeups = new Set<() => void>();
   const limits = {
-    ingest: new RateLimiter('ingest', config.rateLimits.ingest, stores.redis, config.redisKeyPrefix),
-    export: new RateLimiter('export', config.rateLimits.export, stores.redis, config.redisKeyPrefix),
-    auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis, config.redisKeyPrefix),
-    dashboard: new RateLimiter('dashboard', config.rateLimits.dashboard, stores.redis, config.redisKeyPrefix),
+    ingest: new RateLimiter('ingest', config.rateLimits.ingest, stores.redis, config.redisKeyPrefix, log),
+    export: new RateLimiter('export', config.rateLimits.export, stores.redis, config.redisKeyPrefix, log),
+    auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis, config.redisKeyPrefix, log),
+    dashboard: new RateLimiter('dashboard', config.rateLimits.dashboard, stores.redis, config.redisKeyPrefix, log),
   };
   const outbox = outboxRepo(stores.pg);
   const crashGroups = crashGroupsService({
@@ -73,7 +74,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     ingest,
     events,
     networkLogs,
-    keys: new KeyResolver(projects, config.keyCacheTtlMs, stores.redis, config.redisKeyPrefix),
+    keys: new KeyResolver(projects, config.keyCacheTtlMs, stores.redis, config.redisKeyPrefix, log),
     limits,
     metrics: createMetrics({
       batchers: [ingest.batcher, crashGroups.batcher],

@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import { hashApiKey, isWellFormedApiKey } from '../domain/apiKey.ts';
 import type { KeyRecord } from '../repos/apiKeys.ts';
+import { loggableError, type Log, silentLog } from '../domain/log.ts';
+import { BoundedMap } from '../domain/boundedMap.ts';
 
 /** Where keys are looked up by hash (the projects service). */
 export interface KeyLookup {
@@ -20,7 +22,7 @@ interface Entry {
  * invalidation drops the entry everywhere at once.
  */
 export class KeyResolver {
-  private cache = new Map<string, Entry>();
+  private cache = new BoundedMap<string, Entry>(MAX_ENTRIES);
   private subscriber: Redis | undefined;
 
   constructor(
@@ -28,6 +30,7 @@ export class KeyResolver {
     private readonly ttlMs: number,
     private readonly redis?: Redis,
     redisKeyPrefix = 'flightrec',
+    private readonly log: Log = silentLog,
   ) {
     this.channel = `${redisKeyPrefix}:key-invalidated`;
   }
@@ -37,9 +40,21 @@ export class KeyResolver {
   async start(): Promise<void> {
     if (!this.redis) return;
     this.subscriber = this.redis.duplicate({ enableOfflineQueue: true });
-    this.subscriber.on('error', () => {});
+    // ioredis reconnects by itself; while it is away, deactivations reach this process through
+    // the cache TTL. Said once per outage, not once per reconnection attempt.
+    let down = false;
+    this.subscriber.on('error', (err: unknown) => {
+      if (!down) this.log.warn({ err: loggableError(err) }, 'key invalidations: Redis unreachable; deactivations arrive within the cache TTL until it returns');
+      down = true;
+    });
+    this.subscriber.on('ready', () => {
+      if (down) this.log.info({}, 'key invalidations: Redis is back');
+      down = false;
+    });
     this.subscriber.on('message', (_channel: string, keyHash: string) => this.cache.delete(keyHash));
-    await this.subscriber.subscribe(this.channel).catch(() => {});
+    await this.subscriber.subscribe(this.channel).catch((err: unknown) => {
+      this.log.error({ err: loggableError(err) }, 'key invalidations not subscribed: other processes\' deactivations arrive within the cache TTL only');
+    });
   }
 
   async stop(): Promise<void> {
@@ -57,10 +72,6 @@ export class KeyResolver {
       record = hit.record;
     } else {
       record = await this.repo.findKeyByHash(keyHash);
-      if (this.cache.size >= MAX_ENTRIES) {
-        const oldest = this.cache.keys().next();
-        if (!oldest.done) this.cache.delete(oldest.value);
-      }
       this.cache.set(keyHash, { record, expires: now + this.ttlMs });
     }
     return record && record.active ? record : null;
@@ -69,6 +80,8 @@ export class KeyResolver {
   /** Drops a key from this process's cache and tells the others. */
   async invalidate(keyHash: string): Promise<void> {
     this.cache.delete(keyHash);
-    await this.redis?.publish(this.channel, keyHash).catch(() => {});
+    await this.redis?.publish(this.channel, keyHash).catch((err: unknown) => {
+      this.log.error({ err: loggableError(err) }, 'key deactivation not published: other processes drop the key within the cache TTL only');
+    });
   }
 }

@@ -1,7 +1,7 @@
 import type { ProjectChange, ProjectsRepo } from '../repos/projects.ts';
 import type { ApiKeysRepo } from '../repos/apiKeys.ts';
 import type { AccountsRepo } from '../repos/accounts.ts';
-import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.ts';
+import { ForbiddenError, NotFoundError, ProjectNotFoundError, ValidationError } from '../domain/errors.ts';
 import { normalizeOrigins } from '../domain/origins.ts';
 import { normalizeEmail } from './accounts.ts';
 import { keyScopes } from '../domain/apiKey.ts';
@@ -60,7 +60,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
   async function access(userId: string, projectId: string): Promise<ProjectAccess> {
     const teamId = await projects.teamOf(projectId);
     const m = teamId === null ? null : await accounts.membership(userId, teamId);
-    if (!m) throw new NotFoundError('Project not found');
+    if (!m) throw new ProjectNotFoundError();
     return m;
   }
 
@@ -95,7 +95,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       const p = await projects.update(projectId, {
         name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: c.alertEmails, teamId, allowedOrigins: origins(c.allowedOrigins),
       });
-      if (!p) throw new NotFoundError('Project not found');
+      if (!p) throw new ProjectNotFoundError();
       if (c.alertEmails !== undefined) await syncRecipients(projectId, p.alertEmails, 'operator');
       return p;
     },
@@ -141,7 +141,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       const p = await projects.update(projectId, {
         name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: cleanEmails(c.alertEmails),
       });
-      if (!p) throw new NotFoundError('Project not found');
+      if (!p) throw new ProjectNotFoundError();
       if (c.alertEmails === undefined) return p;
       await syncRecipients(projectId, p.alertEmails, 'member');
       return { ...p, alertRecipients: await recipients.ofProject(projectId) };
@@ -168,5 +168,3 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
     },
   };
 }
-
-export type ProjectsService = ReturnType<typeof projectsService>;

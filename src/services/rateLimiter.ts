@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { loggableError, type Log, silentLog } from '../domain/log.ts';
 
 export interface LimitResult {
   allowed: boolean;
@@ -22,6 +23,7 @@ export class RateLimiter {
     readonly points: number,
     redis?: Redis,
     redisKeyPrefix = 'flightrec',
+    private readonly log: Log = silentLog,
   ) {
     const memory = new RateLimiterMemory({ keyPrefix: `rl:${name}`, points, duration: 60 });
     this.limiter = redis
@@ -46,6 +48,7 @@ export class RateLimiter {
         return this.result(false, r);
       }
       // Neither Redis nor its insurance answered: let the request through rather than fail it.
+      this.log.error({ err: loggableError(r), limiter: this.name }, 'rate limiter failed; request let through');
       return { allowed: true, limit: this.points, remaining: this.points, resetSeconds: 60 };
     }
   }

@@ -1,3 +1,5 @@
+import { loggableError, type Log, silentLog } from '../domain/log.ts';
+
 /**
  * A session's eventCount is read from ClickHouse at export time, so new events change an
  * exported field without any Postgres write. For incremental exports they must still move the
@@ -22,6 +24,7 @@ export class SessionTouches {
     private readonly intervalMs: number,
     /** Past this many marked sessions the batch is written at once (bounds memory). */
     private readonly maxPending = 50_000,
+    private readonly log: Log = silentLog,
   ) {}
 
   mark(projectId: string, sessionId: string): void {
@@ -47,7 +50,10 @@ export class SessionTouches {
         for (let i = 0; i < all.length; i += 1000) {
           const part = all.slice(i, i + 1000);
           // A failed write keeps its marks for the next round rather than losing them.
-          await this.touch(projectId, part).catch(() => part.forEach((id) => this.mark(projectId, id)));
+          await this.touch(projectId, part).catch((err: unknown) => {
+            this.log.warn({ err: loggableError(err), project: projectId, marks: part.length }, 'updatedAt stamps not written; kept for the next round');
+            part.forEach((id) => this.mark(projectId, id));
+          });
         }
       }
     });

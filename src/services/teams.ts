@@ -62,5 +62,3 @@ export function teamsService(repo: AccountsRepo) {
     },
   };
 }
-
-export type TeamsService = ReturnType<typeof teamsService>;

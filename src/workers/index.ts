@@ -6,6 +6,7 @@ import { alertCrashes, crashAlertJob } from './crashAlertJob.ts';
 import { createSummarizer, type Summarize } from './summary.ts';
 import { createMailer, type Mailer } from './mailer.ts';
 import type { WorkerLog } from './log.ts';
+import type { Clock } from '../domain/time.ts';
 import { recipientConfirmations } from './recipientConfirmations.ts';
 
 export interface AlertWorker {
@@ -21,16 +22,16 @@ export function createAlertWorker(
   config: Config,
   db: Postgres,
   log: WorkerLog,
-  overrides: { mailer?: Mailer; summarize?: Summarize } = {},
+  overrides: { mailer?: Mailer; summarize?: Summarize; clock?: Clock } = {},
 ): AlertWorker {
   const mailer = overrides.mailer ?? createMailer(config);
   const summarize = overrides.summarize ?? createSummarizer(config, log);
   const o = config.outbox;
   const handlers = {
-    [NEW_GROUP_JOB]: crashAlertJob({ config, crashes: alertCrashes(db), outbox: outboxRepo(db), summarize, mailer }),
+    [NEW_GROUP_JOB]: crashAlertJob({ config, crashes: alertCrashes(db), outbox: outboxRepo(db, overrides.clock), summarize, mailer }),
   };
   const worker = new OutboxWorker(db, handlers, {
-    pollMs: o.pollMs, leaseMs: o.leaseMs, maxAttempts: o.maxAttempts, baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs,
+    pollMs: o.pollMs, leaseMs: o.leaseMs, maxAttempts: o.maxAttempts, baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs, clock: overrides.clock,
   }, log, [recipientConfirmations(config, db, mailer, log)]);
   return {
     worker,

@@ -1,8 +1,2 @@
-/** The slice of a pino logger the workers use (Fastify's app.log and a plain pino both fit). */
-export interface WorkerLog {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-export const silentLog: WorkerLog = { info() {}, warn() {}, error() {} };
+// The workers log through the one Log of src/domain/log.ts; the name stays for their signatures.
+export type { Log as WorkerLog } from '../domain/log.ts';

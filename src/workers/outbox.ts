@@ -2,6 +2,8 @@ import type { Postgres } from '../stores/postgres/port.ts';
 import { outboxRepo, type OutboxJob, type OutboxRepo } from '../repos/outbox.ts';
 import { afterFailure, type BackoffPolicy } from '../domain/outboxBackoff.ts';
 import type { WorkerLog } from './log.ts';
+import { loggableError } from '../domain/log.ts';
+import type { Clock } from '../domain/time.ts';
 
 /** Runs one job; its note is stored with the outcome (e.g. why nothing was sent). */
 export type JobHandler = (job: OutboxJob) => Promise<{ note?: string | null } | void>;
@@ -11,6 +13,8 @@ export interface OutboxWorkerOptions extends BackoffPolicy {
   leaseMs: number;
   /** Jobs claimed per round. */
   batchSize?: number;
+  /** Leases and due times (default: the system clock). */
+  clock?: Clock;
 }
 
 /** A job failure that no retry can fix (unknown kind, deleted group): failed at once. */
@@ -45,7 +49,7 @@ export class OutboxWorker {
     private readonly log: WorkerLog,
     private readonly sweeps: Sweep[] = [],
   ) {
-    this.repo = outboxRepo(db);
+    this.repo = outboxRepo(db, opts.clock);
   }
 
   start(): void {
@@ -79,7 +83,7 @@ export class OutboxWorker {
         try {
           await this.runDue();
         } catch (err) {
-          this.log.error({ err: String(err) }, 'outbox round failed; retrying at the next poll');
+          this.log.error({ err: loggableError(err) }, 'outbox round failed; retrying at the next poll');
         }
       } while (this.again && !this.stopped);
     })().finally(() => {
@@ -93,7 +97,7 @@ export class OutboxWorker {
   async runDue(): Promise<number> {
     await this.repo.failAbandoned(this.opts.maxAttempts);
     for (const sweep of this.sweeps) {
-      await sweep().catch((err: unknown) => this.log.error({ err: String(err) }, 'outbox sweep failed; retrying at the next poll'));
+      await sweep().catch((err: unknown) => this.log.error({ err: loggableError(err) }, 'outbox sweep failed; retrying at the next poll'));
     }
     let ran = 0;
     for (;;) {
@@ -107,7 +111,11 @@ export class OutboxWorker {
   async runJob(job: OutboxJob): Promise<void> {
     // Long jobs keep their lease; a dead worker's lease runs out and another worker retakes the job.
     const heartbeat = setInterval(() => {
-      this.repo.extend(job, this.opts.leaseMs).catch(() => {});
+      // A missed extension is retried at the next beat; if the lease runs out meanwhile another
+      // worker may take the job too, which the log must show.
+      this.repo.extend(job, this.opts.leaseMs).catch((err: unknown) => {
+        this.log.warn({ job: job.id, kind: job.kind, err: loggableError(err) }, 'outbox lease extension failed; retrying at the next beat');
+      });
     }, Math.max(50, Math.floor(this.opts.leaseMs / 3)));
     heartbeat.unref();
     try {
@@ -126,10 +134,10 @@ export class OutboxWorker {
       const next = err instanceof PermanentJobError ? ({ action: 'give-up' } as const) : afterFailure(job.attempts, this.opts);
       if (next.action === 'give-up') {
         await this.repo.fail(job, msg);
-        this.log.error({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, err: msg }, 'outbox job failed for good');
+        this.log.error({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, err: loggableError(err) }, 'outbox job failed for good');
       } else {
         await this.repo.retryLater(job, msg, next.delayMs);
-        this.log.warn({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, retryInMs: next.delayMs, err: msg }, 'outbox job failed; will retry');
+        this.log.warn({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, retryInMs: next.delayMs, err: loggableError(err) }, 'outbox job failed; will retry');
       }
     } finally {
       clearInterval(heartbeat);

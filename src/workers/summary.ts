@@ -4,6 +4,7 @@ import {
   cleanAiSummary, deterministicSummary, summaryPrompt, DETERMINISTIC_SOURCE, type CrashContext,
 } from '../domain/crashSummary.ts';
 import type { WorkerLog } from './log.ts';
+import { loggableError } from '../domain/log.ts';
 
 export interface Summary {
   summary: string;
@@ -40,7 +41,7 @@ export function createSummarizer(config: Pick<Config, 'openai' | 'summaryTimeout
       if (text) return { summary: text, source: `openai:${ai.model}` };
       log.warn({ model: ai.model }, 'AI summary was empty; using the deterministic summary');
     } catch (err) {
-      log.warn({ err: String(err), model: ai.model }, 'AI summary failed; using the deterministic summary');
+      log.warn({ err: loggableError(err), model: ai.model }, 'AI summary failed; using the deterministic summary');
     }
     return fallback(c);
   };

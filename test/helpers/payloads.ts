@@ -1,3 +1,4 @@
+import type { IngestEvent } from '../../src/domain/eventRows.ts';
 import { randomUUID } from 'node:crypto';
 
 /** SDK-shaped payloads for tests. */
@@ -47,4 +48,22 @@ export function crash(sessionId: string, overrides: Record<string, unknown> = {}
     timestamp: T0 + 9000,
     ...overrides,
   };
+}
+
+/**
+ * The export `data` object of an event (docs/decisions.md), absent values null: what the events
+ * table's `data` ALIAS computes (clickhouse/002_ingest_pipeline.sql), written once more here for
+ * the tests to check the SQL against.
+ */
+export function eventData(e: IngestEvent): Record<string, unknown> {
+  switch (e.type) {
+    case 'navigate':
+      return { from: e.from ?? null, to: e.to ?? null };
+    case 'custom':
+      return { name: e.name ?? null, properties: e.properties ?? null };
+    case 'network':
+      return { method: e.method ?? null, url: e.url ?? null, statusCode: e.statusCode ?? null, duration: e.duration ?? null, error: e.error ?? null };
+    case 'tap':
+      return { x: e.x ?? null, y: e.y ?? null, target: e.target ?? null };
+  }
 }

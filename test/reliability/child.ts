@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { ADMIN_TOKEN, tempDataDir } from '../helpers/server.ts';
 import { freePort } from '../../scripts/freePort.ts';
+import { sleep } from '../helpers/wait.ts';
 export { freePort };
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -43,7 +44,7 @@ export class ChildService {
       } catch {
         // not listening yet
       }
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     throw new Error(`service did not become healthy in ${timeoutMs} ms:\n${this.output.slice(-4000)}`);
   }

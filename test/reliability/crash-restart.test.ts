@@ -2,13 +2,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startServiceWithProject, type ChildService } from './child.ts';
 import { Ledger, runLoad } from './load.ts';
 import { checkServiceStores } from './verify.ts';
+import { sleep } from '../helpers/wait.ts';
 
 // Issue 6, item 1: SIGKILL the service mid-load several times; every acknowledged write must be
 // in the stores exactly once afterwards. Embedded stores by default; the machine's Postgres and
 // Redis when DATABASE_URL / REDIS_URL are set.
 const KILLS = Number(process.env.KILLS ?? 4);
 const CLIENTS = Number(process.env.LOAD_CLIENTS ?? 6);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let svc: ChildService | undefined;
 afterAll(async () => {

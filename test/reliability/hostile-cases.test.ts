@@ -28,7 +28,7 @@ describe('hostile input, pinned', () => {
     const ev = JSON.stringify({ ...P.customEvent(sid, 0), properties: { X: 1 } }).replace('{"X":1}', nested(20_000));
     const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json' }, payload: `{"sessionId":"${sid}","events":[${ev}]}` });
     expect(r.statusCode).toBe(422);
-    expect(r.json()).toEqual({ error: 'Validation failed', details: [{ path: '/events/0/properties', message: 'must not nest deeper than 32 levels' }] });
+    expect(r.json()).toEqual({ error: 'Validation failed', code: 'validation_failed', details: [{ path: '/events/0/properties', message: 'must not nest deeper than 32 levels' }] });
     expect(await countRows(s, 'events', projectId)).toBe(0);
   });
 
@@ -42,7 +42,7 @@ describe('hostile input, pinned', () => {
     for (const body of ['['.repeat(100_000) + ']'.repeat(100_000), nested(100_000), `{"sessionId":"${sid}","junk":${nested(100_000)},"events":[]}`]) {
       const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json' }, payload: body });
       expect(r.statusCode).toBeLessThan(500);
-      expect(Object.keys(r.json()).sort()).toEqual(r.statusCode === 422 ? ['details', 'error'] : r.statusCode < 300 ? ['count', 'ok'] : ['error']);
+      expect(Object.keys(r.json()).sort()).toEqual(r.statusCode === 422 ? ['code', 'details', 'error'] : r.statusCode < 300 ? ['count', 'ok'] : r.statusCode === 400 ? ['code', 'error', 'field'] : ['code', 'error']);
     }
   });
 
@@ -63,10 +63,10 @@ describe('hostile input, pinned', () => {
   it('router-level errors carry the contract body: over-long path parameter (414), malformed URL (400)', async () => {
     const long = await s.app.inject({ method: 'GET', url: '/api/projects/' + 'a'.repeat(5000), headers: s.admin });
     expect(long.statusCode).toBe(414);
-    expect(long.json()).toEqual({ error: expect.any(String) });
+    expect(long.json()).toEqual({ error: expect.any(String), code: 'uri_too_long' });
     const bad = await s.app.inject({ method: 'GET', url: '/api/projects/%zz', headers: s.admin });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toEqual({ error: expect.any(String) });
+    expect(bad.json()).toEqual({ error: expect.any(String), code: 'bad_request' });
   });
 
   it('a gzip bomb stops at the body limit with 413', async () => {
@@ -74,7 +74,7 @@ describe('hostile input, pinned', () => {
     const t0 = Date.now();
     const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: bomb });
     expect(r.statusCode).toBe(413);
-    expect(r.json()).toEqual({ error: expect.any(String) });
+    expect(r.json()).toEqual({ error: expect.any(String), code: 'payload_too_large' });
     expect(Date.now() - t0).toBeLessThan(5000);
   });
 
@@ -83,7 +83,7 @@ describe('hostile input, pinned', () => {
       const body = prefix + JSON.stringify(P.sessionStart()).slice(1);
       const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'application/json' }, payload: body });
       expect(r.statusCode).toBe(400);
-      expect(r.json()).toEqual({ error: expect.any(String) });
+      expect(r.json()).toEqual({ error: expect.any(String), code: 'invalid_json' });
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

@@ -7,6 +7,7 @@ import { createServer, type Server } from '../../src/server.ts';
 import { tempDataDir, ADMIN_TOKEN } from '../helpers/server.ts';
 import { sessionRow } from '../helpers/inspect.ts';
 import * as P from '../helpers/payloads.ts';
+import { sleep } from '../helpers/wait.ts';
 
 // Issue 6, item 5: a key reads and writes only its own project; deactivated and malformed keys
 // get 401 everywhere; no key or admin token reaches the logs; slow clients cannot pin connections.
@@ -35,6 +36,8 @@ beforeAll(async () => {
     DATA_DIR: tempDataDir(),
     ADMIN_TOKEN,
     RUN_WORKER: 'false',
+    // Every request's lines too: the most a log can hold must still hold no secret.
+    LOG_REQUESTS: 'true',
     HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
@@ -134,7 +137,7 @@ describe('isolation between projects', () => {
         // /export/* may not exist in this build: then 404 is fine, otherwise 401.
         if (res.statusCode === 404 && r.url.startsWith('/export') && /^Route /.test(res.json().error)) continue;
         expect(res.statusCode, `${name} ${r.method} ${r.url}`).toBe(401);
-        expect(res.json()).toEqual({ error: expect.any(String) });
+        expect(res.json()).toEqual({ error: expect.any(String), code: 'unauthorized' });
       }
     }
   });
@@ -171,7 +174,7 @@ describe('secrets never reach the logs', () => {
       await fetch(base + '/api/projects', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
       await fetch(base + '/export/sessions', { headers: { authorization: `Bearer ${key}` } });
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     expect(logText.length).toBeGreaterThan(10_000); // trace logging did capture the traffic
     expect(logText).toContain('injected fault'); // and the 500's error
     for (const secret of secrets) {
@@ -201,7 +204,7 @@ describe('slow clients', () => {
     const loris = Array.from({ length: 50 }, () => slow('headers'));
     const body = slow('body');
     // The service keeps answering while 51 slow connections are open.
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     const ok = await fetch(base + '/health');
     expect(ok.status).toBe(200);
     const cut = await Promise.all(loris);

@@ -4,6 +4,7 @@ import { Ledger, runLoad } from './load.ts';
 import { checkServiceStores } from './verify.ts';
 import * as P from '../helpers/payloads.ts';
 import http from 'node:http';
+import { sleep } from '../helpers/wait.ts';
 
 /** A POST on a fresh connection whose body is sent in two halves: the second when told. */
 function slowPost(url: string, headers: Record<string, string>, body: string) {
@@ -23,7 +24,6 @@ function slowPost(url: string, headers: Record<string, string>, body: string) {
 
 // Issue 6, item 3: SIGTERM under load stops accepting, lets in-flight requests finish, flushes
 // the group-commit queue and closes the stores; nothing acknowledged is lost.
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let svc: ChildService | undefined;
 afterAll(async () => {

@@ -9,13 +9,13 @@ import * as P from '../helpers/payloads.ts';
 import { freePort } from './child.ts';
 import { TcpProxy } from './tcpProxy.ts';
 import { createDatabase, dropDatabase } from '../../scripts/databases.ts';
+import { sleep } from '../helpers/wait.ts';
 
 // Issue 6, item 2: a store goes away mid-load and comes back. One in-process server for the
 // file: embedded ClickHouse (fault injected at the port), Postgres through a TCP proxy to a
 // scratch database, and its own redis-server (never the machine's).
 const PG_ADMIN = (process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test').replace(/\/[^/]*$/, '/postgres');
 const SCRATCH = `flightrec_rel_${randomBytes(4).toString('hex')}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function postgresReachable(): Promise<boolean> {
   const c = new pg.Client({ connectionString: PG_ADMIN, connectionTimeoutMillis: 2000 });
@@ -103,6 +103,8 @@ function round(sid: string, seq: number) {
 }
 
 const retryable = (code: number) => code === 500 || code === 503;
+/** The body of a retryable answer: a 500's code, or a 503's (the ingest queue is full). */
+const retryBody = (status: number) => ({ error: expect.any(String), code: status === 500 ? 'internal_error' : 'queue_full' });
 
 describe.skipIf(!pgUp)('a store goes away', () => {
   it('Redis killed mid-load: ingestion keeps answering 2xx, and uses Redis again when it returns', async () => {
@@ -194,11 +196,11 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       console.log(`postgres ${mode}: answered ${answers.map((r) => r.statusCode).join(',')} in ${elapsed} ms`);
       for (const r of answers.slice(0, 4)) {
         expect(retryable(r.statusCode), `${mode}: ${r.statusCode} ${r.body}`).toBe(true);
-        expect(r.json()).toEqual({ error: expect.any(String) });
+        expect(r.json()).toEqual(retryBody(r.statusCode));
       }
       expect(answers[4]!.statusCode).toBe(503);
       expect(answers[5]!.statusCode, answers[5]!.body).toBe(500);
-      expect(answers[5]!.json()).toEqual({ error: expect.any(String) });
+      expect(answers[5]!.json()).toEqual(retryBody(500));
       // A partitioned database must not pin requests: they fail within the pool/query timeouts.
       expect(elapsed, `${mode} answered after ${elapsed} ms`).toBeLessThan(15_000);
       proxy.restore();
@@ -249,7 +251,7 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       // A crash occurrence is a ClickHouse row too: its report fails (retryable) with the others.
       for (const r of [...evs, net, crash]) {
         expect(retryable(r.statusCode), r.body).toBe(true);
-        expect(r.json()).toEqual({ error: expect.any(String) });
+        expect(r.json()).toEqual(retryBody(r.statusCode));
       }
       expect(start.statusCode).toBe(201);
       const nl = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM network_logs FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
@@ -288,7 +290,7 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       ]);
       const poisoned = answers.splice(10, 1)[0]!;
       expect(poisoned.statusCode).toBe(500);
-      expect(poisoned.json()).toEqual({ error: expect.any(String) });
+      expect(poisoned.json()).toEqual(retryBody(500));
       expect(answers.map((r) => r.statusCode)).toEqual(good.map(() => 201));
       const rows = await ch.query<{ seq: number }>('SELECT sequence_number AS seq FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY seq', { p: projectId, s: sid });
       expect(rows.map((r) => Number(r.seq))).toEqual(good.map((_, b) => 100 + b));

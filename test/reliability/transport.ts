@@ -6,6 +6,7 @@
  * 2xx or the deadline. Delays are shortened (the same policy, faster) so a test run stays short.
  */
 import { Transport, type FetchLike } from '../../sdk/src/transport.ts';
+import { sleep } from '../helpers/wait.ts';
 
 export interface Sent {
   status: number;
@@ -31,7 +32,6 @@ export class PermanentError extends Error {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function sendWithRetry(
   baseUrl: string | (() => string),

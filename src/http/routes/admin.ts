@@ -2,6 +2,7 @@ import * as A from '../schemas/admin.ts';
 import { errorResponse, okResponse } from '../schemas/ingest.ts';
 import { adminAuth } from '../auth.ts';
 import { HttpError } from '../errors.ts';
+import { ProjectNotFoundError } from '../../domain/errors.ts';
 import { optionalBody } from '../validation.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
@@ -27,7 +28,7 @@ export const adminRoutes = (svc: Services): Routes => async (app) => {
     schema: { tags: ['management'], security, params: A.projectIdParams, response: { 200: A.project, ...errors } },
   }, async (req) => {
     const p = await svc.projects.getProject(req.params.projectId);
-    if (!p) throw new HttpError(404, 'Project not found');
+    if (!p) throw new ProjectNotFoundError();
     return p;
   });
 
@@ -46,7 +47,7 @@ export const adminRoutes = (svc: Services): Routes => async (app) => {
     },
   }, async (req, reply) => {
     const created = await svc.projects.createKey(req.params.projectId, req.body?.name?.trim() || null, req.body?.scopes);
-    if (!created) throw new HttpError(404, 'Project not found');
+    if (!created) throw new ProjectNotFoundError();
     return reply.code(201).send(created);
   });
 

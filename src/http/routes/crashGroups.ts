@@ -2,6 +2,7 @@ import * as S from '../schemas/crashGroups.ts';
 import { errorResponse } from '../schemas/ingest.ts';
 import { adminAuth } from '../auth.ts';
 import { HttpError } from '../errors.ts';
+import { ProjectNotFoundError } from '../../domain/errors.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 
@@ -14,7 +15,7 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
 
   async function notFound(projectId: string): Promise<never> {
     const p = await svc.projects.getProject(projectId);
-    throw new HttpError(404, p ? 'Crash group not found' : 'Project not found');
+    throw p ? new HttpError(404, 'Crash group not found') : new ProjectNotFoundError();
   }
 
   app.get('/projects/:projectId/crash-groups/:groupId', {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services/index.ts';
-import { loggableError } from '../errors.ts';
+import { loggableError } from '../../domain/log.ts';
 
 const status = { type: 'object', properties: { status: { type: 'string' }, error: { type: 'string' } } } as const;
 

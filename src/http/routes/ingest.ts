@@ -1,4 +1,5 @@
 import * as S from '../schemas/ingest.ts';
+import { canonicalId } from '../../domain/ids.ts';
 import { apiKeyAuth } from '../auth.ts';
 import { rateLimit } from '../rateLimit.ts';
 import { decodeBody } from '../bodyDecoding.ts';
@@ -10,7 +11,7 @@ import type { Services } from '../../services/index.ts';
 
 const security = [{ apiKey: [] }];
 
-const lower = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v);
+const lower = (v: unknown) => (typeof v === 'string' ? canonicalId(v) : v);
 
 /**
  * Session and request ids are UUIDs, the same whatever their letter case: one spelling (lower

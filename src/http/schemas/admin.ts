@@ -1,3 +1,5 @@
+import { KEY_SCOPES } from '../../domain/apiKey.ts';
+
 export const projectNameSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
 export const keyNameSchema = { type: 'string', maxLength: 100 } as const;
 /** Alert recipients of a project; null falls back to ALERT_EMAIL_TO. */
@@ -45,7 +47,7 @@ export const keyInfo = {
 
 /** `scopes`: `ingest` and/or `export` (default both); an app should embed an ingest-only key. */
 const keyScopesSchema = {
-  type: 'array', minItems: 1, maxItems: 2, uniqueItems: true, items: { type: 'string', enum: ['ingest', 'export'] },
+  type: 'array', minItems: 1, maxItems: 2, uniqueItems: true, items: { type: 'string', enum: [...KEY_SCOPES] },
 } as const;
 
 export const keyCreateBody = { type: ['object', 'null'], properties: { name: keyNameSchema, scopes: keyScopesSchema } } as const;

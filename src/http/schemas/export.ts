@@ -1,5 +1,8 @@
 // JSON Schemas of the export routes: query-string validation and the OpenAPI document.
 import { MAX_LIMIT, DEFAULT_LIMIT } from '../../domain/exportParams.ts';
+import { SESSION_STATUSES } from '../../domain/sessionState.ts';
+import { CRASH_GROUP_STATUSES } from '../../domain/crashGroupStatus.ts';
+import { EVENT_TYPES } from '../../domain/eventRows.ts';
 
 const str = { type: 'string' } as const;
 const nStr = { type: ['string', 'null'] } as const;
@@ -51,7 +54,7 @@ export const eventsQuery = {
 export const sessionRow = {
   type: 'object',
   properties: {
-    id: str, userId: nStr, status: { type: 'string', enum: ['active', 'completed', 'crashed'] },
+    id: str, userId: nStr, status: { type: 'string', enum: [...SESSION_STATUSES] },
     platform: nStr, osVersion: nStr, appVersion: nStr, networkType: nStr,
     eventCount: int, hasCrash: bool, hasNetworkErrors: bool,
     duration: { ...nInt, description: 'ms; null while the session is active' },
@@ -63,7 +66,7 @@ export const sessionRow = {
 export const crashRow = {
   type: 'object',
   properties: {
-    id: str, message: str, status: { type: 'string', enum: ['open', 'acknowledged', 'resolved', 'ignored'] },
+    id: str, message: str, status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] },
     isFatal: bool, handled: bool, occurrenceCount: int, affectedDevices: int,
     platform: nStr, appVersion: nStr, osVersion: nStr, firstSeenAt: iso, lastSeenAt: iso,
     updatedAt: { ...iso, description: 'latest of creation, status or summary change, and the recording of its latest occurrence; server clock' },
@@ -73,7 +76,7 @@ export const crashRow = {
 export const eventRow = {
   type: 'object',
   properties: {
-    id: str, type: { type: 'string', enum: ['navigate', 'network', 'custom', 'tap'] }, timestamp: iso, sequenceNumber: int,
+    id: str, type: { type: 'string', enum: [...EVENT_TYPES] }, timestamp: iso, sequenceNumber: int,
     data: {
       type: 'object', additionalProperties: true,
       description: 'navigate {from, to}; custom {name, properties}; network {method, url, statusCode, duration, error}; tap {x, y, target}; absent values null',

@@ -1,5 +1,6 @@
 // JSON Schemas of the ingestion bodies: the single source for validation and the OpenAPI doc.
 // Unknown fields are ignored; timestamps are Unix ms within ClickHouse's DateTime64 range.
+import { EVENT_TYPES } from '../../domain/eventRows.ts';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
 export const unixMs = { type: 'integer', minimum: 0, maximum: 10_000_000_000_000 } as const;
@@ -42,7 +43,7 @@ export const sessionEndBody = {
 } as const;
 
 const envelope = {
-  type: { type: 'string', enum: ['navigate', 'network', 'custom', 'tap'] },
+  type: { type: 'string', enum: [...EVENT_TYPES] },
   sessionId: uuid,
   timestamp: unixMs,
   sequenceNumber: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
@@ -133,13 +134,23 @@ export const okCountResponse = {
   properties: { ok: { type: 'boolean' }, count: { type: 'integer' } },
 } as const;
 
+// `code` is the machine-readable cause (src/http/errors.ts); `field`, `keyword` and `params` name
+// the one parameter a 400 is about; each detail of a 422 carries ajv's keyword and params too.
+const ajvParams = { type: 'object', additionalProperties: true } as const;
 export const errorResponse = {
   type: 'object',
   properties: {
     error: { type: 'string' },
+    code: { type: 'string' },
+    field: { type: 'string' },
+    keyword: { type: 'string' },
+    params: ajvParams,
     details: {
       type: 'array',
-      items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
+      items: {
+        type: 'object',
+        properties: { path: { type: 'string' }, message: { type: 'string' }, keyword: { type: 'string' }, params: ajvParams },
+      },
     },
   },
 } as const;

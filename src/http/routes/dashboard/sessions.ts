@@ -1,6 +1,7 @@
 import type { Routes } from '../../typeProvider.ts';
 import type { Services } from '../../../services/index.ts';
 import { SESSION_SORTS } from '../../../repos/sessions.ts';
+import { SESSION_STATUSES } from '../../../domain/sessionState.ts';
 import { dateParam, paging, params, projectAccess, tags } from './common.ts';
 
 const text = { type: 'string', maxLength: 200 } as const;
@@ -16,7 +17,7 @@ export const sessionRoutes = (svc: Services): Routes => async (app) => {
       querystring: {
         type: 'object',
         properties: {
-          from: dateParam, to: dateParam, status: { type: 'string', enum: ['active', 'completed', 'crashed'] },
+          from: dateParam, to: dateParam, status: { type: 'string', enum: [...SESSION_STATUSES] },
           q: { ...text, description: 'a user id (or its start) or the start of a session id' },
           platform: text, appVersion: text, hasCrash: { type: 'boolean' }, networkErrors: { type: 'boolean' },
           sort: { type: 'string', enum: [...SESSION_SORTS], default: 'started' }, order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
