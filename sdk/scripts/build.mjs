@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 const sdk = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.resolve(process.argv[2] ?? path.join(sdk, 'dist'));
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+// The compiler's own bin (typescript's "exports" do not list it): next to its package.json.
+const tsc = path.join(path.dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
 
 fs.rmSync(out, { recursive: true, force: true });
 for (const [config, dir] of [['tsconfig.build.json', 'esm'], ['tsconfig.cjs.json', 'cjs']]) {

@@ -156,7 +156,7 @@ export class FlightrecClient {
   private maxBytes = MAX_BATCH_BYTES;
   private flushIntervalMs = EVENTS_FLUSH_INTERVAL_MS;
   private scrub: (url: string) => string = (u) => u;
-  private readonly abort = new AbortController();
+  private abort = new AbortController();
   private readonly timers: Timer[] = [];
   private readonly uninstall: (() => void)[] = [];
   private ready: Promise<void> = Promise.resolve();
@@ -650,14 +650,25 @@ export class FlightrecClient {
   private exitFlush(why: 'beforeExit' | 'signal'): Promise<void> {
     return this.guard(Promise.resolve(), () => {
       if (this.closed || this.closing) return Promise.resolve();
+      if (why === 'beforeExit' && !this.session && this.queue.length === 0) return Promise.resolve();
+      void this.endCurrent();
       if (why === 'beforeExit') {
-        if (!this.session && this.queue.length === 0) return Promise.resolve();
-        const mark = `${this.sentBatches}/${this.queue.length}/${this.queue.items}/${this.session?.id ?? ''}/${this.rejected}`;
+        const mark = `${this.sentBatches}/${this.queue.length}/${this.queue.items}/${this.rejected}`;
         if (mark === this.exitMark) return Promise.resolve();
         this.exitMark = mark;
       }
-      void this.endCurrent();
-      return this.send(true).then(() => this.persisting);
+      const done = this.send(true).then(() => this.persisting);
+      if (why === 'beforeExit') {
+        // A signal's wait is bounded by the process hooks; here the retries' timers would keep
+        // the process alive: after the bound, they are cut and the batches stay queued.
+        const t = setTimeout(() => {
+          this.paused = true;
+          this.abort.abort();
+          this.abort = new AbortController();
+        }, this.opts.exitFlushTimeoutMs ?? 2000);
+        void done.finally(() => clearTimeout(t));
+      }
+      return done;
     });
   }
 
