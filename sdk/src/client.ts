@@ -571,28 +571,34 @@ export class FlightrecClient {
   }
 
   /**
-   * Sends the queue with keepalive, now (synchronously), as far as the browser's budget goes: in
-   * order, a data batch split to fill what is left. A session whose start is not acknowledged yet
-   * sends its start alone: its events would race it and be refused (404), so they wait for the
-   * next page load. On exit, a batch already in flight without keepalive is sent again with it
-   * (leaving the page cancels ordinary requests; the service collapses a repeat).
+   * Sends the queue with keepalive, now (synchronously), as far as the browser's budget goes:
+   * session ends and crashes first (small, and an end left unsent leaves its session active),
+   * then the data in order, a batch split to fill what is left; the service takes events of a
+   * session after its end. A session whose start is not acknowledged yet sends its start alone:
+   * its events would race it and be refused (404), so they wait for the next page load. On
+   * exit, a batch already in flight without keepalive is sent again with it (leaving the page
+   * cancels ordinary requests; the service collapses a repeat).
    */
   private drainForExit(exit: boolean): void {
     if (!this.loaded || this.closed) return;
     let budget = KEEPALIVE_MAX_BYTES - this.transport.keepaliveInFlight;
-    const waiting = new Set<string>();
-    for (const b of [...this.queue.list()]) {
+    const unacknowledged = new Set(this.queue.list().filter((b) => b.kind === 'session').map((b) => b.sessionId));
+    const candidates = (data: boolean) => this.queue.list().filter((b) => isDroppable(b) === data
+      && !this.keptAlive.has(b.id) && (exit || !this.queue.inFlight.has(b.id))
+      && (!unacknowledged.has(b.sessionId) || b.kind === 'session'));
+    for (const b of candidates(false)) {
+      const size = clean.utf8Length(b.body);
+      if (size > budget) continue;
+      budget -= size;
+      this.launch(b, true);
+    }
+    for (const b of candidates(true)) {
       if (budget < 256) break;
-      const sid = b.sessionId;
-      if (waiting.has(sid)) continue;
-      if (b.kind === 'session') waiting.add(sid);
-      if (this.keptAlive.has(b.id) || (!exit && this.queue.inFlight.has(b.id))) continue;
       let next = b;
       let size = clean.utf8Length(b.body);
       if (size > budget) {
-        if (!isDroppable(b)) continue;
         const items = batchItems(b);
-        const [first] = itemBatches(b.kind as 'events' | 'network', sid, items.map(sealItem), Number.MAX_SAFE_INTEGER, budget, b.createdAt);
+        const [first] = itemBatches(b.kind as 'events' | 'network', b.sessionId, items.map(sealItem), Number.MAX_SAFE_INTEGER, budget, b.createdAt);
         if (!first || first.items >= items.length || clean.utf8Length(first.body) > budget) continue;
         this.queue.replace(b.id, [first, ...rebuild(b, items.slice(first.items))]);
         next = first;
