@@ -9,7 +9,7 @@ export * from './transport.js';
 export * from './batcher.js';
 export * from './persistence.js';
 export { instrumentFetch as instrumentFetchWith, instrumentXhr as instrumentXhrWith, type AnyFetch, type InstrumentOptions, type RecordedRequest } from './fetch.js';
-export { DEFAULT_SCRUBBED_PARAMS, FILTERED, jsonSafe, platformOf, urlScrubber } from './sanitize.js';
+export { DEFAULT_SCRUBBED_PARAMS, FILTERED, jsonSafe, platformOf, urlScrubber, type ScrubParams } from './sanitize.js';
 export { detectDevice, installCrashHandlers, reactNativeDevice, watchLifecycle, type AppStateLike } from './runtime.js';
 export { uuidv4 } from './uuid.js';
 export { SDK_VERSION } from './version.js';
