@@ -154,6 +154,29 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     await page.context().close();
   }, 60_000);
 
+  it('a hidden page sends with keepalive and leaves a provisional end for the next load; shown again, it takes that back', async () => {
+    const { apiKey } = await s.createProject('browser hidden');
+    const page = await openApp();
+    const sid = await startIn(page, apiKey);
+    const setVisibility = (state: string) => page.evaluate((v) => {
+      Object.defineProperty(document, 'visibilityState', { value: v, configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+    }, state);
+    await page.evaluate(() => {
+      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+      for (let i = 0; i < 10; i++) f.trackCustom('before hiding', { i });
+    });
+    await setVisibility('hidden');
+    const storedKeys = () => page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('flightrec.')));
+    // Were the tab killed now, the next load would end the session where it was last seen.
+    expect(await storedKeys()).toHaveLength(1);
+    await waitFor('the events', async () => (await events(apiKey, sid)).length === 10, 15_000, 250);
+    await setVisibility('visible');
+    expect(await storedKeys()).toEqual([]);
+    expect((await sessions(apiKey))[0]).toMatchObject({ id: sid, status: 'active' });
+    await page.context().close();
+  }, 60_000);
+
   it('what does not fit the 64 KiB keepalive budget is kept in localStorage and sent at the next visit', async () => {
     const { apiKey } = await s.createProject('browser budget');
     const page = await openApp();

@@ -176,6 +176,7 @@ export class FlightrecClient {
   /** Why the client does nothing (set when the options could not work). */
   private disabled: string | undefined;
   private endedByExit = false;
+  private handedOff: ReadonlySet<string> = new Set();
   private exitMark = '';
   private idle: { promise: Promise<void>; resolve: () => void } | undefined;
   /** Set when a batch ran out of retries: sending waits for the next flush trigger. */
@@ -590,7 +591,7 @@ export class FlightrecClient {
       const size = clean.utf8Length(b.body);
       if (size > budget) continue;
       budget -= size;
-      this.launch(b, true);
+      this.launch(b, true, true);
     }
     for (const b of candidates(true)) {
       if (budget < 256) break;
@@ -605,7 +606,7 @@ export class FlightrecClient {
         size = clean.utf8Length(first.body);
       }
       budget -= size;
-      this.launch(next, true);
+      this.launch(next, true, true);
     }
   }
 
@@ -613,6 +614,7 @@ export class FlightrecClient {
   private handOff(): void {
     if (!this.loaded) return;
     const left = this.snapshot();
+    this.handedOff = new Set(left.map((b) => b.id));
     try {
       const p = this.persistence as Partial<HandOffQueue>;
       if (typeof p.handOff === 'function') p.handOff(left);
@@ -628,7 +630,8 @@ export class FlightrecClient {
       const p = this.persistence as Partial<HandOffQueue>;
       if (this.backgroundAt !== undefined && typeof p.reclaim === 'function') {
         try {
-          p.reclaim(new Set(this.queue.list().map((b) => b.id)));
+          // What was handed over, the provisional end of the open session included.
+          p.reclaim(this.handedOff);
         } catch {
           // the next page load sends them too; the service collapses the repeat
         }
@@ -753,13 +756,14 @@ export class FlightrecClient {
     }
   }
 
-  private launch(b: Batch, keepalive: boolean): void {
+  /** `kept`: sent with keepalive within the budget the drain counted, so not handed over. */
+  private launch(b: Batch, keepalive: boolean, kept = false): void {
     const sid = b.sessionId;
     this.lanes.set(sid, (this.lanes.get(sid) ?? 0) + 1);
     this.inFlight++;
     this.copies.set(b.id, (this.copies.get(b.id) ?? 0) + 1);
     this.queue.inFlight.add(b.id);
-    if (keepalive) this.keptAlive.add(b.id);
+    if (kept) this.keptAlive.add(b.id);
     this.deliver(b, keepalive)
       .catch((err: unknown) => this.report({ kind: 'internal', message: `send: ${errorMessage(err)}`, cause: err }))
       .finally(() => {
@@ -773,7 +777,7 @@ export class FlightrecClient {
           this.copies.delete(b.id);
           this.queue.inFlight.delete(b.id);
         }
-        if (keepalive) this.keptAlive.delete(b.id);
+        if (kept) this.keptAlive.delete(b.id);
         this.dispatch();
       });
   }
