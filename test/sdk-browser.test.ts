@@ -154,6 +154,18 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     await page.context().close();
   }, 60_000);
 
+  it('closing the tab does the same: the queue and the end arrive', async () => {
+    const { apiKey } = await s.createProject('browser close');
+    const page = await openApp();
+    const sid = await startIn(page, apiKey);
+    await page.evaluate(() => {
+      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+      for (let i = 0; i < 12; i++) f.trackCustom('last words', { i });
+    });
+    await page.close();
+    await waitFor('the queue and the end', async () => (await events(apiKey, sid)).length === 12 && (await sessions(apiKey))[0]?.status === 'completed', 15_000, 250);
+  }, 60_000);
+
   it('a hidden page sends with keepalive and leaves a provisional end for the next load; shown again, it takes that back', async () => {
     const { apiKey } = await s.createProject('browser hidden');
     const page = await openApp();
