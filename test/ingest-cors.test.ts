@@ -1,6 +1,10 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { ADMIN_TOKEN, startTestServer, type TestServer } from './helpers/server.ts';
+
+const run = promisify(execFile);
 
 // CORS on /ingest only: a browser app on another origin can send (preflight answered before the
 // key check, every answer readable, errors included), /export, /api and the dashboard never
@@ -123,4 +127,15 @@ describe('CORS on /ingest', () => {
     expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...p.auth, origin: APP }, payload: session() })).statusCode).toBe(403);
     expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: session() })).statusCode).toBe(201);
   });
+
+  it('the CLI sets the list (projects set-origins): a list, none, or any again', async () => {
+    const url = await s.app.listen({ port: 0, host: '127.0.0.1' });
+    const cli = async (...args: string[]) => JSON.parse((await run(process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', '--url', url, '--token', ADMIN_TOKEN, '--json', ...args])).stdout);
+    const p = await s.createProject('cors cli');
+    expect((await cli('projects', 'set-origins', '--project', p.projectId, '--origins', 'https://App.example.com, http://localhost:5173')).allowedOrigins)
+      .toEqual(['https://app.example.com', 'http://localhost:5173']);
+    expect((await cli('projects', 'set-origins', '--project', p.projectId, '--origins', 'none')).allowedOrigins).toEqual([]);
+    expect((await cli('projects', 'set-origins', '--project', p.projectId, '--origins', '')).allowedOrigins).toBeNull();
+  }, 30_000);
 });

@@ -1,8 +1,8 @@
 // Sealing tracked items into contract-sized request bodies, and the bounded queue of sealed
 // batches waiting to be sent. No timers and no I/O here: the client decides when to seal/send.
-import { utf8Length } from './sanitize.ts';
-import type { Batch, BatchKind, CrashReport, Device, NetworkRequest, SdkEvent } from './types.ts';
-import { uuidv4 } from './uuid.ts';
+import { utf8Length } from './sanitize.js';
+import type { Batch, BatchKind, CrashReport, Device, NetworkRequest, SdkEvent } from './types.js';
+import { uuidv4 } from './uuid.js';
 
 /** The contract's per-request limits. */
 export const MAX_EVENTS_PER_BATCH = 500;
@@ -128,8 +128,11 @@ export function isDroppable(b: Batch): boolean {
 
 /**
  * FIFO of sealed batches, bounded by the number of items (events + requests) they carry. When a
- * push goes over the bound, the oldest data batches are dropped (never the one in flight) and
- * counted in `dropped` (items).
+ * push goes over the bound, data batches are dropped (never one in flight, never a session
+ * start/end or a crash) and counted in `dropped` (items): the oldest while the service is
+ * failing (the recent past is worth more than what could not be sent for minutes), the newest
+ * while it is healthy (`dropNewest`): a burst faster than the network must not lose the start of
+ * the session it is part of.
  */
 export class BatchQueue {
   private batches: Batch[] = [];
@@ -139,7 +142,7 @@ export class BatchQueue {
   /** Batches being sent; never dropped. */
   readonly inFlight = new Set<string>();
 
-  constructor(private readonly opts: { maxItems: number; onDrop?: (b: Batch) => void }) {}
+  constructor(private readonly opts: { maxItems: number; onDrop?: (b: Batch) => void; dropNewest?: () => boolean }) {}
 
   get length(): number {
     return this.batches.length;
@@ -151,6 +154,11 @@ export class BatchQueue {
 
   peek(): Batch | undefined {
     return this.batches[0];
+  }
+
+  /** The batches in order, not copied: read it before the next change. */
+  list(): readonly Batch[] {
+    return this.batches;
   }
 
   /** The oldest batch of each session, in queue order: what may be sent next without reordering a session. */
@@ -201,17 +209,20 @@ export class BatchQueue {
   }
 
   private enforceBound(): void {
-    let i = 0;
-    while (this.itemTotal > this.opts.maxItems && i < this.batches.length) {
+    if (this.itemTotal <= this.opts.maxItems) return;
+    const newest = this.opts.dropNewest?.() === true;
+    let i = newest ? this.batches.length - 1 : 0;
+    while (this.itemTotal > this.opts.maxItems && i >= 0 && i < this.batches.length) {
       const b = this.batches[i]!;
       if (!isDroppable(b) || this.inFlight.has(b.id)) {
-        i++;
+        i += newest ? -1 : 1;
         continue;
       }
       this.batches.splice(i, 1);
       this.itemTotal -= b.items;
       this.dropped += b.items;
       this.opts.onDrop?.(b);
+      if (newest) i--;
     }
   }
 }

@@ -1,15 +1,16 @@
 import {
   BatchQueue, EVENTS_FLUSH_INTERVAL_MS, MAX_BATCH_BYTES, MAX_EVENTS_PER_BATCH, MAX_REQUESTS_PER_BATCH, NETWORK_FLUSH_INTERVAL_MS,
-  batchItems, crashBatch, halve, itemBatches, rebuild, sealItem, sessionEndBatch, sessionStartBatch, type SealedItem,
-} from './batcher.ts';
-import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.ts';
-import { memoryPersistence, type PersistentQueue } from './persistence.ts';
-import { detectDevice, installCrashHandlers, watchLifecycle, within, type AppStateLike } from './runtime.ts';
-import * as clean from './sanitize.ts';
-import { Transport, errorMessage, type FetchLike, type RetryInfo } from './transport.ts';
-import type { Batch, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent } from './types.ts';
-import { uuidv4 } from './uuid.ts';
-import { SDK_VERSION } from './version.ts';
+  batchItems, crashBatch, halve, isDroppable, itemBatches, rebuild, sealItem, sessionEndBatch, sessionStartBatch, type SealedItem,
+} from './batcher.js';
+import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.js';
+import { memoryPersistence, pageHandoffPersistence, type HandOffQueue, type PageStorage, type PersistentQueue } from './persistence.js';
+import { onNodeExit } from './processHooks.js';
+import { detectDevice, installCrashHandlers, runtime, watchLifecycle, within, type AppStateLike } from './runtime.js';
+import * as clean from './sanitize.js';
+import { KEEPALIVE_MAX_BYTES, Transport, errorMessage, type FetchLike, type RetryInfo } from './transport.js';
+import type { Batch, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent } from './types.js';
+import { uuidv4 } from './uuid.js';
+import { SDK_VERSION } from './version.js';
 
 export interface FlightrecOptions {
   /** The project's API key (`frk_…`; an ingest-only key is the one to ship in an app). */
@@ -22,7 +23,11 @@ export interface FlightrecOptions {
   detectDevice?: boolean;
   /** The fetch the SDK sends with (default: the platform's). */
   fetch?: FetchLike;
-  /** Keeps unsent batches and the open session's buffer across restarts (default: in memory only). */
+  /**
+   * Keeps unsent batches and the open session's buffer across restarts. Default: in memory; in
+   * a browser, what a page could not send when it was left is handed to the next page load
+   * through `localStorage` (`pageHandoffPersistence`).
+   */
   persistence?: PersistentQueue;
   /** How often a changed buffer is saved: what a hard kill can lose at most. Default 1000. */
   persistIntervalMs?: number;
@@ -39,9 +44,11 @@ export interface FlightrecOptions {
   sampleRate?: number;
   /**
    * Query/fragment parameters whose values are replaced by `[Filtered]` in recorded URLs and
-   * routes (default `DEFAULT_SCRUBBED_PARAMS`); false keeps URLs as they are.
+   * routes: names given here are added to `DEFAULT_SCRUBBED_PARAMS`; a function gets the
+   * defaults and returns the whole list (`(d) => d.filter((n) => n !== 'code')`); false turns
+   * all URL scrubbing off (user info and email addresses included).
    */
-  scrubQueryParams?: readonly string[] | false;
+  scrubQueryParams?: clean.ScrubParams;
   /** Report uncaught errors as crashes (see `installCrashHandlers`). Default true. */
   captureCrashes?: boolean;
   /** How long a fatal crash may take to send before the platform's own handling goes on. Default 2000. */
@@ -52,8 +59,20 @@ export interface FlightrecOptions {
   idleTimeoutMs?: number;
   /** With `autoSession`: coming back after this long in the background starts a new session. Default 30 s. */
   backgroundTimeoutMs?: number;
-  /** Browser: flush on `visibilitychange`/`pagehide` with keepalive. Default true. */
+  /**
+   * Browser: send on `visibilitychange` (hidden) and `pagehide` with keepalive; `pagehide` also
+   * ends the session, and what does not fit the browser's 64 KiB keepalive budget is kept for
+   * the next page load. Default true.
+   */
   lifecycle?: boolean;
+  /**
+   * Node / Electron main: on `beforeExit`, SIGTERM and SIGINT, end the session and send what is
+   * queued (for at most `exitFlushTimeoutMs` on a signal), then let the process end as it would
+   * have. Default true.
+   */
+  flushOnExit?: boolean;
+  /** Default 2000. */
+  exitFlushTimeoutMs?: number;
   /** React Native: pass `AppState` to flush on background and end sessions as above. */
   appState?: AppStateLike;
   /** Gzip request bodies where the runtime can (CompressionStream or node:zlib). Default true. */
@@ -109,8 +128,12 @@ interface OpenSession {
 
 type Timer = ReturnType<typeof setInterval>;
 
-/** Batches of different sessions in flight at once, so one throttled session does not stall the rest. */
-const MAX_LANES = 3;
+/**
+ * Batches in flight at once: in all, so that one throttled session does not stall the rest, and
+ * per session, so that a burst is sent as fast as it is tracked instead of outgrowing the queue.
+ */
+const MAX_IN_FLIGHT = 6;
+const MAX_PER_SESSION = 4;
 /** Room for the batch envelope when checking that one item fits in a batch. */
 const ENVELOPE_BYTES = 128;
 
@@ -122,25 +145,39 @@ const ENVELOPE_BYTES = 128;
  * sessions' batches go alongside.
  */
 export class FlightrecClient {
-  readonly transport: Transport;
-  private readonly device: Device;
+  /** Undefined only in a client disabled at construction (no apiKey, no endpoint, no fetch). */
+  transport!: Transport;
+  private readonly opts: FlightrecOptions;
+  private device: Device = {};
   private readonly queue: BatchQueue;
-  private readonly persistence: PersistentQueue;
-  private readonly maxEvents: number;
-  private readonly maxRequests: number;
-  private readonly maxBytes: number;
-  private readonly flushIntervalMs: number;
-  private readonly scrub: (url: string) => string;
-  private readonly abort = new AbortController();
+  private persistence: PersistentQueue = memoryPersistence();
+  private maxEvents = MAX_EVENTS_PER_BATCH;
+  private maxRequests = MAX_REQUESTS_PER_BATCH;
+  private maxBytes = MAX_BATCH_BYTES;
+  private flushIntervalMs = EVENTS_FLUSH_INTERVAL_MS;
+  private scrub: (url: string) => string = (u) => u;
+  private abort = new AbortController();
   private readonly timers: Timer[] = [];
   private readonly uninstall: (() => void)[] = [];
-  private readonly ready: Promise<void>;
+  private ready: Promise<void> = Promise.resolve();
   private readonly unsampled = new Set<string>();
   private loaded = false;
   private session: OpenSession | undefined;
   private lastUserId: string | undefined;
-  /** Sessions with a batch in flight (one each). */
-  private readonly lanes = new Set<string>();
+  /** Batches in flight per session, and in all. */
+  private readonly lanes = new Map<string, number>();
+  private inFlight = 0;
+  /** Sent with keepalive on the way out of the page: not handed to the next page load. */
+  private readonly keptAlive = new Set<string>();
+  /** Requests in flight per batch (two when one was sent again with keepalive). */
+  private readonly copies = new Map<string, number>();
+  /** A retry or a run-out cycle since the last success: the queue then drops its oldest. */
+  private failing = false;
+  /** Why the client does nothing (set when the options could not work). */
+  private disabled: string | undefined;
+  private endedByExit = false;
+  private handedOff: ReadonlySet<string> = new Set();
+  private exitMark = '';
   private idle: { promise: Promise<void>; resolve: () => void } | undefined;
   /** Set when a batch ran out of retries: sending waits for the next flush trigger. */
   private paused = false;
@@ -158,15 +195,38 @@ export class FlightrecClient {
   private invalidItems = 0;
   private sentBatches = 0;
 
-  constructor(private readonly opts: FlightrecOptions) {
-    if (!opts.apiKey) throw new Error('flightrec: apiKey is required');
-    if (!opts.endpoint) throw new Error('flightrec: endpoint is required');
+  /** Never throws: options that cannot work leave a client that does nothing and says why (onError, console). */
+  constructor(options: FlightrecOptions) {
+    const issues: clean.Issues = [];
+    this.opts = clean.readable(options, issues, 'options') as unknown as FlightrecOptions;
+    this.queue = new BatchQueue({
+      maxItems: this.opts.maxQueueItems ?? 10_000,
+      onDrop: (batch) => this.report({ kind: 'dropped', message: `queue full: dropped ${batch.items} ${batch.kind}`, batch }),
+      dropNewest: () => !this.failing && !this.paused,
+    });
+    try {
+      this.setUp(issues);
+    } catch (err) {
+      this.disable(errorMessage(err));
+    }
+  }
+
+  private setUp(issues: clean.Issues): void {
+    const opts = this.opts;
+    if (issues.length) this.invalid('options: values left out', issues.splice(0), false);
+    if (typeof opts.apiKey !== 'string' || !opts.apiKey) return this.disable('apiKey is required');
+    if (typeof opts.endpoint !== 'string' || !opts.endpoint) return this.disable('endpoint is required');
+    const onRetry = opts.onRetry;
     this.transport = new Transport({
       endpoint: opts.endpoint, apiKey: opts.apiKey, fetch: opts.fetch, compress: opts.compress ?? true,
-      retryDelaysMs: opts.retryDelaysMs, timeoutMs: opts.timeoutMs, onRetry: opts.onRetry,
+      retryDelaysMs: opts.retryDelaysMs, timeoutMs: opts.timeoutMs,
+      onRetry: (info) => {
+        this.failing = true;
+        onRetry?.(info);
+      },
     });
-    const issues: clean.Issues = [];
-    const given = { ...(opts.detectDevice === false ? {} : detectDevice()), ...opts.device };
+    const detected = opts.detectDevice === false ? {} : detectDevice();
+    const given = { ...detected, ...clean.readable(opts.device, issues, '/device') };
     this.device = { sdkVersion: SDK_VERSION, ...clean.device(given, issues) };
     if (issues.length) this.invalid('device: values left out of the session start', issues, false);
     this.scrub = clean.urlScrubber(opts.scrubQueryParams);
@@ -174,11 +234,7 @@ export class FlightrecClient {
     this.maxEvents = clamp(opts.maxEventsPerBatch ?? MAX_EVENTS_PER_BATCH, 1, MAX_EVENTS_PER_BATCH);
     this.maxRequests = clamp(opts.maxRequestsPerBatch ?? MAX_REQUESTS_PER_BATCH, 1, MAX_REQUESTS_PER_BATCH);
     this.maxBytes = clamp(opts.maxBatchBytes ?? MAX_BATCH_BYTES, 1024, 4 * 1024 * 1024);
-    this.queue = new BatchQueue({
-      maxItems: opts.maxQueueItems ?? 10_000,
-      onDrop: (batch) => this.report({ kind: 'dropped', message: `queue full: dropped ${batch.items} ${batch.kind}`, batch }),
-    });
-    this.persistence = opts.persistence ?? memoryPersistence();
+    this.persistence = opts.persistence ?? defaultPersistence(opts) ?? memoryPersistence();
     this.ready = this.load();
     this.timers.push(
       every(this.flushIntervalMs, () => this.guard(undefined, () => {
@@ -198,9 +254,23 @@ export class FlightrecClient {
       this.uninstall.push(installCrashHandlers((e, isFatal) => this.reportCrash(e, { isFatal, handled: false }), opts.crashFlushTimeoutMs ?? 2000));
     }
     if (opts.lifecycle !== false || opts.appState) {
-      this.uninstall.push(watchLifecycle({ background: () => this.background(), foreground: () => this.foreground() }, opts.appState));
+      this.uninstall.push(watchLifecycle({ background: (exit) => this.background(exit === true), foreground: () => this.foreground() }, opts.appState));
     }
+    if (opts.flushOnExit !== false) this.uninstall.push(onNodeExit((why) => this.exitFlush(why), opts.exitFlushTimeoutMs ?? 2000));
     if (opts.autoSession) this.startSession();
+  }
+
+  private disable(reason: string): void {
+    this.disabled = reason;
+    this.closed = true;
+    for (const t of this.timers.splice(0)) clearInterval(t);
+    for (const u of this.uninstall.splice(0)) u();
+    this.report({ kind: 'usage', message: `flightrec is disabled: ${reason}` });
+    try {
+      console.warn(`flightrec: disabled (${reason}); calls are ignored`);
+    } catch {
+      // no console
+    }
   }
 
   get sessionId(): string | undefined {
@@ -229,14 +299,15 @@ export class FlightrecClient {
       if (this.session) void this.endCurrent();
       const id = uuidv4();
       const now = Date.now();
-      this.lastUserId = opts.userId;
+      this.endedByExit = false;
+      this.lastUserId = clean.str(clean.readSafe(opts, 'userId'), clean.LIMITS.short);
       this.session = { id, seq: 0, route: null, events: [], eventBytes: 0, requests: [], requestBytes: 0, startedAt: now, lastActivity: now };
       const rate = this.opts.sampleRate ?? 1;
       if (!(rate >= 1) && !(Math.random() < rate)) {
         this.unsampled.add(id);
         return id;
       }
-      const userId = clean.str(opts.userId, clean.LIMITS.short);
+      const userId = this.lastUserId;
       this.enqueue(sessionStartBatch({ sessionId: id, device: this.device, startedAt: now, ...(userId === undefined ? {} : { userId }) }));
       void this.send(false);
       return id;
@@ -245,20 +316,24 @@ export class FlightrecClient {
 
   /** `from` defaults to the previous navigation's `to` in this session (null on the first). */
   trackNavigate(to: string, from?: string | null): number | undefined {
-    return this.track({ type: 'navigate', to, from });
+    return this.track(() => ({ type: 'navigate', to, from }));
   }
 
   trackTap(tap: { x: number; y: number; target?: string }): number | undefined {
-    return this.track({ type: 'tap', x: tap?.x, y: tap?.y, target: tap?.target });
+    // Read inside the guard: a getter of the app's object may throw.
+    return this.track(() => ({ type: 'tap', x: clean.readSafe(tap, 'x'), y: clean.readSafe(tap, 'y'), target: clean.readSafe(tap, 'target') }));
   }
 
   trackCustom(name: string, properties: Record<string, unknown> = {}): number | undefined {
-    return this.track({ type: 'custom', name, properties });
+    return this.track(() => ({ type: 'custom', name, properties }));
   }
 
   /** A network call as a session event (the service also files it under network logs). */
   trackNetwork(r: { method: string; url: string; statusCode?: number; duration: number; error?: string | null; timestamp?: number }): number | undefined {
-    return this.track({ type: 'network', ...r }, r?.timestamp);
+    return this.track(() => {
+      const fields = clean.readable(r, undefined, '');
+      return { ...fields, type: 'network', ts: fields.timestamp };
+    });
   }
 
   /**
@@ -270,11 +345,13 @@ export class FlightrecClient {
     return this.guard(Promise.resolve(), () => {
       const s = this.current('reportCrash');
       if (!s || this.unsampled.has(s.id)) return Promise.resolve();
+      const isFatal = clean.readSafe(opts, 'isFatal');
+      const handled = clean.readSafe(opts, 'handled');
       this.sealEvents();
       // A fatal crash is the app going down: its buffered requests would be lost with it.
-      if (opts.isFatal) this.sealRequests();
+      if (isFatal) this.sealRequests();
       const d = describeError(error);
-      let c: CrashReport = { sessionId: s.id, ...clean.crash({ ...d, isFatal: opts.isFatal, handled: opts.handled }), timestamp: Date.now() };
+      let c: CrashReport = { sessionId: s.id, ...clean.crash({ ...d, isFatal, handled }), timestamp: Date.now() };
       if (this.opts.beforeSend) {
         const out = this.filter({ kind: 'crash', crash: c });
         if (out?.kind !== 'crash') return Promise.resolve();
@@ -312,7 +389,8 @@ export class FlightrecClient {
       for (const u of this.uninstall.splice(0)) u();
       void this.endCurrent();
       const pending = this.send(true);
-      await within(pending, opts.timeoutMs ?? 10_000);
+      const timeoutMs = clean.readSafe(opts, 'timeoutMs');
+      await within(pending, typeof timeoutMs === 'number' ? timeoutMs : 10_000);
       this.closed = true;
       this.abort.abort();
       await pending;
@@ -330,7 +408,8 @@ export class FlightrecClient {
    */
   wrapFetch<F extends AnyFetch>(fetchImpl?: F): F {
     const base: AnyFetch = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
-    return instrumentFetch(base, this.instrumentOptions()) as F;
+    if (this.disabled) return base as F;
+    return this.guard(base, () => instrumentFetch(base, this.instrumentOptions())) as F;
   }
 
   /**
@@ -339,6 +418,7 @@ export class FlightrecClient {
    */
   instrumentXhr(xhr?: Parameters<typeof instrumentXhr>[1]): () => void {
     return this.guard(() => {}, () => {
+      if (this.disabled) return () => {};
       const undo = instrumentXhr(this.instrumentOptions(), xhr);
       this.uninstall.push(undo);
       return undo;
@@ -384,18 +464,21 @@ export class FlightrecClient {
     };
   }
 
-  private track(raw: Record<string, unknown>, ts?: unknown): number | undefined {
+  /** `read` gives the app's values; it runs inside the guard, as reading them may throw. */
+  private track(read: () => Record<string, unknown>): number | undefined {
     return this.guard(undefined, () => {
+      let raw = read();
+      const ts = raw.ts;
       const s = this.current(`track ${String(raw.type)}`);
       if (!s || this.unsampled.has(s.id)) return undefined;
       if (raw.type === 'navigate' && raw.from === undefined) raw = { ...raw, from: s.route };
       const issues: clean.Issues = [];
-      const fields = clean.eventFields(raw, this.scrub, issues);
+      const fields = clean.eventFields(raw, this.scrub, issues, this.maxBytes);
       let ev = fields && ({ ...fields, sessionId: s.id, timestamp: clean.timestamp(ts), sequenceNumber: s.seq } as SdkEvent);
       if (ev && this.opts.beforeSend) {
         const out = this.filter({ kind: 'event', event: ev });
         if (out?.kind !== 'event') return undefined;
-        const again = clean.eventFields(out.event as unknown as Record<string, unknown>, (u) => u, issues);
+        const again = clean.eventFields(clean.readable(out.event, issues, ''), (u) => u, issues, this.maxBytes);
         ev = again && ({ ...again, sessionId: s.id, timestamp: clean.timestamp(out.event.timestamp), sequenceNumber: s.seq } as SdkEvent);
       }
       const item = ev && this.fits(sealItem(ev), `${ev.type} event`, issues);
@@ -458,26 +541,143 @@ export class FlightrecClient {
     return this.send(true);
   }
 
-  private background(): void {
+  /**
+   * The app leaves the screen; `exit`: the page is being left (pagehide). Everything buffered is
+   * sealed and, in a browser, sent at once with keepalive within the page's 64 KiB budget (the
+   * page may not run another line); on exit the session is ended first. What is left is handed
+   * to the next page load (or saved to the app's persistence), and taken back if the page
+   * returns.
+   */
+  private background(exit: boolean): void {
     this.guard(undefined, () => {
       this.backgroundAt ??= Date.now();
       // The page or app may be gone before the answer: keepalive lets small requests finish.
       this.keepalive = true;
-      void this.flush();
-      this.schedulePersist();
+      if (runtime() !== 'browser') {
+        void this.flush();
+        this.schedulePersist();
+        return;
+      }
+      if (exit && this.session) {
+        this.endedByExit = true;
+        void this.endCurrent();
+      } else {
+        this.sealEvents();
+        this.sealRequests();
+      }
+      this.paused = false;
+      this.drainForExit(exit);
+      this.handOff();
     });
+  }
+
+  /**
+   * Sends the queue with keepalive, now (synchronously), as far as the browser's budget goes:
+   * session ends and crashes first (small, and an end left unsent leaves its session active),
+   * then the data in order, a batch split to fill what is left; the service takes events of a
+   * session after its end. A session whose start is not acknowledged yet sends its start alone:
+   * its events would race it and be refused (404), so they wait for the next page load. On
+   * exit, a batch already in flight without keepalive is sent again with it (leaving the page
+   * cancels ordinary requests; the service collapses a repeat).
+   */
+  private drainForExit(exit: boolean): void {
+    if (!this.loaded || this.closed) return;
+    let budget = KEEPALIVE_MAX_BYTES - this.transport.keepaliveInFlight;
+    const unacknowledged = new Set(this.queue.list().filter((b) => b.kind === 'session').map((b) => b.sessionId));
+    const candidates = (data: boolean) => this.queue.list().filter((b) => isDroppable(b) === data
+      && !this.keptAlive.has(b.id) && (exit || !this.queue.inFlight.has(b.id))
+      && (!unacknowledged.has(b.sessionId) || b.kind === 'session'));
+    for (const b of candidates(false)) {
+      const size = clean.utf8Length(b.body);
+      if (size > budget) continue;
+      budget -= size;
+      this.launch(b, true, true);
+    }
+    for (const b of candidates(true)) {
+      if (budget < 256) break;
+      let next = b;
+      let size = clean.utf8Length(b.body);
+      if (size > budget) {
+        const items = batchItems(b);
+        const [first] = itemBatches(b.kind as 'events' | 'network', b.sessionId, items.map(sealItem), Number.MAX_SAFE_INTEGER, budget, b.createdAt);
+        if (!first || first.items >= items.length || clean.utf8Length(first.body) > budget) continue;
+        this.queue.replace(b.id, [first, ...rebuild(b, items.slice(first.items))]);
+        next = first;
+        size = clean.utf8Length(first.body);
+      }
+      budget -= size;
+      this.launch(next, true, true);
+    }
+  }
+
+  /** Leaves what is unsent (and not on its way with keepalive) to the next page load. */
+  private handOff(): void {
+    if (!this.loaded) return;
+    const left = this.snapshot();
+    this.handedOff = new Set(left.map((b) => b.id));
+    try {
+      const p = this.persistence as Partial<HandOffQueue>;
+      if (typeof p.handOff === 'function') p.handOff(left);
+      else void this.persistence.save(left).catch((err: unknown) => this.report({ kind: 'persistence', message: 'could not save the queue', cause: err }));
+    } catch (err) {
+      this.report({ kind: 'persistence', message: 'could not hand the queue over', cause: err });
+    }
   }
 
   private foreground(): void {
     this.guard(undefined, () => {
       this.keepalive = false;
+      const p = this.persistence as Partial<HandOffQueue>;
+      if (this.backgroundAt !== undefined && typeof p.reclaim === 'function') {
+        try {
+          // What was handed over, the provisional end of the open session included.
+          p.reclaim(this.handedOff);
+        } catch {
+          // the next page load sends them too; the service collapses the repeat
+        }
+      }
       const at = this.backgroundAt;
       this.backgroundAt = undefined;
+      if (this.endedByExit && !this.session && !this.closed) {
+        // Back from the back/forward cache: the exit ended the session, the app did not.
+        this.startSession({ userId: this.lastUserId });
+        return;
+      }
       if (!this.opts.autoSession || at === undefined) return;
       if (this.session && Date.now() - at >= (this.opts.backgroundTimeoutMs ?? 30_000)) {
         void this.endCurrent(at);
         this.startSession({ userId: this.lastUserId });
       } else if (!this.session) this.startSession({ userId: this.lastUserId });
+    });
+  }
+
+  /**
+   * Node: the process is ending (`beforeExit`) or told to (a signal): the session is ended and
+   * the queue sent. On `beforeExit` nothing is tried twice without progress, or a service that
+   * is down would keep the process alive for ever.
+   */
+  private exitFlush(why: 'beforeExit' | 'signal'): Promise<void> {
+    return this.guard(Promise.resolve(), () => {
+      if (this.closed || this.closing) return Promise.resolve();
+      if (why === 'beforeExit' && !this.session && this.queue.length === 0) return Promise.resolve();
+      void this.endCurrent();
+      if (why === 'beforeExit') {
+        const mark = `${this.sentBatches}/${this.queue.length}/${this.queue.items}/${this.rejected}`;
+        if (mark === this.exitMark) return Promise.resolve();
+        this.exitMark = mark;
+      }
+      const done = this.send(true).then(() => this.persisting);
+      if (why === 'beforeExit') {
+        // A signal's wait is bounded by the process hooks; here the retries' timers would keep
+        // the process alive: after the bound, they are cut and the batches stay queued.
+        const t = setTimeout(() => {
+          this.paused = true;
+          this.abort.abort();
+          this.abort = new AbortController();
+        }, this.opts.exitFlushTimeoutMs ?? 2000);
+        void done.finally(() => clearTimeout(t));
+      }
+      return done;
     });
   }
 
@@ -520,39 +720,80 @@ export class FlightrecClient {
     return promise;
   }
 
+  /**
+   * Starts what may go: in queue order, up to MAX_PER_SESSION data batches of a session at once
+   * (their sequence numbers order them on the service), while a session start, end or crash goes
+   * alone, after everything before it in its session and before anything after it: a start is
+   * acknowledged before its events are sent, an end goes after its last events.
+   */
   private dispatch(): void {
     if (!this.closed && !this.paused) {
-      for (const b of this.queue.heads()) {
-        if (this.lanes.size >= MAX_LANES) break;
-        if (this.lanes.has(b.sessionId)) continue;
-        this.lanes.add(b.sessionId);
-        this.queue.inFlight.add(b.id);
-        this.deliver(b)
-          .catch((err: unknown) => this.report({ kind: 'internal', message: `send: ${errorMessage(err)}`, cause: err }))
-          .finally(() => {
-            this.lanes.delete(b.sessionId);
-            this.queue.inFlight.delete(b.id);
-            this.dispatch();
-          });
+      const blocked = new Set<string>();
+      for (const b of [...this.queue.list()]) {
+        if (this.inFlight >= MAX_IN_FLIGHT) break;
+        const sid = b.sessionId;
+        if (blocked.has(sid)) continue;
+        const barrier = !isDroppable(b);
+        if (this.queue.inFlight.has(b.id)) {
+          if (barrier) blocked.add(sid);
+          continue;
+        }
+        const n = this.lanes.get(sid) ?? 0;
+        if (barrier) {
+          blocked.add(sid);
+          if (n > 0) continue;
+        } else if (n >= MAX_PER_SESSION) {
+          blocked.add(sid);
+          continue;
+        }
+        this.launch(b, this.keepalive);
       }
     }
-    if (this.lanes.size === 0 && this.idle) {
+    if (this.inFlight === 0 && this.idle) {
       const { resolve } = this.idle;
       this.idle = undefined;
       resolve();
     }
   }
 
-  private async deliver(b: Batch): Promise<void> {
-    const r = await this.transport.send(b.path, b.body, this.abort.signal, { keepalive: this.keepalive });
+  /** `kept`: sent with keepalive within the budget the drain counted, so not handed over. */
+  private launch(b: Batch, keepalive: boolean, kept = false): void {
+    const sid = b.sessionId;
+    this.lanes.set(sid, (this.lanes.get(sid) ?? 0) + 1);
+    this.inFlight++;
+    this.copies.set(b.id, (this.copies.get(b.id) ?? 0) + 1);
+    this.queue.inFlight.add(b.id);
+    if (kept) this.keptAlive.add(b.id);
+    this.deliver(b, keepalive)
+      .catch((err: unknown) => this.report({ kind: 'internal', message: `send: ${errorMessage(err)}`, cause: err }))
+      .finally(() => {
+        const n = (this.lanes.get(sid) ?? 1) - 1;
+        if (n > 0) this.lanes.set(sid, n);
+        else this.lanes.delete(sid);
+        this.inFlight--;
+        const c = (this.copies.get(b.id) ?? 1) - 1;
+        if (c > 0) this.copies.set(b.id, c);
+        else {
+          this.copies.delete(b.id);
+          this.queue.inFlight.delete(b.id);
+        }
+        if (kept) this.keptAlive.delete(b.id);
+        this.dispatch();
+      });
+  }
+
+  private async deliver(b: Batch, keepalive: boolean): Promise<void> {
+    const r = await this.transport.send(b.path, b.body, this.abort.signal, { keepalive });
     if (r.outcome === 'aborted') return;
     if (r.outcome !== 'failed') this.outages = 0;
     if (r.outcome === 'sent') {
-      this.sentBatches++;
-      this.queue.remove(b.id);
+      this.failing = false;
+      // Sent twice (again with keepalive on the way out of a page): counted once.
+      if (this.queue.remove(b.id)) this.sentBatches++;
     } else if (r.outcome === 'rejected') {
-      this.rejectedBatch(b, r.status, r.error, r.body);
+      if (this.queue.list().includes(b)) this.rejectedBatch(b, r.status, r.error, r.body);
     } else {
+      this.failing = true;
       this.paused = true;
       this.outages++;
       this.resumeAt = Date.now() + outageBackoff(this.outages, this.flushIntervalMs);
@@ -614,7 +855,8 @@ export class FlightrecClient {
    * session and sequence number, requests by id.
    */
   private snapshot(): Batch[] {
-    const out = this.queue.snapshot();
+    // Batches on their way with keepalive outlive the page: the browser finishes them.
+    const out = this.queue.snapshot().filter((b) => !this.keptAlive.has(b.id));
     const s = this.session;
     if (s && !this.unsampled.has(s.id)) {
       out.push(
@@ -647,7 +889,7 @@ export class FlightrecClient {
 
   private refuseClosed(call: string): boolean {
     if (!this.closed && !this.closing) return false;
-    this.report({ kind: 'usage', message: `${call} called after shutdown` });
+    this.report({ kind: 'usage', message: this.disabled ? `${call} ignored: flightrec is disabled (${this.disabled})` : `${call} called after shutdown` });
     return true;
   }
 
@@ -685,6 +927,31 @@ export function outageBackoff(n: number, flushIntervalMs: number): number {
   return n <= 1 ? 0 : Math.min(60_000, flushIntervalMs * 2 ** (n - 2));
 }
 
+/**
+ * In a browser, what a page could not send when it was left goes to the next page load through
+ * `localStorage`, under a key per endpoint and API key (a hash: the key itself is not written).
+ * Undefined elsewhere, or where storage is refused (privacy modes, sandboxed frames).
+ */
+function defaultPersistence(opts: FlightrecOptions): PersistentQueue | undefined {
+  if (opts.lifecycle === false || runtime() !== 'browser') return undefined;
+  try {
+    const storage = (globalThis as { localStorage?: PageStorage }).localStorage;
+    if (!storage || typeof storage.removeItem !== 'function') return undefined;
+    return pageHandoffPersistence(storage, `flightrec.unsent.${fnv1a(`${opts.endpoint} ${opts.apiKey}`)}`);
+  } catch {
+    return undefined;
+  }
+}
+
+function fnv1a(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
 /** The JSON pointers of a 422's details. */
 function detailPaths(text: string): string[] {
   try {
@@ -715,14 +982,37 @@ function every(ms: number, fn: () => void): Timer {
   return t;
 }
 
+/**
+ * An error's message (`TypeError: …`) and stack trace. Never throws: a name, message or stack
+ * getter that throws (or a Proxy) is read as absent, and the crash is still reported.
+ */
 export function describeError(error: unknown): { message: string; stackTrace: string } {
-  if (error instanceof Error) {
-    const head = error.name && error.name !== 'Error' && !String(error.message).startsWith(error.name) ? `${error.name}: ` : '';
-    const message = head + (error.message || error.name || 'Error');
-    return { message, stackTrace: typeof error.stack === 'string' && error.stack ? error.stack : message };
+  try {
+    if (isError(error)) {
+      const name = text(clean.readSafe(error, 'name'));
+      const msg = text(clean.readSafe(error, 'message'));
+      const stack = text(clean.readSafe(error, 'stack'));
+      const head = name && name !== 'Error' && !msg.startsWith(name) ? `${name}: ` : '';
+      const message = head + (msg || name || 'Error');
+      return { message, stackTrace: stack || message };
+    }
+    const message = typeof error === 'string' ? error : safeJson(error);
+    return { message, stackTrace: message };
+  } catch {
+    return { message: 'Error', stackTrace: 'Error' };
   }
-  const message = typeof error === 'string' ? error : safeJson(error);
-  return { message, stackTrace: message };
+}
+
+function isError(x: unknown): x is Error {
+  try {
+    return x instanceof Error;
+  } catch {
+    return false;
+  }
+}
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : '';
 }
 
 function safeJson(x: unknown): string {

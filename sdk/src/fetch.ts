@@ -1,8 +1,8 @@
 // Automatic recording of an app's HTTP calls: by wrapping a fetch function, or by patching
 // XMLHttpRequest (what axios and React Native's own fetch use underneath).
 
-import { networkErrorText } from './transport.ts';
-import type { NetworkRequest } from './types.ts';
+import { networkErrorText } from './transport.js';
+import type { NetworkRequest } from './types.js';
 
 export type AnyFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 

@@ -1,18 +1,18 @@
 // The default-instance facade: `init()` once, then the module functions. Apps that need several
 // clients (or tests) use `FlightrecClient` directly.
-import { FlightrecClient, type CrashOptions, type FlightrecOptions } from './client.ts';
-import type { AnyFetch } from './fetch.ts';
+import { FlightrecClient, type CrashOptions, type FlightrecOptions } from './client.js';
+import type { AnyFetch } from './fetch.js';
 
-export { FlightrecClient, describeError, type ClientStats, type CrashOptions, type FlightrecOptions } from './client.ts';
-export * from './types.ts';
-export * from './transport.ts';
-export * from './batcher.ts';
-export * from './persistence.ts';
-export { instrumentFetch as instrumentFetchWith, instrumentXhr as instrumentXhrWith, type AnyFetch, type InstrumentOptions, type RecordedRequest } from './fetch.ts';
-export { DEFAULT_SCRUBBED_PARAMS, FILTERED, jsonSafe, platformOf, urlScrubber } from './sanitize.ts';
-export { detectDevice, installCrashHandlers, reactNativeDevice, watchLifecycle, type AppStateLike } from './runtime.ts';
-export { uuidv4 } from './uuid.ts';
-export { SDK_VERSION } from './version.ts';
+export { FlightrecClient, describeError, type ClientStats, type CrashOptions, type FlightrecOptions } from './client.js';
+export * from './types.js';
+export * from './transport.js';
+export * from './batcher.js';
+export * from './persistence.js';
+export { instrumentFetch as instrumentFetchWith, instrumentXhr as instrumentXhrWith, type AnyFetch, type InstrumentOptions, type RecordedRequest } from './fetch.js';
+export { DEFAULT_SCRUBBED_PARAMS, FILTERED, jsonSafe, platformOf, urlScrubber, type ScrubParams } from './sanitize.js';
+export { detectDevice, installCrashHandlers, reactNativeDevice, watchLifecycle, type AppStateLike } from './runtime.js';
+export { uuidv4 } from './uuid.js';
+export { SDK_VERSION } from './version.js';
 
 let client: FlightrecClient | undefined;
 let warned = false;

@@ -1,8 +1,9 @@
 // What differs per runtime (browser, React Native, Node/Electron main): catching crashes the app
 // did not catch, noticing foreground/background, and filling in device fields. Everything is
 // found by feature detection on globalThis, so the SDK imports no platform module.
-import { platformOf } from './sanitize.ts';
-import type { Device } from './types.ts';
+import { onNodeCrash, within } from './processHooks.js';
+import { platformOf } from './sanitize.js';
+import type { Device } from './types.js';
 
 type Handler = (error: unknown, isFatal?: boolean) => void;
 interface ErrorUtilsLike {
@@ -43,13 +44,7 @@ export function runtime(): Runtime {
   return 'unknown';
 }
 
-/** Resolves when `p` settles or after `ms`, whichever is first. */
-export function within(p: Promise<unknown>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    p.then(() => { clearTimeout(t); resolve(); }, () => { clearTimeout(t); resolve(); });
-  });
-}
+export { within };
 
 export type CrashSink = (error: unknown, isFatal: boolean) => Promise<void>;
 
@@ -62,7 +57,7 @@ export type CrashSink = (error: unknown, isFatal: boolean) => Promise<void>;
  * - Node / Electron main: `uncaughtException` (which is also where an unhandled rejection ends
  *   up in Node's default mode) as a fatal crash; if the app has no handler of its own, the SDK
  *   then does what Node would have: prints the error and exits with code 1, after flushing for
- *   at most `flushTimeoutMs`.
+ *   at most `flushTimeoutMs`. One listener per process for all clients (`processHooks.ts`).
  * Returns the uninstaller.
  */
 export function installCrashHandlers(sink: CrashSink, flushTimeoutMs: number): () => void {
@@ -90,21 +85,7 @@ export function installCrashHandlers(sink: CrashSink, flushTimeoutMs: number): (
       g.removeEventListener?.('unhandledrejection', onRejection);
     };
   }
-  if (rt === 'node') {
-    const proc = g.process!;
-    const handler = (error: unknown) => {
-      // Listening suppresses Node's own exit; keep it unless the app listens too and so decides.
-      const appDecides = proc.listenerCount('uncaughtException') > 1;
-      const sent = sink(error, true);
-      if (appDecides) return;
-      void within(sent, flushTimeoutMs).then(() => {
-        console.error(error);
-        proc.exit(1);
-      });
-    };
-    proc.on('uncaughtException', handler);
-    return () => void proc.removeListener('uncaughtException', handler);
-  }
+  if (rt === 'node') return onNodeCrash((e) => sink(e, true), flushTimeoutMs);
   return () => {};
 }
 
@@ -115,13 +96,14 @@ export interface AppStateLike {
 }
 
 export interface LifecycleHooks {
-  background(): void;
+  /** `exit`: the page is being left (pagehide); it may not run another line after this. */
+  background(exit?: boolean): void;
   foreground(): void;
 }
 
 /**
- * Calls `background` when the app leaves the screen (browser: `visibilitychange` to hidden and
- * `pagehide`; React Native: AppState `background`) and `foreground` when it is back.
+ * Calls `background` when the app leaves the screen (browser: `visibilitychange` to hidden, and
+ * `pagehide` as an exit; React Native: AppState `background`) and `foreground` when it is back.
  */
 export function watchLifecycle(h: LifecycleHooks, appState?: AppStateLike): () => void {
   if (appState) {
@@ -134,7 +116,7 @@ export function watchLifecycle(h: LifecycleHooks, appState?: AppStateLike): () =
   if (runtime() !== 'browser') return () => {};
   const doc = g.document!;
   const onVisibility = () => (doc.visibilityState === 'hidden' ? h.background() : h.foreground());
-  const onPagehide = () => h.background();
+  const onPagehide = () => h.background(true);
   const onPageshow = () => h.foreground();
   doc.addEventListener('visibilitychange', onVisibility);
   g.addEventListener!('pagehide', onPagehide);
@@ -153,6 +135,14 @@ export function watchLifecycle(h: LifecycleHooks, appState?: AppStateLike): () =
  * pixels and the connection type; in Node/Electron the OS from `process.platform`.
  */
 export function detectDevice(): Device {
+  try {
+    return detect();
+  } catch {
+    return {}; // a hostile or half-built navigator/screen: the app's own fields still go
+  }
+}
+
+function detect(): Device {
   const d: Device = {};
   try {
     const o = Intl.DateTimeFormat().resolvedOptions();

@@ -1,7 +1,7 @@
 // Checking and coercing what the app hands the SDK, at track time, into values the service
 // accepts. The service refuses a whole request (422) for one bad field, and JSON.stringify
 // throws on a BigInt or a cycle, so every value is made safe here, once, before it is buffered.
-import type { CrashReport, Device, NetworkRequest, Platform, SdkEvent } from './types.ts';
+import type { CrashReport, Device, NetworkRequest, Platform, SdkEvent } from './types.js';
 
 /** The service's string limits (its ingestion schema), so a long value is cut, not refused. */
 export const LIMITS = {
@@ -19,7 +19,26 @@ export const LIMITS = {
   depth: 24,
   maxTimestamp: 10_000_000_000_000,
   screen: 100_000,
+  /** What one value may take when no batch limit is given (the largest `maxBatchBytes`). */
+  itemBytes: 4 * 1024 * 1024,
 } as const;
+
+/** What is left of an item's bytes while it is made safe; JSON sizes are counted roughly. */
+export interface Budget {
+  left: number;
+}
+
+/** Thrown inside `jsonSafe` when a value cannot fit its budget: the item is dropped whole. */
+export class TooLarge extends Error {
+  constructor() {
+    super('value over the batch byte limit');
+  }
+}
+
+function spend(budget: Budget, bytes: number): void {
+  budget.left -= bytes;
+  if (budget.left < 0) throw new TooLarge();
+}
 
 /** Problems found while coercing one item: values dropped, with where they were. */
 export type Issues = string[];
@@ -58,19 +77,30 @@ export function timestamp(v: unknown, now = Date.now()): number {
  * A JSON-safe copy of `value`: BigInt → decimal string, cycles → "[Circular]", too deep →
  * "[Truncated]", functions/symbols/undefined left out (as JSON.stringify does), NaN/±Infinity
  * left out (and noted in `issues`), objects with toJSON (Date) by their JSON form, Map/Set as
- * object/array, Errors as {name, message, stack}. Throwing getters are skipped. Never throws.
+ * object/array, Errors as {name, message, stack}. Throwing getters are skipped. Throws only
+ * `TooLarge`, as soon as the copy would be larger than `budget` (roughly, in JSON bytes): an
+ * array's or a collection's length is checked before its items are walked, so `new Array(1e8)`
+ * costs nothing.
  */
-export function jsonSafe(value: unknown, issues: Issues = [], path = '', ancestors: object[] = []): unknown {
+export function jsonSafe(value: unknown, issues: Issues = [], path = '', ancestors: object[] = [], budget: Budget = { left: LIMITS.itemBytes }): unknown {
   switch (typeof value) {
-    case 'string':
-      return truncate(value, LIMITS.property);
+    case 'string': {
+      const s = truncate(value, LIMITS.property);
+      spend(budget, s.length + 2);
+      return s;
+    }
     case 'boolean':
+      spend(budget, 5);
       return value;
     case 'number':
-      if (Number.isFinite(value)) return value;
+      if (Number.isFinite(value)) {
+        spend(budget, 8);
+        return value;
+      }
       issues.push(`${path || '/'}: ${value} is not a JSON number`);
       return undefined;
     case 'bigint':
+      spend(budget, 8);
       return value.toString();
     case 'object':
       break;
@@ -80,33 +110,46 @@ export function jsonSafe(value: unknown, issues: Issues = [], path = '', ancesto
   if (value === null) return null;
   if (ancestors.includes(value)) return '[Circular]';
   if (ancestors.length >= LIMITS.depth) return '[Truncated]';
+  // Each item of an array or collection takes at least 2 bytes ("0,"): what cannot fit is
+  // refused before it is walked.
+  const fits = (n: unknown) => {
+    if (typeof n === 'number' && n * 2 > budget.left) throw new TooLarge();
+  };
   let v: unknown = value;
   try {
     if (typeof (v as { toJSON?: unknown }).toJSON === 'function') {
       v = (v as { toJSON(): unknown }).toJSON();
-      if (typeof v !== 'object' || v === null) return jsonSafe(v, issues, path, ancestors);
+      if (typeof v !== 'object' || v === null) return jsonSafe(v, issues, path, ancestors, budget);
     } else if (v instanceof Error) {
-      v = { name: v.name, message: v.message, stack: v.stack };
+      v = { name: readSafe(v, 'name'), message: readSafe(v, 'message'), stack: readSafe(v, 'stack') };
     } else if (typeof Map !== 'undefined' && v instanceof Map) {
+      fits(v.size);
       v = Object.fromEntries(Array.from(v, ([k, x]) => [String(k), x]));
     } else if (typeof Set !== 'undefined' && v instanceof Set) {
+      fits(v.size);
       v = Array.from(v);
     } else if (ArrayBuffer.isView(v) && !(v instanceof DataView)) {
+      fits((v as unknown as ArrayLike<unknown>).length);
       v = Array.from(v as unknown as ArrayLike<number | bigint>);
     }
-  } catch {
+  } catch (err) {
+    if (err instanceof TooLarge) throw err;
     return undefined;
   }
   const inner = [...ancestors, value];
   if (Array.isArray(v)) {
+    fits(v.length);
+    spend(budget, 2);
     const out: unknown[] = [];
     for (let i = 0; i < v.length; i++) {
       let item: unknown;
       try {
-        item = jsonSafe(v[i], issues, `${path}/${i}`, inner);
-      } catch {
+        item = jsonSafe(v[i], issues, `${path}/${i}`, inner, budget);
+      } catch (err) {
+        if (err instanceof TooLarge) throw err;
         item = undefined;
       }
+      spend(budget, item === undefined ? 5 : 1);
       out.push(item === undefined ? null : item); // as JSON.stringify does: positions are kept
     }
     return out;
@@ -118,23 +161,68 @@ export function jsonSafe(value: unknown, issues: Issues = [], path = '', ancesto
   } catch {
     return {};
   }
+  fits(keys.length * 2);
+  spend(budget, 2);
   for (const k of keys) {
     let item: unknown;
     try {
-      item = jsonSafe((v as Record<string, unknown>)[k], issues, `${path}/${k}`, inner);
-    } catch {
+      item = jsonSafe((v as Record<string, unknown>)[k], issues, `${path}/${k}`, inner, budget);
+    } catch (err) {
+      if (err instanceof TooLarge) throw err;
       issues.push(`${path}/${k}: could not be read`);
       continue;
     }
-    if (item !== undefined) out[k] = item;
+    if (item !== undefined) {
+      spend(budget, k.length + 4);
+      out[k] = item;
+    }
   }
   return out;
 }
 
-/** Custom-event properties: always a plain object, whatever the app passed. */
-export function properties(v: unknown, issues: Issues): Record<string, unknown> {
+/** A property of `o`, or undefined when reading it throws (a hostile getter). */
+export function readSafe(o: unknown, key: string): unknown {
+  try {
+    return (o as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/** A shallow copy of the own enumerable properties of `o` that can be read; never throws. */
+export function readable(o: unknown, issues?: Issues, what = ''): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof o !== 'object' || o === null) return out;
+  let keys: string[] = [];
+  try {
+    keys = Object.keys(o);
+  } catch {
+    issues?.push(`${what}: its properties could not be listed`);
+  }
+  for (const k of keys) {
+    try {
+      out[k] = (o as Record<string, unknown>)[k];
+    } catch {
+      issues?.push(`${what}/${k}: could not be read`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Custom-event properties: always a plain object, whatever the app passed; undefined (the event
+ * is dropped, reported) when they cannot fit `maxBytes`.
+ */
+export function properties(v: unknown, issues: Issues, maxBytes: number = LIMITS.itemBytes): Record<string, unknown> | undefined {
   if (v === undefined || v === null) return {};
-  const safe = jsonSafe(v, issues, '/properties');
+  let safe: unknown;
+  try {
+    safe = jsonSafe(v, issues, '/properties', [], { left: maxBytes });
+  } catch (err) {
+    if (!(err instanceof TooLarge)) throw err;
+    issues.push(`/properties: over the ${maxBytes}-byte batch limit`);
+    return undefined;
+  }
   if (typeof safe === 'object' && safe !== null && !Array.isArray(safe)) return safe as Record<string, unknown>;
   return safe === undefined ? {} : { value: safe };
 }
@@ -157,7 +245,7 @@ const DEVICE_STRINGS = ['osVersion', 'model', 'brand', 'appVersion', 'appBuildNu
 
 /** A device the service accepts: a platform outside the enum left out, screen sizes rounded. */
 export function device(d: unknown, issues: Issues): Device {
-  const src = (typeof d === 'object' && d !== null ? d : {}) as Record<string, unknown>;
+  const src = readable(d, issues, '/device');
   const out: Device = {};
   if (src.platform !== undefined) {
     const p = platformOf(src.platform);
@@ -188,7 +276,7 @@ export type EventFields = Fields<SdkEvent>;
  * The type-specific fields of an event, coerced; undefined when a required one is missing or is
  * not a finite number (the event is then dropped alone and reported).
  */
-export function eventFields(e: Record<string, unknown>, scrub: (url: string) => string, issues: Issues): EventFields | undefined {
+export function eventFields(e: Record<string, unknown>, scrub: (url: string) => string, issues: Issues, maxBytes: number = LIMITS.itemBytes): EventFields | undefined {
   switch (e.type) {
     case 'navigate': {
       const to = str(e.to, LIMITS.long);
@@ -206,7 +294,8 @@ export function eventFields(e: Record<string, unknown>, scrub: (url: string) => 
     case 'custom': {
       const name = str(e.name, LIMITS.short);
       if (name === undefined) return void issues.push('/name: missing');
-      return { type: 'custom', name, properties: properties(e.properties, issues) };
+      const props = properties(e.properties, issues, maxBytes);
+      return props && { type: 'custom', name, properties: props };
     }
     case 'network': {
       const call = networkCall(e, scrub, issues);
@@ -221,13 +310,26 @@ type Call = Pick<NetworkRequest, 'method' | 'url' | 'statusCode' | 'duration' | 
 
 function networkCall(r: Record<string, unknown>, scrub: (url: string) => string, issues: Issues): Call | undefined {
   const url = str(r.url, LIMITS.url);
-  const duration = int(r.duration, 1e12);
+  const rawDuration = typeof r.duration === 'bigint' ? Number(r.duration) : r.duration;
+  const duration = int(rawDuration, 1e12);
   if (url === undefined) return void issues.push('/url: missing');
   if (duration === undefined) return void issues.push(`/duration: ${String(r.duration)} is not a finite number`);
+  // A negative duration is a clock or a bug, not a 0 ms request: the item is dropped, reported.
+  if ((rawDuration as number) < 0) return void issues.push(`/duration: ${String(r.duration)} is negative`);
   const out: Call = { method: (str(r.method, LIMITS.method) ?? 'GET').toUpperCase(), url: truncate(scrub(url), LIMITS.url), duration };
-  const status = int(r.statusCode, 999);
-  if (status !== undefined) out.statusCode = status;
-  const error = r.error === null || r.error === undefined ? null : str(r.error, LIMITS.nullable) ?? String(r.error);
+  let error = r.error === null || r.error === undefined ? null : str(r.error, LIMITS.nullable) ?? String(r.error);
+  if (r.statusCode !== undefined && r.statusCode !== null) {
+    const raw = typeof r.statusCode === 'bigint' ? Number(r.statusCode) : r.statusCode;
+    const status = int(raw, Number.MAX_SAFE_INTEGER);
+    if (status === undefined) issues.push(`/statusCode: ${String(r.statusCode)} is not a number: left out`);
+    else if ((raw as number) < 0) {
+      // -1 is how many HTTP clients say "no response": the contract's connection error, which
+      // has no statusCode (and, so the session is flagged, an error).
+      issues.push(`/statusCode: ${String(r.statusCode)} is not an HTTP status: left out, as for a connection error`);
+      error ??= 'connection error';
+    } else if (status > 999) issues.push(`/statusCode: ${String(r.statusCode)} is not an HTTP status: left out`);
+    else out.statusCode = status;
+  }
   out.error = error === null ? null : truncate(error, LIMITS.nullable);
   return out;
 }
@@ -281,13 +383,31 @@ export const DEFAULT_SCRUBBED_PARAMS: readonly string[] = [
 export const FILTERED = '[Filtered]';
 
 /**
- * Returns a scrubber that replaces the values of matching query (and fragment) parameters with
- * `[Filtered]` and drops a password in the URL's user info. String surgery rather than `URL`,
- * whose React Native polyfill cannot set search params, and which would re-encode the rest.
+ * What `scrubQueryParams` may be: names added to the defaults; a function that is given the
+ * defaults and returns the whole list (to remove or replace some); false: no scrubbing at all.
  */
-export function urlScrubber(names: readonly string[] | false | undefined): (url: string) => string {
+export type ScrubParams = readonly string[] | ((defaults: readonly string[]) => readonly string[]) | false;
+
+/** Addresses in paths and values (`/users/jane@example.com/orders`, `%40` included). */
+const EMAIL = /[^\s/?#&=@:;,'"<>]{1,64}(?:@|%40)[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/gi;
+
+/**
+ * Returns a scrubber for recorded URLs and routes: the user info (`user:password@`, or a token
+ * as user name) becomes `[Filtered]@`; email addresses in the path, query and fragment become
+ * `[Filtered]`; the values of query (and fragment) parameters named like secrets become
+ * `[Filtered]`. String surgery rather than `URL`, whose React Native polyfill cannot set search
+ * params, and which would re-encode the rest.
+ */
+export function urlScrubber(names: ScrubParams | undefined): (url: string) => string {
   if (names === false) return (u) => u;
-  const list = (names ?? DEFAULT_SCRUBBED_PARAMS).map((n) => n.toLowerCase().replace(/-/g, '_'));
+  let chosen: readonly string[];
+  try {
+    chosen = typeof names === 'function' ? names(DEFAULT_SCRUBBED_PARAMS) : [...DEFAULT_SCRUBBED_PARAMS, ...(Array.isArray(names) ? names : [])];
+    if (!Array.isArray(chosen)) chosen = DEFAULT_SCRUBBED_PARAMS;
+  } catch {
+    chosen = DEFAULT_SCRUBBED_PARAMS; // a throwing option must not turn scrubbing off
+  }
+  const list = chosen.filter((n) => typeof n === 'string').map((n) => n.toLowerCase().replace(/-/g, '_'));
   const exact = new Set(list);
   const partial = list.filter((n) => n.length >= 5);
   const secret = (raw: string): boolean => {
@@ -305,7 +425,16 @@ export function urlScrubber(names: readonly string[] | false | undefined): (url:
     return eq > 0 && secret(pair.slice(0, eq)) ? `${pair.slice(0, eq)}=${FILTERED}` : pair;
   }).join('&');
   return (url) => {
-    let out = url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*):[^/?#@]*@/i, `$1:${FILTERED}@`);
+    const authority = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)/i.exec(url);
+    let head = '';
+    let out = url;
+    if (authority) {
+      const host = authority[2]!;
+      const at = host.lastIndexOf('@');
+      head = authority[1]! + (at >= 0 ? `${FILTERED}@${host.slice(at + 1)}` : host);
+      out = url.slice(authority[0].length);
+    }
+    if (out.includes('@') || /%40/i.test(out)) out = out.replace(EMAIL, FILTERED);
     const hash = out.indexOf('#');
     let frag = '';
     if (hash >= 0) {
@@ -317,6 +446,6 @@ export function urlScrubber(names: readonly string[] | false | undefined): (url:
     }
     const q = out.indexOf('?');
     if (q >= 0) out = out.slice(0, q + 1) + params(out.slice(q + 1));
-    return out + frag;
+    return head + out + frag;
   };
 }

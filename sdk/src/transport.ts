@@ -1,5 +1,6 @@
 // Sends one request body to the service with the contract's retry policy. No state beyond its
 // options, so the bench and the reliability tests can drive the service exactly as the SDK does.
+import { utf8Length } from './sanitize.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -37,7 +38,10 @@ export interface SendOptions {
   keepalive?: boolean;
 }
 
-/** Browsers refuse keepalive requests whose bodies add up to more than 64 KiB. */
+/**
+ * Browsers refuse keepalive requests once the bodies of those in flight add up to more than
+ * 64 KiB (per page): the budget, with room for what the SDK does not see.
+ */
 export const KEEPALIVE_MAX_BYTES = 60_000;
 
 export interface RetryInfo {
@@ -87,6 +91,7 @@ export class Transport {
   readonly endpoint: string;
   private readonly fetchImpl: FetchLike;
   private readonly delays: readonly number[];
+  private keepaliveBytes = 0;
 
   constructor(private readonly opts: TransportOptions) {
     this.endpoint = opts.endpoint.replace(/\/+$/, '');
@@ -95,6 +100,11 @@ export class Transport {
     // Bound, so a platform fetch is not called with `this` set to the transport.
     this.fetchImpl = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.delays = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  }
+
+  /** Bytes of keepalive bodies in flight: what is left of the page's 64 KiB is the rest. */
+  get keepaliveInFlight(): number {
+    return this.keepaliveBytes;
   }
 
   /**
@@ -106,10 +116,14 @@ export class Transport {
     // Compressed once, so every attempt carries the same bytes. Not on the way out of a page:
     // the request must start before the page is torn down, and compression takes turns.
     const payload = opts.keepalive ? { data: body, gzip: false } : await this.encode(body);
-    const keepalive = opts.keepalive === true && byteSize(payload.data) <= KEEPALIVE_MAX_BYTES;
+    const size = byteSize(payload.data);
+    const keepalive = opts.keepalive === true && this.keepaliveBytes + size <= KEEPALIVE_MAX_BYTES;
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) return { outcome: 'aborted', attempts: attempt - 1 };
-      const r = await this.attempt(url, payload, keepalive, signal);
+      if (keepalive) this.keepaliveBytes += size;
+      const r = await this.attempt(url, payload, keepalive, signal).finally(() => {
+        if (keepalive) this.keepaliveBytes -= size;
+      });
       if (r.kind === 'aborted') return { outcome: 'aborted', attempts: attempt };
       if (r.kind === 'response') {
         const cls = classifyStatus(r.status);
@@ -167,7 +181,7 @@ export class Transport {
 }
 
 function byteSize(data: string | Uint8Array): number {
-  return typeof data === 'string' ? data.length * 3 : data.byteLength; // an upper bound is enough here
+  return typeof data === 'string' ? utf8Length(data) : data.byteLength;
 }
 
 let zlibGzip: ((s: string) => Uint8Array) | null | undefined;

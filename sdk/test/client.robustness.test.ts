@@ -135,19 +135,22 @@ describe('finding 3: batches are bounded by bytes', () => {
     const bodies = srv.on('/ingest/events');
     expect(bodies.length).toBeGreaterThanOrEqual(6);
     for (const b of bodies) expect(b.raw.byteLength).toBeLessThanOrEqual(1024 * 1024);
-    expect(seqs(eventsSent())).toEqual(range(0, 500));
+    // Batches of one session go side by side: sequence numbers order them on the service.
+    expect(seqs(eventsSent()).sort((a, b) => a - b)).toEqual(range(0, 500));
     expect(errors).toEqual([]);
   });
 
-  it('a 413 is split in halves and sent again, in order', async () => {
+  it('a 413 is split in halves and sent again', async () => {
     srv.script('/ingest/events', { status: 413, body: { error: 'Body too large' } }, { status: 413, body: { error: 'Body too large' } });
     const c = client();
     c.startSession();
     for (let i = 0; i < 8; i++) c.trackCustom('e', { i });
     await c.flush();
-    expect(srv.on('/ingest/events').map((r) => seqs(bodyOf<{ events: SdkEvent[] }>(r).events)))
-      .toEqual([range(0, 8), range(0, 4), range(0, 2), [2, 3], range(4, 8)]);
-    expect(seqs(eventsSent().slice(-8))).toEqual(range(0, 8));
+    const bodies = srv.on('/ingest/events').map((r) => seqs(bodyOf<{ events: SdkEvent[] }>(r).events));
+    // The halves go side by side, so the second 413 falls on either of them, which is halved again.
+    expect(bodies[0]).toEqual(range(0, 8));
+    const rest = bodies.slice(1).map((b) => b.join(',')).sort();
+    expect([['0,1', '0,1,2,3', '2,3', '4,5,6,7'], ['0,1,2,3', '4,5', '4,5,6,7', '6,7']]).toContainEqual(rest);
     expect(errors).toEqual([]);
   });
 
@@ -226,10 +229,14 @@ describe('finding 5: fetch records', () => {
   });
 
   it('scrubbing follows scrubQueryParams, and can be turned off', () => {
+    // A list adds to the defaults; a function replaces them.
     const scrub = sdk.urlScrubber(['order']);
-    expect(scrub('https://x/a?order=7&token=t')).toBe('https://x/a?order=[Filtered]&token=t');
+    expect(scrub('https://x/a?order=7&token=t&page=2')).toBe('https://x/a?order=[Filtered]&token=[Filtered]&page=2');
+    const only = sdk.urlScrubber((defaults) => [...defaults.filter((n) => n !== 'code'), 'order']);
+    expect(only('https://x/cb?code=abc&order=7&token=t')).toBe('https://x/cb?code=abc&order=[Filtered]&token=[Filtered]');
+    expect(sdk.urlScrubber(() => ['order'])('https://x/a?order=7&token=t')).toBe('https://x/a?order=[Filtered]&token=t');
     expect(sdk.urlScrubber(false)('https://x/a?token=t')).toBe('https://x/a?token=t');
-    expect(sdk.urlScrubber(undefined)('https://u:pw@x/a?refresh_token=r&page=2')).toBe('https://u:[Filtered]@x/a?refresh_token=[Filtered]&page=2');
+    expect(sdk.urlScrubber(undefined)('https://u:pw@x/a?refresh_token=r&page=2')).toBe('https://[Filtered]@x/a?refresh_token=[Filtered]&page=2');
   });
 });
 
@@ -428,7 +435,7 @@ describe('finding 6: what Sentry and PostHog users expect', () => {
       await c.shutdown({ timeoutMs: 0 });
       win.dispatchEvent(Object.assign(new Event('error'), { error: new Error('after shutdown') }));
       await realPause();
-      expect(srv.on('/ingest/crash')).toHaveLength(2);
+      expect(srv.on('/ingest/crash').map((r) => bodyOf<CrashReport>(r).message)).toHaveLength(2);
     } finally {
       Object.assign(g, saved);
       for (const k of Object.keys(saved)) if (saved[k as keyof typeof saved] === undefined) delete g[k];

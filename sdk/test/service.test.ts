@@ -252,13 +252,13 @@ describe('SDK against the real service', () => {
       expect(stats).toMatchObject({ queuedBatches: 0, dropped: 0, rejected: 0 });
       await storedMatchesTracked(projectId, t);
 
-      // every faulted request was followed by a retry of the same bytes
+      // every faulted request was followed by a retry of the same bytes (other batches of the
+      // session may go in between: data batches of a session go side by side)
       const faulted = proxy.log.filter((l) => l.fault);
       expect(faulted).toHaveLength(Object.values(plan).reduce((n, byPath) => n + Object.keys(byPath).length, 0));
       for (const f of faulted) {
         const i = proxy.log.indexOf(f);
-        const next = proxy.log.slice(i + 1).find((l) => l.path === f.path);
-        expect(next?.body).toBe(f.body);
+        expect(proxy.log.slice(i + 1).some((l) => l.path === f.path && l.body === f.body)).toBe(true);
       }
     } finally {
       await proxy.close();

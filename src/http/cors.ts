@@ -67,7 +67,10 @@ export async function ingestOriginCheck(req: FastifyRequest): Promise<void> {
 
 /** onSend hook of /ingest: every answer, errors included, readable by the page that sent it. */
 export async function ingestCorsHeaders(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  reply.header('vary', 'Origin');
+  // Added to what is there (Accept-Encoding from the compression of large answers).
+  const vary = reply.getHeader('vary');
+  if (!vary) reply.header('vary', 'Origin');
+  else if (!/\borigin\b/i.test(String(vary))) reply.header('vary', `${String(vary)}, Origin`);
   const origin = allowedOrigin(req);
   if (origin !== undefined) {
     reply.header('access-control-allow-origin', origin);

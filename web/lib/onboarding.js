@@ -50,6 +50,10 @@ export function setupGuide(projectId, apiKey) {
       : h('p', 'You need this project’s API key (', h('code', 'frk_…'), '). It was shown once, when it was made; if you do not have it, ',
         h('a', { href: '#/projects' }, 'create a new key on Projects & keys'), ' and put it in place of ', h('code', 'frk_…'), ' below.'),
     h('h3', '1. In your app, with the SDK'),
+    // Not on npm yet: the package is built from the flightrec repository.
+    h('p.hint', 'Install it from a clone of the flightrec repository (it is not on npm yet): after ',
+      h('code', 'npm install'), ', run ', h('code', 'cd sdk && npm pack'), ', then in your app ',
+      h('code', 'npm install /path/to/flightrec/sdk/flightrec-sdk-0.1.0.tgz'), '. It works with import and require.'),
     copyBlock('snippet-sdk', sdk, 'the SDK snippet'),
     h('h3', '2. Or try it now from a terminal'),
     copyBlock('snippet-curl', curl, 'the curl command'),

@@ -1,0 +1,224 @@
+// The SDK in a real browser (issue 23): a page served on one origin (127.0.0.1, port A) loads
+// the SDK as built for apps (the SDK's own build script, ES modules) and sends to the service
+// on another origin (port B): CORS preflights, readable answers, and leaving the page (pagehide)
+// sends the queue and the session end with keepalive, the rest handed to the next visit.
+// What arrived is counted through the export API.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { waitFor } from './helpers/wait.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = fs.existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`SDK browser tests skipped: ${CHROMIUM} is missing`);
+
+describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the service', () => {
+  let s: TestServer;
+  let service: string;
+  let pages: http.Server;
+  let origin: string;
+  let browser: Browser;
+  let buildDir: string;
+  const consoleErrors: string[] = [];
+
+  beforeAll(async () => {
+    buildDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-sdk-web-'));
+    const built = spawnSync(process.execPath, ['sdk/scripts/build.mjs', buildDir], { encoding: 'utf8' });
+    expect(built.status, built.stderr).toBe(0);
+
+    s = await startTestServer({ RATE_LIMIT_EXPORT_PER_MIN: '100000', RATE_LIMIT_INGEST_PER_MIN: '100000' });
+    await s.app.listen({ host: '127.0.0.1', port: 0 });
+    service = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`;
+
+    // The app's origin: a page that loads the built SDK as an ES module, and an API of its own.
+    pages = http.createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname.startsWith('/sdk/')) {
+        const file = path.join(buildDir, 'esm', path.basename(url.pathname));
+        if (!fs.existsSync(file)) return void res.writeHead(404).end();
+        res.writeHead(200, { 'content-type': 'text/javascript' });
+        return void res.end(fs.readFileSync(file));
+      }
+      if (url.pathname === '/api/ping') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(url.pathname === '/other'
+        ? '<!doctype html><title>other</title><p>another page</p>'
+        : '<!doctype html><title>app</title><script type="module">import * as f from "/sdk/index.js"; window.flightrec = f; window.sdkLoaded = true;</script>');
+    });
+    await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
+    origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise<void>((r) => (pages ? pages.close(() => r()) : r()));
+    await s?.close();
+    if (buildDir) fs.rmSync(buildDir, { recursive: true, force: true });
+  });
+
+  async function openApp(): Promise<Page> {
+    const page = await (await browser.newContext()).newPage();
+    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+    page.on('pageerror', (e) => consoleErrors.push(String(e)));
+    await page.goto(`${origin}/`);
+    await page.waitForFunction(() => (window as unknown as { sdkLoaded?: boolean }).sdkLoaded === true);
+    return page;
+  }
+
+  async function exported<T>(apiKey: string, route: string): Promise<T[]> {
+    const r = await fetch(`${service}${route}${route.includes('?') ? '&' : '?'}limit=1000`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(r.status).toBe(200);
+    return ((await r.json()) as { data: T[] }).data;
+  }
+  const sessions = (k: string) => exported<{ id: string; status: string; platform: string }>(k, '/export/sessions');
+  const events = (k: string, sid: string) => exported<{ sequenceNumber: number }>(k, `/export/events?sessionId=${sid}`);
+  const network = (k: string) => exported<{ sessionId: string; url: string }>(k, '/export/network');
+
+  /** Starts the default client in the page and a session; resolves once the start was acknowledged. */
+  async function startIn(page: Page, apiKey: string): Promise<string> {
+    return page.evaluate(async ({ apiKey, endpoint }) => {
+      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+      const errors: unknown[] = [];
+      (window as unknown as { sdkErrors: unknown[] }).sdkErrors = errors;
+      const c = f.init({ apiKey, endpoint, device: { appVersion: '1.0.0' }, onError: (e) => errors.push(e.message) });
+      const sid = f.startSession({ userId: 'web-user' })!;
+      while (c.stats().sentBatches < 1) await new Promise((r) => setTimeout(r, 20));
+      return sid;
+    }, { apiKey, endpoint: service });
+  }
+
+  it('a page on another origin sends: preflights answered, session, events, fetch records and the end arrive', async () => {
+    const { apiKey } = await s.createProject('browser cors');
+    const page = await openApp();
+    const sid = await startIn(page, apiKey);
+    const errors = await page.evaluate(async () => {
+      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+      const appFetch = f.instrumentFetch(window.fetch.bind(window));
+      f.trackNavigate('/cart');
+      for (let i = 0; i < 20; i++) f.trackCustom('add_to_cart', { i });
+      f.trackTap({ x: 10, y: 20, target: 'buy' });
+      await (await appFetch('/api/ping')).text();
+      await f.flush();
+      await f.endSession();
+      return (window as unknown as { sdkErrors: unknown[] }).sdkErrors;
+    });
+    expect(errors).toEqual([]);
+    expect(await sessions(apiKey)).toMatchObject([{ id: sid, status: 'completed', platform: 'linux' }]);
+    expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 22 }, (_, i) => i));
+    expect((await network(apiKey)).map((n) => [n.sessionId, n.url])).toEqual([[sid, `${origin}/api/ping`]]);
+    expect(consoleErrors.filter((e) => /CORS|Access-Control/i.test(e))).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
+  it('an error answer is readable by the page (401 with CORS headers), so the SDK reports it instead of a network failure', async () => {
+    const page = await openApp();
+    const seen = await page.evaluate(async (endpoint) => {
+      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+      const errors: { kind: string; status?: number }[] = [];
+      const c = new f.FlightrecClient({ apiKey: 'frk_not_a_key', endpoint, onError: (e) => errors.push({ kind: e.kind, status: (e as { status?: number }).status }) });
+      c.startSession();
+      await c.flush();
+      await c.shutdown({ timeoutMs: 1000 });
+      return errors;
+    }, service);
+    expect(seen).toContainEqual({ kind: 'rejected', status: 401 });
+    await page.context().close();
+  }, 60_000);
+
+  it('pagehide sends the whole queue and the session end with keepalive', async () => {
+    const { apiKey } = await s.createProject('browser pagehide');
+    const page = await openApp();
+    const sid = await startIn(page, apiKey);
+    await page.evaluate(() => {
+      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+      f.trackNavigate('/checkout');
+      for (let i = 0; i < 30; i++) f.trackCustom('step', { i });
+      for (let i = 0; i < 5; i++) f.getClient()!.recordRequest({ method: 'GET', url: `https://api.example.com/i/${i}`, statusCode: 200, duration: 9, error: null, timestamp: Date.now() });
+    });
+    // Leaving the page: nothing was flushed (the 5 s and 30 s ticks are far away).
+    await page.goto(`${origin}/other`);
+    await waitFor('the queue and the end', async () => (await events(apiKey, sid)).length === 31 && (await sessions(apiKey))[0]?.status === 'completed', 15_000, 250);
+    expect((await network(apiKey)).filter((n) => n.sessionId === sid)).toHaveLength(5);
+    expect(await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('flightrec.')))).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
+  it('closing the tab does the same: the queue and the end arrive', async () => {
+    const { apiKey } = await s.createProject('browser close');
+    const page = await openApp();
+    const sid = await startIn(page, apiKey);
+    await page.evaluate(() => {
+      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+      for (let i = 0; i < 12; i++) f.trackCustom('last words', { i });
+    });
+    await page.close();
+    await waitFor('the queue and the end', async () => (await events(apiKey, sid)).length === 12 && (await sessions(apiKey))[0]?.status === 'completed', 15_000, 250);
+  }, 60_000);
+
+  it('a hidden page sends with keepalive and leaves a provisional end for the next load; shown again, it takes that back', async () => {
+    const { apiKey } = await s.createProject('browser hidden');
+    const page = await openApp();
+    const sid = await startIn(page, apiKey);
+    const setVisibility = (state: string) => page.evaluate((v) => {
+      Object.defineProperty(document, 'visibilityState', { value: v, configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+    }, state);
+    await page.evaluate(() => {
+      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+      for (let i = 0; i < 10; i++) f.trackCustom('before hiding', { i });
+    });
+    await setVisibility('hidden');
+    const storedKeys = () => page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('flightrec.')));
+    // Were the tab killed now, the next load would end the session where it was last seen.
+    expect(await storedKeys()).toHaveLength(1);
+    await waitFor('the events', async () => (await events(apiKey, sid)).length === 10, 15_000, 250);
+    await setVisibility('visible');
+    expect(await storedKeys()).toEqual([]);
+    expect((await sessions(apiKey))[0]).toMatchObject({ id: sid, status: 'active' });
+    await page.context().close();
+  }, 60_000);
+
+  it('what does not fit the 64 KiB keepalive budget is kept in localStorage and sent at the next visit', async () => {
+    const { apiKey } = await s.createProject('browser budget');
+    const page = await openApp();
+    const sid = await startIn(page, apiKey);
+    await page.evaluate(() => {
+      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+      const blob = 'x'.repeat(1000);
+      for (let i = 0; i < 400; i++) f.trackCustom('big', { i, blob });
+    });
+    await page.goto(`${origin}/other`);
+    // The end and the first ~60 KB went out on the way; the rest waits in localStorage.
+    await waitFor('the end and a first part', async () => (await sessions(apiKey))[0]?.status === 'completed' && (await events(apiKey, sid)).length > 0, 15_000, 250);
+    const first = (await events(apiKey, sid)).length;
+    expect(first).toBeGreaterThan(20);
+    expect(first).toBeLessThan(100);
+    const stored = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('flightrec.')).map((k) => localStorage.getItem(k)!.length));
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toBeGreaterThan(300_000);
+
+    // The next visit takes it over and sends it.
+    await page.goto(`${origin}/`);
+    await page.waitForFunction(() => (window as unknown as { sdkLoaded?: boolean }).sdkLoaded === true);
+    await page.evaluate((o) => {
+      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+      f.init({ apiKey: o.apiKey, endpoint: o.endpoint });
+    }, { apiKey, endpoint: service });
+    await waitFor('all 400 events', async () => (await events(apiKey, sid)).length === 400, 20_000, 250);
+    expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 400 }, (_, i) => i));
+    expect(await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('flightrec.')))).toEqual([]);
+    expect((await sessions(apiKey)).map((x) => x.status)).toEqual(['completed']);
+    await page.context().close();
+  }, 90_000);
+});
