@@ -90,7 +90,7 @@ export class Spool {
   private loader: Promise<void> | undefined;
   private stopping = false;
   private adopted = new Set<string>();
-  private lastScan = 0;
+  private scanning = false;
   /** Bytes of every held segment not yet loaded, plus appends not yet written. */
   bytes = 0;
   /** Seconds between the oldest body of the last committed load and its commit. */
@@ -117,6 +117,7 @@ export class Spool {
       this.closed.push(s);
       this.bytes += s.bytes;
     }
+    this.startHeartbeat();
   }
 
   private segmentsOf(dir: string): Segment[] {
@@ -132,7 +133,6 @@ export class Spool {
 
   /** Takes over the directories of processes that died on this volume; their segments are loaded. */
   private adoptOrphans(): void {
-    this.lastScan = Date.now();
     for (const name of fs.readdirSync(this.opts.root)) {
       const dir = path.join(this.opts.root, name);
       if (name.startsWith('.') || dir === this.dir || this.adopted.has(dir) || !fs.statSync(dir).isDirectory()) continue;
@@ -152,18 +152,23 @@ export class Spool {
   start(log: SpoolLog): void {
     this.log = log;
     this.adoptOrphans();
+    this.scanning = true;
+    this.loader = this.loadLoop();
+  }
+
+  /** From construction on: a process that is still starting keeps its directory. */
+  private startHeartbeat(): void {
     this.heartbeat = setInterval(() => {
       for (const dir of this.locks.beat()) this.log.error({ dir }, 'spool: another process took over a directory this one held');
-      if (Date.now() - this.lastScan > this.opts.staleMs / 2) {
-        try {
-          this.adoptOrphans();
-        } catch (err) {
-          this.log.warn({ err: String(err) }, 'spool: scanning for orphaned directories failed');
-        }
+      if (!this.scanning) return;
+      // A process on this volume that died meanwhile (a worker, a replica) is taken over here.
+      try {
+        this.adoptOrphans();
+      } catch (err) {
+        this.log.warn({ err: String(err) }, 'spool: scanning for orphaned directories failed');
       }
     }, this.opts.heartbeatMs);
     this.heartbeat.unref();
-    this.loader = this.loadLoop();
   }
 
   /** Resolves once the record is on disk (fdatasync); QueueFullError past `maxBytes`. */
