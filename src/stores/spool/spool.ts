@@ -159,7 +159,11 @@ export class Spool {
   /** From construction on: a process that is still starting keeps its directory. */
   private startHeartbeat(): void {
     this.heartbeat = setInterval(() => {
-      for (const dir of this.locks.beat()) this.log.error({ dir }, 'spool: another process took over a directory this one held');
+      for (const dir of this.locks.beat()) {
+        this.log.error({ dir }, 'spool: another process took over a directory this one held (SPOOL_LOCK_STALE_MS shorter than a pause of this process?)');
+        // Its segments are that process's now: this one takes no more bodies (503).
+        if (dir === this.dir) this.stopping = true;
+      }
       if (!this.scanning) return;
       // A process on this volume that died meanwhile (a worker, a replica) is taken over here.
       try {
@@ -199,6 +203,8 @@ export class Spool {
         for (const w of batch) pieces.push(recordHeader(w.chunks, w.rows), ...w.chunks);
         await writeAll(this.fd!, pieces);
         await new Promise<void>((res, rej) => fs.fdatasync(this.fd!, (e) => (e ? rej(e) : res())));
+        // A new file's name must be durable too (a power loss, not only a crash): once per segment.
+        if (seg.bytes === 0) await syncDir(this.dir);
         seg.bytes += size;
         batch.forEach((w) => w.resolve());
         if (seg.bytes >= this.opts.loadBytes) this.roll();
@@ -360,6 +366,15 @@ export class Spool {
     } else {
       this.locks.release(this.dir);
     }
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fd = await fs.promises.open(dir, 'r');
+  try {
+    await fd.sync();
+  } finally {
+    await fd.close();
   }
 }
 
