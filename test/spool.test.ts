@@ -162,6 +162,8 @@ describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy
     const batch = (b: number) => ({ sessionId: sid, events: Array.from({ length: 100 }, (_, i) => ({ ...P.customEvent(sid, b * 100 + i), properties: { pad } })) });
 
     proxy.cut('refuse');
+    // ClickHouse away, the spool empty: the replica stays ready (its balancer keeps it)
+    expect((await s.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200);
     const acked: number[] = [];
     let refused: { status: number; retryAfter: unknown; body: unknown } | undefined;
     const t0 = Date.now();
@@ -177,6 +179,7 @@ describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy
     }
     expect(acked.length).toBeGreaterThan(5);
     expect(refused).toEqual({ status: 503, retryAfter: '1', body: { error: expect.any(String) } });
+    expect((await s.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(503); // full: no longer ready
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(Number(/^flightrec_spool_bytes (\S+)$/m.exec(metrics)![1])).toBeGreaterThan(900_000);
     expect(Number(/^flightrec_spool_oldest_unloaded_seconds (\S+)$/m.exec(metrics)![1])).toBeGreaterThan(1);

@@ -327,6 +327,11 @@ export class Spool {
     }
   }
 
+  /** Whether bodies are still taken with ClickHouse away: below 90% of `maxBytes`. */
+  hasRoom(): boolean {
+    return !this.stopping && this.bytes < 0.9 * this.opts.maxBytes;
+  }
+
   /** Age in seconds of the oldest body not yet loaded (0 when none). */
   oldestUnloadedSeconds(): number {
     const all = [...this.loading, ...this.closed, ...(this.active && this.active.bytes > 0 ? [this.active] : [])];
