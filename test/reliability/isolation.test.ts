@@ -35,6 +35,8 @@ beforeAll(async () => {
     DATA_DIR: tempDataDir(),
     ADMIN_TOKEN,
     RUN_WORKER: 'false',
+    // It reads its writes at once and fails inserts on purpose: the synchronous ingest path, as startTestServer pins it.
+    INGEST_SPOOL: 'false',
     HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
