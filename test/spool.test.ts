@@ -125,6 +125,34 @@ describe('the spool in the service (embedded stores)', () => {
     expect(await exportedSeqs(sid)).toEqual([0, 1]);
     expect(s.svc.ingest.spool!.refusedRecords).toBe(0);
   });
+
+  it("a body the engine refuses however it is written is set aside: the others of its load are stored, the loader goes on", async () => {
+    const start = P.sessionStart();
+    const sid = start.sessionId;
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode).toBe(201);
+    const ch = s.svc.stores.ch;
+    const realInsert = ch.insertBytes;
+    // rows the engine would refuse, recognised by a route: every insert containing them fails
+    (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = async (table, bytes, format) => {
+      if (bytes.includes('/poison')) throw new Error('Code: 27. DB::Exception: Cannot parse input (injected)');
+      return realInsert.call(ch, table, bytes, format);
+    };
+    try {
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, b) => s.app.inject({
+        method: 'POST', url: '/ingest/events', headers: auth,
+        payload: { sessionId: sid, events: [P.navigate(sid, b, b === 5 ? '/poison' : `/screen/${b}`)] },
+      })));
+      expect(answers.map((r) => r.statusCode)).toEqual(answers.map(() => 201));
+      expect(await s.svc.ingest.spool!.settled()).toBe(true);
+    } finally {
+      (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = realInsert;
+    }
+    expect(await exportedSeqs(sid)).toEqual([0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11]);
+    expect(s.svc.ingest.spool!.refusedRecords).toBe(1);
+    const setAside = fs.readFileSync(path.join(spoolRoot, `refused-${path.basename(s.svc.ingest.spool!.dir)}.ndjson`), 'utf8');
+    expect(setAside.trim().split('\n').map((l) => JSON.parse(l).body.events[0].to)).toEqual(['/poison']);
+    expect((await s.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^flightrec_spool_refused_bodies 1$/m);
+  });
 });
 
 describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy)', () => {
