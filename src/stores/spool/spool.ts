@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { QueueFullError } from '../../domain/errors.ts';
 import { DirLocks, LOCK_FILE } from './dirLock.ts';
-import { readRecords, recordHeader, type SpooledRecord } from './records.ts';
+import { payloadOf, readRecords, recordHeader, type SpooledRecord } from './records.ts';
 
 export interface SpoolOptions {
   /** The volume's spool root; this process's directory is `<root>/<instance>`. */
@@ -38,6 +38,13 @@ interface Segment {
   /** When its first record was appended (from its name), for the age of the oldest body. */
   createdMs: number;
   bytes: number;
+  /**
+   * The records as appended, while this process holds them within its memory budget: loaded
+   * from here, the segment is not read back from disk nor its CRCs checked again. Undefined for
+   * segments of an earlier run or another process, or once dropped for the budget.
+   */
+  inMemory?: SpooledRecord[];
+  memoryBytes?: number;
 }
 
 interface Waiting {
@@ -84,6 +91,8 @@ export class Spool {
   private waiting: Waiting[] = [];
   private waitingBytes = 0;
   private writing: Promise<void> | undefined;
+  /** Bytes of the segments' in-memory copies (at most two segments' worth). */
+  private memoryBytes = 0;
   private rollTimer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
@@ -206,6 +215,7 @@ export class Spool {
         // A new file's name must be durable too (a power loss, not only a crash): once per segment.
         if (seg.bytes === 0) await syncDir(this.dir);
         seg.bytes += size;
+        this.keepInMemory(seg, batch, size);
         batch.forEach((w) => w.resolve());
         if (seg.bytes >= this.opts.loadBytes) this.roll();
       } catch (err) {
@@ -219,10 +229,24 @@ export class Spool {
     this.writing = undefined;
   }
 
+  private keepInMemory(seg: Segment, batch: Waiting[], size: number): void {
+    if (!seg.inMemory) return;
+    if (this.memoryBytes + size > 2 * this.opts.loadBytes) return this.dropFromMemory(seg);
+    for (const w of batch) seg.inMemory.push({ chunks: w.chunks, rows: w.rows });
+    seg.memoryBytes = (seg.memoryBytes ?? 0) + size;
+    this.memoryBytes += size;
+  }
+
+  private dropFromMemory(seg: Segment): void {
+    this.memoryBytes -= seg.memoryBytes ?? 0;
+    seg.inMemory = undefined;
+    seg.memoryBytes = 0;
+  }
+
   private openSegment(): Segment {
     if (this.active) return this.active;
     const createdMs = Date.now();
-    const seg: Segment = { dir: this.dir, file: path.join(this.dir, segmentName(++this.seq, createdMs)), seq: this.seq, createdMs, bytes: 0 };
+    const seg: Segment = { dir: this.dir, file: path.join(this.dir, segmentName(++this.seq, createdMs)), seq: this.seq, createdMs, bytes: 0, inMemory: [], memoryBytes: 0 };
     this.fd = fs.openSync(seg.file, 'wx');
     this.active = seg;
     this.rollTimer = setTimeout(() => this.rollWhenIdle(), this.opts.loadIntervalMs);
@@ -286,6 +310,10 @@ export class Spool {
   private async load(segments: Segment[]): Promise<void> {
     const records: SpooledRecord[] = [];
     for (const s of segments) {
+      if (s.inMemory) {
+        records.push(...s.inMemory);
+        continue;
+      }
       const read = readRecords(await fs.promises.readFile(s.file));
       if (read.tornBytes > 0) {
         this.tornBytes += read.tornBytes;
@@ -301,6 +329,7 @@ export class Spool {
     for (const s of segments) {
       fs.rmSync(s.file, { force: true });
       this.bytes -= s.bytes;
+      this.dropFromMemory(s);
     }
     this.loading = [];
     this.releaseEmptyAdopted();
@@ -313,7 +342,7 @@ export class Spool {
   private setAside(refused: { record: SpooledRecord; error: unknown }[]): void {
     this.refusedRecords += refused.length;
     const file = path.join(this.opts.root, `refused-${this.opts.instance}.ndjson`);
-    fs.appendFileSync(file, Buffer.concat(refused.map((r) => r.record.payload)));
+    fs.appendFileSync(file, Buffer.concat(refused.map((r) => payloadOf(r.record))));
     this.log.error({ file, records: refused.length, error: String(refused[0]!.error) }, 'spool: ClickHouse refused bodies that were acknowledged; they are kept in this file');
   }
 
