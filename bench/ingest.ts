@@ -11,7 +11,10 @@
  *   4. the embedded service (child process, or BENCH_URL), saturated for BENCH_SECONDS;
  *   5. the embedded service paced at half the request rate it reached, for the latency target;
  *   6. exactly-once, after 3 and after 4/5: the service is stopped (it drains) and its ClickHouse
- *      data is counted.
+ *      data is counted;
+ *   7. the ingest paths compared (issue 25): bare Fastify at 8 and 32 connections, then the
+ *      service with the spool and with the synchronous group commit, each saturated at 8 and 32
+ *      connections and paced at half with a visibility probe (BENCH_PATHS_ONLY=1: only this).
  * The load always comes from a separate process (bench/load.ts).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
