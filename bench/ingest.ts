@@ -11,7 +11,10 @@
  *   4. the embedded service (child process, or BENCH_URL), saturated for BENCH_SECONDS;
  *   5. the embedded service paced at half the request rate it reached, for the latency target;
  *   6. exactly-once, after 3 and after 4/5: the service is stopped (it drains) and its ClickHouse
- *      data is counted.
+ *      data is counted;
+ *   7. the ingest paths compared (issue 25): bare Fastify at 8 and 32 connections, then the
+ *      service with the spool and with the synchronous group commit, each saturated at 8 and 32
+ *      connections and paced at half with a visibility probe (BENCH_PATHS_ONLY=1: only this).
  * The load always comes from a separate process (bench/load.ts).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -49,6 +52,10 @@ const cfg = {
   mix: env.BENCH_MIX ?? 'events100=80,events500=8,network200=10,crash=0.2',
   url: env.BENCH_URL,
   cpuProfDir: env.BENCH_CPU_PROF_DIR,
+  // The ingest paths compared (issue 25): the spool and the synchronous group commit.
+  pathSeconds: num('BENCH_PATH_SECONDS', quick ? 8 : 30),
+  pathConnections: (env.BENCH_PATH_CONNECTIONS ?? '8,32').split(',').map(Number),
+  pathsOnly: env.BENCH_PATHS_ONLY === '1',
 };
 const shape = cfg.url ? 'remote' : env.DATABASE_URL ? `postgres${env.REDIS_URL ? '+redis' : ''}+chdb` : 'embedded';
 
@@ -101,7 +108,7 @@ async function storeCeiling(): Promise<StoreCeiling> {
   return JSON.parse(out.trim().split('\n').pop()!);
 }
 
-async function bareCeiling(): Promise<{ load: LoadResult; cpuCores: number; peakRssMb: number }> {
+async function bareCeiling(connections = cfg.connections, seconds = cfg.ceilingSeconds): Promise<{ load: LoadResult; cpuCores: number; peakRssMb: number }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/bareServer.ts')], { cwd: root, env: { ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d) => resolve(JSON.parse(String(d)).port));
@@ -110,7 +117,7 @@ async function bareCeiling(): Promise<{ load: LoadResult; cpuCores: number; peak
   const w = new ProcWatcher(child.pid!);
   w.start();
   try {
-    const r = await load('bare Fastify', { url: `http://127.0.0.1:${port}`, apiKey: 'none', connections: cfg.connections, seconds: cfg.ceilingSeconds, mix: cfg.mix, batchesPerSession: cfg.batchesPerSession }, w);
+    const r = await load(`bare Fastify, ${connections} connections`, { url: `http://127.0.0.1:${port}`, apiKey: 'none', connections, seconds, mix: cfg.mix, batchesPerSession: cfg.batchesPerSession }, w);
     w.stop();
     return { load: r, cpuCores: w.cpuCores(), peakRssMb: w.peakRssMb };
   } finally {
@@ -215,6 +222,115 @@ async function serverShape() {
   }
 }
 
+/** Node's own threads (the JS thread, V8's and libuv's helpers); every other thread is the embedded engine's. */
+const NODE_THREADS = new Set(['node', 'V8 DefaultWorke', 'V8 DefaultWorker', 'libuv-worker', 'node-MainThread']);
+const engineCpuSec = (t: Map<string, number>) => [...t].reduce((n, [k, v]) => (NODE_THREADS.has(k) ? n : n + v), 0);
+
+async function metricValue(url: string, name: string): Promise<number | undefined> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Visibility: one event at a time into a probe session, each after the last became visible;
+ * the time from its 201 until the export API counts it. Runs until `stop` resolves.
+ */
+async function visibilityProbe(url: string, apiKey: string, stop: Promise<void>): Promise<number[]> {
+  const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  const sessionId = crypto.randomUUID();
+  const started = await fetch(`${url}/ingest/session`, { method: 'POST', headers: auth, body: JSON.stringify({ sessionId, startedAt: Date.now(), device: { platform: 'ios', osVersion: '17', appVersion: '1', sdkVersion: '0.1.0' } }) });
+  if (started.status !== 201) throw new Error(`probe session: ${started.status} ${await started.text()}`);
+  let done = false;
+  void stop.then(() => (done = true));
+  const out: number[] = [];
+  for (let seq = 0; !done; seq++) {
+    const body = JSON.stringify({ sessionId, events: [{ type: 'custom', sessionId, timestamp: Date.now(), sequenceNumber: seq, name: 'probe' }] });
+    const r = await fetch(`${url}/ingest/events`, { method: 'POST', headers: auth, body });
+    if (r.status !== 201) {
+      await sleep(100);
+      continue;
+    }
+    const acked = performance.now();
+    while (!done) {
+      const e = await fetch(`${url}/export/events?sessionId=${sessionId}&limit=1`, { headers: auth });
+      if (e.status === 200 && ((await e.json()) as { total: number }).total > seq) {
+        out.push(Math.round(performance.now() - acked));
+        break;
+      }
+      await sleep(20);
+    }
+    await sleep(50);
+  }
+  return out;
+}
+
+const percentile = (xs: number[], p: number) => {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+};
+
+/**
+ * Issue 25: the embedded service on each ingest path (INGEST_SPOOL=true and false), saturated
+ * at each of `pathConnections`, then paced at half the rate of the largest with the visibility
+ * probe beside it. Engine CPU per stored row counts every non-Node thread of the process from
+ * the start of a saturated phase until the spool is empty again (the loader's backlog included).
+ */
+async function ingestPaths(bare: Record<number, number>) {
+  const out: Record<string, unknown> = {};
+  for (const spool of [true, false]) {
+    const name = spool ? 'spool' : 'sync';
+    const svc = await startBenchService({ env: { INGEST_SPOOL: String(spool), RATE_LIMIT_EXPORT_PER_MIN: '1000000000' } });
+    try {
+      const apiKey = await createProject(svc);
+      const w = new ProcWatcher(svc.child.pid!);
+      w.start();
+      const base = { url: svc.url, apiKey, mix: cfg.mix, batchesPerSession: cfg.batchesPerSession };
+      const saturated: Record<number, unknown> = {};
+      let lastRps = 0;
+      for (const connections of cfg.pathConnections) {
+        const t0 = threadCpu(svc.child.pid!);
+        const r = await load(`${name} path, ${connections} connections`, { ...base, connections, seconds: cfg.pathSeconds }, w);
+        const drainT0 = performance.now();
+        for (let i = 0; spool && i < 600 && ((await metricValue(svc.url, 'flightrec_spool_bytes')) ?? 0) > 0; i++) await sleep(100);
+        const drainSeconds = Math.round((performance.now() - drainT0) / 100) / 10;
+        const t1 = threadCpu(svc.child.pid!);
+        const engineSec = engineCpuSec(t1) - engineCpuSec(t0);
+        const ev100 = r.routes.events100?.eps ?? 0;
+        saturated[connections] = {
+          load: r,
+          events100PerSecond: ev100,
+          events100VsBareFastify: ratioOf(ev100, bare[connections]),
+          engineCpuUsPerStoredRow: Math.round((engineSec * 1e6 / Math.max(1, r.ackedEvents + r.ackedNetworkRows)) * 100) / 100,
+          cpuCoresByThread: threadCores(t0, t1, r.seconds + drainSeconds),
+          spoolDrainSecondsAfter: spool ? drainSeconds : null,
+        };
+        log(routeTable(`${name} path, ${connections} connections, saturated`, r));
+        log(`${name} path, ${connections} connections: events100 ${ev100.toLocaleString('en-US')}/s = ${ratioOf(ev100, bare[connections])} of bare Fastify; engine ${(saturated[connections] as { engineCpuUsPerStoredRow: number }).engineCpuUsPerStoredRow} µs CPU per stored row${spool ? `; spool drained ${drainSeconds} s after the phase` : ''}`);
+        lastRps = Object.values(r.routes).reduce((a, x) => a + x.rps, 0);
+      }
+      await sleep(cfg.settleSeconds * 1000);
+      const rps = Math.max(1, Math.round(lastRps / 2));
+      let stopProbe!: () => void;
+      const probe = visibilityProbe(svc.url, apiKey, new Promise<void>((r) => (stopProbe = r)));
+      const paced = await load(`${name} path @ ${rps} req/s`, { ...base, connections: Math.max(...cfg.pathConnections), seconds: cfg.pacedSeconds, rps }, w).finally(() => stopProbe());
+      const visible = await probe;
+      w.stop();
+      log(routeTable(`${name} path, paced at half (${rps} req/s)`, paced));
+      const vis = { samples: visible.length, p50: percentile(visible, 50), p99: percentile(visible, 99), max: visible.length ? Math.max(...visible) : null };
+      log(`${name} path: visibility (201 → counted by the export API) ms ${JSON.stringify(vis)}; peak RSS ${w.peakRssMb} MB`);
+      svc.child.kill('SIGTERM');
+      await exited(svc.child, 120_000);
+      out[name] = { saturated, pacedHalf: paced, p99AtHalfLoadMs: paced.routes.events100?.latency.p99 ?? null, visibilityMs: vis, peakRssMb: w.peakRssMb };
+    } finally {
+      if (svc.child.exitCode === null) svc.child.kill('SIGKILL');
+      fs.rmSync(svc.dataDir, { recursive: true, force: true });
+    }
+  }
+  return out;
+}
+
 function ratioOf(a: number, b: number | undefined): number | null {
   return b ? Math.round((a / b) * 1000) / 1000 : null;
 }
@@ -237,6 +353,7 @@ async function main() {
   log(`flightrec ingestion bench — shape ${shape}${quick ? ' (quick)' : ''}; ${m0.nproc} × ${m0.cpuModel}, ${m0.memoryGb} GB; load average ${m0.uptimeLoadAvg.join(' ')}`);
   log(`mix ${cfg.mix}; ${cfg.connections} connections; service ${cfg.seconds} s, ceilings ${cfg.ceilingSeconds} s, paced ${cfg.pacedSeconds} s`);
 
+  if (cfg.pathsOnly) return pathsReport(startedAt, m0);
   const store = cfg.url ? undefined : await storeCeiling();
   if (store) {
     const fmt = (f: { rowsPerSecond: number; cpuUsPerRow: number }) => `${f.rowsPerSecond.toLocaleString('en-US')} rows/s, ${f.cpuUsPerRow} µs CPU/row`;
@@ -284,6 +401,7 @@ async function main() {
     fs.rmSync(svc.dataDir, { recursive: true, force: true });
   }
 
+  const paths = cfg.url ? null : await pathComparison();
   const ev100 = sat.routes.events100;
   const ratio = ratioOf;
   const result = {
@@ -297,6 +415,7 @@ async function main() {
       bareFastify: { eventsPerSecond: bare.load.eventsPerSecond, events100PerSecond: bare.load.routes.events100?.eps ?? 0, cpuCores: bare.cpuCores, cpuUsPerEvent: bareCpuUsPerEvent, routes: bare.load.routes },
     },
     serverShape: server ?? null,
+    ingestPaths: paths,
     service: {
       saturated: sat,
       pacedHalf: paced,
@@ -330,6 +449,7 @@ async function main() {
   log(routeTable(`service, paced at half (${Math.round(totalRps / 2)} req/s)`, paced));
   if (watcher) log(`server: peak RSS ${watcher.peakRssMb} MB, CPU ${satCpu} cores while saturated (by thread: ${JSON.stringify(satThreads)}); drained and stopped in ${shutdownMs} ms`);
   log(`ratios: service/bare Fastify events/s ${result.ratios.eventsPerSecondVsBareFastify} (events100 route ${result.ratios.events100VsBareFastify}); service/store insert ${JSON.stringify(result.ratios.eventsPerSecondVsStoreInsert)}`);
+  if (paths) log('targets by ingest path (issue 25): ' + JSON.stringify(paths.targets));
   log('targets: ' + Object.entries(result.targets).map(([k, t]) => `${k} ${'value' in t ? t.value : ''} ${t.met === null ? 'n/a' : t.met ? 'MET' : 'NOT MET'}`).join('; '));
   if (check) log(`exactly-once: events ${check.events.ok ? 'OK' : 'FAILED'} ${JSON.stringify(check.events)}; network logs ${check.networkLogs.ok ? 'OK' : 'FAILED'} ${JSON.stringify(check.networkLogs)}`);
 
@@ -339,6 +459,47 @@ async function main() {
   fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
   log(`results: ${path.relative(root, file)}`);
   if (result.targets.exactlyOnce.met === false) process.exitCode = 1;
+}
+
+/** Bare Fastify at each path connection count, then both ingest paths. */
+async function pathComparison() {
+  const bare: Record<number, number> = {};
+  for (const c of cfg.pathConnections) {
+    const b = await bareCeiling(c);
+    bare[c] = b.load.routes.events100?.eps ?? 0;
+    log(`bare Fastify, ${c} connections: events100 ${bare[c]!.toLocaleString('en-US')} events/s`);
+  }
+  const paths = await ingestPaths(bare);
+  return { bareFastifyEvents100PerSecond: bare, ...paths, targets: pathTargets(paths) };
+}
+
+/** Issue 25's targets, for each path. */
+function pathTargets(paths: Record<string, unknown>) {
+  const t: Record<string, unknown> = {};
+  for (const [name, p] of Object.entries(paths) as [string, { saturated: Record<number, { events100VsBareFastify: number | null; engineCpuUsPerStoredRow: number }>; p99AtHalfLoadMs: number | null; visibilityMs: { p99: number | null }; peakRssMb: number }][]) {
+    const at = (c: number) => p.saturated[c]?.events100VsBareFastify ?? null;
+    const maxC = Math.max(...cfg.pathConnections);
+    t[name] = {
+      events100VsBare32: { value: at(32), target: 0.25, met: (at(32) ?? 0) >= 0.25 },
+      events100VsBare8: { value: at(8), target: 0.15, met: (at(8) ?? 0) >= 0.15 },
+      p99AtHalfLoadMs: { value: p.p99AtHalfLoadMs, target: 50, met: (p.p99AtHalfLoadMs ?? Infinity) <= 50 },
+      engineCpuUsPerStoredRow: { value: p.saturated[maxC]?.engineCpuUsPerStoredRow ?? null, target: 5, met: (p.saturated[maxC]?.engineCpuUsPerStoredRow ?? Infinity) <= 5 },
+      visibilityP99Ms: { value: p.visibilityMs.p99, target: 2000, met: (p.visibilityMs.p99 ?? Infinity) <= 2000 },
+      peakRssMb: { value: p.peakRssMb, target: 700, met: p.peakRssMb <= 700 },
+    };
+  }
+  return t;
+}
+
+/** BENCH_PATHS_ONLY=1: only the comparison of the ingest paths, with its bare-Fastify ceilings. */
+async function pathsReport(startedAt: string, m0: ReturnType<typeof machine>) {
+  const paths = await pathComparison();
+  log('targets by path: ' + JSON.stringify(paths.targets));
+  const dir = path.join(root, 'bench/results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `paths-${shape}${quick ? '-quick' : ''}-${startedAt.replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify({ startedAt, shape, quick, config: cfg, machine: { ...m0, loadAvgAtEnd: machine().uptimeLoadAvg }, ingestPaths: paths }, null, 2) + '\n');
+  log(`results: ${path.relative(root, file)}`);
 }
 
 main().catch((err) => {

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -52,6 +53,7 @@ class RoundRobin {
 let shim: ChildProcess | undefined;
 let chUrl = '';
 let procs: ChildService[] = [];
+let spoolDir = '';
 let lb: RoundRobin;
 let base = '';
 const dbName = `flightrec_mp_${randomBytes(4).toString('hex')}`;
@@ -81,8 +83,11 @@ beforeAll(async () => {
   });
   const ports = await Promise.all([freePort(), freePort(), freePort()]);
   const prefix = `flightrec-mp-${randomBytes(4).toString('hex')}`;
+  // One spool volume: each process owns its directory in it; a survivor takes over a dead one's.
+  spoolDir = `${tempDataDir()}/spool`;
   procs = ports.map((port, i) => new ChildService({
     DATA_DIR: tempDataDir(), PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'warn',
+    INGEST_SPOOL: 'true', SPOOL_DIR: spoolDir, SPOOL_LOCK_STALE_MS: '2000',
     DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL!, REDIS_KEY_PREFIX: prefix, CLICKHOUSE_URL: `http://127.0.0.1:${chPort}`,
     RATE_LIMIT_INGEST_PER_MIN: '1000000', RATE_LIMIT_EXPORT_PER_MIN: '1000000', RATE_LIMIT_AUTH_PER_MIN: '5', RUN_WORKER: i === 0 ? 'true' : 'false',
   }));
@@ -180,8 +185,16 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
       sent.set(s.sessionId, seq);
     }));
     expect(killed).toBe(true);
-    const stored = await Promise.all(sessions.map(async (s) => (await call(base + `/export/events?sessionId=${s.sessionId}&limit=1`, 'GET', auth)).json().total as number));
+    // Acknowledged bodies are in the spools: loaded within seconds, the killed process's by a survivor.
+    const totals = () => Promise.all(sessions.map(async (s) => (await call(base + `/export/events?sessionId=${s.sessionId}&limit=1`, 'GET', auth)).json().total as number));
+    let stored = await totals();
+    for (let i = 0; i < 100 && stored.some((n, c) => n !== sent.get(sessions[c]!.sessionId)); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      stored = await totals();
+    }
     expect(stored).toEqual(sessions.map((s) => sent.get(s.sessionId)));
+    // the killed process's spool directory was taken over, loaded and removed: the survivors' remain
+    expect(fs.readdirSync(spoolDir).filter((d) => !d.startsWith('.') && fs.statSync(`${spoolDir}/${d}`).isDirectory())).toHaveLength(2);
     const groups = (await call(base + '/export/crashes', 'GET', auth)).json().data as { occurrenceCount: number }[];
     expect(groups.map((g) => g.occurrenceCount)).toEqual([clients]);
   }, 60_000);

@@ -25,12 +25,12 @@ describe('spool records', () => {
     const a = Buffer.from('{"a":1}\n');
     const b = Buffer.from('{"b":22}\n');
     const whole = Buffer.concat([record(a, 1), record(b, 2)]);
-    expect(readRecords(whole).records.map((r) => [r.payload.toString(), r.rows])).toEqual([[a.toString(), 1], [b.toString(), 2]]);
+    expect(readRecords(whole).records.map((r) => [Buffer.concat(r.chunks).toString(), r.rows])).toEqual([[a.toString(), 1], [b.toString(), 2]]);
     expect(readRecords(whole).tornBytes).toBe(0);
     for (let cut = 1; cut < record(b, 2).length; cut++) {
       const torn = whole.subarray(0, whole.length - cut);
       const read = readRecords(torn);
-      expect(read.records.map((r) => r.payload.toString())).toEqual([a.toString()]);
+      expect(read.records.map((r) => Buffer.concat(r.chunks).toString())).toEqual([a.toString()]);
       expect(read.tornBytes).toBe(torn.length - record(a, 1).length);
     }
     const corrupt = Buffer.from(whole);
@@ -125,6 +125,34 @@ describe('the spool in the service (embedded stores)', () => {
     expect(await exportedSeqs(sid)).toEqual([0, 1]);
     expect(s.svc.ingest.spool!.refusedRecords).toBe(0);
   });
+
+  it("a body the engine refuses however it is written is set aside: the others of its load are stored, the loader goes on", async () => {
+    const start = P.sessionStart();
+    const sid = start.sessionId;
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode).toBe(201);
+    const ch = s.svc.stores.ch;
+    const realInsert = ch.insertBytes;
+    // rows the engine would refuse, recognised by a route: every insert containing them fails
+    (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = async (table, bytes, format) => {
+      if (bytes.includes('/poison')) throw new Error('Code: 27. DB::Exception: Cannot parse input (injected)');
+      return realInsert.call(ch, table, bytes, format);
+    };
+    try {
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, b) => s.app.inject({
+        method: 'POST', url: '/ingest/events', headers: auth,
+        payload: { sessionId: sid, events: [P.navigate(sid, b, b === 5 ? '/poison' : `/screen/${b}`)] },
+      })));
+      expect(answers.map((r) => r.statusCode)).toEqual(answers.map(() => 201));
+      expect(await s.svc.ingest.spool!.settled()).toBe(true);
+    } finally {
+      (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = realInsert;
+    }
+    expect(await exportedSeqs(sid)).toEqual([0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11]);
+    expect(s.svc.ingest.spool!.refusedRecords).toBe(1);
+    const setAside = fs.readFileSync(path.join(spoolRoot, `refused-${path.basename(s.svc.ingest.spool!.dir)}.ndjson`), 'utf8');
+    expect(setAside.trim().split('\n').map((l) => JSON.parse(l).body.events[0].to)).toEqual(['/poison']);
+    expect((await s.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^flightrec_spool_refused_bodies 1$/m);
+  });
 });
 
 describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy)', () => {
@@ -162,6 +190,8 @@ describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy
     const batch = (b: number) => ({ sessionId: sid, events: Array.from({ length: 100 }, (_, i) => ({ ...P.customEvent(sid, b * 100 + i), properties: { pad } })) });
 
     proxy.cut('refuse');
+    // ClickHouse away, the spool empty: the replica stays ready (its balancer keeps it)
+    expect((await s.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200);
     const acked: number[] = [];
     let refused: { status: number; retryAfter: unknown; body: unknown } | undefined;
     const t0 = Date.now();
@@ -177,6 +207,7 @@ describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy
     }
     expect(acked.length).toBeGreaterThan(5);
     expect(refused).toEqual({ status: 503, retryAfter: '1', body: { error: expect.any(String) } });
+    expect((await s.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(503); // full: no longer ready
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(Number(/^flightrec_spool_bytes (\S+)$/m.exec(metrics)![1])).toBeGreaterThan(900_000);
     expect(Number(/^flightrec_spool_oldest_unloaded_seconds (\S+)$/m.exec(metrics)![1])).toBeGreaterThan(1);

@@ -1,6 +1,7 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import { InsertBatcher, INGEST_BATCH, RowsRefusedError, type QueueBudget } from '../stores/clickhouse/batcher.ts';
 import { Spool, type SpoolOptions, type SpoolSink } from '../stores/spool/spool.ts';
+import { payloadOf } from '../stores/spool/records.ts';
 import { ingestLineChunks, reserialisedLine } from './ingestLines.ts';
 
 const LF = 0x0a;
@@ -41,8 +42,8 @@ async function writeBody(writer: InsertBatcher, projectId: string, raw: Buffer |
  * again, which the ReplacingMergeTree keys collapse).
  */
 function spoolSink(writer: InsertBatcher): SpoolSink {
-  const insert = async <T>(items: T[], line: (t: T) => Buffer, rows: (t: T) => number) => {
-    const outcomes = await Promise.allSettled(writer.addAll(items.map((t) => ({ chunks: [line(t)], rows: rows(t) }))));
+  const insert = async <T>(items: T[], line: (t: T) => readonly Buffer[], rows: (t: T) => number) => {
+    const outcomes = await Promise.allSettled(writer.addAll(items.map((t) => ({ chunks: line(t), rows: rows(t) }))));
     const refused: { item: T; error: unknown }[] = [];
     outcomes.forEach((o, i) => {
       if (o.status === 'fulfilled') return;
@@ -52,13 +53,13 @@ function spoolSink(writer: InsertBatcher): SpoolSink {
     return refused;
   };
   return async (records) => {
-    const first = await insert(records, (r) => r.payload, (r) => r.rows);
+    const first = await insert(records, (r) => r.chunks, (r) => r.rows);
     if (first.length === 0) return { refused: [] };
     const again = first.map(({ item }) => {
       try {
-        return { record: item, line: reserialisedLine(item.payload) };
+        return { record: item, line: [reserialisedLine(payloadOf(item))] };
       } catch {
-        return { record: item, line: item.payload };
+        return { record: item, line: item.chunks };
       }
     });
     const second = await insert(again, (a) => a.line, (a) => a.record.rows);

@@ -40,6 +40,9 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
     ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
     RUN_WORKER: 'false',
+    // Tests read their writes right after the 201: the synchronous ingest path. The spool's own
+    // tests (test/spool.test.ts) turn it on.
+    INGEST_SPOOL: 'false',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
     // Each test server counts its limits in its own Redis namespace: test files run in parallel

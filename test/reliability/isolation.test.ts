@@ -38,6 +38,9 @@ beforeAll(async () => {
     RUN_WORKER: 'false',
     // Every request's lines too: the most a log can hold must still hold no secret.
     LOG_REQUESTS: 'true',
+
+    // It reads its writes at once and fails inserts on purpose: the synchronous ingest path, as startTestServer pins it.
+    INGEST_SPOOL: 'false',
     HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),

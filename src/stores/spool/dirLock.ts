@@ -21,6 +21,8 @@ export interface LockInfo {
 
 export const LOCK_FILE = 'owner.lock';
 
+const STARTED_AT = Date.now() - process.uptime() * 1000;
+
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -69,9 +71,15 @@ export class DirLocks {
       return Date.now() - (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0) > this.staleMs;
     }
     if (owner.token === this.token) return false;
-    if (Date.now() - stat.mtimeMs > this.staleMs) return true;
-    if (owner.host === this.host && typeof owner.pid === 'number') return owner.pid === process.pid || !alive(owner.pid);
-    return false;
+    const age = Date.now() - stat.mtimeMs;
+    if (owner.host === this.host && typeof owner.pid === 'number') {
+      // This pid, another token: a lock from before this process started (a container's pid 1 again).
+      if (owner.pid === process.pid) return (owner.at ?? 0) < STARTED_AT;
+      // On this host the pid says it: a live owner keeps its directory through a long pause
+      // (start-up, a stalled event loop); only a pid reused by another program waits far longer.
+      return !alive(owner.pid) || age > 10 * this.staleMs;
+    }
+    return age > this.staleMs;
   }
 
   /** Takes `dir` (it must exist) if its lock is free; false if a live owner holds it or another process won. */

@@ -22,10 +22,13 @@ export function recordHeader(chunks: readonly Buffer[], rows: number): Buffer {
 }
 
 export interface SpooledRecord {
-  /** The payload (a view into the segment's bytes). */
-  payload: Buffer;
+  /** The payload, as consecutive pieces (a view into a segment's bytes, or the appended pieces). */
+  chunks: readonly Buffer[];
   rows: number;
 }
+
+/** A record's payload as one buffer (copied only when it is in pieces). */
+export const payloadOf = (r: SpooledRecord): Buffer => (r.chunks.length === 1 ? r.chunks[0]! : Buffer.concat(r.chunks));
 
 /** The records of a segment's bytes, up to the first torn or corrupt one; `tornBytes` after it. */
 export function readRecords(bytes: Buffer): { records: SpooledRecord[]; tornBytes: number } {
@@ -37,7 +40,7 @@ export function readRecords(bytes: Buffer): { records: SpooledRecord[]; tornByte
     if (end > bytes.length) break;
     const payload = bytes.subarray(off + HEADER_BYTES, end);
     if (crc32(payload, crc32(bytes.subarray(off, off + 8))) !== bytes.readUInt32LE(off + 8)) break;
-    records.push({ payload, rows: bytes.readUInt32LE(off + 4) });
+    records.push({ chunks: [payload], rows: bytes.readUInt32LE(off + 4) });
     off = end;
   }
   return { records, tornBytes: bytes.length - off };

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { QueueFullError } from '../../domain/errors.ts';
 import { DirLocks, LOCK_FILE } from './dirLock.ts';
-import { readRecords, recordHeader, type SpooledRecord } from './records.ts';
+import { payloadOf, readRecords, recordHeader, type SpooledRecord } from './records.ts';
 
 export interface SpoolOptions {
   /** The volume's spool root; this process's directory is `<root>/<instance>`. */
@@ -38,6 +38,13 @@ interface Segment {
   /** When its first record was appended (from its name), for the age of the oldest body. */
   createdMs: number;
   bytes: number;
+  /**
+   * The records as appended, while this process holds them within its memory budget: loaded
+   * from here, the segment is not read back from disk nor its CRCs checked again. Undefined for
+   * segments of an earlier run or another process, or once dropped for the budget.
+   */
+  inMemory?: SpooledRecord[];
+  memoryBytes?: number;
 }
 
 interface Waiting {
@@ -84,13 +91,15 @@ export class Spool {
   private waiting: Waiting[] = [];
   private waitingBytes = 0;
   private writing: Promise<void> | undefined;
+  /** Bytes of the segments' in-memory copies (at most two segments' worth). */
+  private memoryBytes = 0;
   private rollTimer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
   private loader: Promise<void> | undefined;
   private stopping = false;
   private adopted = new Set<string>();
-  private lastScan = 0;
+  private scanning = false;
   /** Bytes of every held segment not yet loaded, plus appends not yet written. */
   bytes = 0;
   /** Seconds between the oldest body of the last committed load and its commit. */
@@ -117,6 +126,7 @@ export class Spool {
       this.closed.push(s);
       this.bytes += s.bytes;
     }
+    this.startHeartbeat();
   }
 
   private segmentsOf(dir: string): Segment[] {
@@ -132,7 +142,6 @@ export class Spool {
 
   /** Takes over the directories of processes that died on this volume; their segments are loaded. */
   private adoptOrphans(): void {
-    this.lastScan = Date.now();
     for (const name of fs.readdirSync(this.opts.root)) {
       const dir = path.join(this.opts.root, name);
       if (name.startsWith('.') || dir === this.dir || this.adopted.has(dir) || !fs.statSync(dir).isDirectory()) continue;
@@ -152,18 +161,27 @@ export class Spool {
   start(log: SpoolLog): void {
     this.log = log;
     this.adoptOrphans();
+    this.scanning = true;
+    this.loader = this.loadLoop();
+  }
+
+  /** From construction on: a process that is still starting keeps its directory. */
+  private startHeartbeat(): void {
     this.heartbeat = setInterval(() => {
-      for (const dir of this.locks.beat()) this.log.error({ dir }, 'spool: another process took over a directory this one held');
-      if (Date.now() - this.lastScan > this.opts.staleMs / 2) {
-        try {
-          this.adoptOrphans();
-        } catch (err) {
-          this.log.warn({ err: String(err) }, 'spool: scanning for orphaned directories failed');
-        }
+      for (const dir of this.locks.beat()) {
+        this.log.error({ dir }, 'spool: another process took over a directory this one held (SPOOL_LOCK_STALE_MS shorter than a pause of this process?)');
+        // Its segments are that process's now: this one takes no more bodies (503).
+        if (dir === this.dir) this.stopping = true;
+      }
+      if (!this.scanning) return;
+      // A process on this volume that died meanwhile (a worker, a replica) is taken over here.
+      try {
+        this.adoptOrphans();
+      } catch (err) {
+        this.log.warn({ err: String(err) }, 'spool: scanning for orphaned directories failed');
       }
     }, this.opts.heartbeatMs);
     this.heartbeat.unref();
-    this.loader = this.loadLoop();
   }
 
   /** Resolves once the record is on disk (fdatasync); QueueFullError past `maxBytes`. */
@@ -194,7 +212,10 @@ export class Spool {
         for (const w of batch) pieces.push(recordHeader(w.chunks, w.rows), ...w.chunks);
         await writeAll(this.fd!, pieces);
         await new Promise<void>((res, rej) => fs.fdatasync(this.fd!, (e) => (e ? rej(e) : res())));
+        // A new file's name must be durable too (a power loss, not only a crash): once per segment.
+        if (seg.bytes === 0) await syncDir(this.dir);
         seg.bytes += size;
+        this.keepInMemory(seg, batch, size);
         batch.forEach((w) => w.resolve());
         if (seg.bytes >= this.opts.loadBytes) this.roll();
       } catch (err) {
@@ -208,10 +229,24 @@ export class Spool {
     this.writing = undefined;
   }
 
+  private keepInMemory(seg: Segment, batch: Waiting[], size: number): void {
+    if (!seg.inMemory) return;
+    if (this.memoryBytes + size > 2 * this.opts.loadBytes) return this.dropFromMemory(seg);
+    for (const w of batch) seg.inMemory.push({ chunks: w.chunks, rows: w.rows });
+    seg.memoryBytes = (seg.memoryBytes ?? 0) + size;
+    this.memoryBytes += size;
+  }
+
+  private dropFromMemory(seg: Segment): void {
+    this.memoryBytes -= seg.memoryBytes ?? 0;
+    seg.inMemory = undefined;
+    seg.memoryBytes = 0;
+  }
+
   private openSegment(): Segment {
     if (this.active) return this.active;
     const createdMs = Date.now();
-    const seg: Segment = { dir: this.dir, file: path.join(this.dir, segmentName(++this.seq, createdMs)), seq: this.seq, createdMs, bytes: 0 };
+    const seg: Segment = { dir: this.dir, file: path.join(this.dir, segmentName(++this.seq, createdMs)), seq: this.seq, createdMs, bytes: 0, inMemory: [], memoryBytes: 0 };
     this.fd = fs.openSync(seg.file, 'wx');
     this.active = seg;
     this.rollTimer = setTimeout(() => this.rollWhenIdle(), this.opts.loadIntervalMs);
@@ -275,6 +310,10 @@ export class Spool {
   private async load(segments: Segment[]): Promise<void> {
     const records: SpooledRecord[] = [];
     for (const s of segments) {
+      if (s.inMemory) {
+        records.push(...s.inMemory);
+        continue;
+      }
       const read = readRecords(await fs.promises.readFile(s.file));
       if (read.tornBytes > 0) {
         this.tornBytes += read.tornBytes;
@@ -290,6 +329,7 @@ export class Spool {
     for (const s of segments) {
       fs.rmSync(s.file, { force: true });
       this.bytes -= s.bytes;
+      this.dropFromMemory(s);
     }
     this.loading = [];
     this.releaseEmptyAdopted();
@@ -302,7 +342,7 @@ export class Spool {
   private setAside(refused: { record: SpooledRecord; error: unknown }[]): void {
     this.refusedRecords += refused.length;
     const file = path.join(this.opts.root, `refused-${this.opts.instance}.ndjson`);
-    fs.appendFileSync(file, Buffer.concat(refused.map((r) => r.record.payload)));
+    fs.appendFileSync(file, Buffer.concat(refused.map((r) => payloadOf(r.record))));
     this.log.error({ file, records: refused.length, error: String(refused[0]!.error) }, 'spool: ClickHouse refused bodies that were acknowledged; they are kept in this file');
   }
 
@@ -314,6 +354,11 @@ export class Spool {
       fs.rmSync(dir, { recursive: true, force: true });
       this.adopted.delete(dir);
     }
+  }
+
+  /** Whether bodies are still taken with ClickHouse away: below 90% of `maxBytes`. */
+  hasRoom(): boolean {
+    return !this.stopping && this.bytes < 0.9 * this.opts.maxBytes;
   }
 
   /** Age in seconds of the oldest body not yet loaded (0 when none). */
@@ -355,6 +400,15 @@ export class Spool {
     } else {
       this.locks.release(this.dir);
     }
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fd = await fs.promises.open(dir, 'r');
+  try {
+    await fd.sync();
+  } finally {
+    await fd.close();
   }
 }
 
