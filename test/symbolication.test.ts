@@ -1,46 +1,13 @@
-import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { transformSync } from 'esbuild';
+import { MAPPING, SOURCE, release } from './helpers/bundle.ts';
 import { crashGroupKey } from '../src/domain/crashGrouping.ts';
 import { symbolicate, jsFilesOf, mapNameFor, parseSourceMap, parseProguardMapping, sourceMappingUrl } from '../src/domain/symbolication/index.ts';
 import { nameMatchScore, parseJsFrame, framePath } from '../src/domain/symbolication/jsFrames.ts';
 import { retraceFrame } from '../src/domain/symbolication/retrace.ts';
-
-// A small app, compiled and minified as a release build would be, then run so V8 writes the
-// stack a browser would send.
-const SOURCE = `export interface Order { id: number; total?: number }
-
-function findOrder(orders: Order[], id: number): Order {
-  const found = orders.find((o) => o.id === id);
-  if (!found) {
-    throw new Error('Order ' + id + ' not found');
-  }
-  return found;
-}
-
-export function loadOrder(orders: Order[], id: number): number {
-  const order = findOrder(orders, id);
-  return order.total ?? 0;
-}
-
-export function checkout(id: number): number {
-  return loadOrder([{ id: 1 }], id);
-}
-`;
-
-/** The minified bundle of SOURCE (esbuild, as Vite ships it), its map, and the stack it throws at `url`. */
-function release(url: string, hash: string) {
-  const out = transformSync(SOURCE, { loader: 'ts', format: 'iife', globalName: 'app', minify: true, sourcemap: 'external', sourcefile: 'src/orders.ts' });
-  const code = `${out.code}//# sourceMappingURL=index-${hash}.js.map\n`;
-  const ctx = vm.createContext({});
-  vm.runInContext(code, ctx, { filename: url });
-  const stack = String(vm.runInContext('try { app.checkout(1042); "" } catch (e) { e.stack }', ctx, { filename: 'https://shop.example.com/' }));
-  return { code, map: out.map, stack };
-}
 
 describe('JavaScript source maps', () => {
   const url = 'https://shop.example.com/assets/index-8f3a2c.js';
@@ -119,29 +86,6 @@ describe('JavaScript source maps', () => {
     expect(crashGroupKey(a)).toBe(crashGroupKey(b));
   });
 });
-
-// A hand-written mapping.txt in R8's format: class renames, line ranges, an inlined method from
-// another class, the source file metadata, a method without line information.
-const MAPPING = `# compiler: R8
-# compiler_version: 8.2.42
-# min_api: 24
-# pg_map_id: 4e1b2c3
-com.shop.orders.OrderRepository -> c.a.b:
-# {"id":"sourceFile","fileName":"OrderRepository.kt"}
-    java.util.Map cache -> a
-    1:3:com.shop.orders.Order load(long):55:57 -> a
-    4:4:void com.shop.util.Checks.requireFound(java.lang.Object):12:12 -> a
-    4:4:com.shop.orders.Order load(long):58 -> a
-    5:6:void refresh():70:71 -> b
-    void clear() -> c
-com.shop.util.Checks -> c.a.c:
-# {"id":"sourceFile","fileName":"Checks.kt"}
-    1:1:void requireFound(java.lang.Object):12:12 -> a
-com.shop.orders.OrderNotFoundException -> c.a.d:
-# {"id":"sourceFile","fileName":"OrderNotFoundException.kt"}
-com.shop.orders.OrderViewModel$refresh$1 -> c.a.e:
-    1:1:java.lang.Object invokeSuspend(java.lang.Object):31:31 -> invokeSuspend
-`;
 
 describe('R8/ProGuard retrace', () => {
   const mapping = parseProguardMapping(MAPPING);
