@@ -51,7 +51,7 @@ export function crashesView(projectId, params) {
   }, 'Loading crash groups…');
   return h('section',
     h('h1', 'Crashes'),
-    h('div.filters',
+    h('div.filters.crash-filters',
       h('div', h('label', { for: 'c-status' }, 'Status'), status),
       h('div', h('label', { for: 'c-kind' }, 'Kind'), kindSel),
       h('div', h('label', { for: 'c-sort' }, 'Sort by'), sortSel)),
