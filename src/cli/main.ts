@@ -18,7 +18,9 @@ Commands:
   projects set-origins --project ID --origins https://app.example.com,https://b.example.com
                                          browser origins that may send to /ingest (CORS); empty
                                          --origins: any origin (the default); --origins none: no page
-  keys create --project ID [--name NAME] create another API key for a project
+  keys create --project ID [--name NAME] [--scopes ingest,export,upload]
+                                         create another API key for a project (default scopes
+                                         ingest,export; CI's upload key: --scopes upload)
   keys deactivate KEY_ID                 deactivate a key (answers 401 within 5 s)
   crash-groups get --project ID --group ID
   crash-groups set-status --project ID --group ID --status open|acknowledged|resolved|ignored
@@ -80,6 +82,7 @@ async function main() {
       owner: { type: 'string' },
       team: { type: 'string' },
       release: { type: 'string' },
+      scopes: { type: 'string' },
       key: { type: 'string' },
       'url-prefix': { type: 'string' },
       'no-team': { type: 'boolean', default: false },
@@ -151,7 +154,9 @@ async function main() {
     }
     case 'keys create':
       route = `/api/projects/${need(values.project, '--project')}/keys`;
-      body = values.name ? { name: values.name } : undefined;
+      body = values.name || values.scopes
+        ? { ...(values.name ? { name: values.name } : {}), ...(values.scopes ? { scopes: values.scopes.split(',').map((x) => x.trim()).filter(Boolean) } : {}) }
+        : undefined;
       break;
     case 'keys deactivate':
       route = `/api/keys/${need(arg, 'KEY_ID')}/deactivate`;
