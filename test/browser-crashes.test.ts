@@ -20,6 +20,8 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
   let account: Account;
   let projectId = '';
   let fatalId = '';
+  let unmappedId = '';
+  const other = release('https://shop.example.com/assets/index-0ddba11.js', '0ddba11');
   const pageErrors: string[] = [];
   const bundle = release('https://shop.example.com/assets/index-8f3a2c.js', '8f3a2c');
   // a frame far wider than a phone: one unbroken URL
@@ -62,8 +64,11 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
     await crash({ platform: 'windows' }, { message: 'Error: Order 1042 not found', stackTrace: `${bundle.stack}\n${longFrame}` });
     await crash({ platform: 'macos' }, { message: 'Error: Order 7 not found', stackTrace: `${bundle.stack}\n${longFrame}` });
     await crash({ platform: 'ios' }, { message: 'Error: Payment declined', stackTrace: `Error: Payment declined\n${longFrame}`, isFatal: false, handled: true });
-    const groups = await s.svc.stores.pg.query<{ id: string; is_fatal: boolean }>('SELECT id, is_fatal FROM crash_groups WHERE project_id = $1', [projectId]);
-    fatalId = groups.rows.find((g) => g.is_fatal)!.id;
+    // a release whose map nobody uploaded yet
+    await crash({ platform: 'linux', appVersion: '8.0.0' }, { message: 'Error: Order 3 not found', stackTrace: other.stack });
+    const groups = await s.svc.stores.pg.query<{ id: string; is_fatal: boolean; app_version: string }>('SELECT id, is_fatal, app_version FROM crash_groups WHERE project_id = $1', [projectId]);
+    fatalId = groups.rows.find((g) => g.is_fatal && g.app_version === '7.0.0')!.id;
+    unmappedId = groups.rows.find((g) => g.app_version === '8.0.0')!.id;
 
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
@@ -86,8 +91,8 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
       await page.screenshot({ path: path.join(SHOTS, `${label}-crashes-kinds.png`), fullPage: true });
       await page.locator('#c-kind').selectOption('fatal');
       await page.waitForFunction(() => location.hash.includes('kind=fatal'));
-      await page.waitForFunction(() => document.querySelectorAll('table.crashes tbody tr').length === 1);
-      expect(await page.locator('table.crashes tbody tr').getAttribute('data-kind')).toBe('fatal');
+      await page.waitForFunction(() => document.querySelectorAll('table.crashes tbody tr').length === 2);
+      expect(await page.locator('table.crashes tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')))).toEqual(['fatal', 'fatal']);
       await page.locator('#c-sort').selectOption('occurrences');
       await page.waitForFunction(() => location.hash.includes('sort=occurrences'));
       await page.context().close();
@@ -119,6 +124,23 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
       await page.context().close();
     });
   }
+
+  it('desktop: a source map uploaded from the crash page re-reads its stack', async () => {
+    const page = await open(1366, 768);
+    await page.goto(`${base}/#/p/${projectId}/crashes/${unmappedId}`);
+    await page.locator('pre.stack').waitFor();
+    await settled(page);
+    expect(await page.locator('pre.stack').getAttribute('data-view')).toBe('raw');
+    await page.getByText('Upload source maps or mapping.txt').click();
+    expect(await page.locator('#up-release').inputValue()).toBe('8.0.0');
+    await page.locator('#up-files').setInputFiles({ name: 'index-0ddba11.js.map', mimeType: 'application/json', buffer: Buffer.from(other.map) });
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.waitForFunction(() => document.querySelector('pre.stack')?.getAttribute('data-view') === 'symbolicated');
+    expect(await page.locator('pre.stack').textContent()).toContain('at findOrder (src/orders.ts:6:');
+    expect(await page.locator('.summary').textContent()).toContain('in findOrder (src/orders.ts:6:');
+    await page.screenshot({ path: path.join(SHOTS, 'desktop-crash-uploaded.png'), fullPage: true });
+    await page.context().close();
+  });
 
   it('no script errors', () => {
     expect(pageErrors).toEqual([]);

@@ -1,5 +1,6 @@
 import { allowedTransitions, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { summaryView } from '../domain/crashSummary.ts';
+import { stackHead } from '../domain/crashGrouping.ts';
 import { DAY_MS, parseIsoDate } from '../domain/exportParams.ts';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
 import type { CrashBreakdown, CrashGroup, CrashGroupFacts, CrashGroupsService, CrashListOptions } from './crashGroups.ts';
@@ -35,7 +36,8 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
 function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashBreakdown | null; readableStack: string | null }) {
   const latest = f.latest;
   const summary = summaryView(g, {
-    message: g.message, stackHead: g.stackHead, isFatal: g.isFatal, handled: g.handled,
+    // a map uploaded after the crash makes the fallback summary name the original frames too
+    message: g.message, stackHead: extra.readableStack ? stackHead(extra.readableStack) : g.stackHead, isFatal: g.isFatal, handled: g.handled,
     platform: g.platform, osVersion: g.osVersion, appVersion: g.appVersion, appBuildNumber: null,
     deviceBrand: latest?.brand ?? null, deviceModel: latest?.model ?? null,
   });
