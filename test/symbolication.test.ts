@@ -63,6 +63,7 @@ describe('JavaScript source maps', () => {
     expect(parseJsFrame('    at anonymous (address at /data/app/~~x==/com.shop-y==/base.apk!/assets/index.android.bundle:1:1234)'))
       .toMatchObject({ fn: 'anonymous', line: 1, column: 1234 });
     expect(framePath('app:///dist/main.js')).toBe('/dist/main.js');
+    expect(parseJsFrame('global code@https://a.b/assets/index-8f3a2c.js:1:99')).toMatchObject({ style: 'gecko', fn: 'global code', line: 1, column: 99 });
     expect(framePath('file:///C:/Program%20Files/Shop/resources/app.asar/dist/main.js')).toBe('/C:/Program Files/Shop/resources/app.asar/dist/main.js');
     expect(nameMatchScore('index.android.bundle.map', `${framePath('/data/app/x/base.apk!/assets/index.android.bundle')}.map`)).toBe(1);
     expect(parseJsFrame('    at Object.<anonymous> (/srv/app/dist/server.js:12:5)')).toMatchObject({ fn: 'Object.<anonymous>', file: '/srv/app/dist/server.js', line: 12, column: 5 });

@@ -17,8 +17,8 @@ export interface JsFrame {
 // V8 / Hermes: "at fn (file:1:2)", "at async fn (file:1:2)", "at file:1:2",
 // "at fn (address at file:1:2)" (Hermes bytecode).
 const V8 = /^(\s*)at (?:(.+?) \()?(?:address at )?(.+?):(\d+)(?::(\d+))?\)?\s*$/;
-// Firefox / Safari: "fn@file:1:2", "@file:1:2".
-const GECKO = /^(\s*)([^@\s]*)@(.+?):(\d+)(?::(\d+))?\s*$/;
+// Firefox / Safari: "fn@file:1:2", "@file:1:2", Safari's "global code@file:1:2".
+const GECKO = /^(\s*)((?:global|eval|module) code|[^@\s]*)@(.+?):(\d+)(?::(\d+))?\s*$/;
 
 export function parseJsFrame(line: string): JsFrame | null {
   const v = V8.exec(line);
