@@ -12,6 +12,7 @@ import { ingestPreflight } from './http/cors.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { crashGroupRoutes } from './http/routes/crashGroups.ts';
+import { artifactApiRoutes } from './http/routes/artifacts.ts';
 import { exportRoutes } from './http/routes/export.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { dashboardRoutes } from './http/routes/dashboard/index.ts';
@@ -103,6 +104,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   await app.register(ingestRoutes(svc), { prefix: '/ingest' });
   await app.register(adminRoutes(svc), { prefix: '/api' });
   await app.register(crashGroupRoutes(svc), { prefix: '/api' });
+  await app.register(artifactApiRoutes(svc), { prefix: '/api' });
   await app.register(exportRoutes(svc), { prefix: '/export' });
   await app.register(authRoutes(svc), { prefix: '/api/auth' });
   await app.register(dashboardRoutes(svc), { prefix: '/api/dashboard' });

@@ -69,6 +69,8 @@ export interface Config {
   exportIdleTimeoutMs: number;
   /** Whether anyone may create an account at /api/auth/signup (a private install may close it). */
   signupEnabled: boolean;
+  /** Symbolication artifacts: the largest one accepted, a project's total (uncompressed bytes), and the parsed maps kept in memory. */
+  artifacts: { maxBytes: number; projectMaxBytes: number; cacheBytes: number };
   /** WEB_CONCURRENCY: HTTP worker processes (node:cluster) sharing the port; 1 runs in this process. */
   webConcurrency: number;
   /** With WEB_CONCURRENCY > 1: where the primary serves the metrics summed over its workers. */
@@ -251,6 +253,11 @@ export function loadConfig(env: Env = process.env): Config {
     exportMaxStreams: int(env, 'EXPORT_MAX_STREAMS', 4, 1, 10_000),
     exportIdleTimeoutMs: int(env, 'EXPORT_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
+    artifacts: {
+      maxBytes: int(env, 'ARTIFACT_MAX_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      projectMaxBytes: int(env, 'ARTIFACT_PROJECT_MAX_BYTES', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
+      cacheBytes: int(env, 'ARTIFACT_CACHE_BYTES', 256 * 1024 * 1024, 0, 64 * 1024 * 1024 * 1024),
+    },
     webConcurrency: workers,
     metricsPort: workers > 1 ? int(env, 'METRICS_PORT', 9464, 1, 65535) : undefined,
   };

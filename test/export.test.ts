@@ -118,8 +118,9 @@ describe('GET /export/sessions', () => {
     });
     expect(body.data[1]).toEqual({
       id: sid.s2, userId: null, status: 'crashed', platform: 'android', osVersion: '14', appVersion: '2.0.0',
-      networkType: 'cellular', eventCount: 0, hasCrash: true, hasNetworkErrors: false, duration: null,
-      startedAt: '2026-01-02T05:00:00.000Z', endedAt: null, updatedAt: isoTime,
+      // a fatal crash's provisional end (DESIGN "Session end"): the crash's time
+      networkType: 'cellular', eventCount: 0, hasCrash: true, hasNetworkErrors: false, duration: 3_600_000,
+      startedAt: '2026-01-02T05:00:00.000Z', endedAt: '2026-01-02T06:00:00.000Z', updatedAt: isoTime,
     });
     expect(body.data[2]).toMatchObject({ status: 'active', duration: null, endedAt: null, startedAt: '2026-01-02T23:59:59.999Z' });
   });

@@ -132,6 +132,8 @@ describe('stack normalisation: what each placeholder replaces', () => {
   it('message lines: numbers, UUIDs, hex runs; Caused by and .NET inner exceptions too', () => {
     expect(normaliseMessage('Error: user 3f2504e0-4f89-11d3-9a0c-0305e82c3301 at 0x7ffe12ab id deadbeef12'))
       .toBe('Error: user <uuid> at <hex> id <hex>');
+    expect(normaliseMessage('ClientRequestException: Client request(GET https://api.example.com/orders/1042?token=abc) invalid: 404'))
+      .toBe('ClientRequestException: Client request(GET https://api.example.com/orders/<n>) invalid: <n>');
     expect(normaliseStack('java.lang.RuntimeException: a\n\tat a.B.c(B.java:1)\nCaused by: java.io.IOException: timeout after 3000 ms')[2])
       .toBe('Caused by: java.io.IOException: timeout after <n> ms');
     expect(normaliseStack('System.Exception: outer\n ---> System.IO.IOException: read 42 bytes')[1]).toBe('---> System.IO.IOException: read <n> bytes');
@@ -149,7 +151,7 @@ describe('stack normalisation: what each placeholder replaces', () => {
   });
 
   it('tells frames from message lines in each platform\'s syntax', () => {
-    for (const f of ['    at f (a.js:1:2)', 'f@https://a/b.js:1:2', '\tat a.B.c(SourceFile:12)', '0   MyApp  0x0000000104a8c3f4 main + 120',
+    for (const f of ['    at f (a.js:1:2)', 'f@https://a/b.js:1:2', 'global code@https://a/index-8f3a2c.js:1:2', '\tat a.B.c(SourceFile:12)', '0   MyApp  0x0000000104a8c3f4 main + 120',
       '    #00 pc 000000000004c3f4  /system/lib64/libc.so (abort+164)', '   at A.B() in C:\\a.cs:line 3']) {
       expect(isFrame(f)).toBe(true);
     }

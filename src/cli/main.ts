@@ -18,14 +18,24 @@ Commands:
   projects set-origins --project ID --origins https://app.example.com,https://b.example.com
                                          browser origins that may send to /ingest (CORS); empty
                                          --origins: any origin (the default); --origins none: no page
-  keys create --project ID [--name NAME] create another API key for a project
+  keys create --project ID [--name NAME] [--scopes ingest,export,upload]
+                                         create another API key for a project (default scopes
+                                         ingest,export; CI's upload key: --scopes upload)
   keys deactivate KEY_ID                 deactivate a key (answers 401 within 5 s)
   crash-groups get --project ID --group ID
   crash-groups set-status --project ID --group ID --status open|acknowledged|resolved|ignored
+  sourcemaps upload --project ID --release VERSION[+BUILD] DIR [--url-prefix ~/]
+                                         upload a build's source maps (*.map) and the minified
+                                         files that name them (sourceMappingURL), named by their
+                                         path under DIR: ~/assets/index-8f3a2c.js.map
+  mappings upload --project ID --release VERSION[+BUILD] mapping.txt
+                                         upload an Android build's R8/ProGuard mapping
 
 Options:
   --url URL      service address (default $FLIGHTREC_URL or http://127.0.0.1:$PORT, PORT default 3000)
   --token TOKEN  admin token (default $ADMIN_TOKEN, else the file DATA_DIR/admin-token)
+  --key KEY      for uploads: a project key with the upload scope (default $FLIGHTREC_UPLOAD_KEY,
+                 else the admin token); CI should use such a key, never the app's ingest key
   --json         print the raw JSON response`;
 
 /** One validation detail as a line a person reads: the field, then what is wrong with it. */
@@ -71,6 +81,10 @@ async function main() {
       origins: { type: 'string' },
       owner: { type: 'string' },
       team: { type: 'string' },
+      release: { type: 'string' },
+      scopes: { type: 'string' },
+      key: { type: 'string' },
+      'url-prefix': { type: 'string' },
       'no-team': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -89,6 +103,16 @@ async function main() {
     if (values['no-team']) return { teamId: null };
     return null;
   };
+
+  if (cmd0(resource, action) === 'sourcemaps upload' || cmd0(resource, action) === 'mappings upload') {
+    const project = need(values.project, '--project');
+    const release = need(values.release, '--release');
+    const target = need(arg, resource === 'sourcemaps' ? 'DIR' : 'mapping.txt');
+    const key = values.key ?? process.env.FLIGHTREC_UPLOAD_KEY ?? adminToken(values.token);
+    const files = resource === 'sourcemaps' ? sourceMapFiles(target, values['url-prefix'] ?? '~/') : [{ file: target, name: 'mapping.txt', kind: 'proguard' as const }];
+    if (files.length === 0) fail(`No source maps (*.map) under ${target}`);
+    return uploadArtifacts(base, key, project, release, files, values.json);
+  }
 
   let method = 'POST';
   let route: string;
@@ -130,7 +154,9 @@ async function main() {
     }
     case 'keys create':
       route = `/api/projects/${need(values.project, '--project')}/keys`;
-      body = values.name ? { name: values.name } : undefined;
+      body = values.name || values.scopes
+        ? { ...(values.name ? { name: values.name } : {}), ...(values.scopes ? { scopes: values.scopes.split(',').map((x) => x.trim()).filter(Boolean) } : {}) }
+        : undefined;
       break;
     case 'keys deactivate':
       route = `/api/keys/${need(arg, 'KEY_ID')}/deactivate`;
@@ -202,6 +228,84 @@ async function main() {
     console.log(JSON.stringify(json, null, 2));
   }
   if (!res.ok) process.exit(1);
+}
+
+const cmd0 = (resource: string, action: string | undefined) => `${resource} ${action ?? ''}`.trim();
+
+interface UploadFile { file: string; name: string; kind: 'sourcemap' | 'minified' | 'proguard' }
+
+/** The .map files under `dir`, and the minified files that point to one with sourceMappingURL, named prefix + path under dir. */
+function sourceMapFiles(dir: string, prefix: string): UploadFile[] {
+  const out: UploadFile[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== 'node_modules') walk(full);
+        continue;
+      }
+      const name = prefix + path.relative(dir, full).split(path.sep).join('/');
+      if (e.name.endsWith('.map')) out.push({ file: full, name, kind: 'sourcemap' });
+      else if (/\.(m?js|cjs|bundle|jsbundle)$/.test(e.name)) {
+        const fd = fs.openSync(full, 'r');
+        const size = fs.fstatSync(fd).size;
+        const tail = Buffer.alloc(Math.min(size, 4096));
+        fs.readSync(fd, tail, 0, tail.length, Math.max(0, size - tail.length));
+        fs.closeSync(fd);
+        if (/\/\/[#@]\s*sourceMappingURL=(?!data:)\S+\s*$/m.test(tail.toString('utf8'))) out.push({ file: full, name, kind: 'minified' });
+      }
+    }
+  };
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(dir);
+  } catch {
+    return fail(`No such directory: ${dir}`);
+  }
+  if (!stat.isDirectory()) return fail(`Not a directory: ${dir}`);
+  walk(dir);
+  return out;
+}
+
+/** Uploads each file as the raw, gzip'd body of one request; stops at the first refusal. */
+async function uploadArtifacts(base: string, key: string, project: string, release: string, files: UploadFile[], json: boolean) {
+  const zlib = await import('node:zlib');
+  const results: unknown[] = [];
+  for (const f of files) {
+    let content: Buffer;
+    try {
+      content = fs.readFileSync(f.file);
+    } catch (e) {
+      return fail(`Cannot read ${f.file}: ${(e as Error).message}`);
+    }
+    const url = `${base}/api/projects/${encodeURIComponent(project)}/releases/${encodeURIComponent(release)}/artifacts?name=${encodeURIComponent(f.name)}&kind=${f.kind}`;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' },
+        body: zlib.gzipSync(content),
+      });
+    } catch (err) {
+      return fail(`Cannot reach the service at ${base}: ${(err as Error).message}. Is it running (npm start)?`);
+    }
+    const text = await res.text();
+    let body: any;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = { error: text };
+    }
+    if (!res.ok) {
+      console.error(`Error ${res.status} uploading ${f.file} as ${f.name}: ${body.error ?? text}`);
+      for (const d of Array.isArray(body.details) ? body.details : []) console.error(`  ${describeDetail(d)}`);
+      process.exit(1);
+    }
+    results.push(body.artifact);
+    if (!json) console.log(`${body.replaced ? 'Replaced' : 'Uploaded'} ${f.kind} ${f.name} (${body.artifact.size} bytes)`);
+  }
+  if (json) console.log(JSON.stringify(results, null, 2));
+  else console.log(`${files.length} artifact${files.length === 1 ? '' : 's'} of release ${release} uploaded`);
 }
 
 main().catch((err) => fail(String(err)));

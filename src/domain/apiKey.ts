@@ -47,12 +47,17 @@ export function visiblePrefix(apiKey: string): string {
 /**
  * What a key may do. An app embeds its key, so anyone holding the app can read the key: an
  * `ingest`-only key lets them send data but not read the project back through /export.
+ * `upload` lets a build (CI) upload source maps and R8/ProGuard mappings; only a key asked for
+ * with it carries it, never an app's.
  */
-export const KEY_SCOPES = ['ingest', 'export'] as const;
+export const KEY_SCOPES = ['ingest', 'export', 'upload'] as const;
 export type KeyScope = (typeof KEY_SCOPES)[number];
 
-/** The scopes of a new key: the ones asked for (deduplicated, in canonical order), else all. */
+/** The scopes of a key created without asking for any (as keys were before `upload` existed). */
+export const DEFAULT_KEY_SCOPES: readonly KeyScope[] = ['ingest', 'export'];
+
+/** The scopes of a new key: the ones asked for (deduplicated, in canonical order), else the default. */
 export function keyScopes(asked: readonly string[] | undefined): KeyScope[] {
-  if (asked === undefined) return [...KEY_SCOPES];
+  if (asked === undefined) return [...DEFAULT_KEY_SCOPES];
   return KEY_SCOPES.filter((s) => asked.includes(s));
 }

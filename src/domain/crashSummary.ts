@@ -1,3 +1,5 @@
+import { isFrame } from './stackNormalise.ts';
+
 /** What a crash summary is built from: the group and the first occurrence's session. */
 export interface CrashContext {
   message: string;
@@ -17,12 +19,17 @@ export const MAX_SUMMARY_CHARS = 1000;
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-/** Stack lines that carry something (blank lines and bare "Exception" headers aside). */
+/**
+ * The frames of a stack head: the message line a JVM, .NET or JavaScript stack begins with
+ * (`java.lang.NullPointerException: …`, `Error: …`) and `Caused by:` lines are not where it
+ * crashed, so the summary does not repeat the message as its crashing frame.
+ */
 function frames(stackHead: string): string[] {
   return stackHead
     .split('\n')
-    .map((l) => l.replace(/\r$/, '').trim())
-    .filter((l) => l.length > 0);
+    .map((l) => l.replace(/\r$/, ''))
+    .filter((l) => l.trim().length > 0 && isFrame(l))
+    .map((l) => l.trim());
 }
 
 const frameName = (l: string) => l.replace(/^at\s+/, '');

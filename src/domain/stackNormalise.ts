@@ -2,7 +2,7 @@
  * The stack as the service groups it (docs/decisions.md, "Crash grouping on the normalised
  * stack"): volatile text that changes between two reports of one bug is replaced by a
  * placeholder, what tells two bugs apart stays. Message lines (the first line when it is not a
- * frame, `Caused by:` and .NET `--->` lines) lose numbers, UUIDs and hex runs; frames lose
+ * frame, `Caused by:` and .NET `--->` lines) lose numbers, UUIDs, hex runs and URL query strings; frames lose
  * content hashes in bundle file names, memory addresses, `+ offset` after a symbol, URL query
  * strings (removed) and per-install path parts (Android's random install directory, an iOS container's
  * UUID, a user's home directory). Line and column numbers of frames stay: two throw sites are
@@ -30,9 +30,13 @@ const HEX_RUN = /(?<![\w$])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}(?![\w$]
 // Standalone numbers (not digits inside an identifier such as Http2Error or utf8).
 const NUMBER = /(?<![\w$.])-?\d+(?:[.,]\d+)*(?![\w$])/g;
 
-/** A message line: the exception type and text stay, the values in it go. */
+// A URL's query string or fragment inside a message ("Client request(GET https://…/orders?token=…)").
+const URL_QUERY = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s?#()]+)[?#][^\s()]*/gi;
+
+/** A message line: the exception type and text stay, the values in it go (URL query strings too). */
 export function normaliseMessage(line: string): string {
   return line
+    .replace(URL_QUERY, '$1')
     .replace(UUID, PLACEHOLDER.uuid)
     .replace(HEX_PREFIXED, PLACEHOLDER.hex)
     .replace(HEX_RUN, PLACEHOLDER.hex)
@@ -48,7 +52,7 @@ export function normaliseMessage(line: string): string {
  */
 const FRAME_PATTERNS: RegExp[] = [
   /^\s*at\s+\S/, // V8, Node, Hermes, JVM, .NET
-  /^\s*[^\s@]*@\S*:\d+(?::\d+)?\s*$/, // Firefox/Safari/JavaScriptCore, RN
+  /^\s*(?:(?:global|eval|module) code|[^\s@]*)@\S*:\d+(?::\d+)?\s*$/, // Firefox/Safari/JavaScriptCore, RN
   /^\s*[^\s@]*@(?:\[native code\]|\S+)\s*$/, // Safari natives, bare URLs
   /^\s*\d+\s+\S+\s+0x[0-9a-f]+\s/i, // Apple crash report / backtrace
   /^\s*#\d+\s+(?:pc\s|0x|\S+\s*\()/i, // Android tombstone, Dart, gdb

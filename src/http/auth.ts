@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { HttpError } from './errors.ts';
 import type { KeyResolver } from '../services/keyResolver.ts';
-import type { KeyScope } from '../domain/apiKey.ts';
+import { KEY_PREFIX, type KeyScope } from '../domain/apiKey.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,6 +38,22 @@ export function apiKeyAuth(keys: KeyResolver, scope: KeyScope) {
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * onRequest hook of routes under /projects/:projectId that either the operator (ADMIN_TOKEN)
+ * or a key of that same project with `scope` may call (CI uploading its build's artifacts).
+ * `req.keyId` stays unset for the admin token.
+ */
+export function adminOrKeyAuth(adminToken: string, keys: KeyResolver, scope: KeyScope) {
+  const expected = digest(adminToken);
+  const byKey = apiKeyAuth(keys, scope);
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const token = bearerToken(req);
+    if (token && !token.startsWith(KEY_PREFIX) && timingSafeEqual(digest(token), expected)) return;
+    await byKey(req, reply);
+    if (req.projectId !== (req.params as { projectId?: string }).projectId) throw new HttpError(403, 'This API key belongs to another project');
+  };
+}
 
 /** onRequest hook: the operator's ADMIN_TOKEN, compared in constant time. */
 export function adminAuth(adminToken: string) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { KEY_SCOPES, generateApiKey, hashApiKey, visiblePrefix, type KeyScope } from '../domain/apiKey.ts';
+import { DEFAULT_KEY_SCOPES, KEY_SCOPES, generateApiKey, hashApiKey, visiblePrefix, type KeyScope } from '../domain/apiKey.ts';
 import { isoTime } from '../domain/time.ts';
 
 /** The Postgres `api_keys` table: keys are stored as hashes; the plaintext is shown once. */
@@ -52,7 +52,7 @@ const toKey = (k: KeyRow): KeyInfo => ({
  * the suspension, so lifting it turns the key on like the others.
  */
 export async function insertKey(
-  q: Queryable, projectId: string, name: string | null = null, scopes: readonly KeyScope[] = KEY_SCOPES, suspended = false,
+  q: Queryable, projectId: string, name: string | null = null, scopes: readonly KeyScope[] = DEFAULT_KEY_SCOPES, suspended = false,
 ) {
   const apiKey = generateApiKey();
   const r = await q.query<KeyRow>(

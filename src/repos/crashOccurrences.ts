@@ -19,6 +19,8 @@ export interface OccurrenceRow {
   user_id: string | null; device_fingerprint: string; platform: string | null; os_version: string | null;
   app_version: string | null; brand: string | null; model: string | null;
   message: string; stack_trace: string; is_fatal: boolean; handled: boolean;
+  /** the stack as the release's artifacts read it at record time ('' or absent: none) */
+  symbolicated_stack?: string;
 }
 
 /** DateTime64 text as ClickHouse reads it in the column's time zone (UTC). */
@@ -46,8 +48,14 @@ export interface CrashGroupFacts {
    * The latest occurrence. Occurrences moved from the Postgres layout before 006_crash_facts.sql
    * without a whole trace of their own carry their group's stack head.
    */
-  latest: (CrashOccurrence & { stackTrace: string | null; handled: boolean | null }) | null;
+  latest: (CrashOccurrence & { stackTrace: string | null; symbolicatedStack: string | null; handled: boolean | null }) | null;
 }
+
+/** One value of a breakdown of a group's occurrences (a model, an OS version, an app version, a platform). */
+export interface BreakdownRow { value: string | null; occurrences: number; devices: number }
+
+/** Who a group hit, by device model, OS, app version and platform: most devices first, at most 20 each. */
+export interface CrashBreakdown { platforms: BreakdownRow[]; models: BreakdownRow[]; osVersions: BreakdownRow[]; appVersions: BreakdownRow[] }
 
 /** A group's aggregate over its occurrences. */
 export interface OccurrenceFacts {
@@ -140,12 +148,28 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
       const [agg] = await ch.query<{ u: number }>(`SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${ONE_GROUP}`, params);
       const versions = await ch.query<{ v: string | null; n: number }>(
         `SELECT app_version AS v, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP} GROUP BY app_version ORDER BY n DESC, v LIMIT 100`, params);
-      const [l] = await ch.query<OccurrenceReadRow & { stack_trace: string; handled: boolean | number }>(
-        `SELECT ${OCCURRENCE_READ}, stack_trace, handled FROM ${OCCURRENCES} WHERE ${ONE_GROUP} ORDER BY occurred_at DESC, id LIMIT 1`, params);
+      const [l] = await ch.query<OccurrenceReadRow & { stack_trace: string; symbolicated_stack: string; handled: boolean | number }>(
+        `SELECT ${OCCURRENCE_READ}, stack_trace, symbolicated_stack, handled FROM ${OCCURRENCES} WHERE ${ONE_GROUP} ORDER BY occurred_at DESC, id LIMIT 1`, params);
       return {
         usersAffected: Number(agg?.u ?? 0),
         appVersionCounts: versions.map((v) => ({ appVersion: v.v, occurrences: Number(v.n) })),
-        latest: l ? { ...toOccurrence(l), stackTrace: l.stack_trace, handled: Boolean(l.handled) } : null,
+        latest: l ? { ...toOccurrence(l), stackTrace: l.stack_trace, symbolicatedStack: l.symbolicated_stack || null, handled: Boolean(l.handled) } : null,
+      };
+    },
+
+    /** The group's occurrences broken down by platform, device model, OS and app version (distinct devices and occurrences of each). */
+    async breakdown(projectId: string, groupKey: string): Promise<CrashBreakdown> {
+      const params = { project: projectId, key: groupKey };
+      const by = async (expr: string): Promise<BreakdownRow[]> =>
+        (await ch.query<{ v: string | null; n: number; d: number }>(
+          `SELECT ${expr} AS v, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d FROM ${OCCURRENCES} WHERE ${ONE_GROUP}
+           GROUP BY v ORDER BY d DESC, n DESC, v LIMIT 20`, params)).map((r) => ({ value: r.v, occurrences: Number(r.n), devices: Number(r.d) }));
+      return {
+        platforms: await by('platform'),
+        // brand and model as a person names the device ("Apple iPhone15,2"); null when neither was sent
+        models: await by(`nullIf(trim(concat(ifNull(brand, ''), ' ', ifNull(model, ''))), '')`),
+        osVersions: await by(`if(isNull(platform) AND isNull(os_version), NULL, trim(concat(ifNull(platform, ''), ' ', ifNull(os_version, ''))))`),
+        appVersions: await by('app_version'),
       };
     },
 

@@ -3,9 +3,10 @@ import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../
 import { isoMs, isoTime } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { CRASH_FIELDS, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
-import { chTime, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
+import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
 import type { SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
+import type { SymbolicationService } from './symbolication.ts';
 
 export type RecordCrashResult =
   | { outcome: 'no-session' }
@@ -41,7 +42,20 @@ export type CrashGroupView = CrashGroup & { alert: AlertState | null };
 
 export type SetStatusResult = { outcome: 'not-found' } | { outcome: 'ok'; group: CrashGroup };
 
-export type { CrashGroupFacts, CrashOccurrence };
+export type { CrashBreakdown, CrashGroupFacts, CrashOccurrence };
+
+/** The crash list's filters and order (the dashboard): fatal crashes or non-fatal errors; by a counter or a time, descending. */
+export interface CrashListOptions {
+  kind?: 'fatal' | 'nonfatal';
+  sort?: 'lastSeen' | 'firstSeen' | 'occurrences' | 'users';
+}
+
+const SORT_KEY = {
+  lastSeen: (g: CrashGroup & { usersAffected: number }) => g.lastSeenAt,
+  firstSeen: (g: CrashGroup & { usersAffected: number }) => g.firstSeenAt,
+  occurrences: (g: CrashGroup & { usersAffected: number }) => g.occurrenceCount,
+  users: (g: CrashGroup & { usersAffected: number }) => g.usersAffected,
+} as const;
 
 /**
  * The merge of both stores. A group whose first occurrence is being written (its Postgres row
@@ -80,6 +94,8 @@ export interface CrashGroupsDeps {
   occurrences: CrashOccurrencesRepo;
   sessions: SessionsRepo;
   outbox: OutboxRepo;
+  /** Reads stacks with the release's uploaded source maps / R8 mappings (absent: stacks stay raw). */
+  symbols?: Pick<SymbolicationService, 'symbolicate'>;
   /** A group had a new occurrence: its updatedAt moves (coalesced, services/index.ts). */
   touched?: (projectId: string, groupId: string) => void;
 }
@@ -120,20 +136,25 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async record(projectId: string, c: CrashPayload): Promise<RecordCrashResult> {
       const session = await d.sessions.forCrash(projectId, c.sessionId);
       if (!session) return { outcome: 'no-session' };
-      const groupKey = crashGroupKey(c.stackTrace);
+      // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "Crash
+      // grouping on the normalised stack"); the raw stack is kept as sent.
+      const sym = d.symbols
+        ? await d.symbols.symbolicate(projectId, session.app_version, session.app_build_number, c.stackTrace, c.message)
+        : { stack: c.stackTrace, message: c.message, mapped: 0 };
+      const groupKey = crashGroupKey(sym.stack);
       await occurrences.add({
         project_id: projectId, group_key: groupKey, id: crashOccurrenceId(c), occurred_at: chTime(c.timestamp),
         session_id: c.sessionId, user_id: session.user_id, device_fingerprint: session.device_fingerprint,
         platform: session.platform, os_version: session.os_version, app_version: session.app_version,
         brand: session.brand, model: session.model, message: c.message, stack_trace: c.stackTrace,
-        is_fatal: c.isFatal, handled: c.handled,
+        is_fatal: c.isFatal, handled: c.handled, symbolicated_stack: sym.mapped > 0 ? sym.stack : '',
       });
 
       let group = await groups.byKey(projectId, groupKey);
       let newGroup = false;
       if (!group) {
         newGroup = await groups.createFirst(projectId, {
-          groupKey, message: c.message, stackHead: stackHead(c.stackTrace), isFatal: c.isFatal, handled: c.handled,
+          groupKey, message: sym.message, stackHead: stackHead(sym.stack), isFatal: c.isFatal, handled: c.handled,
           platform: session.platform, appVersion: session.app_version, osVersion: session.os_version,
           firstSeenAt: c.timestamp, firstSessionId: c.sessionId,
         });
@@ -169,11 +190,17 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      * Most recently seen first. lastSeenAt lives in ClickHouse, so the page is cut after both
      * are read: the project's groups (of the status) from Postgres, their facts in one query.
      */
-    async list(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number) {
+    async list(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number, opts: CrashListOptions = {}) {
       const rows = await groups.rows(projectId, status);
       const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key));
-      const all = rows.map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 })).sort((a, b) =>
-        a.lastSeenAt < b.lastSeenAt ? 1 : a.lastSeenAt > b.lastSeenAt ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      const key = SORT_KEY[opts.sort ?? 'lastSeen'];
+      const all = rows.map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
+        .filter((g) => opts.kind === undefined || g.isFatal === (opts.kind === 'fatal'))
+        .sort((a, b) => {
+          const x = key(a);
+          const y = key(b);
+          return x < y ? 1 : x > y ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+        });
       return pageEnvelope(all.slice((page - 1) * limit, page * limit), all.length, page, limit);
     },
 
@@ -182,6 +209,26 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       const row = await groups.row(projectId, groupId);
       if (!row) return { usersAffected: 0, appVersionCounts: [], latest: null };
       return occurrences.pageFacts(projectId, row.group_key);
+    },
+
+    /** Who the group hit: platforms, device models, OS versions and app versions, each with its devices and occurrences. */
+    async breakdown(projectId: string, groupId: string): Promise<CrashBreakdown | null> {
+      const row = await groups.row(projectId, groupId);
+      return row ? occurrences.breakdown(projectId, row.group_key) : null;
+    },
+
+    /**
+     * An occurrence's stack as its release's artifacts read it now: a mapping uploaded after the
+     * crash shows here (parsed maps are cached); the group keeps the key it was given. Falls
+     * back on the stack symbolicated at record time; null when neither maps anything.
+     */
+    async readableStack(projectId: string, o: { sessionId: string; appVersion: string | null; stackTrace: string | null; symbolicatedStack: string | null; message: string | null }): Promise<string | null> {
+      if (d.symbols && o.stackTrace) {
+        const session = await d.sessions.forCrash(projectId, o.sessionId);
+        const r = await d.symbols.symbolicate(projectId, o.appVersion, session?.app_build_number ?? null, o.stackTrace, o.message ?? '');
+        if (r.mapped > 0) return r.stack;
+      }
+      return o.symbolicatedStack;
     },
 
     /** The group's occurrences, newest first, each with the session it happened in. */

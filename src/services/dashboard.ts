@@ -1,8 +1,9 @@
 import { allowedTransitions, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { summaryView } from '../domain/crashSummary.ts';
+import { stackHead } from '../domain/crashGrouping.ts';
 import { DAY_MS, parseIsoDate } from '../domain/exportParams.ts';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
-import type { CrashGroup, CrashGroupFacts, CrashGroupsService } from './crashGroups.ts';
+import type { CrashBreakdown, CrashGroup, CrashGroupFacts, CrashGroupsService, CrashListOptions } from './crashGroups.ts';
 import type { SessionListFilter, SessionsRepo } from '../repos/sessions.ts';
 import type { EventsRepo } from '../repos/events.ts';
 import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
@@ -28,22 +29,31 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
   summarySource: g.summarySource,
 });
 
-/** The crash page: the group, who and what it hit, its latest occurrence whole, a summary that agrees with it. */
-function crashPage(g: CrashGroup, f: CrashGroupFacts) {
+/**
+ * The crash page: the group, who and what it hit (by platform, model, OS and app version), its
+ * latest occurrence whole (raw, and as the release's artifacts read it), a summary that agrees with it.
+ */
+function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashBreakdown | null; readableStack: string | null }) {
   const latest = f.latest;
   const summary = summaryView(g, {
-    message: g.message, stackHead: g.stackHead, isFatal: g.isFatal, handled: g.handled,
+    // a map uploaded after the crash makes the fallback summary name the original frames too
+    message: g.message, stackHead: extra.readableStack ? stackHead(extra.readableStack) : g.stackHead, isFatal: g.isFatal, handled: g.handled,
     platform: g.platform, osVersion: g.osVersion, appVersion: g.appVersion, appBuildNumber: null,
     deviceBrand: latest?.brand ?? null, deviceModel: latest?.model ?? null,
   });
   return {
     ...dashboardGroup({ ...g, usersAffected: f.usersAffected }),
     appVersionCounts: f.appVersionCounts,
+    // every platform the group was seen on (`platform` is its latest occurrence's)
+    platforms: (extra.breakdown?.platforms ?? []).map((p) => p.value).filter((p): p is string => p !== null),
+    breakdown: extra.breakdown,
     latest: latest && {
       ...latest,
       // Occurrences stored before whole traces were kept have only the group's head.
       stackTrace: latest.stackTrace ?? g.stackHead,
       stackTraceComplete: latest.stackTrace !== null,
+      // null: the release has no artifact that maps this stack (the raw one is what there is)
+      symbolicatedStack: extra.readableStack,
     },
     summary,
   };
@@ -66,6 +76,13 @@ export type SessionListQuery = Omit<SessionListFilter, 'from' | 'to'> & { from?:
  * service). Each goes to the owner of its table; this only presents and combines them.
  */
 export function dashboardService(d: { sessions: SessionsRepo; crashGroups: CrashGroupsService; events: EventsRepo; networkLogs: NetworkLogsRepo }) {
+  async function page(projectId: string, g: CrashGroup) {
+    const f = await d.crashGroups.facts(projectId, g.id);
+    const breakdown = await d.crashGroups.breakdown(projectId, g.id);
+    const readableStack = f.latest ? await d.crashGroups.readableStack(projectId, f.latest) : null;
+    return crashPage(g, f, { breakdown, readableStack });
+  }
+
   return {
     sessions(projectId: string, q: SessionListQuery) {
       const from = dateBound('from', q.from, false);
@@ -93,15 +110,15 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
       return d.sessions.daily(projectId, from, to);
     },
 
-    async crashGroups(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number) {
-      const r = await d.crashGroups.list(projectId, status, page, limit);
+    async crashGroups(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number, opts: CrashListOptions = {}) {
+      const r = await d.crashGroups.list(projectId, status, page, limit, opts);
       return { ...r, data: r.data.map(dashboardGroup) };
     },
 
     async crashGroup(projectId: string, groupId: string) {
       const g = await d.crashGroups.get(projectId, groupId);
       if (!g) throw new NotFoundError('Crash group not found');
-      return crashPage(g, await d.crashGroups.facts(projectId, groupId));
+      return page(projectId, g);
     },
 
     async occurrences(projectId: string, groupId: string, page: number, limit: number) {
@@ -113,7 +130,7 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
     async setStatus(projectId: string, groupId: string, status: CrashGroupStatus) {
       const r = await d.crashGroups.setStatus(projectId, groupId, status);
       if (r.outcome === 'not-found') throw new NotFoundError('Crash group not found');
-      return crashPage(r.group, await d.crashGroups.facts(projectId, groupId));
+      return page(projectId, r.group);
     },
   };
 }

@@ -13,6 +13,8 @@ import { networkLogsRepo } from '../repos/networkLogs.ts';
 import { outboxRepo } from '../repos/outbox.ts';
 import { accountsRepo } from '../repos/accounts.ts';
 import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
+import { artifactsRepo } from '../repos/artifacts.ts';
+import { symbolicationService } from './symbolication.ts';
 import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
 import { SessionFacts } from './sessionCache.ts';
@@ -57,7 +59,9 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     dashboard: new RateLimiter('dashboard', config.rateLimits.dashboard, stores.redis, config.redisKeyPrefix, log),
   };
   const outbox = outboxRepo(stores.pg);
+  const symbols = symbolicationService(artifactsRepo(stores.pg), config.artifacts);
   const crashGroups = crashGroupsService({
+    symbols,
     groups: crashGroupsRepo(stores.pg, changes),
     occurrences: crashOccurrencesRepo(stores.ch, budget),
     sessions,
@@ -71,6 +75,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     projects,
     sessions,
     crashGroups,
+    symbols,
     ingest,
     events,
     networkLogs,

@@ -20,16 +20,18 @@ export function setCsrf(token) {
   csrfToken = token;
 }
 
+/** `body`: JSON, or a Blob/File sent as its raw bytes (artifact uploads). */
 export async function api(method, path, body) {
   const headers = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  const raw = typeof Blob !== 'undefined' && body instanceof Blob;
+  if (body !== undefined) headers['content-type'] = raw ? 'application/octet-stream' : 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   let res;
   try {
     res = await fetch(path, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
       credentials: 'same-origin',
     });
   } catch {

@@ -7,6 +7,10 @@ import { groupStatus, pager } from '../lib/widgets.js';
 const ACTION = { acknowledged: 'Acknowledge', resolved: 'Resolve', ignored: 'Ignore', open: 'Reopen' };
 
 const kind = (g) => (g.isFatal ? 'fatal' : 'non-fatal') + (g.handled ? ', handled' : '');
+// Fatal crashes and (handled or unhandled) non-fatal errors, told apart at a glance.
+const kindBadge = (g) => (g.isFatal ? badge('Fatal crash', 'bad') : badge(g.handled ? 'Handled error' : 'Non-fatal error', 'warn'));
+const KINDS = [['', 'all'], ['fatal', 'fatal crashes'], ['nonfatal', 'handled & non-fatal errors']];
+const SORTS = [['lastSeen', 'last seen'], ['firstSeen', 'first seen'], ['occurrences', 'occurrences'], ['users', 'users affected']];
 const device = (o) => [o.brand, o.model].filter(Boolean).join(' ') || '—';
 const platformLine = (o) => [o.platform, o.osVersion].filter(Boolean).join(' ');
 
@@ -16,21 +20,29 @@ export function crashesView(projectId, params) {
   const status = h('select', {
     id: 'c-status', onchange: (e) => navigate(base + qs({ status: e.target.value })),
   }, ['', 'open', 'acknowledged', 'resolved', 'ignored'].map((v) => h('option', { value: v, selected: (params.status ?? '') === v }, v || 'any')));
+  const kindSel = h('select', {
+    id: 'c-kind', onchange: (e) => navigate(base + qs({ ...params, kind: e.target.value || undefined, page: undefined })),
+  }, KINDS.map(([v, label]) => h('option', { value: v, selected: (params.kind ?? '') === v }, label)));
+  const sortSel = h('select', {
+    id: 'c-sort', onchange: (e) => navigate(base + qs({ ...params, sort: e.target.value === 'lastSeen' ? undefined : e.target.value, page: undefined })),
+  }, SORTS.map(([v, label]) => h('option', { value: v, selected: (params.sort ?? 'lastSeen') === v }, label)));
   const list = h('div');
   withLoading(list, async () => {
-    const r = await get(dash(`/projects/${projectId}/crash-groups${qs({ status: params.status, page, limit: 50 })}`));
-    if (!r.data.length) return h('p.empty', params.status ? `No ${params.status} crash groups.` : 'No crashes reported. 🎉');
+    const r = await get(dash(`/projects/${projectId}/crash-groups${qs({ status: params.status, kind: params.kind, sort: params.sort, page, limit: 50 })}`));
+    if (!r.data.length) return h('p.empty', params.status || params.kind ? 'No crash groups match these filters.' : 'No crashes reported. 🎉');
     return h('div',
       h('p.hint', `${fmtCount(r.total)} crash group${r.total === 1 ? '' : 's'} · times in UTC`),
       h('div.table-wrap', h('table.crashes.stack-sm',
-        h('thead', h('tr', ['Crash', 'Status', 'Occurrences', 'Users', 'Devices', 'Last seen (UTC)', 'Versions'].map((c, i) =>
+        h('thead', h('tr', ['Crash', 'Status', 'Occurrences', 'Users', 'Devices', 'First seen (UTC)', 'Last seen (UTC)', 'Versions'].map((c, i) =>
           h('th', { scope: 'col', class: [2, 3, 4].includes(i) ? 'num' : undefined }, c)))),
-        h('tbody', r.data.map((g) => h('tr', { dataset: { group: g.id } },
-          h('td', { 'data-label': 'Crash' }, h('a', { href: `${base}/${g.id}` }, g.message || '(no message)'), h('div.hint', kind(g), g.platform ? ` · ${g.platform}` : '')),
+        h('tbody', r.data.map((g) => h('tr', { dataset: { group: g.id, kind: g.isFatal ? 'fatal' : 'nonfatal' } },
+          h('td', { 'data-label': 'Crash' }, h('a.crash-msg', { href: `${base}/${g.id}` }, g.message || '(no message)'),
+            h('div.hint', kindBadge(g), g.platform ? ` · ${g.platform}` : '')),
           h('td', { 'data-label': 'Status' }, groupStatus(g.status)),
           h('td.num', { 'data-label': 'Occurrences' }, fmtCount(g.occurrenceCount)),
           h('td.num', { 'data-label': 'Users' }, fmtCount(g.usersAffected)),
           h('td.num', { 'data-label': 'Devices' }, fmtCount(g.affectedDevices)),
+          h('td', { 'data-label': 'First seen (UTC)' }, fmtDate(g.firstSeenAt)),
           h('td', { 'data-label': 'Last seen (UTC)' }, fmtDate(g.lastSeenAt)),
           h('td', { 'data-label': 'Versions' }, g.appVersions.join(', ') || '—'),
         ))))),
@@ -39,7 +51,10 @@ export function crashesView(projectId, params) {
   }, 'Loading crash groups…');
   return h('section',
     h('h1', 'Crashes'),
-    h('div.filters', h('div', h('label', { for: 'c-status' }, 'Status'), status)),
+    h('div.filters.crash-filters',
+      h('div', h('label', { for: 'c-status' }, 'Status'), status),
+      h('div', h('label', { for: 'c-kind' }, 'Kind'), kindSel),
+      h('div', h('label', { for: 'c-sort' }, 'Sort by'), sortSel)),
     list);
 }
 
@@ -85,6 +100,75 @@ function occurrences(projectId, groupId) {
   return box;
 }
 
+/** Who the group hit, one list per dimension: each value with its devices and occurrences. */
+function breakdownBlock(b) {
+  if (!b) return null;
+  const list = (title, rows, id) => h('div.breakdown', { id },
+    h('h3', title),
+    rows.length
+      ? h(id === 'by-version' ? 'ul.counts.versions' : 'ul.counts', rows.map((r) => h('li', h('strong', r.value ?? 'unknown'), ' ',
+        h('span.hint', `${fmtCount(r.devices)} device${r.devices === 1 ? '' : 's'} · ${fmtCount(r.occurrences)} occurrence${r.occurrences === 1 ? '' : 's'}`))))
+      : h('p.empty', 'None reported.'));
+  return h('div.breakdowns',
+    list('Device models', b.models, 'by-model'),
+    list('Operating systems', b.osVersions, 'by-os'),
+    list('App versions', b.appVersions, 'by-version'));
+}
+
+/** The latest occurrence's stack: symbolicated when the release's artifacts map it, the raw one as sent a click away. */
+function stackBlock(latest) {
+  const sym = latest.symbolicatedStack;
+  const pre = h('pre.stack', { tabindex: '0', 'aria-label': sym ? 'Stack trace, symbolicated' : 'Stack trace', dataset: { view: sym ? 'symbolicated' : 'raw' } }, sym ?? latest.stackTrace);
+  if (!sym) {
+    return h('div', pre, h('p.hint', 'Shown as sent: no source map or R8/ProGuard mapping of this release maps it (upload them from CI: see the SDK docs, "Build uploads").'));
+  }
+  const buttons = [['symbolicated', 'Symbolicated'], ['raw', 'Raw, as sent']].map(([v, label]) => h('button', {
+    type: 'button', 'aria-pressed': String(v === 'symbolicated'), dataset: { show: v },
+    onclick: () => {
+      pre.textContent = v === 'raw' ? latest.stackTrace : sym;
+      pre.dataset.view = v;
+      pre.setAttribute('aria-label', v === 'raw' ? 'Stack trace, raw as sent' : 'Stack trace, symbolicated');
+      buttons.forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.show === v)));
+    },
+  }, label));
+  return h('div', h('div.actions.stack-toggle', { role: 'group', 'aria-label': 'Stack trace view' }, buttons), pre);
+}
+
+/**
+ * Upload a release's source maps or R8/ProGuard mapping.txt from the page (CI should do it with
+ * an upload key: docs/sdk.md, "Build uploads"); the stack is read again with them.
+ */
+function uploadBlock(projectId, appVersion, onDone) {
+  const release = h('input', { id: 'up-release', value: appVersion ?? '', required: true, placeholder: '1.4.0 or 1.4.0+312', autocomplete: 'off' });
+  const files = h('input', { id: 'up-files', type: 'file', multiple: true, accept: '.map,.txt,.js,.mjs,.cjs,.bundle,.jsbundle' });
+  const msg = h('div', { 'aria-live': 'polite' });
+  const button = h('button.primary', { type: 'submit' }, 'Upload');
+  const form = h('form.upload', {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      if (!files.files?.length || !release.value.trim()) return;
+      button.disabled = true;
+      msg.replaceChildren(h('p.hint', 'Uploading…'));
+      try {
+        for (const f of files.files) {
+          await api('POST', dash(`/projects/${projectId}/releases/${encodeURIComponent(release.value.trim())}/artifacts${qs({ name: f.name })}`), f);
+        }
+        msg.replaceChildren(h('p.hint', `${files.files.length} file${files.files.length === 1 ? '' : 's'} uploaded.`));
+        onDone();
+      } catch (err) {
+        msg.replaceChildren(errorBox(err));
+      } finally {
+        button.disabled = false;
+      }
+    },
+  },
+  h('p.hint', 'Source maps (.map, named as the bundle plus .map) or an Android mapping.txt of the release; CI can do this with an upload key (see the SDK docs, "Build uploads"). iOS dSYMs are not supported.'),
+  h('label', { for: 'up-release' }, 'Release (app version, or version+build)'), release,
+  h('label', { for: 'up-files' }, 'Files'), files,
+  h('div.actions', button), msg);
+  return h('details.upload-box', h('summary', 'Upload source maps or mapping.txt'), form);
+}
+
 export function crashView(projectId, groupId) {
   const body = h('div');
   const occ = occurrences(projectId, groupId);
@@ -110,20 +194,19 @@ export function crashView(projectId, groupId) {
     const latest = g.latest;
     body.replaceChildren(h('div',
       h('h1', g.message || '(no message)'),
-      h('p', 'Status: ', h('span', { id: 'group-status', tabindex: '-1', 'data-status': g.status }, groupStatus(g.status))),
+      h('p', kindBadge(g), ' Status: ', h('span', { id: 'group-status', tabindex: '-1', 'data-status': g.status }, groupStatus(g.status))),
       actions, msg,
       h('dl.facts',
         fact('Occurrences', fmtCount(g.occurrenceCount)),
         fact('Users affected', h('span', { id: 'users-affected' }, fmtCount(g.usersAffected))),
-        fact('Devices affected', fmtCount(g.affectedDevices)),
+        fact('Devices affected', h('span', { id: 'devices-affected', title: 'Distinct devices, told apart by platform, brand, model, OS version, screen, locale and time zone (the SDK sends no device id)' },
+          fmtCount(g.affectedDevices))),
         fact('Kind', kind(g)),
+        fact('Platforms', h('span', { id: 'platforms' }, (g.platforms ?? []).join(', '))),
         fact('First seen', fmtDate(g.firstSeenAt)), fact('Last seen', fmtDate(g.lastSeenAt)),
         fact('Latest on', [g.platform, g.osVersion, g.appVersion && `app ${g.appVersion}`].filter(Boolean).join(' · '))),
-      h('h2', 'App versions'),
-      g.appVersionCounts.length
-        ? h('ul.versions', g.appVersionCounts.map((v) => h('li', h('strong', v.appVersion ?? 'unknown'), ' ',
-          h('span.hint', `${fmtCount(v.occurrences)} occurrence${v.occurrences === 1 ? '' : 's'}`))))
-        : h('p.empty', 'No app version reported.'),
+      h('h2', 'Who it hit'),
+      breakdownBlock(g.breakdown),
       h('h2', 'Summary'),
       summaryBlock(g.summary),
       h('h2', 'Stack trace of the latest occurrence'),
@@ -132,7 +215,11 @@ export function crashView(projectId, groupId) {
           h('p.hint', fmtDate(latest.occurredAt), ' · ', latest.userId ? `user ${latest.userId} · ` : '', device(latest), ' · ',
             h('a', { href: `#/p/${projectId}/sessions/${latest.sessionId}?crash=${encodeURIComponent(latest.occurredAt)}` }, 'open its session at the crash →')),
           latest.stackTraceComplete ? null : h('p.hint', 'Only the first five lines were kept for this occurrence: it was recorded before whole traces were stored.'),
-          h('pre.stack', { tabindex: '0', 'aria-label': 'Stack trace' }, latest.stackTrace))
+          stackBlock(latest),
+          uploadBlock(projectId, latest.appVersion, () => withLoading(body, async () => {
+            render(await get(dash(`/projects/${projectId}/crash-groups/${groupId}`)));
+            return body.firstChild;
+          }, 'Reading the stack again…')))
         : h('pre.stack', { tabindex: '0' }, g.stackHead),
       h('h2', 'Occurrences'),
       occ,

@@ -40,14 +40,14 @@ export const keyInfo = {
   properties: {
     id: { type: 'string' }, createdAt: { type: 'string' },
     prefix: { type: ['string', 'null'], description: 'the start of the key (frk_ab12), to tell keys apart' }, name: { type: ['string', 'null'] },
-    scopes: { type: 'array', items: { type: 'string' }, description: 'what the key may do: ingest and/or export' },
+    scopes: { type: 'array', items: { type: 'string' }, description: 'what the key may do: ingest, export and/or upload (symbolication artifacts)' },
     active: { type: 'boolean' },
   },
 } as const;
 
-/** `scopes`: `ingest` and/or `export` (default both); an app should embed an ingest-only key. */
+/** `scopes`: `ingest`, `export`, `upload` (default ingest and export); an app should embed an ingest-only key, CI an upload-only one. */
 const keyScopesSchema = {
-  type: 'array', minItems: 1, maxItems: 2, uniqueItems: true, items: { type: 'string', enum: [...KEY_SCOPES] },
+  type: 'array', minItems: 1, maxItems: KEY_SCOPES.length, uniqueItems: true, items: { type: 'string', enum: [...KEY_SCOPES] },
 } as const;
 
 export const keyCreateBody = { type: ['object', 'null'], properties: { name: keyNameSchema, scopes: keyScopesSchema } } as const;

@@ -11,10 +11,19 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
   app.get('/projects/:projectId/crash-groups', {
     schema: {
       tags, params: params('projectId'),
-      querystring: { type: 'object', properties: { status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] }, ...paging } },
+      querystring: {
+        type: 'object',
+        properties: {
+          status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] },
+          kind: { type: 'string', enum: ['fatal', 'nonfatal'], description: 'fatal crashes, or handled and other non-fatal errors' },
+          sort: { type: 'string', enum: ['lastSeen', 'firstSeen', 'occurrences', 'users'], description: 'descending; lastSeen by default' },
+          ...paging,
+        },
+      },
     },
   }, async (req) => {
-    return dashboard.crashGroups(req.params.projectId, req.query.status, req.query.page, req.query.limit);
+    const { status, kind, sort, page, limit } = req.query;
+    return dashboard.crashGroups(req.params.projectId, status, page, limit, { kind, sort });
   });
 
   app.get('/projects/:projectId/crash-groups/:groupId', {

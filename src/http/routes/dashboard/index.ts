@@ -6,6 +6,7 @@ import { teamRoutes } from './teams.ts';
 import { projectRoutes } from './projects.ts';
 import { sessionRoutes } from './sessions.ts';
 import { crashGroupRoutes } from './crashGroups.ts';
+import { artifactDashboardRoutes } from '../artifacts.ts';
 
 /**
  * /api/dashboard: what a signed-in user sees and does, limited to their teams' projects. The
@@ -20,4 +21,5 @@ export const dashboardRoutes = (svc: Services): Routes => async (app) => {
   await app.register(projectRoutes(svc));
   await app.register(sessionRoutes(svc));
   await app.register(crashGroupRoutes(svc));
+  await app.register(artifactDashboardRoutes(svc));
 };

@@ -1,0 +1,172 @@
+/**
+ * R8/ProGuard retrace in TypeScript: a `mapping.txt` parsed once, then Java/Kotlin stack frames
+ * (`at c.a.b.a(SourceFile:12)`) and exception class names (`c.a.d: message`, `Caused by: …`)
+ * mapped back to the original classes, methods, files and lines, inline frames expanded.
+ *
+ * The format (R8's, a superset of ProGuard's):
+ *   com.shop.OrderRepository -> c.a.b:
+ *   # {"id":"sourceFile","fileName":"OrderRepository.kt"}
+ *       java.lang.String name -> a
+ *       1:3:void load(long):57:59 -> a          (obfuscated lines 1-3 are original 57-59)
+ *       4:4:void com.shop.Util.check(int):10:10 -> a   (inlined into the next line's method)
+ *       4:4:void load(long):60 -> a
+ *       void refresh() -> b                      (no line information)
+ */
+
+interface MemberMapping {
+  /** obfuscated line range, or null when the line has no range */
+  from: number | null;
+  to: number | null;
+  /** the original method's class when it was inlined from another class (qualified name) */
+  className: string | null;
+  method: string;
+  origFrom: number | null;
+  origTo: number | null;
+}
+
+interface ClassMapping {
+  original: string;
+  sourceFile: string | null;
+  /** obfuscated method name → its mapping lines, in file order */
+  methods: Map<string, MemberMapping[]>;
+}
+
+export interface ProguardMapping {
+  /** obfuscated class name → mapping */
+  classes: Map<string, ClassMapping>;
+  /** original class name → its source file, for inlined frames from other classes */
+  sourceFiles: Map<string, string>;
+}
+
+const CLASS_LINE = /^(\S+) -> (\S+):\s*$/;
+// [from:to:]returnType [class.]name(args)[:origFrom[:origTo]] -> obfuscated
+const METHOD_LINE = /^\s+(?:(\d+):(\d+):)?\S+ (?:([^\s(]+)\.)?([^\s.(]+)\([^)]*\)(?::(\d+)(?::(\d+))?)? -> (\S+)\s*$/;
+const SOURCE_FILE = /^\s*#\s*(\{.*"id"\s*:\s*"sourceFile".*\})\s*$/;
+
+export function parseProguardMapping(text: string): ProguardMapping {
+  const classes = new Map<string, ClassMapping>();
+  const sourceFiles = new Map<string, string>();
+  let current: ClassMapping | null = null;
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\r$/, '');
+    if (line.trim() === '') continue;
+    const sf = SOURCE_FILE.exec(line);
+    if (sf && current) {
+      try {
+        const meta = JSON.parse(sf[1]!) as { fileName?: unknown };
+        if (typeof meta.fileName === 'string') {
+          current.sourceFile = meta.fileName;
+          sourceFiles.set(current.original, meta.fileName);
+        }
+      } catch {
+        // a malformed metadata comment is ignored, as R8's retrace does
+      }
+      continue;
+    }
+    if (line.startsWith('#')) continue;
+    const c = CLASS_LINE.exec(line);
+    if (c) {
+      current = { original: c[1]!, sourceFile: null, methods: new Map() };
+      classes.set(c[2]!, current);
+      continue;
+    }
+    const m = METHOD_LINE.exec(line);
+    if (m && current) {
+      const num = (s: string | undefined) => (s === undefined ? null : Number(s));
+      const entry: MemberMapping = {
+        from: num(m[1]), to: num(m[2]), className: m[3] ?? null, method: m[4]!, origFrom: num(m[5]), origTo: num(m[6]),
+      };
+      const list = current.methods.get(m[7]!) ?? [];
+      list.push(entry);
+      current.methods.set(m[7]!, list);
+    }
+    // field lines ("type name -> a") are not needed to read a stack
+  }
+  return { classes, sourceFiles };
+}
+
+export interface RetracedFrame { className: string; method: string; file: string; line: number | null }
+
+const simpleName = (cls: string) => (cls.split('.').at(-1) ?? cls).split('$')[0] ?? cls;
+
+/** The source file of an original class: R8's metadata, else its outer class's name + .java. */
+function fileOf(mapping: ProguardMapping, cls: string, given: string | null): string {
+  const outer = cls.split('$')[0] ?? cls;
+  const known = mapping.sourceFiles.get(cls) ?? mapping.sourceFiles.get(outer);
+  if (known) return known;
+  if (given && given !== 'SourceFile' && given !== 'Unknown Source') return given;
+  return `${simpleName(cls)}.java`;
+}
+
+function originalLine(e: MemberMapping, line: number | null): number | null {
+  if (line === null) return e.origFrom;
+  if (e.origFrom === null) return line; // ProGuard without original lines: the lines were kept
+  if (e.from === null) return e.origFrom;
+  if (e.origTo === null || e.origTo === e.origFrom) return e.origFrom;
+  return e.origFrom + (line - e.from);
+}
+
+/**
+ * The original frames of one obfuscated frame: several when methods were inlined (innermost
+ * first, as the JVM would have printed them), or null when the class is not in the mapping.
+ */
+export function retraceFrame(mapping: ProguardMapping, cls: string, method: string, file: string | null, line: number | null): RetracedFrame[] | null {
+  const c = mapping.classes.get(cls);
+  if (!c) return null;
+  const entries = c.methods.get(method);
+  if (!entries || entries.length === 0) {
+    // the class is known, the method was not renamed (or not listed)
+    return [{ className: c.original, method, file: fileOf(mapping, c.original, file), line }];
+  }
+  let hits = line === null ? [] : entries.filter((e) => e.from !== null && e.to !== null && line >= e.from && line <= e.to);
+  if (hits.length === 0) hits = entries.filter((e) => e.from === null);
+  if (hits.length === 0) hits = entries.filter((e) => e.from === 0 && e.to === 0);
+  if (hits.length === 0) {
+    // several methods share the obfuscated name and no range holds the line: R8 prints every
+    // candidate; a stack line can hold one, so the first is shown
+    hits = [entries[0]!];
+  } else if (line !== null && hits.some((h) => h.from !== null)) {
+    // one inline chain is the run of entries with the exact same range as the first hit
+    const first = hits[0]!;
+    hits = hits.filter((h) => h.from === first.from && h.to === first.to);
+  } else {
+    hits = [hits[0]!];
+  }
+  return hits.map((e) => {
+    const owner = e.className ?? c.original;
+    return { className: owner, method: e.method, file: fileOf(mapping, owner, file), line: originalLine(e, line) };
+  });
+}
+
+/** A class name, deobfuscated when the mapping has it. */
+export function originalClass(mapping: ProguardMapping, cls: string): string {
+  return mapping.classes.get(cls)?.original ?? cls;
+}
+
+const JVM_FRAME = /^(\s*)at ((?:[\w$]+\.)*[\w$]+)\.([\w$<>-]+)\((?:([^:()]*)(?::(\d+))?)?\)\s*$/;
+// "c.a.d: message", "Caused by: c.a.d: message", "Suppressed: c.a.d", or a bare "c.a.d"
+const THROWABLE = /^(\s*(?:Caused by: |Suppressed: )?)((?:[\w$]+\.)+[\w$]+|[\w$]+)(:.*)?$/;
+
+/** A whole stack retraced: frames expanded, exception class names deobfuscated; other lines as they were. */
+export function retraceStack(mapping: ProguardMapping, stack: string): { stack: string; mapped: number } {
+  let mapped = 0;
+  const out: string[] = [];
+  stack.split('\n').forEach((raw, i) => {
+    const line = raw.replace(/\r$/, '');
+    const f = JVM_FRAME.exec(line);
+    if (f) {
+      const frames = retraceFrame(mapping, f[2]!, f[3]!, f[4] ?? null, f[5] === undefined ? null : Number(f[5]));
+      if (!frames) return void out.push(raw);
+      mapped++;
+      for (const r of frames) out.push(`${f[1]}at ${r.className}.${r.method}(${r.file}${r.line === null ? '' : `:${r.line}`})`);
+      return;
+    }
+    const t = THROWABLE.exec(line);
+    if (t && (i === 0 || t[1]!.trim() !== '') && mapping.classes.has(t[2]!)) {
+      mapped++;
+      return void out.push(`${t[1]}${originalClass(mapping, t[2]!)}${t[3] ?? ''}`);
+    }
+    out.push(raw);
+  });
+  return { stack: out.join('\n'), mapped };
+}

@@ -1,0 +1,98 @@
+import { FlattenMap, LEAST_UPPER_BOUND, originalPositionFor, type TraceMap } from '@jridgewell/trace-mapping';
+import { bestMatch, framePath, parseJsFrame, printJsFrame, readableSource, resolveBeside, type JsFrame } from './jsFrames.ts';
+
+/**
+ * JavaScript symbolication with uploaded source maps (browser bundles, Node, Electron, React
+ * Native/Hermes). Pure: the caller fetches the artifacts a stack needs (jsFilesOf, mapNameFor)
+ * and passes the parsed maps in.
+ */
+
+/** A source map as uploaded (plain or indexed/sectioned, as Metro writes for RAM bundles). */
+export function parseSourceMap(json: string): TraceMap {
+  const raw = JSON.parse(json) as unknown;
+  if (typeof raw !== 'object' || raw === null || (raw as { version?: unknown }).version !== 3) {
+    throw new Error('not a version 3 source map');
+  }
+  return new FlattenMap(raw as ConstructorParameters<typeof FlattenMap>[0]);
+}
+
+/** The paths of the JavaScript files a stack's frames are in, each once. */
+export function jsFilesOf(stack: string): string[] {
+  const out = new Set<string>();
+  for (const l of stack.split('\n')) {
+    const f = parseJsFrame(l.replace(/\r$/, ''));
+    if (f && f.file !== 'native' && !f.file.startsWith('node:')) out.add(framePath(f.file));
+  }
+  return [...out];
+}
+
+export interface ArtifactRef { name: string; kind: 'sourcemap' | 'minified' | 'proguard' }
+
+/**
+ * The source map artifact for a frame's file: the one its minified source's
+ * `sourceMappingURL` names, when the minified source was uploaded (and the caller read the
+ * reference from it); else one named as the file plus `.map` (by path suffix, `~/` prefix or
+ * base name); else null.
+ */
+export function mapNameFor(path: string, artifacts: readonly ArtifactRef[], mappingUrlOf?: (minifiedName: string) => string | null): string | null {
+  const maps = artifacts.filter((a) => a.kind === 'sourcemap').map((a) => a.name);
+  if (mappingUrlOf) {
+    const minified = bestMatch(artifacts.filter((a) => a.kind === 'minified').map((a) => a.name), path);
+    const ref = minified ? mappingUrlOf(minified) : null;
+    if (minified && ref) {
+      const named = bestMatch(maps, resolveBeside(path, ref));
+      if (named) return named;
+    }
+  }
+  return bestMatch(maps, `${path}.map`);
+}
+
+/** The minified source artifact of a frame's file, whose sourceMappingURL names its map. */
+export function minifiedNameFor(path: string, artifacts: readonly ArtifactRef[]): string | null {
+  return bestMatch(artifacts.filter((a) => a.kind === 'minified').map((a) => a.name), path);
+}
+
+interface Mapped { frame: JsFrame; callee: string | null }
+
+/**
+ * Each frame whose file has a map is rewritten to its original file, line, column and function.
+ * A minified frame's own function name is not in the map at its position (that position is a
+ * call inside it); the original name is the one written at its caller's call site, i.e. the
+ * `name` mapped at the next frame's position (Sentry's rule). The outermost frame, which has no
+ * mapped caller, keeps its name. Lines that are not frames, or have no map, stay as they are.
+ */
+export function symbolicateJs(stack: string, mapFor: (path: string) => TraceMap | null): { stack: string; mapped: number } {
+  const lines = stack.split('\n');
+  const out: (Mapped | null)[] = lines.map((raw) => {
+    const f = parseJsFrame(raw.replace(/\r$/, ''));
+    if (!f) return null;
+    const map = mapFor(framePath(f.file));
+    if (!map) return null;
+    const needle = { line: f.line, column: Math.max(0, (f.column ?? 1) - 1) };
+    let pos = originalPositionFor(map, needle);
+    if (pos.source === null) pos = originalPositionFor(map, { ...needle, bias: LEAST_UPPER_BOUND });
+    if (pos.source === null || pos.line === null) return null;
+    return {
+      frame: { ...f, file: readableSource(pos.source), line: pos.line, column: pos.column === null ? null : pos.column + 1 },
+      callee: pos.name,
+    };
+  });
+  let mapped = 0;
+  const result = lines.map((raw, i) => {
+    const m = out[i];
+    if (!m) return raw;
+    mapped++;
+    // The caller is the next frame line (lines between frames, such as "Caused by", end a chain).
+    const caller = out[i + 1];
+    const name = caller?.callee ?? null;
+    const fn = name ? keepPrefix(m.frame.fn, name) : m.frame.fn;
+    return printJsFrame({ ...m.frame, fn });
+  });
+  return { stack: result.join('\n'), mapped };
+}
+
+/** "async a" → "async loadOrder", "new a" → "new Order", "Object.a" → "loadOrder". */
+function keepPrefix(minified: string | null, original: string): string {
+  const p = /^(async |new )/.exec(minified ?? '');
+  return `${p?.[1] ?? ''}${original}`;
+}

@@ -1,0 +1,145 @@
+import type { TraceMap } from '@jridgewell/trace-mapping';
+import { ValidationError } from '../domain/errors.ts';
+import {
+  jsFilesOf, mapNameFor, minifiedNameFor, parseProguardMapping, parseSourceMap, sourceMappingUrl, symbolicate,
+  type ProguardMapping,
+} from '../domain/symbolication/index.ts';
+import { releaseCandidates } from '../domain/symbolication/release.ts';
+import type { ArtifactInfo, ArtifactKind, ArtifactsRepo } from '../repos/artifacts.ts';
+import { WeightedLru } from './weightedLru.ts';
+
+export interface SymbolicatedStack { stack: string; message: string; mapped: number }
+
+type Parsed = { kind: 'map'; map: TraceMap } | { kind: 'proguard'; mapping: ProguardMapping } | { kind: 'ref'; ref: string | null } | { kind: 'bad' };
+
+/** How long a process trusts its list of a release's artifacts (an upload in this process clears it at once). */
+const INDEX_TTL_MS = 30_000;
+const INDEX_MAX = 10_000;
+
+/**
+ * Uploads of a release's artifacts, and stacks read with them: at record time (the stack a
+ * crash is grouped on) and at read time (a mapping uploaded after the crash still shows its
+ * stack symbolicated; the group does not move). Parsed maps stay in a bounded LRU, a release's
+ * artifact list for INDEX_TTL_MS; a failure to read an artifact leaves the stack raw, never
+ * fails the crash report.
+ */
+export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: number; projectMaxBytes: number; cacheBytes: number }) {
+  const parsed = new WeightedLru<Parsed>(opts.cacheBytes);
+  const index = new Map<string, { at: number; refs: ArtifactInfo[] }>();
+
+  /** The artifacts a crash of this app version and build reads: an exact version+build upload wins over a version-wide one of the same kind and name. */
+  async function refsFor(projectId: string, appVersion: string | null, build: string | null): Promise<ArtifactInfo[]> {
+    const releases = releaseCandidates(appVersion, build);
+    if (releases.length === 0) return [];
+    const key = `${projectId}\n${releases.join('\n')}`;
+    const hit = index.get(key);
+    if (hit && Date.now() - hit.at < INDEX_TTL_MS) return hit.refs;
+    const all = await repo.list(projectId, releases);
+    const seen = new Set<string>();
+    const refs: ArtifactInfo[] = [];
+    for (const r of releases) {
+      for (const a of all) {
+        if (a.release !== r || seen.has(`${a.kind}\n${a.name}`)) continue;
+        seen.add(`${a.kind}\n${a.name}`);
+        refs.push(a);
+      }
+    }
+    if (index.size >= INDEX_MAX) index.clear();
+    index.set(key, { at: Date.now(), refs });
+    return refs;
+  }
+
+  async function load(projectId: string, a: ArtifactInfo): Promise<Parsed> {
+    const key = `${a.id}:${a.sha256}`;
+    const cached = parsed.get(key);
+    if (cached) return cached;
+    const bytes = await repo.content(projectId, a.id);
+    let p: Parsed = { kind: 'bad' };
+    if (bytes) {
+      try {
+        const text = bytes.toString('utf8');
+        if (a.kind === 'sourcemap') p = { kind: 'map', map: parseSourceMap(text) };
+        else if (a.kind === 'proguard') p = { kind: 'proguard', mapping: parseProguardMapping(text) };
+        else p = { kind: 'ref', ref: sourceMappingUrl(text) };
+      } catch {
+        p = { kind: 'bad' };
+      }
+    }
+    // a parsed map takes a few times its text in memory; a reference next to nothing
+    parsed.set(key, p, p.kind === 'ref' || p.kind === 'bad' ? 256 : a.size * 3);
+    return p;
+  }
+
+  async function read(projectId: string, appVersion: string | null, build: string | null, stack: string, message: string): Promise<SymbolicatedStack> {
+    const unchanged = { stack, message, mapped: 0 };
+    const refs = await refsFor(projectId, appVersion, build);
+    if (refs.length === 0) return unchanged;
+    const proguardRef = refs.find((a) => a.kind === 'proguard');
+    const proguard = proguardRef ? await load(projectId, proguardRef) : null;
+
+    const maps = new Map<string, TraceMap>();
+    for (const path of jsFilesOf(stack)) {
+      const minified = minifiedNameFor(path, refs);
+      let ref: string | null = null;
+      if (minified) {
+        const m = refs.find((a) => a.kind === 'minified' && a.name === minified);
+        const p = m ? await load(projectId, m) : null;
+        ref = p?.kind === 'ref' ? p.ref : null;
+      }
+      const name = mapNameFor(path, refs, () => ref);
+      const art = name ? refs.find((a) => a.kind === 'sourcemap' && a.name === name) : undefined;
+      const p = art ? await load(projectId, art) : null;
+      if (p?.kind === 'map') maps.set(path, p.map);
+    }
+    if (maps.size === 0 && proguard?.kind !== 'proguard') return unchanged;
+    return symbolicate(stack, message, {
+      jsMapFor: (path) => maps.get(path) ?? null,
+      proguard: proguard?.kind === 'proguard' ? proguard.mapping : null,
+    });
+  }
+
+  return {
+    /** The stack (and message) as the release's artifacts read it; unchanged when it has none or reading fails. */
+    async symbolicate(projectId: string, appVersion: string | null, build: string | null, stack: string, message: string): Promise<SymbolicatedStack> {
+      try {
+        return await read(projectId, appVersion, build, stack, message);
+      } catch {
+        return { stack, message, mapped: 0 };
+      }
+    },
+
+    /**
+     * Stores an artifact after checking it reads as its kind (a source map as version 3 JSON, a
+     * mapping as R8/ProGuard text with at least one class), so a wrong file is a 422 at upload
+     * rather than a stack silently left raw.
+     */
+    async upload(projectId: string, release: string, kind: ArtifactKind, name: string, content: Buffer) {
+      if (content.length === 0) throw new ValidationError([{ path: '/body', message: 'must not be empty' }]);
+      if (content.length > opts.maxBytes) throw new ValidationError([{ path: '/body', message: `must be at most ${opts.maxBytes} bytes (ARTIFACT_MAX_BYTES)` }]);
+      const text = content.toString('utf8');
+      if (kind === 'sourcemap') {
+        try {
+          parseSourceMap(text);
+        } catch (e) {
+          throw new ValidationError([{ path: '/body', message: `is not a source map: ${(e as Error).message}` }]);
+        }
+      }
+      if (kind === 'proguard' && parseProguardMapping(text).classes.size === 0) {
+        throw new ValidationError([{ path: '/body', message: 'is not an R8/ProGuard mapping: no "original -> obfuscated:" class line' }]);
+      }
+      const r = await repo.put(projectId, release, kind, name, content, opts.projectMaxBytes);
+      for (const k of index.keys()) if (k.startsWith(`${projectId}\n`)) index.delete(k);
+      return r;
+    },
+
+    list: (projectId: string, release: string) => repo.list(projectId, [release]),
+
+    async remove(projectId: string, release: string, one?: { kind: ArtifactKind; name: string }) {
+      const n = await repo.remove(projectId, release, one);
+      for (const k of index.keys()) if (k.startsWith(`${projectId}\n`)) index.delete(k);
+      return n;
+    },
+  };
+}
+
+export type SymbolicationService = ReturnType<typeof symbolicationService>;
