@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from './services/index.ts';
@@ -52,7 +52,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     return503OnClosing: false,
     frameworkErrors,
     // Two lines per request made megabytes of logs out of routine traffic; see the hook below.
-    disableRequestLogging: !svc.config.logRequests,
+    logController: new LogController({ disableRequestLogging: !svc.config.logRequests }),
   });
   registerValidation(app);
   registerErrorHandling(app);

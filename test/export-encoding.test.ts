@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { csvCell, csvHeader, csvRow, ndjsonRows, neutraliseFormula, FORMULA_START } from '../src/domain/csv.ts';
 import { dateRange, paging, pageCount, DateParamError } from '../src/domain/exportParams.ts';
+import { InvalidParameterError } from '../src/domain/errors.ts';
 import { acceptsGzip } from '../src/http/compression.ts';
 
 describe('CSV rule set (pure)', () => {
@@ -63,7 +64,8 @@ describe('export parameters (pure)', () => {
       expect(() => dateRange(bad, undefined), bad).toThrow(DateParamError);
     }
     expect(() => dateRange('2026-02-01', '2026-01-31')).toThrow(/after/);
-    expect(() => dateRange('2026-01-31T00:00:00.001Z', '2026-01-31T00:00:00.000Z')).toThrow(DateParamError);
+    // Two valid dates in the wrong order: a bad parameter (named: from), not a bad date.
+    expect(() => dateRange('2026-01-31T00:00:00.001Z', '2026-01-31T00:00:00.000Z')).toThrow(expect.objectContaining({ parameter: 'from', constructor: InvalidParameterError }));
   });
 
   it('clamps limit to 1000 and computes offsets and page counts', () => {

@@ -154,9 +154,11 @@ describe('hostile input', () => {
           const b = r.json();
           const keys = Object.keys(b).sort().join(',');
           ok = typeof b.error === 'string' && /application\/json/.test(String(r.headers['content-type'])) &&
+            typeof b.code === 'string' && /^[a-z_]+$/.test(b.code) &&
             (r.statusCode === 422
-              ? keys === 'details,error' && Array.isArray(b.details) && b.details.every((d: any) => typeof d.path === 'string' && typeof d.message === 'string' && Object.keys(d).length === 2)
-              : keys === 'error');
+              ? keys === 'code,details,error' && Array.isArray(b.details) && b.details.every((d: any) => typeof d.path === 'string' && typeof d.message === 'string'
+                && Object.keys(d).every((k) => ['path', 'message', 'keyword', 'params'].includes(k)))
+              : Object.keys(b).every((k) => ['error', 'code', 'field', 'keyword', 'params'].includes(k)));
         } catch {
           ok = false;
         }

@@ -75,7 +75,7 @@ describe('graceful shutdown', () => {
 
     const check = await checkServiceStores(dataDir, projectId, ledger);
     console.log('shutdown:', JSON.stringify({ rounds, requests: ledger.requests, retried: ledger.retried, networkErrors: ledger.networkErrors, serverErrors: ledger.serverErrorBodies, check }, null, 1));
-    for (const e of ledger.serverErrorBodies) expect(e).toEqual({ status: 503, body: { error: expect.any(String) } });
+    for (const e of ledger.serverErrorBodies) expect(e).toEqual({ status: 503, body: { error: expect.any(String), code: 'unavailable' } });
     expect(check.sessions).toMatchObject({ missing: [], unexpected: [], endedNotEnded: [] });
     expect(check.events).toMatchObject({ missing: [] });
     expect(check.network).toMatchObject({ missing: [], unexpected: 0 });
