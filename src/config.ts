@@ -58,6 +58,12 @@ export interface Config {
   exportIdleTimeoutMs: number;
   /** Whether anyone may create an account at /api/auth/signup (a private install may close it). */
   signupEnabled: boolean;
+  /** Emails per day to one address, and caused by one account (verification, invitations, confirmations, alerts). */
+  mailCaps: { perAddress: number; perAccount: number };
+  /** AI summary calls per project per UTC day; past it, the deterministic summary. */
+  aiSummariesPerProjectPerDay: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
+  metricsToken: string | undefined;
   /** WEB_CONCURRENCY: HTTP worker processes (node:cluster) sharing the port; 1 runs in this process. */
   webConcurrency: number;
   /** With WEB_CONCURRENCY > 1: where the primary serves the metrics summed over its workers. */
@@ -146,6 +152,12 @@ function webConcurrency(env: Env, servers: { databaseUrl?: string; chUrl?: strin
   return n;
 }
 
+function secretToken(env: Env, name: string): string | undefined {
+  const v = str(env, name);
+  if (v !== undefined && v.length < 16) throw new ConfigError(`${name} must be at least 16 characters`);
+  return v;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const chUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
   const chCluster = clickhouseCluster(env, chUrl);
@@ -222,6 +234,9 @@ export function loadConfig(env: Env = process.env): Config {
     exportMaxStreams: int(env, 'EXPORT_MAX_STREAMS', 4, 1, 10_000),
     exportIdleTimeoutMs: int(env, 'EXPORT_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
+    mailCaps: { perAddress: int(env, 'MAIL_ADDRESS_DAILY_MAX', 20, 1, 1_000_000), perAccount: int(env, 'MAIL_ACCOUNT_DAILY_MAX', 50, 1, 1_000_000) },
+    aiSummariesPerProjectPerDay: int(env, 'AI_SUMMARIES_PER_PROJECT_PER_DAY', 20, 0, 1_000_000),
+    metricsToken: secretToken(env, 'METRICS_TOKEN'),
     webConcurrency: workers,
     metricsPort: workers > 1 ? int(env, 'METRICS_PORT', 9464, 1, 65535) : undefined,
   };

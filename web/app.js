@@ -6,16 +6,18 @@ import { sessionsView } from './views/sessions.js';
 import { sessionView } from './views/session.js';
 import { crashesView, crashView } from './views/crashes.js';
 import { teamView } from './views/team.js';
+import { renderVerifyBanner } from './views/verify.js';
 
 /**
  * What every view may read: the signed-in user, their teams, their projects, and the keys
  * created in this page's lifetime (kept in memory only, so an empty project's setup guide can
  * show the key that was just made; the server cannot show it again).
  */
-export const state = { user: null, teams: [], projects: [], newKeys: {}, currentProjectId: localStorage.getItem('flightrec:project') };
+export const state = { user: null, teams: [], verification: null, projects: [], newKeys: {}, currentProjectId: localStorage.getItem('flightrec:project') };
 
 const main = document.getElementById('main');
 const top = document.getElementById('top');
+const notice = document.getElementById('notice');
 
 export function navigate(hash) {
   if (location.hash === hash) route();
@@ -25,6 +27,7 @@ export function navigate(hash) {
 export function signedIn(body) {
   state.user = body.user;
   state.teams = body.teams;
+  state.verification = body.verification ?? null;
   setCsrf(body.csrfToken);
 }
 
@@ -73,6 +76,7 @@ function renderTop(section, projectId) {
         onclick: async () => {
           await api('POST', '/api/auth/logout', {}).catch(() => {});
           state.user = null;
+          state.verification = null;
           setCsrf(null);
           navigate('#/login');
         },
@@ -94,10 +98,12 @@ async function route() {
       if (err.network) {
         // Not "signed out": the server is out of reach. Say so, and offer to try again.
         top.hidden = true;
+        renderVerifyBanner(notice);
         main.replaceChildren(h('section.auth-card', h('h1', 'flightrec'), errorBox(err, route)));
         return;
       }
       top.hidden = true;
+      renderVerifyBanner(notice);
       const mode = parts[0] === 'signup' ? 'signup' : 'login';
       if (parts[0] !== mode) history.replaceState(null, '', `#/${mode}`);
       main.replaceChildren(authView(mode));
@@ -105,6 +111,7 @@ async function route() {
     }
   }
   if (parts[0] === 'login' || parts[0] === 'signup') return navigate('#/');
+  renderVerifyBanner(notice);
   if (!state.projects.length) {
     try {
       await refreshProjects();

@@ -8,6 +8,8 @@ import { hashToken } from '../domain/ids.ts';
 import type { AlertRecipientsRepo } from '../repos/alertRecipients.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
 import type { Queryable } from '../stores/postgres/port.ts';
+import { serviceSecret } from '../repos/serviceSecrets.ts';
+import { UNSUBSCRIBE_SECRET, unsubscribeSignatureValid } from '../domain/unsubscribe.ts';
 
 /** A project's team as the dashboard checks it: membership, and whether its owner is suspended. */
 export interface ProjectAccess {
@@ -65,6 +67,18 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       if (!r) return null;
       const p = await projects.getProject(r.projectId);
       return { email: r.email, projectName: p?.name ?? '' };
+    },
+
+    /**
+     * The signed link of an alert: the address stops getting this project's alerts. False when
+     * the signature does not fit (the link was not the service's) or the project is gone.
+     */
+    async unsubscribe(projectId: string, email: string, signature: string): Promise<{ projectName: string } | null> {
+      if (!unsubscribeSignatureValid(await serviceSecret(db, UNSUBSCRIBE_SECRET), projectId, email, signature)) return null;
+      const p = await projects.getProject(projectId);
+      if (!p) return null;
+      await recipients.unsubscribe(projectId, email);
+      return { projectName: p.name };
     },
 
     /**

@@ -39,10 +39,15 @@ export function teamsService(repo: AccountsRepo) {
       if (!(await repo.revokeInvitation(teamId, invitationId))) throw new NotFoundError('Invitation not found');
     },
 
-    invitationsFor: (user: { email: string }) => repo.invitationsFor(user.email),
+    /**
+     * The invitations waiting for the user's address. An unverified address is only a claim
+     * (anyone can sign up with any address), so it sees none until it is verified.
+     */
+    invitationsFor: async (user: { email: string; emailVerified: boolean }) => (user.emailVerified ? repo.invitationsFor(user.email) : []),
 
-    /** The invitee's answer; anyone else's is a 404. */
-    async answer(user: { id: string; email: string }, invitationId: string, accept: boolean) {
+    /** The invitee's answer, from a verified address only; anyone else's is a 404. */
+    async answer(user: { id: string; email: string; emailVerified: boolean }, invitationId: string, accept: boolean) {
+      if (!user.emailVerified) throw new ForbiddenError('Verify your email address first: only a verified address can answer an invitation');
       if (!(await repo.answerInvitation(invitationId, user, accept))) throw new NotFoundError('Invitation not found');
       return repo.teamsOf(user.id);
     },

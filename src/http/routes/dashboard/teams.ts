@@ -19,7 +19,7 @@ export const teamRoutes = (svc: Services): Routes => async (app) => {
     return { ok: true };
   });
 
-  app.get('/invitations', { schema: { tags } }, async (req) => ({ data: await teams.invitationsFor(req.user) }));
+  app.get('/invitations', { schema: { tags } }, async (req) => ({ data: await teams.invitationsFor(req.user), emailVerified: req.user.emailVerified }));
 
   app.post('/invitations/:invitationId/accept', { schema: { tags, params: params('invitationId') } },
     async (req) => ({ ok: true, teams: await teams.answer(req.user, req.params.invitationId, true) }));
