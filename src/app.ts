@@ -17,6 +17,7 @@ import { dashboardRoutes } from './http/routes/dashboard/index.ts';
 import { operatorRoutes } from './http/routes/operator.ts';
 import { webRoutes } from './http/routes/web.ts';
 import { alertRecipientRoutes } from './http/routes/alertRecipients.ts';
+import { registerEarlyNotFound } from './http/earlyNotFound.ts';
 
 export interface AppOptions {
   logger?: boolean | object;
@@ -60,6 +61,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     svc.metrics.request(req.method, route, reply.statusCode, reply.elapsedTime / 1000, rows);
   });
   registerClosingGuard(app);
+  registerEarlyNotFound(app);
   registerJsonParser(app);
   registerSecurityHeaders(app);
   // Bodies are JSON only: a text/plain body would otherwise reach the schemas as a string.
