@@ -48,6 +48,8 @@ export interface Config {
   trustProxy: boolean;
   /** Rows per keyset chunk of a streamed export (stream=true). */
   exportChunkRows: number;
+  /** Bytes (as the store sizes rows) at which a keyset chunk of a streamed export ends, whatever its rows. */
+  exportChunkBytes: number;
   /** Incremental exports return only rows whose updatedAt is at least this old (late commits). */
   exportSyncLagMs: number;
   /** Event batches move their session's updatedAt at most this often (SessionTouches). */
@@ -229,6 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Also on the embedded engine: smaller chunks shortened other queries' waits little and
     // lengthened the stream a lot (docs/reliability.md, Security).
     exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 20_000, 1, 1_000_000),
+    exportChunkBytes: int(env, 'EXPORT_CHUNK_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     exportSyncLagMs: int(env, 'EXPORT_SYNC_LAG_MS', 5000, 0, 3_600_000),
     exportTouchIntervalMs: int(env, 'EXPORT_TOUCH_INTERVAL_MS', 10_000, 1, 3_600_000),
     exportMaxStreams: int(env, 'EXPORT_MAX_STREAMS', 4, 1, 10_000),

@@ -76,6 +76,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     exports: exportService({
       endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export }),
       chunkRows: config.exportChunkRows,
+      chunkBytes: config.exportChunkBytes,
     }),
     exportStreams: new StreamSlots(config.exportMaxStreams),
     accounts: accountsService(accountRows),
