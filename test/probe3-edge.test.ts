@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logCapture, startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { dashboardProject, signup } from './helpers/accounts.ts';
 import { networkRequest, sessionStart } from './helpers/payloads.ts';
+import { isUtf8 } from 'node:buffer';
 import { neutraliseFormula } from '../src/domain/csv.ts';
 
 // The low findings of the third probe at the edge: %00 in query strings, keys in query strings
@@ -65,5 +66,24 @@ describe('the edge', () => {
     expect((await s.app.inject({ method: 'POST', url: '/ingest/network', headers: p.auth, payload: { sessionId: st.sessionId, requests } })).statusCode).toBe(201);
     const csv = (await s.app.inject({ method: 'GET', url: '/export/network?format=csv', headers: p.auth })).body;
     for (let i = 0; i < hidden.length; i++) expect(csv, JSON.stringify(hidden[i])).toContain(`"'${hidden[i]}/${i}"`);
+  });
+
+  it('bytes that are not UTF-8 become U+FFFD at the edge, the same in every export format', async () => {
+    const p = await s.createProject();
+    const st = sessionStart();
+    await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
+    const head = Buffer.from(`{"sessionId":"${st.sessionId}","events":[{"type":"navigate","sessionId":"${st.sessionId}","timestamp":1767225600000,"sequenceNumber":0,"from":null,"to":"/a`);
+    const tail = Buffer.from('b"}]}');
+    const body = Buffer.concat([head, Buffer.from([0xff, 0xfe, 0xc3]), tail]);
+    expect(isUtf8(body)).toBe(false);
+    const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...p.auth, 'content-type': 'application/json' }, payload: body });
+    expect(r.statusCode).toBe(201);
+    for (const format of ['json', 'csv', 'ndjson']) {
+      const stream = format === 'ndjson' ? '&stream=true' : '';
+      const out = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${st.sessionId}&format=${format}${stream}`, headers: p.auth });
+      expect(out.statusCode, format).toBe(200);
+      expect(isUtf8(out.rawPayload), format).toBe(true);
+      expect(out.body, format).toContain('/a\uFFFD');
+    }
   });
 });
