@@ -129,6 +129,13 @@ describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM}
     await settled(desk);
     await desk.getByRole('button', { name: `Remove ${bob}` }).waitFor();
     await desk.getByText('No pending invitations.').waitFor();
+
+    // Removing bob: the owner decides about the keys bob made (here: revoke them).
+    await desk.getByRole('button', { name: `Remove ${bob}` }).click();
+    await desk.getByRole('button', { name: `Remove ${bob} and revoke their keys` }).click();
+    await desk.getByText(`${bob} is removed from the team; 0 API keys they made are revoked.`).waitFor();
+    expect(await desk.locator(`article[data-team="${owner.teamId}"] ul.members`).textContent()).not.toContain(bob);
+    expect(await overflowX(desk)).toBeLessThanOrEqual(0);
     expect(pageErrors).toEqual([]);
   });
 });

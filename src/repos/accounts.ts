@@ -259,6 +259,13 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
       });
     },
 
+    /** The addresses of some accounts, by id. */
+    async emailsOf(userIds: string[]): Promise<Map<string, string>> {
+      if (userIds.length === 0) return new Map();
+      const r = await db.query<{ id: string; email: string }>('SELECT id, email FROM users WHERE id = ANY($1::uuid[])', [userIds]);
+      return new Map(r.rows.map((u) => [u.id, u.email]));
+    },
+
     // ---- email verification ----------------------------------------------------------------
 
     async verification(userId: string): Promise<Verification | null> {

@@ -80,7 +80,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     }),
     exportStreams: new StreamSlots(config.exportMaxStreams),
     accounts: accountsService(accountRows),
-    teams: teamsService(accountRows),
+    teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */
     touches,

@@ -126,7 +126,12 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       const list = await projects.ofTeams([...teams.keys()]);
       const ids = list.map((p) => p.id);
       const [byProject, states] = [await keys.listForProjects(ids), await recipients.ofProjects(ids)];
-      return list.map((p) => ({ ...p, teamName: teams.get(p.teamId) ?? '', keys: byProject.get(p.id) ?? [], alertRecipients: states.get(p.id) ?? [] }));
+      // Each key with the address of the account that made it (null: the operator's, or older).
+      const makers = await accounts.emailsOf([...new Set([...byProject.values()].flat().map((k) => k.createdBy).filter((x): x is string => x !== null))]);
+      const withMaker = (k: { createdBy: string | null }) => ({ ...k, createdByEmail: k.createdBy === null ? null : (makers.get(k.createdBy) ?? null) });
+      return list.map((p) => ({
+        ...p, teamName: teams.get(p.teamId) ?? '', keys: (byProject.get(p.id) ?? []).map(withMaker), alertRecipients: states.get(p.id) ?? [],
+      }));
     },
 
     /** Without a team, the project goes to the user's own team (they own exactly one). */
@@ -135,7 +140,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       const team = b.teamId ? teams.find((t) => t.id === b.teamId) : (teams.find((t) => t.role === 'owner') ?? teams[0]);
       if (!team) throw new NotFoundError('Team not found');
       notSuspended(team);
-      const created = await projects.createProject(cleanName(b.name), team.id, b.keyName?.trim() || null);
+      const created = await projects.createProject(cleanName(b.name), team.id, b.keyName?.trim() || null, userId);
       return { project: { ...created.project, teamId: team.id, teamName: team.name }, apiKey: created.apiKey, key: created.key };
     },
 
@@ -152,7 +157,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
 
     async createKeyFor(userId: string, projectId: string, name: string | undefined, scopes?: readonly string[]) {
       notSuspended(await access(userId, projectId));
-      return keys.insert(projectId, name?.trim() || null, keyScopes(scopes), false);
+      return keys.insert(projectId, name?.trim() || null, keyScopes(scopes), false, userId);
     },
 
     async renameKeyFor(userId: string, projectId: string, keyId: string, name: string | null) {

@@ -29,6 +29,34 @@ function pendingList(t, rerender, err) {
     }, 'Revoke'))));
 }
 
+/**
+ * Remove, then the owner's decision about the API keys the member made: revoked (apps using
+ * them get 401) or kept working under the owner's name.
+ */
+function removeControl(t, m, rerender, err) {
+  const box = h('span.remove');
+  const remove = (keys) => async () => {
+    try {
+      const r = await api('DELETE', dash(`/teams/${t.id}/members/${m.userId}?keys=${keys}`));
+      notes.set(t.id, keys === 'revoke'
+        ? `${m.email} is removed from the team; ${r.keysRevoked} API key${r.keysRevoked === 1 ? '' : 's'} they made ${r.keysRevoked === 1 ? 'is' : 'are'} revoked.`
+        : `${m.email} is removed from the team; the API keys they made are now yours.`);
+      rerender();
+    } catch (x) {
+      err.replaceChildren(errorBox(x));
+    }
+  };
+  const ask = () => box.replaceChildren(
+    h('span.hint', 'Their API keys: '),
+    h('button.danger', { type: 'button', onclick: remove('revoke'), 'aria-label': `Remove ${m.email} and revoke their keys` }, 'Revoke them'),
+    h('button', { type: 'button', onclick: remove('reassign'), 'aria-label': `Remove ${m.email} and keep their keys` }, 'Keep them (mine)'),
+    h('button.link', { type: 'button', onclick: () => box.replaceChildren(start) }, 'Cancel'),
+  );
+  const start = h('button.link', { type: 'button', 'aria-label': `Remove ${m.email}`, onclick: ask }, 'Remove');
+  box.replaceChildren(start);
+  return box;
+}
+
 function teamCard(t, userId, rerender) {
   const owner = t.role === 'owner';
   const err = h('div');
@@ -40,18 +68,7 @@ function teamCard(t, userId, rerender) {
     h('h3', 'Members'),
     h('ul.members', t.members.map((m) => h('li',
       h('span', m.email), ' ', h('span.hint', m.role), m.userId === userId ? h('span.hint', ' (you)') : null,
-      owner && m.role !== 'owner' ? h('button.link', {
-        type: 'button', 'aria-label': `Remove ${m.email}`,
-        onclick: async () => {
-          try {
-            await api('DELETE', dash(`/teams/${t.id}/members/${m.userId}`));
-            notes.set(t.id, `${m.email} is removed from the team.`);
-            rerender();
-          } catch (x) {
-            err.replaceChildren(errorBox(x));
-          }
-        },
-      }, 'Remove') : null))),
+      owner && m.role !== 'owner' ? removeControl(t, m, rerender, err) : null))),
     owner ? [h('h3', 'Pending invitations'), pendingList(t, rerender, err)] : null,
     owner ? h('form.inline', {
       onsubmit: async (e) => {
