@@ -78,7 +78,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       chunkRows: config.exportChunkRows,
       chunkBytes: config.exportChunkBytes,
     }),
-    exportStreams: new StreamSlots(config.exportMaxStreams),
+    exportStreams: new StreamSlots(config.exportMaxStreams, stores.redis, config.redisKeyPrefix),
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
