@@ -23,6 +23,17 @@ export interface PgSource<F, R> {
 /** The Postgres clock in Unix ms: the one clock every `updated_at` is stamped with. */
 export const PG_NOW_MS = 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
+/**
+ * The newest `updated_at` an incremental read may return, given a lag of `$n` ms: now − lag,
+ * and never at or past the start of the oldest transaction still open that has written
+ * anything (it may hold rows stamped from its start on, invisible until it commits; a cursor
+ * that moved past them would never return them). Other sessions of the same role are visible in
+ * `pg_stat_activity`; PGlite has one connection, so nothing else can be open there.
+ */
+export const changeHorizon = (lagParam: string) =>
+  `LEAST(${PG_NOW_MS} - ${lagParam}, COALESCE((SELECT floor(extract(epoch from min(xact_start)) * 1000)::bigint - 1
+     FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()), ${PG_NOW_MS}))`;
+
 export function encodeRows(src: { fields: readonly string[]; parquet: readonly ParquetColumn[] }, rows: Row[], enc: Encoding, header: boolean): string | Buffer {
   if (enc === 'parquet') return parquetFile(src.parquet, rows);
   if (enc === 'ndjson') return ndjsonRows(src.fields, rows);
@@ -34,7 +45,9 @@ export function encodeRows(src: { fields: readonly string[]; parquet: readonly P
  * (updated_at, id), rows after the cursor and up to the pinned `until` key. `lagMs` is the
  * safety lag of that window: a row is only returned once its `updated_at` is at least that old,
  * so a transaction that stamped a row and commits a little later is read by the next pull
- * instead of being passed over by a cursor that moved beyond its stamp (docs/export.md).
+ * instead of being passed over by a cursor that moved beyond its stamp (docs/export.md); and
+ * however long a writing transaction stays open, the window ends before its start
+ * (`changeHorizon`), so the lag need not be long enough for the slowest writer.
  */
 export function pgResource<F extends ChangeFilter, R extends Record<string, unknown>>(
   db: Queryable,
@@ -55,7 +68,7 @@ export function pgResource<F extends ChangeFilter, R extends Record<string, unkn
         where += ` AND (updated_at, id) <= ($${params.length - 1}, $${params.length})`;
       } else {
         params.push(opts.lagMs);
-        where += ` AND updated_at <= ${PG_NOW_MS} - $${params.length}`;
+        where += ` AND updated_at <= ${changeHorizon(`$${params.length}::bigint`)}`;
       }
     }
     return { params, where };
