@@ -78,4 +78,12 @@ describe('answers before the body is read', () => {
     const p = await s.createProject('early');
     await expect(partialPost('/ingest/events', p.auth)).rejects.toThrow(/no answer/);
   });
+
+  it('the routes anyone may call (sign-up, log-in, email links) refuse a big body with 413 before reading it', async () => {
+    for (const path of ['/api/auth/login', '/api/auth/signup', '/api/auth/verify', '/api/alert-recipients/confirm']) {
+      const r = await partialPost(path);
+      expect(r.status, path).toBe(413);
+      expect(JSON.parse(r.body).error, path).toEqual(expect.any(String));
+    }
+  });
 });

@@ -43,6 +43,9 @@ export function resultPage(reply: FastifyReply, accept: string | undefined, stat
   return reply.code(status).headers(PAGE_HEADERS).send(html(title, `<p>${esc(text)}</p>`));
 }
 
+/** The body limit of routes anyone may call with a few fields (sign-up, log-in, email links). */
+export const SMALL_BODY_BYTES = 64 * 1024;
+
 /**
  * Lets the routes of one plugin take the body an HTML form posts
  * (`application/x-www-form-urlencoded`), as a flat object of strings; other plugins keep JSON only.

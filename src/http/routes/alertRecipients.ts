@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { rateLimit } from '../rateLimit.ts';
-import { acceptFormBodies, actionPage, resultPage } from '../actionPage.ts';
+import { SMALL_BODY_BYTES, acceptFormBodies, actionPage, resultPage } from '../actionPage.ts';
 import type { Services } from '../../services/index.ts';
 
 const token = { type: 'string', minLength: 16, maxLength: 64 } as const;
@@ -19,6 +19,10 @@ type UnsubscribeFields = { p: string; e: string; s: string };
 export const alertRecipientRoutes = (svc: Services): FastifyPluginAsync => async (app) => {
   app.addHook('onRequest', rateLimit(svc.limits.auth, 'ip'));
   acceptFormBodies(app);
+  // Anyone may call these: a token or a signed link's fields; a bigger body is a 413 before it is read.
+  app.addHook('onRoute', (r) => {
+    r.bodyLimit ??= SMALL_BODY_BYTES;
+  });
 
   app.get<{ Querystring: { token: string } }>('/confirm', {
     schema: {

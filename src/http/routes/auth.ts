@@ -2,7 +2,7 @@ import { rateLimit } from '../rateLimit.ts';
 import { HttpError } from '../errors.ts';
 import { clearSessionCookie, csrfToken, originCheck, readCookie, sessionAuth, setSessionCookie } from '../sessionAuth.ts';
 import { SESSION_COOKIE, csrfTokenFor } from '../../services/accounts.ts';
-import { acceptFormBodies, actionPage, resultPage } from '../actionPage.ts';
+import { SMALL_BODY_BYTES, acceptFormBodies, actionPage, resultPage } from '../actionPage.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 
@@ -25,6 +25,10 @@ export const authRoutes = (svc: Services): Routes => async (app) => {
   app.addHook('onRequest', rateLimit(svc.limits.auth, 'ip'));
   app.addHook('onRequest', originCheck(publicUrl));
   acceptFormBodies(app);
+  // Anyone may call these: their bodies are a few fields, so one over 64 KiB is a 413 before it is read.
+  app.addHook('onRoute', (r) => {
+    r.bodyLimit ??= SMALL_BODY_BYTES;
+  });
   // What the dashboard shows about the account: its teams, and whether its address is verified.
   const whoAmI = async (user: { id: string }, token: string) => ({
     user,
