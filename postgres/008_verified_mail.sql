@@ -10,12 +10,15 @@ ALTER TABLE users ADD COLUMN IF NOT EXISTS verify_expires_at timestamptz;
 ALTER TABLE users ADD COLUMN IF NOT EXISTS verify_requested_at timestamptz;
 ALTER TABLE users ADD COLUMN IF NOT EXISTS verify_mailed_at timestamptz;
 CREATE UNIQUE INDEX IF NOT EXISTS users_verify_token_idx ON users (verify_token_hash) WHERE verify_token_hash IS NOT NULL;
+-- The worker's sweep reads the accounts waiting for a link every round: only those are indexed.
+CREATE INDEX IF NOT EXISTS users_verify_pending_idx ON users (verify_requested_at) WHERE email_verified_at IS NULL;
 -- Accounts made before this migration are NOT taken as verified: anyone could have signed up
 -- with an address that has an invitation waiting. Each is mailed one link instead.
 UPDATE users SET verify_requested_at = now() WHERE email_verified_at IS NULL AND verify_requested_at IS NULL;
 
 -- Invitations are mailed to the invitee (mailed_at NULL: the worker still has to).
 ALTER TABLE team_invitations ADD COLUMN IF NOT EXISTS mailed_at timestamptz;
+CREATE INDEX IF NOT EXISTS team_invitations_unmailed_idx ON team_invitations (created_at) WHERE mailed_at IS NULL;
 
 -- Alert-list confirmation links expire. Links mailed before had no expiry: pending addresses
 -- are mailed a fresh link.
