@@ -19,6 +19,7 @@ import { dashboardRoutes } from './http/routes/dashboard/index.ts';
 import { operatorRoutes } from './http/routes/operator.ts';
 import { webRoutes } from './http/routes/web.ts';
 import { alertRecipientRoutes } from './http/routes/alertRecipients.ts';
+import { registerEarlyNotFound } from './http/earlyNotFound.ts';
 
 export interface AppOptions {
   logger?: boolean | object;
@@ -74,6 +75,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     });
   }
   registerClosingGuard(app);
+  registerEarlyNotFound(app);
   registerJsonParser(app);
   registerSecurityHeaders(app);
   // Bodies are JSON only: a text/plain body would otherwise reach the schemas as a string.

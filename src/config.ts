@@ -59,6 +59,8 @@ export interface Config {
   trustProxy: boolean;
   /** Rows per keyset chunk of a streamed export (stream=true). */
   exportChunkRows: number;
+  /** Bytes (as the store sizes rows) at which a keyset chunk of a streamed export ends, whatever its rows. */
+  exportChunkBytes: number;
   /** Incremental exports return only rows whose updatedAt is at least this old (late commits). */
   exportSyncLagMs: number;
   /** Event batches move their session's updatedAt at most this often (SessionTouches). */
@@ -71,6 +73,13 @@ export interface Config {
   signupEnabled: boolean;
   /** Symbolication artifacts: the largest one accepted, a project's total (uncompressed bytes), and the parsed maps kept in memory. */
   artifacts: { maxBytes: number; projectMaxBytes: number; cacheBytes: number };
+
+  /** Emails per day to one address, and caused by one account (verification, invitations, confirmations, alerts). */
+  mailCaps: { perAddress: number; perAccount: number };
+  /** AI summary calls per project per UTC day; past it, the deterministic summary. */
+  aiSummariesPerProjectPerDay: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
+  metricsToken: string | undefined;
   /** WEB_CONCURRENCY: HTTP worker processes (node:cluster) sharing the port; 1 runs in this process. */
   webConcurrency: number;
   /** With WEB_CONCURRENCY > 1: where the primary serves the metrics summed over its workers. */
@@ -174,6 +183,12 @@ function spool(env: Env, dataDir: string): Config['spool'] {
   };
 }
 
+function secretToken(env: Env, name: string): string | undefined {
+  const v = str(env, name);
+  if (v !== undefined && v.length < 16) throw new ConfigError(`${name} must be at least 16 characters`);
+  return v;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const chUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
   const chCluster = clickhouseCluster(env, chUrl);
@@ -248,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Also on the embedded engine: smaller chunks shortened other queries' waits little and
     // lengthened the stream a lot (docs/reliability.md, Security).
     exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 20_000, 1, 1_000_000),
+    exportChunkBytes: int(env, 'EXPORT_CHUNK_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     exportSyncLagMs: int(env, 'EXPORT_SYNC_LAG_MS', 5000, 0, 3_600_000),
     exportTouchIntervalMs: int(env, 'EXPORT_TOUCH_INTERVAL_MS', 10_000, 1, 3_600_000),
     exportMaxStreams: int(env, 'EXPORT_MAX_STREAMS', 4, 1, 10_000),
@@ -258,6 +274,10 @@ export function loadConfig(env: Env = process.env): Config {
       projectMaxBytes: int(env, 'ARTIFACT_PROJECT_MAX_BYTES', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
       cacheBytes: int(env, 'ARTIFACT_CACHE_BYTES', 256 * 1024 * 1024, 0, 64 * 1024 * 1024 * 1024),
     },
+
+    mailCaps: { perAddress: int(env, 'MAIL_ADDRESS_DAILY_MAX', 20, 1, 1_000_000), perAccount: int(env, 'MAIL_ACCOUNT_DAILY_MAX', 50, 1, 1_000_000) },
+    aiSummariesPerProjectPerDay: int(env, 'AI_SUMMARIES_PER_PROJECT_PER_DAY', 20, 0, 1_000_000),
+    metricsToken: secretToken(env, 'METRICS_TOKEN'),
     webConcurrency: workers,
     metricsPort: workers > 1 ? int(env, 'METRICS_PORT', 9464, 1, 65535) : undefined,
   };

@@ -5,6 +5,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createServer } from './server.ts';
 import { loggableError } from './domain/log.ts';
+import { bearerMatches } from './http/auth.ts';
 
 /** One HTTP process: stores → services → app, listening until SIGTERM/SIGINT. */
 async function serve(config: Config) {
@@ -73,6 +74,10 @@ function supervise(config: Config) {
   const metrics = http.createServer((req, res) => {
     if (req.url !== '/metrics') {
       res.writeHead(404).end();
+      return;
+    }
+    if (config.metricsToken !== undefined && !bearerMatches(req.headers.authorization, config.metricsToken)) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"Missing or invalid metrics token"}');
       return;
     }
     aggregator.clusterMetrics().then(

@@ -37,7 +37,7 @@ describe('embedded email', () => {
     const [file] = await waitFor('an .eml file', () => (emlFiles().length ? emlFiles() : null));
     const { headers, body } = parseMail(fs.readFileSync(path.join(mailDir(), file!), 'utf8'));
     const groupId = (await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])).rows[0]!.id;
-    expect(file).toMatch(new RegExp(`^\\d{4}-.*-crash-group-${groupId}\\.eml$`));
+    expect(file).toMatch(new RegExp(`^\\d{4}-.*-crash-group-${groupId}-[0-9a-f]{8}\\.eml$`));
     expect(headers['message-id']).toBe(`<crash-group-${groupId}@flightrec>`);
     expect(headers.to).toBe('oncall@example.com');
     expect(headers.subject).toContain('New crash in Embedded');

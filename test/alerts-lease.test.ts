@@ -7,8 +7,8 @@ import { manualClock } from './helpers/wait.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
 import type { Config } from '../src/config.ts';
 import { outboxRepo } from '../src/repos/outbox.ts';
-import { alertCrashes, crashAlertJob } from '../src/workers/crashAlertJob.ts';
-import { createMailer, type Mailer } from '../src/workers/mailer.ts';
+import { alertCrashes, alertLimits, crashAlertJob } from '../src/workers/crashAlertJob.ts';
+import { createMailer, mailGate, type Mailer } from '../src/workers/mailer.ts';
 import { createSummarizer } from '../src/workers/summary.ts';
 import { createAlertWorker } from '../src/workers/index.ts';
 import { silentLog } from '../src/domain/log.ts';
@@ -55,7 +55,9 @@ const worker = (clock: Clock, outbox: Partial<Config['outbox']> = {}) => createA
 async function runAndDie(mailer: Mailer, groupId: string, clock: Clock) {
   const [job] = await repo(clock).claim(10, LEASE_MS, 8);
   expect(job?.groupId).toBe(groupId);
-  const run = crashAlertJob({ config: config(), crashes: alertCrashes(s.svc.stores.pg), outbox: repo(clock), summarize: createSummarizer(config(), silentLog), mailer });
+  const run = crashAlertJob({ config: config(), crashes: alertCrashes(s.svc.stores.pg), outbox: repo(clock), summarize: createSummarizer(config(), silentLog), mailer,
+    gate: mailGate(s.svc.stores.pg, config().mailCaps), ...alertLimits(s.svc.stores.pg, config()),
+  });
   return run(job!);
 }
 

@@ -158,12 +158,14 @@ describe('query dates (the export and the dashboard share one parser)', () => {
 });
 
 describe('numbers beyond a double, found before the parsed body is walked', () => {
-  it('says yes for a three-digit exponent or 309 digits in a row, wherever they fall, and no otherwise', () => {
+  it('says yes for a three-digit exponent or 210 digits in a row (309 less a two-digit exponent), wherever they fall, and no otherwise', () => {
     const pad = (n: number) => 'x'.repeat(n);
-    for (const at of [0, 1, 5, 307, 308, 309, 310, 617, 1000]) {
+    for (const at of [0, 1, 5, 208, 209, 210, 211, 307, 308, 309, 310, 419, 617, 1000]) {
       expect(mayHoldHugeNumber(`${pad(at)}${'9'.repeat(309)}}`), `309 digits at ${at}`).toBe(true);
-      expect(mayHoldHugeNumber(`${pad(at)}${'9'.repeat(308)}}`), `308 digits at ${at}`).toBe(false);
-      expect(mayHoldHugeNumber(`${pad(at)}${'9'.repeat(308)}.${'9'.repeat(308)}`), `308 + 308 at ${at}`).toBe(false);
+      expect(mayHoldHugeNumber(`${pad(at)}${'9'.repeat(308)}e1}`), `308 digits e1 at ${at}`).toBe(true);
+      expect(mayHoldHugeNumber(`${pad(at)}${'9'.repeat(210)}}`), `210 digits at ${at}`).toBe(true);
+      expect(mayHoldHugeNumber(`${pad(at)}${'9'.repeat(209)}}`), `209 digits at ${at}`).toBe(false);
+      expect(mayHoldHugeNumber(`${pad(at)}${'9'.repeat(209)}.${'9'.repeat(209)}`), `209 + 209 at ${at}`).toBe(false);
     }
     expect(mayHoldHugeNumber('{"a":1e400}')).toBe(true);
     expect(mayHoldHugeNumber('{"a":[2E+308]}')).toBe(true);

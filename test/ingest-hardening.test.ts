@@ -59,6 +59,11 @@ describe('non-finite numbers', () => {
       { path: '/events/0/x', message: 'must be a finite number' },
       { path: '/events/1/properties/amount/deep/1', message: 'must be a finite number' },
     ]);
+    // 308 nines and e1: a two-digit exponent, still beyond a double (the third probe's case).
+    const nines = `{"sessionId":"${sid}","events":[${JSON.stringify(customEvent(sid, 3)).replace('"amount":3', `"amount":${'9'.repeat(308)}e1`)}]}`;
+    const r2 = await post('/ingest/events', nines, { 'content-type': 'application/json' });
+    expect(r2.statusCode).toBe(422);
+    expect(r2.json().details).toEqual([{ path: '/events/0/properties/amount', message: 'must be a finite number' }]);
     const ok = `{"sessionId":"${sid}","events":[${JSON.stringify(customEvent(sid, 2)).replace('"amount":3', '"amount":1e300')}]}`;
     expect((await post('/ingest/events', ok, { 'content-type': 'application/json' })).statusCode).toBe(201);
   });

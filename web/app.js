@@ -8,9 +8,11 @@ import { sessionsView } from './views/sessions.js';
 import { sessionView } from './views/session.js';
 import { crashesView, crashView } from './views/crashes.js';
 import { teamView } from './views/team.js';
+import { renderVerifyBanner } from './lib/verify.js';
 
 const main = document.getElementById('main');
 const top = document.getElementById('top');
+const notice = document.getElementById('notice');
 
 async function route() {
   const hash = location.hash.replace(/^#/, '') || '/';
@@ -25,10 +27,12 @@ async function route() {
       if (err.network) {
         // Not "signed out": the server is out of reach. Say so, and offer to try again.
         top.hidden = true;
+        renderVerifyBanner(notice);
         main.replaceChildren(h('section.auth-card', h('h1', 'flightrec'), errorBox(err, route)));
         return;
       }
       top.hidden = true;
+      renderVerifyBanner(notice);
       const mode = parts[0] === 'signup' ? 'signup' : 'login';
       if (parts[0] !== mode) history.replaceState(null, '', `#/${mode}`);
       main.replaceChildren(authView(mode));
@@ -36,6 +40,7 @@ async function route() {
     }
   }
   if (parts[0] === 'login' || parts[0] === 'signup') return navigate('#/');
+  renderVerifyBanner(notice);
   if (!state.projects.length) {
     try {
       await refreshProjects();

@@ -29,12 +29,12 @@ export function crashGroupLink(publicUrl: string, projectId: string, groupId: st
   return `${publicUrl.replace(/\/$/, '')}/#/p/${encodeURIComponent(projectId)}/crashes/${encodeURIComponent(groupId)}`;
 }
 
-const oneLine = (s: string, n: number) => {
+export const oneLine = (s: string, n: number) => {
   const t = s.replace(/\s+/g, ' ').trim();
   return t.length > n ? `${t.slice(0, n - 1)}…` : t;
 };
 
-const esc = (s: string) =>
+export const esc = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 export function renderCrashAlert(a: CrashAlert, publicUrl: string): RenderedEmail {
@@ -172,4 +172,15 @@ export function renderRecipientConfirmation(projectName: string, email: string, 
     '</body></html>',
   ].join('\n');
   return { subject, text, html, messageId: `<confirm-${createHash('sha256').update(link).digest('hex').slice(0, 24)}@flightrec>` };
+}
+
+/**
+ * An alert (or digest) with its recipient's unsubscribe link at the foot: each recipient gets
+ * their own copy, so the link names them and no recipient sees the others.
+ */
+export function withUnsubscribe(mail: RenderedEmail, link: string): RenderedEmail {
+  const text = `${mail.text}\n\nStop these alerts for this project: ${link}`;
+  const foot = `<p style="color:#777"><a href="${esc(link)}">Unsubscribe</a> from this project's crash alerts.</p>\n</body></html>`;
+  const html = mail.html.endsWith('</body></html>') ? `${mail.html.slice(0, -'</body></html>'.length)}${foot}` : `${mail.html}\n${foot}`;
+  return { ...mail, text, html };
 }

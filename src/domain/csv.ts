@@ -18,8 +18,17 @@
  */
 export const FORMULA_START = ['=', '+', '-', '@', '\t', '\r', '\n', '\uFF1D', '\uFF0B', '\uFF0D', '\uFF20'] as const;
 
-/** Characters a spreadsheet may skip before it looks for a formula sign (` =1`, BOM + `=`). */
-export const FORMULA_PREFIX = [' ', '\uFEFF', '\u00A0', '\u3000'] as const;
+/**
+ * Characters a spreadsheet may skip, or that a person does not see, before the formula sign
+ * (` =1`, BOM + `=`): spaces of every width (U+2000–U+200A, thin U+2009, narrow U+202F, medium
+ * mathematical U+205F, ideographic U+3000, no-break U+00A0), vertical tab and form feed, and the
+ * invisible zero-width space, joiners and word joiner.
+ */
+export const FORMULA_PREFIX = [
+  ' ', '\uFEFF', '\u00A0', '\u3000', '\u000B', '\u000C',
+  '\u2000', '\u2001', '\u2002', '\u2003', '\u2004', '\u2005', '\u2006', '\u2007', '\u2008', '\u2009', '\u200A',
+  '\u200B', '\u200C', '\u200D', '\u2060', '\u202F', '\u205F',
+] as const;
 
 export const CSV_EOL = '\r\n';
 

@@ -63,3 +63,16 @@ export function adminAuth(adminToken: string) {
     if (!token || !timingSafeEqual(digest(token), expected)) throw new HttpError(401, 'Missing or invalid admin token');
   };
 }
+
+/** Whether an `Authorization` header carries `Bearer <expected>`, compared in constant time. */
+export function bearerMatches(header: string | undefined, expected: string): boolean {
+  const m = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return m !== null && timingSafeEqual(digest(m[1]!), digest(expected));
+}
+
+/** onRequest hook of /metrics: with METRICS_TOKEN set, its bearer token; without, open (keep the port private). */
+export function metricsAuth(token: string | undefined) {
+  return async (req: FastifyRequest) => {
+    if (token !== undefined && !bearerMatches(req.headers.authorization, token)) throw new HttpError(401, 'Missing or invalid metrics token');
+  };
+}

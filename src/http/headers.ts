@@ -1,11 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 
 /** Query parameters whose values are personal or secret: never written to a log line. */
-const SECRET_PARAMS = /([?&](?:email|token)=)[^&#]*/gi;
+const SECRET_PARAMS = /([?&](?:email|token|apikey|api_key|key|e|s)=)[^&#]*/gi;
 
-/** The URL as logged: `email` and `token` values replaced, the rest kept for debugging. */
+/**
+ * The URL as logged: the values of `email`, `token`, an API key put in the query by mistake
+ * (`apiKey`, `api_key`, `key`) and the unsubscribe link's address and signature (`e`, `s`)
+ * replaced, the rest kept for debugging.
+ */
 export function loggableUrl(url: string): string {
-  return url.replace(SECRET_PARAMS, '$1[redacted]');
+  // A project key anywhere in the URL (another parameter's value, a path) is cut to its visible start.
+  return url.replace(SECRET_PARAMS, '$1[redacted]').replace(/(frk_[0-9A-Za-z]{4})[0-9A-Za-z]+/g, '$1[redacted]');
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.ts';
 import { firstByte, mayHoldHugeNumber, nonFinitePaths, topLevelArrayExceeds } from '../domain/jsonScan.ts';
@@ -99,6 +100,9 @@ export function registerJsonParser(app: FastifyInstance): void {
         if (paths.length) return done(new HttpError(422, 'Validation failed', paths.map((path) => ({ path, message: 'must be a finite number' }))), undefined);
       }
       if (SUSPECT_ESCAPE.test(text)) return done(null, sanitizeStrings(value));
+      // Bytes that are not UTF-8 were decoded to U+FFFD in the parsed body; the raw bytes would
+      // carry them on into the stores and every export format. One rule: the parsed body is kept.
+      if (!isUtf8(bytes)) return done(null, value);
       req.rawBody = bytes;
       done(null, value);
     });

@@ -5,6 +5,8 @@ import { isoTime } from '../domain/time.ts';
 export interface User {
   id: string;
   email: string;
+  /** Whether the owner of the address proved it (the verification link); nothing counts it before. */
+  emailVerified: boolean;
   suspendedAt: string | null;
   createdAt: string;
 }
@@ -21,6 +23,7 @@ export interface TeamRow {
 interface UserRow {
   id: string;
   email: string;
+  email_verified_at: Date | string | null;
   suspended_at: Date | string | null;
   created_at: Date | string;
 }
@@ -30,6 +33,8 @@ export interface Invitation {
   teamId: string;
   email: string;
   createdAt: string;
+  /** When the invitation email went out; null while the worker has still to send it. */
+  mailedAt: string | null;
 }
 
 interface InvitationRow {
@@ -37,11 +42,26 @@ interface InvitationRow {
   team_id: string;
   email: string;
   created_at: Date | string;
+  mailed_at: Date | string | null;
 }
 
-const toInvitation = (r: InvitationRow): Invitation => ({ id: r.id, teamId: r.team_id, email: r.email, createdAt: isoTime(r.created_at) });
+const INVITATION_COLUMNS = 'id, team_id, email, created_at, mailed_at';
 
-const toUser = (r: UserRow): User => ({ id: r.id, email: r.email, suspendedAt: isoTime(r.suspended_at), createdAt: isoTime(r.created_at) });
+const toInvitation = (r: InvitationRow): Invitation => ({
+  id: r.id, teamId: r.team_id, email: r.email, createdAt: isoTime(r.created_at), mailedAt: isoTime(r.mailed_at),
+});
+
+/** Where an account's email verification stands, for the dashboard's banner. */
+export interface Verification {
+  verified: boolean;
+  /** When the last link went out; null when none has yet (the worker sends it shortly). */
+  mailedAt: string | null;
+}
+
+const USER_COLUMNS = 'id, email, email_verified_at, suspended_at, created_at';
+const U_COLUMNS = 'u.id, u.email, u.email_verified_at, u.suspended_at, u.created_at';
+
+const toUser = (r: UserRow): User => ({ id: r.id, email: r.email, emailVerified: r.email_verified_at !== null, suspendedAt: isoTime(r.suspended_at), createdAt: isoTime(r.created_at) });
 
 /**
  * What a suspension does to the keys of the teams a user owns, in the suspension's own
@@ -57,11 +77,15 @@ async function ownedTeams(q: Queryable, userId: string): Promise<string[]> {
   return r.rows.map((t) => t.id);
 }
 
-/** The addresses of a team's members whose accounts are not suspended (alert fallback). */
+/**
+ * The verified addresses of a team's members whose accounts are not suspended: the alert
+ * fallback, and the "member's own address" an alert list may name without a confirmation.
+ * An unverified address is anyone's claim, so it counts for neither.
+ */
 export async function memberEmailsOfTeam(q: Queryable, teamId: string): Promise<string[]> {
   const r = await q.query<{ email: string }>(
     `SELECT u.email FROM team_members m JOIN users u ON u.id = m.user_id
-     WHERE m.team_id = $1 AND u.suspended_at IS NULL ORDER BY u.email`,
+     WHERE m.team_id = $1 AND u.suspended_at IS NULL AND u.email_verified_at IS NOT NULL ORDER BY u.email`,
     [teamId],
   );
   return r.rows.map((x) => x.email);
@@ -74,8 +98,8 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
     async createUserWithTeam(email: string, passwordHash: string, teamName: string): Promise<{ user: User; teamId: string } | null> {
       return db.tx(async (q) => {
         const r = await q.query<UserRow>(
-          `INSERT INTO users (id, email, password_hash) VALUES ($1, $2, $3)
-           ON CONFLICT (email) DO NOTHING RETURNING id, email, suspended_at, created_at`,
+          `INSERT INTO users (id, email, password_hash, verify_requested_at) VALUES ($1, $2, $3, now())
+           ON CONFLICT (email) DO NOTHING RETURNING ${USER_COLUMNS}`,
           [randomUUID(), email, passwordHash],
         );
         const row = r.rows[0];
@@ -90,7 +114,7 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
 
     async findUserForLogin(email: string): Promise<(User & { passwordHash: string }) | null> {
       const r = await db.query<UserRow & { password_hash: string }>(
-        'SELECT id, email, suspended_at, created_at, password_hash FROM users WHERE email = $1',
+        `SELECT ${USER_COLUMNS}, password_hash FROM users WHERE email = $1`,
         [email],
       );
       const row = r.rows[0];
@@ -98,12 +122,12 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
     },
 
     async getUser(id: string): Promise<User | null> {
-      const r = await db.query<UserRow>('SELECT id, email, suspended_at, created_at FROM users WHERE id = $1', [id]);
+      const r = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id]);
       return r.rows[0] ? toUser(r.rows[0]) : null;
     },
 
     async findUsersByEmail(email: string): Promise<User[]> {
-      const r = await db.query<UserRow>('SELECT id, email, suspended_at, created_at FROM users WHERE email = $1', [email]);
+      const r = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email = $1`, [email]);
       return r.rows.map(toUser);
     },
 
@@ -117,7 +141,7 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
     /** The session's user, or null when the session is unknown, expired or its user suspended. */
     async userBySession(tokenHash: string): Promise<User | null> {
       const r = await db.query<UserRow>(
-        `SELECT u.id, u.email, u.suspended_at, u.created_at FROM user_sessions s JOIN users u ON u.id = s.user_id
+        `SELECT ${U_COLUMNS} FROM user_sessions s JOIN users u ON u.id = s.user_id
          WHERE s.token_hash = $1 AND s.expires_at > now() AND u.suspended_at IS NULL`,
         [tokenHash],
       );
@@ -191,7 +215,7 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
       const r = await db.query<InvitationRow>(
         `INSERT INTO team_invitations (id, team_id, email, invited_by) VALUES ($1, $2, $3, $4)
          ON CONFLICT (team_id, email) DO UPDATE SET invited_by = EXCLUDED.invited_by
-         RETURNING id, team_id, email, created_at`,
+         RETURNING ${INVITATION_COLUMNS}`,
         [randomUUID(), teamId, email, invitedBy],
       );
       return toInvitation(r.rows[0]!);
@@ -199,7 +223,7 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
 
     /** A team's pending invitations (for its owner). */
     async invitationsOfTeam(teamId: string): Promise<Invitation[]> {
-      const r = await db.query<InvitationRow>('SELECT id, team_id, email, created_at FROM team_invitations WHERE team_id = $1 ORDER BY created_at, id', [teamId]);
+      const r = await db.query<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM team_invitations WHERE team_id = $1 ORDER BY created_at, id`, [teamId]);
       return r.rows.map(toInvitation);
     },
 
@@ -211,7 +235,7 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
     /** The invitations waiting for this address, with the team and who invited. */
     async invitationsFor(email: string) {
       const r = await db.query<InvitationRow & { team_name: string; invited_by_email: string }>(
-        `SELECT i.id, i.team_id, i.email, i.created_at, t.name AS team_name, u.email AS invited_by_email
+        `SELECT i.id, i.team_id, i.email, i.created_at, i.mailed_at, t.name AS team_name, u.email AS invited_by_email
          FROM team_invitations i JOIN teams t ON t.id = i.team_id JOIN users u ON u.id = i.invited_by
          WHERE i.email = $1 ORDER BY i.created_at, i.id`,
         [email],
@@ -233,6 +257,97 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
         }
         return true;
       });
+    },
+
+    /** The addresses of some accounts, by id. */
+    async emailsOf(userIds: string[]): Promise<Map<string, string>> {
+      if (userIds.length === 0) return new Map();
+      const r = await db.query<{ id: string; email: string }>('SELECT id, email FROM users WHERE id = ANY($1::uuid[])', [userIds]);
+      return new Map(r.rows.map((u) => [u.id, u.email]));
+    },
+
+    // ---- email verification ----------------------------------------------------------------
+
+    async verification(userId: string): Promise<Verification | null> {
+      const r = await db.query<{ verified: boolean; verify_mailed_at: Date | string | null }>(
+        'SELECT email_verified_at IS NOT NULL AS verified, verify_mailed_at FROM users WHERE id = $1', [userId]);
+      const row = r.rows[0];
+      return row ? { verified: row.verified, mailedAt: isoTime(row.verify_mailed_at) } : null;
+    },
+
+    /**
+     * Asks for a (new) verification link. 'too-soon' when one went out less than `minGapMs` ago,
+     * so the button cannot be used to flood the inbox.
+     */
+    async requestVerification(userId: string, minGapMs: number): Promise<'requested' | 'verified' | 'too-soon'> {
+      const r = await db.query<{ verified: boolean }>(
+        `UPDATE users SET verify_requested_at = now()
+         WHERE id = $1 AND email_verified_at IS NULL
+           AND (verify_mailed_at IS NULL OR verify_mailed_at <= now() - $2::int * interval '1 millisecond')
+         RETURNING false AS verified`,
+        [userId, minGapMs],
+      );
+      if (r.rows.length) return 'requested';
+      const v = await this.verification(userId);
+      return v?.verified ? 'verified' : 'too-soon';
+    },
+
+    /** Accounts waiting for a verification link (asked for after the last one went out). */
+    async verificationsToMail(limit: number): Promise<{ userId: string; email: string }[]> {
+      const r = await db.query<{ id: string; email: string }>(
+        `SELECT id, email FROM users
+         WHERE email_verified_at IS NULL AND suspended_at IS NULL AND verify_requested_at IS NOT NULL
+           AND (verify_mailed_at IS NULL OR verify_mailed_at < verify_requested_at)
+         ORDER BY verify_requested_at LIMIT $1`,
+        [limit],
+      );
+      return r.rows.map((x) => ({ userId: x.id, email: x.email }));
+    },
+
+    /**
+     * Takes the sending of one account's link: stores the token's hash and its expiry and marks
+     * it mailed, only if it is still wanted, so two workers never both send it. The new link
+     * replaces any earlier one.
+     */
+    async claimVerificationMail(userId: string, tokenHash: string, ttlMs: number): Promise<boolean> {
+      const r = await db.query(
+        `UPDATE users SET verify_token_hash = $2, verify_expires_at = now() + $3::int * interval '1 millisecond', verify_mailed_at = now()
+         WHERE id = $1 AND email_verified_at IS NULL AND verify_requested_at IS NOT NULL
+           AND (verify_mailed_at IS NULL OR verify_mailed_at < verify_requested_at)
+         RETURNING 1`,
+        [userId, tokenHash, ttlMs],
+      );
+      return r.rows.length > 0;
+    },
+
+    /** Verifies the address whose link carried this token; null for an unknown or expired one. */
+    async verifyEmail(tokenHash: string): Promise<User | null> {
+      const r = await db.query<UserRow>(
+        `UPDATE users SET email_verified_at = now(), verify_token_hash = NULL, verify_expires_at = NULL
+         WHERE verify_token_hash = $1 AND verify_expires_at > now() AND email_verified_at IS NULL
+         RETURNING ${USER_COLUMNS}`,
+        [tokenHash],
+      );
+      return r.rows[0] ? toUser(r.rows[0]) : null;
+    },
+
+    // ---- invitation emails -------------------------------------------------------------------
+
+    /** Invitations whose email has not gone out, with their team and who invited. */
+    async invitationsToMail(limit: number) {
+      const r = await db.query<{ id: string; email: string; invited_by: string; team_name: string; inviter_email: string }>(
+        `SELECT i.id, i.email, i.invited_by, t.name AS team_name, u.email AS inviter_email
+         FROM team_invitations i JOIN teams t ON t.id = i.team_id JOIN users u ON u.id = i.invited_by
+         WHERE i.mailed_at IS NULL ORDER BY i.created_at, i.id LIMIT $1`,
+        [limit],
+      );
+      return r.rows.map((x) => ({ id: x.id, email: x.email, invitedBy: x.invited_by, teamName: x.team_name, inviterEmail: x.inviter_email }));
+    },
+
+    /** Takes the sending of one invitation's email (false when another worker took it, or it was revoked). */
+    async claimInvitationMail(invitationId: string): Promise<boolean> {
+      const r = await db.query('UPDATE team_invitations SET mailed_at = now() WHERE id = $1 AND mailed_at IS NULL RETURNING 1', [invitationId]);
+      return r.rows.length > 0;
     },
 
     /** A member leaves a team; the owner cannot leave their own team. */
@@ -279,7 +394,7 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
     async suspend(userId: string): Promise<{ user: User; keyHashes: string[] } | null> {
       return db.tx(async (q) => {
         const u = await q.query<UserRow>(
-          'UPDATE users SET suspended_at = COALESCE(suspended_at, now()) WHERE id = $1 RETURNING id, email, suspended_at, created_at',
+          `UPDATE users SET suspended_at = COALESCE(suspended_at, now()) WHERE id = $1 RETURNING ${USER_COLUMNS}`,
           [userId],
         );
         const row = u.rows[0];
@@ -294,7 +409,7 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
     async unsuspend(userId: string): Promise<{ user: User; keyHashes: string[] } | null> {
       return db.tx(async (q) => {
         const u = await q.query<UserRow>(
-          'UPDATE users SET suspended_at = NULL WHERE id = $1 RETURNING id, email, suspended_at, created_at',
+          `UPDATE users SET suspended_at = NULL WHERE id = $1 RETURNING ${USER_COLUMNS}`,
           [userId],
         );
         const row = u.rows[0];
@@ -307,3 +422,9 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
 }
 
 export type AccountsRepo = ReturnType<typeof accountsRepo>;
+
+/** The owner of a team (the account its projects' mail counts against); null for an unknown team. */
+export async function ownerOfTeam(q: Queryable, teamId: string): Promise<string | null> {
+  const r = await q.query<{ owner_id: string }>('SELECT owner_id FROM teams WHERE id = $1', [teamId]);
+  return r.rows[0]?.owner_id ?? null;
+}

@@ -5,6 +5,8 @@ import type { Postgres, Queryable } from '../stores/postgres/port.ts';
  * their owners confirmed them. Only confirmed addresses (and team members' own) get alerts.
  */
 const TABLE = 'alert_recipients';
+/** Addresses that followed an alert's unsubscribe link, per project. */
+const UNSUBSCRIBES = 'alert_unsubscribes';
 
 export interface RecipientState {
   email: string;
@@ -67,23 +69,38 @@ export function alertRecipientsRepo(db: Postgres) {
       return r.rows.map((x) => ({ projectId: x.project_id, email: x.email }));
     },
 
-    /** The link's token (its hash), stored before the email is sent. */
-    async setToken(projectId: string, email: string, tokenHash: string): Promise<void> {
-      await db.query(`UPDATE ${TABLE} SET token_hash = $3 WHERE project_id = $1 AND email = $2`, [projectId, email, tokenHash]);
+    /** The link's token (its hash) and its expiry, stored before the email is sent. */
+    async setToken(projectId: string, email: string, tokenHash: string, ttlMs: number): Promise<void> {
+      await db.query(
+        `UPDATE ${TABLE} SET token_hash = $3, token_expires_at = now() + $4::int * interval '1 millisecond' WHERE project_id = $1 AND email = $2`,
+        [projectId, email, tokenHash, ttlMs],
+      );
     },
 
     async markMailed(projectId: string, email: string): Promise<void> {
       await db.query(`UPDATE ${TABLE} SET mailed_at = now() WHERE project_id = $1 AND email = $2`, [projectId, email]);
     },
 
-    /** Confirms the address whose link carried this token; null for an unknown token. */
+    /**
+     * Confirms the address whose link carried this token; null for an unknown or expired token.
+     * Confirming is asking for the alerts, so it also lifts an earlier unsubscription.
+     */
     async confirm(tokenHash: string): Promise<{ projectId: string; email: string } | null> {
-      const r = await db.query<{ project_id: string; email: string }>(
-        `UPDATE ${TABLE} SET confirmed_at = COALESCE(confirmed_at, now()) WHERE token_hash = $1 RETURNING project_id, email`,
-        [tokenHash],
-      );
-      const row = r.rows[0];
-      return row ? { projectId: row.project_id, email: row.email } : null;
+      return db.tx(async (q) => {
+        const r = await q.query<{ project_id: string; email: string }>(
+          `UPDATE ${TABLE} SET confirmed_at = COALESCE(confirmed_at, now()) WHERE token_hash = $1 AND token_expires_at > now() RETURNING project_id, email`,
+          [tokenHash],
+        );
+        const row = r.rows[0];
+        if (!row) return null;
+        await q.query(`DELETE FROM ${UNSUBSCRIBES} WHERE project_id = $1 AND email = $2`, [row.project_id, row.email]);
+        return { projectId: row.project_id, email: row.email };
+      });
+    },
+
+    /** The address stops getting the project's alerts, whichever rule named it (list, team, default). */
+    async unsubscribe(projectId: string, email: string): Promise<void> {
+      await db.query(`INSERT INTO ${UNSUBSCRIBES} (project_id, email) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [projectId, email]);
     },
   };
 }
@@ -91,6 +108,12 @@ export function alertRecipientsRepo(db: Postgres) {
 /** The confirmed addresses of a project, for the alert job. */
 export async function confirmedRecipients(q: Queryable, projectId: string): Promise<string[]> {
   const r = await q.query<{ email: string }>(`SELECT email FROM ${TABLE} WHERE project_id = $1 AND confirmed_at IS NOT NULL`, [projectId]);
+  return r.rows.map((x) => x.email);
+}
+
+/** The addresses that unsubscribed from a project's alerts, for the alert job. */
+export async function unsubscribedRecipients(q: Queryable, projectId: string): Promise<string[]> {
+  const r = await q.query<{ email: string }>(`SELECT email FROM ${UNSUBSCRIBES} WHERE project_id = $1`, [projectId]);
   return r.rows.map((x) => x.email);
 }
 

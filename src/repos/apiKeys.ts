@@ -30,18 +30,20 @@ export interface KeyInfo {
   createdAt: string;
   deactivatedAt: string | null;
   suspended: boolean;
+  /** The account that made the key; null for the operator's keys and keys made before this was kept. */
+  createdBy: string | null;
 }
 
 interface KeyRow {
   id: string; project_id: string; prefix: string | null; name: string | null; active: boolean; scopes: string[];
-  created_at: Date | string; deactivated_at: Date | string | null; suspended_at: Date | string | null;
+  created_at: Date | string; deactivated_at: Date | string | null; suspended_at: Date | string | null; created_by: string | null;
 }
 
-const KEY_COLUMNS = 'id, project_id, prefix, name, active, scopes, created_at, deactivated_at, suspended_at';
+const KEY_COLUMNS = 'id, project_id, prefix, name, active, scopes, created_at, deactivated_at, suspended_at, created_by';
 
 const toKey = (k: KeyRow): KeyInfo => ({
   id: k.id, projectId: k.project_id, prefix: k.prefix, name: k.name, active: k.active, scopes: toScopes(k.scopes), createdAt: isoTime(k.created_at),
-  deactivatedAt: isoTime(k.deactivated_at), suspended: k.suspended_at !== null,
+  deactivatedAt: isoTime(k.deactivated_at), suspended: k.suspended_at !== null, createdBy: k.created_by,
 });
 
 /**
@@ -52,19 +54,19 @@ const toKey = (k: KeyRow): KeyInfo => ({
  * the suspension, so lifting it turns the key on like the others.
  */
 export async function insertKey(
-  q: Queryable, projectId: string, name: string | null = null, scopes: readonly KeyScope[] = DEFAULT_KEY_SCOPES, suspended = false,
+  q: Queryable, projectId: string, name: string | null = null, scopes: readonly KeyScope[] = DEFAULT_KEY_SCOPES, suspended = false, createdBy: string | null = null,
 ) {
   const apiKey = generateApiKey();
   const r = await q.query<KeyRow>(
-    `INSERT INTO ${TABLE} (id, project_id, key_hash, prefix, name, scopes, active, suspended_at, deactivated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, NOT $7, CASE WHEN $7 THEN now() END, CASE WHEN $7 THEN now() END)
+    `INSERT INTO ${TABLE} (id, project_id, key_hash, prefix, name, scopes, active, suspended_at, deactivated_at, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, NOT $7, CASE WHEN $7 THEN now() END, CASE WHEN $7 THEN now() END, $8)
      RETURNING ${KEY_COLUMNS}`,
-    [randomUUID(), projectId, hashApiKey(apiKey), visiblePrefix(apiKey), name, [...scopes], suspended],
+    [randomUUID(), projectId, hashApiKey(apiKey), visiblePrefix(apiKey), name, [...scopes], suspended, createdBy],
   );
   const row = r.rows[0];
   if (!row) throw new Error('INSERT … RETURNING gave no row for a new API key');
   const k = toKey(row);
-  return { key: { id: k.id, createdAt: k.createdAt, prefix: k.prefix, name: k.name, scopes: k.scopes, active: k.active }, apiKey };
+  return { key: { id: k.id, createdAt: k.createdAt, prefix: k.prefix, name: k.name, scopes: k.scopes, active: k.active, createdBy: k.createdBy }, apiKey };
 }
 
 /**
@@ -94,7 +96,26 @@ export const keysOnSuspension = {
 
 export function apiKeysRepo(db: Queryable) {
   return {
-    insert: (projectId: string, name: string | null, scopes: readonly KeyScope[], suspended: boolean) => insertKey(db, projectId, name, scopes, suspended),
+    insert: (projectId: string, name: string | null, scopes: readonly KeyScope[], suspended: boolean, createdBy: string | null = null) =>
+      insertKey(db, projectId, name, scopes, suspended, createdBy),
+
+    /**
+     * A member left a team: the active keys they made on its projects are turned off
+     * ('revoke'; returns their hashes, for the key cache) or handed to `to` ('reassign').
+     */
+    async ofRemovedMember(projectIds: string[], memberId: string, action: 'revoke' | 'reassign', to: string): Promise<string[]> {
+      if (projectIds.length === 0) return [];
+      if (action === 'reassign') {
+        await db.query(`UPDATE ${TABLE} SET created_by = $3 WHERE project_id = ANY($1::uuid[]) AND created_by = $2`, [projectIds, memberId, to]);
+        return [];
+      }
+      const r = await db.query<{ key_hash: string }>(
+        `UPDATE ${TABLE} SET active = false, suspended_at = NULL, deactivated_at = COALESCE(deactivated_at, now())
+         WHERE project_id = ANY($1::uuid[]) AND created_by = $2 AND active RETURNING key_hash`,
+        [projectIds, memberId],
+      );
+      return r.rows.map((x) => x.key_hash);
+    },
 
     /**
      * Returns the key's project, or null when no such key. A key turned off by hand stays off

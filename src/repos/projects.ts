@@ -54,7 +54,7 @@ export async function projectIdsOfTeams(q: Queryable, teamIds: string[]): Promis
 export function projectsRepo(db: Postgres) {
   return {
     /** teamId: the owning team (dashboard); null for a project made through the admin API. */
-    async createProject(name: string, teamId: string | null = null, keyName: string | null = null) {
+    async createProject(name: string, teamId: string | null = null, keyName: string | null = null, createdBy: string | null = null) {
       return db.tx(async (q) => {
         const r = await q.query<ProjectRow>(
           `INSERT INTO ${TABLE} (id, name, team_id) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
@@ -63,7 +63,7 @@ export function projectsRepo(db: Postgres) {
         const row = r.rows[0];
         if (!row) throw new Error('INSERT … RETURNING gave no row for a new project');
         const project = toProject(row);
-        const { apiKey, key } = await insertKey(q, project.id, keyName);
+        const { apiKey, key } = await insertKey(q, project.id, keyName, undefined, false, createdBy);
         return { project, apiKey, key };
       });
     },

@@ -11,6 +11,8 @@ const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 const KEY_LEN = 64;
 export const SESSION_TTL_MS = 14 * 24 * 3600 * 1000;
 export const SESSION_COOKIE = 'flightrec_session';
+/** The least time between two verification emails of one account. */
+export const RESEND_GAP_MS = 60_000;
 export { MIN_PASSWORD };
 
 let common: Set<string> | undefined;
@@ -98,6 +100,14 @@ export function accountsService(repo: AccountsRepo) {
     },
 
     userBySession: (token: string) => repo.userBySession(hashToken(token)),
+
+    /** The address whose link carried this token is verified; null for an unknown or expired link. */
+    verifyEmail: (token: string) => repo.verifyEmail(hashToken(token)),
+
+    /** "Resend the link": at most one a minute per account (and the daily mail caps apply). */
+    requestVerification: (userId: string) => repo.requestVerification(userId, RESEND_GAP_MS),
+
+    verification: (userId: string) => repo.verification(userId),
     logout: (token: string) => repo.deleteSession(hashToken(token)),
   };
 }

@@ -78,7 +78,7 @@ export function exportEndpoints(r: {
 export type ExportEndpoints = ReturnType<typeof exportEndpoints>;
 
 /** The read side: pages and streams of one project's rows. */
-export function exportService(deps: { endpoints: ExportEndpoints; chunkRows: number }) {
+export function exportService(deps: { endpoints: ExportEndpoints; chunkRows: number; chunkBytes: number }) {
   const pin = async <F>(ep: ExportEndpoint<F>, projectId: string, filter: F) => (ep.rows.pin ? ep.rows.pin(projectId, filter) : filter);
 
   return {
@@ -120,7 +120,7 @@ export function exportService(deps: { endpoints: ExportEndpoints; chunkRows: num
       const filter = await pin(ep, projectId, f);
       const window = changeOf(filter);
       return {
-        chunks: ep.rows.chunks(projectId, filter, enc, deps.chunkRows),
+        chunks: ep.rows.chunks(projectId, filter, enc, { rows: deps.chunkRows, bytes: deps.chunkBytes }),
         nextCursor: window ? encodeCursor(window.until ?? window.after) : undefined,
       };
     },

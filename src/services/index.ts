@@ -91,10 +91,11 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     exports: exportService({
       endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export }),
       chunkRows: config.exportChunkRows,
+      chunkBytes: config.exportChunkBytes,
     }),
-    exportStreams: new StreamSlots(config.exportMaxStreams),
+    exportStreams: new StreamSlots(config.exportMaxStreams, stores.redis, config.redisKeyPrefix),
     accounts: accountsService(accountRows),
-    teams: teamsService(accountRows),
+    teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */
     touches,

@@ -9,6 +9,8 @@ import { hashToken } from '../domain/ids.ts';
 import type { AlertRecipientsRepo } from '../repos/alertRecipients.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
 import type { Queryable } from '../stores/postgres/port.ts';
+import { serviceSecret } from '../repos/serviceSecrets.ts';
+import { UNSUBSCRIBE_SECRET, unsubscribeSignatureValid } from '../domain/unsubscribe.ts';
 
 /** A project's team as the dashboard checks it: membership, and whether its owner is suspended. */
 export interface ProjectAccess {
@@ -79,6 +81,18 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
     },
 
     /**
+     * The signed link of an alert: the address stops getting this project's alerts. False when
+     * the signature does not fit (the link was not the service's) or the project is gone.
+     */
+    async unsubscribe(projectId: string, email: string, signature: string): Promise<{ projectName: string } | null> {
+      if (!unsubscribeSignatureValid(await serviceSecret(db, UNSUBSCRIBE_SECRET), projectId, email, signature)) return null;
+      const p = await projects.getProject(projectId);
+      if (!p) return null;
+      await recipients.unsubscribe(projectId, email);
+      return { projectName: p.name };
+    },
+
+    /**
      * The operator's change of a project: name, alert recipients, and the team it belongs to
      * (so that a project made with the CLI appears in that team's dashboard). The team is named
      * by id or by its owner's email; null takes the project out of every team.
@@ -123,7 +137,12 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       const list = await projects.ofTeams([...teams.keys()]);
       const ids = list.map((p) => p.id);
       const [byProject, states] = [await keys.listForProjects(ids), await recipients.ofProjects(ids)];
-      return list.map((p) => ({ ...p, teamName: teams.get(p.teamId) ?? '', keys: byProject.get(p.id) ?? [], alertRecipients: states.get(p.id) ?? [] }));
+      // Each key with the address of the account that made it (null: the operator's, or older).
+      const makers = await accounts.emailsOf([...new Set([...byProject.values()].flat().map((k) => k.createdBy).filter((x): x is string => x !== null))]);
+      const withMaker = (k: { createdBy: string | null }) => ({ ...k, createdByEmail: k.createdBy === null ? null : (makers.get(k.createdBy) ?? null) });
+      return list.map((p) => ({
+        ...p, teamName: teams.get(p.teamId) ?? '', keys: (byProject.get(p.id) ?? []).map(withMaker), alertRecipients: states.get(p.id) ?? [],
+      }));
     },
 
     /** Without a team, the project goes to the user's own team (they own exactly one). */
@@ -132,7 +151,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       const team = b.teamId ? teams.find((t) => t.id === b.teamId) : (teams.find((t) => t.role === 'owner') ?? teams[0]);
       if (!team) throw new NotFoundError('Team not found');
       notSuspended(team);
-      const created = await projects.createProject(cleanName(b.name), team.id, b.keyName?.trim() || null);
+      const created = await projects.createProject(cleanName(b.name), team.id, b.keyName?.trim() || null, userId);
       return { project: { ...created.project, teamId: team.id, teamName: team.name }, apiKey: created.apiKey, key: created.key };
     },
 
@@ -149,7 +168,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
 
     async createKeyFor(userId: string, projectId: string, name: string | undefined, scopes?: readonly string[]) {
       notSuspended(await access(userId, projectId));
-      return keys.insert(projectId, name?.trim() || null, keyScopes(scopes), false);
+      return keys.insert(projectId, name?.trim() || null, keyScopes(scopes), false, userId);
     },
 
     async renameKeyFor(userId: string, projectId: string, keyId: string, name: string | null) {

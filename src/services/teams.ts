@@ -1,9 +1,19 @@
 import type { AccountsRepo } from '../repos/accounts.ts';
+import type { ProjectsRepo } from '../repos/projects.ts';
+import type { ApiKeysRepo } from '../repos/apiKeys.ts';
+import type { AlertRecipientsRepo } from '../repos/alertRecipients.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors.ts';
 import { normalizeEmail } from './accounts.ts';
 
 /** The dashboard's Team page: a user's teams with their members; only an owner manages members. */
-export function teamsService(repo: AccountsRepo) {
+/** What removing a member does to the team's projects: their keys and alert lists. */
+export interface TeamProjects {
+  projects: ProjectsRepo;
+  keys: ApiKeysRepo;
+  recipients: AlertRecipientsRepo;
+}
+
+export function teamsService(repo: AccountsRepo, team: TeamProjects) {
   async function ownedTeam(userId: string, teamId: string) {
     const team = (await repo.teamsOf(userId)).find((t) => t.id === teamId);
     if (!team) throw new NotFoundError('Team not found');
@@ -39,10 +49,15 @@ export function teamsService(repo: AccountsRepo) {
       if (!(await repo.revokeInvitation(teamId, invitationId))) throw new NotFoundError('Invitation not found');
     },
 
-    invitationsFor: (user: { email: string }) => repo.invitationsFor(user.email),
+    /**
+     * The invitations waiting for the user's address. An unverified address is only a claim
+     * (anyone can sign up with any address), so it sees none until it is verified.
+     */
+    invitationsFor: async (user: { email: string; emailVerified: boolean }) => (user.emailVerified ? repo.invitationsFor(user.email) : []),
 
-    /** The invitee's answer; anyone else's is a 404. */
-    async answer(user: { id: string; email: string }, invitationId: string, accept: boolean) {
+    /** The invitee's answer, from a verified address only; anyone else's is a 404. */
+    async answer(user: { id: string; email: string; emailVerified: boolean }, invitationId: string, accept: boolean) {
+      if (!user.emailVerified) throw new ForbiddenError('Verify your email address first: only a verified address can answer an invitation');
       if (!(await repo.answerInvitation(invitationId, user, accept))) throw new NotFoundError('Invitation not found');
       return repo.teamsOf(user.id);
     },
@@ -55,10 +70,25 @@ export function teamsService(repo: AccountsRepo) {
       return repo.teamsOf(userId);
     },
 
-    async removeMember(userId: string, teamId: string, memberId: string) {
+    /**
+     * The owner removes a member and decides about the keys the member made on the team's
+     * projects: 'revoke' turns them off (their hashes are returned, for the key caches),
+     * 'reassign' keeps them working under the owner's name. Either way the member's address
+     * leaves the alert lists of the team's projects (and the team fallback, being no member).
+     */
+    async removeMember(userId: string, teamId: string, memberId: string, keys: 'revoke' | 'reassign' = 'revoke') {
       await ownedTeam(userId, teamId);
-      if (!(await repo.removeMember(teamId, memberId))) throw new NotFoundError('Member not found');
-      return repo.membersOf(teamId);
+      const member = (await repo.membersOf(teamId)).find((m) => m.userId === memberId && m.role === 'member');
+      if (!member || !(await repo.removeMember(teamId, memberId))) throw new NotFoundError('Member not found');
+      const projects = await team.projects.ofTeams([teamId]);
+      const keyHashes = await team.keys.ofRemovedMember(projects.map((p) => p.id), memberId, keys, userId);
+      for (const p of projects) {
+        if (!p.alertEmails?.includes(member.email)) continue;
+        const rest = p.alertEmails.filter((e) => e !== member.email);
+        const updated = await team.projects.update(p.id, { alertEmails: rest.length ? rest : null });
+        await team.recipients.sync(p.id, updated?.alertEmails ?? [], []);
+      }
+      return { members: await repo.membersOf(teamId), keyHashes, keysRevoked: keys === 'revoke' ? keyHashes.length : 0 };
     },
   };
 }

@@ -5,12 +5,18 @@ import { projectsRepo } from '../repos/projects.ts';
 import { sessionQueries } from '../repos/sessions.ts';
 import type { OutboxRepo, OutboxJob } from '../repos/outbox.ts';
 import type { CrashContext } from '../domain/crashSummary.ts';
-import { alertRecipients, DIGEST_MAX_GROUPS, renderCrashAlert, renderCrashDigest, type DigestGroup } from '../domain/crashAlert.ts';
-import { memberEmailsOfTeam } from '../repos/accounts.ts';
-import { confirmedRecipients } from '../repos/alertRecipients.ts';
+import {
+  alertRecipients, DIGEST_MAX_GROUPS, renderCrashAlert, renderCrashDigest, withUnsubscribe, type DigestGroup, type RenderedEmail,
+} from '../domain/crashAlert.ts';
+import { deterministicSummary, DETERMINISTIC_SOURCE } from '../domain/crashSummary.ts';
+import { memberEmailsOfTeam, ownerOfTeam } from '../repos/accounts.ts';
+import { confirmedRecipients, unsubscribedRecipients } from '../repos/alertRecipients.ts';
+import { aiUsageRepo } from '../repos/aiUsage.ts';
+import { serviceSecret } from '../repos/serviceSecrets.ts';
+import { UNSUBSCRIBE_SECRET, unsubscribeLink } from '../domain/unsubscribe.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
 import type { Summarize } from './summary.ts';
-import type { Mailer } from './mailer.ts';
+import type { Mailer, MailGate } from './mailer.ts';
 
 export interface CrashAlertDeps {
   config: Pick<Config, 'alertEmailFrom' | 'alertEmailTo' | 'publicUrl' | 'alertDigestWindowMs'>;
@@ -18,6 +24,12 @@ export interface CrashAlertDeps {
   outbox: OutboxRepo;
   summarize: Summarize;
   mailer: Mailer;
+  /** The daily mail caps (per address, per account). */
+  gate: MailGate;
+  /** Takes one AI call of the project's daily budget; false when it is spent. */
+  aiBudget: (projectId: string) => Promise<boolean>;
+  /** The signed unsubscribe link of an address for a project. */
+  unsubscribeLink: (projectId: string, email: string) => Promise<string>;
 }
 
 /** What the alert job needs: the group, its project, and the first occurrence's session. */
@@ -28,8 +40,12 @@ export interface AlertSource extends CrashContext {
   alertEmails: string[] | null;
   /** Confirmed addresses of the project's list. */
   confirmedEmails: string[];
-  /** The members of the project's team; null for a project of no team. */
+  /** The members of the project's team (verified addresses); null for a project of no team. */
   teamMembers: string[] | null;
+  /** Addresses that unsubscribed from this project's alerts. */
+  unsubscribed: string[];
+  /** The owner of the project's team, whose account the alert mail counts against; null for no team. */
+  ownerId: string | null;
   firstSeenAt: number;
   summary: string | null;
   summarySource: string | null;
@@ -65,6 +81,8 @@ export function alertCrashes(db: Postgres): AlertCrashes {
         alertEmails: project.alertEmails,
         confirmedEmails: await confirmedRecipients(db, g.projectId),
         teamMembers: teamId === null ? null : await memberEmailsOfTeam(db, teamId),
+        unsubscribed: await unsubscribedRecipients(db, g.projectId),
+        ownerId: teamId === null ? null : await ownerOfTeam(db, teamId),
         message: g.message,
         stackHead: g.stackHead,
         isFatal: g.isFatal,
@@ -99,20 +117,34 @@ export function crashAlertJob(d: CrashAlertDeps) {
     const src = await d.crashes.alertSource(job.groupId);
     if (!src) throw new PermanentJobError(`crash group ${job.groupId} not found`);
 
+    // The AI is asked only by a job that holds its project's alert slot and fits the project's
+    // daily budget: a burst of new groups (a digest), a project with no recipients, or a spent
+    // budget get the deterministic summary, so a crash flood cannot become a flood of model calls.
     let summary = src.summary;
     let source = src.summarySource ?? '';
-    if (summary === null) {
-      const made = await d.summarize(src);
+    const ensureSummary = async (ai: boolean) => {
+      if (summary !== null) return;
+      const made = ai && (await d.aiBudget(src.projectId))
+        ? await d.summarize(src)
+        : { summary: deterministicSummary(src), source: DETERMINISTIC_SOURCE };
       ({ summary, source } = await d.crashes.storeSummary(src.groupId, made.summary, made.source));
-    }
+    };
 
-    if (job.sentAt) return { note: 'email already sent by an earlier attempt' };
-    if (await d.outbox.isSent(job.id)) return { note: 'sent in a digest with other new groups of the project' };
+    if (job.sentAt) {
+      await ensureSummary(false);
+      return { note: 'email already sent by an earlier attempt' };
+    }
+    if (await d.outbox.isSent(job.id)) {
+      await ensureSummary(false);
+      return { note: 'sent in a digest with other new groups of the project' };
+    }
+    const unsubscribed = new Set(src.unsubscribed);
     const to = alertRecipients({
       projectList: src.alertEmails, confirmed: src.confirmedEmails, teamMembers: src.teamMembers, defaults: d.config.alertEmailTo,
-    });
+    }).filter((e) => !unsubscribed.has(e));
     if (!to.length) {
-      return { note: 'no recipients: no confirmed address on the project list, no team members, no ALERT_EMAIL_TO; nothing sent' };
+      await ensureSummary(false);
+      return { note: 'no recipients: no confirmed address on the project list, no team members, no ALERT_EMAIL_TO (or all unsubscribed); nothing sent' };
     }
 
     // One alert per project per window: a group that comes while the slot is taken waits for
@@ -121,16 +153,36 @@ export function crashAlertJob(d: CrashAlertDeps) {
     if (wait !== null) throw new DeferJobError(Math.max(wait, 50));
     const waiting = await d.outbox.unsentAlerts(src.projectId, 1000);
     const others = waiting.filter((w) => w.id !== job.id);
-    const plural = (n: number) => `${n} recipient${n === 1 ? '' : 's'}`;
+
+    // One copy per recipient, each with its own unsubscribe link, each within the daily caps.
+    const sendEach = async (mail: RenderedEmail, headers: Record<string, string>) => {
+      let sent = 0;
+      let capped = 0;
+      for (const addr of to) {
+        if (!(await d.gate('alert', addr, src.ownerId))) {
+          capped++;
+          continue;
+        }
+        const link = await d.unsubscribeLink(src.projectId, addr);
+        const m = withUnsubscribe(mail, link);
+        await d.mailer.send({
+          from: d.config.alertEmailFrom, to: [addr], subject: m.subject, text: m.text, html: m.html, messageId: m.messageId,
+          headers: { ...headers, 'List-Unsubscribe': `<${link}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+        });
+        sent++;
+      }
+      const plural = (n: number) => `${n} recipient${n === 1 ? '' : 's'}`;
+      return `${plural(sent)} via ${d.mailer.kind}${capped ? `; ${plural(capped)} skipped (daily mail cap)` : ''}`;
+    };
+
     if (others.length === 0) {
-      const mail = renderCrashAlert({ ...src, summary, summarySource: source }, d.config.publicUrl);
-      await d.mailer.send({
-        from: d.config.alertEmailFrom, to, subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId,
-        headers: { 'X-Flightrec-Project': src.projectId, 'X-Flightrec-Crash-Group': src.groupId },
-      });
+      await ensureSummary(true);
+      const mail = renderCrashAlert({ ...src, summary: summary!, summarySource: source }, d.config.publicUrl);
+      const how = await sendEach(mail, { 'X-Flightrec-Project': src.projectId, 'X-Flightrec-Crash-Group': src.groupId });
       await d.outbox.markSent(job.id, mail.messageId);
-      return { note: `sent to ${plural(to.length)} via ${d.mailer.kind}` };
+      return { note: `sent to ${how}` };
     }
+    await ensureSummary(false);
     const lines: DigestGroup[] = [{ groupId: src.groupId, message: src.message, firstSeenAt: src.firstSeenAt }];
     for (const w of others.slice(0, DIGEST_MAX_GROUPS - 1)) {
       const line = await d.crashes.digestLine(w.groupId);
@@ -139,11 +191,24 @@ export function crashAlertJob(d: CrashAlertDeps) {
     const mail = renderCrashDigest(
       { projectId: src.projectId, projectName: src.projectName, digestId: String(job.id) }, lines, others.length + 1, d.config.publicUrl,
     );
-    await d.mailer.send({
-      from: d.config.alertEmailFrom, to, subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId,
-      headers: { 'X-Flightrec-Project': src.projectId },
-    });
+    const how = await sendEach(mail, { 'X-Flightrec-Project': src.projectId });
     await d.outbox.markSentMany([job.id, ...others.map((o) => o.id)], mail.messageId);
-    return { note: `digest of ${others.length + 1} groups sent to ${plural(to.length)} via ${d.mailer.kind}` };
+    return { note: `digest of ${others.length + 1} groups sent to ${how}` };
+  };
+}
+
+/** The alert job's budget and link signing, from Postgres (shared by every worker process). */
+export function alertLimits(db: Postgres, config: Pick<Config, 'aiSummariesPerProjectPerDay' | 'publicUrl'>) {
+  const usage = aiUsageRepo(db);
+  let secret: Promise<string> | undefined;
+  return {
+    aiBudget: (projectId: string) => usage.take(projectId, config.aiSummariesPerProjectPerDay),
+    async unsubscribeLink(projectId: string, email: string) {
+      secret ??= serviceSecret(db, UNSUBSCRIBE_SECRET).catch((err: unknown) => {
+        secret = undefined;
+        throw err;
+      });
+      return unsubscribeLink(config.publicUrl, await secret, projectId, email);
+    },
   };
 }

@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config.ts';
+import type { Postgres } from '../stores/postgres/port.ts';
+import { mailLogRepo, type MailCaps, type MailKind } from '../repos/mailLog.ts';
 
 export interface OutgoingMail {
   from: string;
@@ -45,7 +48,8 @@ export function createMailer(config: Pick<Config, 'smtpUrl' | 'dataDir'>): Maile
       // Alerts carry crash data: readable by the service's user only.
       await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
       const local = (m.messageId.replace(/^<|>$/g, '').split('@')[0] ?? '').replace(/[^A-Za-z0-9._-]/g, '');
-      const base = `${new Date().toISOString().replace(/[:.]/g, '-')}-${local}`;
+      // The random part keeps apart the copies of one alert sent to several recipients in one millisecond.
+      const base = `${new Date().toISOString().replace(/[:.]/g, '-')}-${local}-${randomBytes(4).toString('hex')}`;
       const file = path.join(dir, `${base}.eml`);
       // Written whole, then renamed: a reader of the directory never sees half a message.
       const tmp = path.join(dir, `.${base}.${process.pid}.tmp`);
@@ -66,5 +70,25 @@ function toNodemailer(m: OutgoingMail) {
     html: m.html,
     messageId: m.messageId,
     headers: { 'Auto-Submitted': 'auto-generated', ...m.headers },
+  };
+}
+
+/**
+ * Whether one more email of `kind` may go to `recipient` on behalf of `accountId` (null: no
+ * account, e.g. ALERT_EMAIL_TO): the daily caps per address and per account (MAIL_ADDRESS_DAILY_MAX,
+ * MAIL_ACCOUNT_DAILY_MAX). A yes is a reservation: every sender asks once per recipient, just
+ * before sending.
+ */
+export type MailGate = (kind: MailKind, recipient: string, accountId: string | null) => Promise<boolean>;
+
+export function mailGate(db: Postgres, caps: MailCaps): MailGate {
+  const log = mailLogRepo(db);
+  let prunedAt = 0;
+  return async (kind, recipient, accountId) => {
+    if (Date.now() - prunedAt > 3_600_000) {
+      prunedAt = Date.now();
+      await log.prune();
+    }
+    return log.reserve(kind, recipient, accountId, caps);
   };
 }

@@ -1,5 +1,12 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { TestServer } from './server.ts';
+import { parseMail } from './smtp.ts';
+import { waitFor } from './wait.ts';
+import { verificationMails } from '../../src/workers/accountMails.ts';
+import type { Mailer, OutgoingMail } from '../../src/workers/mailer.ts';
+import { silentLog } from '../../src/domain/log.ts';
 
 export const PASSWORD = 'correct horse battery';
 
@@ -20,11 +27,41 @@ export function cookieFrom(setCookie: string | string[] | undefined): string {
   return first.split(';')[0]!;
 }
 
-export async function signup(s: TestServer, email = `u-${randomUUID()}@example.com`, password = PASSWORD): Promise<Account> {
+/** The token of the latest verification link mailed to `email`, read from the mail the service sent. */
+export async function verificationToken(s: TestServer, email: string): Promise<string> {
+  // This process's own verification sweep, with a mailer that keeps what it is given; when the
+  // server's worker runs (RUN_WORKER), it may have sent the link first: then it is in DATA_DIR/mail.
+  const kept: OutgoingMail[] = [];
+  const memory: Mailer = { kind: 'file', async send(m) { kept.push(m); return 'memory'; }, close() {} };
+  await verificationMails(s.svc.config, s.svc.stores.pg, memory, async () => true, silentLog)();
+  const link = /token=([A-Za-z0-9_%-]+)/;
+  const mine = kept.find((m) => m.to.includes(email));
+  if (mine) return decodeURIComponent(link.exec(mine.text)![1]!);
+  const dir = path.join(s.dataDir, 'mail');
+  return waitFor(`the verification email to ${email}`, () => {
+    if (!fs.existsSync(dir)) return null;
+    const mails = fs.readdirSync(dir).filter((f) => f.endsWith('.eml')).sort().reverse()
+      .map((f) => parseMail(fs.readFileSync(path.join(dir, f), 'utf8')))
+      .filter((m) => m.headers.to === email && /verify/i.test(m.headers.subject ?? ''));
+    const m = mails[0] && link.exec(mails[0].body.replace(/=\n/g, '').replace(/=3D/g, '='));
+    return m ? decodeURIComponent(m[1]!) : null;
+  });
+}
+
+/** Verifies the account's address the way its owner does: the token of the emailed link, posted. */
+export async function verifyEmail(s: TestServer, email: string): Promise<void> {
+  const token = await verificationToken(s, email);
+  const r = await s.app.inject({ method: 'POST', url: '/api/auth/verify', payload: { token } });
+  if (r.statusCode !== 200) throw new Error(`verify failed: ${r.statusCode} ${r.body}`);
+}
+
+/** A new account, signed in; its address verified unless `verified: false`. */
+export async function signup(s: TestServer, email = `u-${randomUUID()}@example.com`, password = PASSWORD, opts: { verified?: boolean } = {}): Promise<Account> {
   const r = await s.app.inject({ method: 'POST', url: '/api/auth/signup', payload: { email, password } });
   if (r.statusCode !== 201) throw new Error(`signup failed: ${r.statusCode} ${r.body}`);
   const body = r.json();
   const cookie = cookieFrom(r.headers['set-cookie']);
+  if (opts.verified !== false) await verifyEmail(s, email);
   return {
     email, userId: body.user.id, teamId: body.teams[0].id, cookie, csrf: body.csrfToken,
     headers: { cookie, 'x-csrf-token': body.csrfToken },

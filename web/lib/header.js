@@ -39,6 +39,7 @@ export function renderTop(section, projectId) {
         onclick: async () => {
           await api('POST', '/api/auth/logout', {}).catch(() => {});
           state.user = null;
+          state.verification = null;
           setCsrf(null);
           navigate('#/login');
         },

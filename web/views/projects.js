@@ -84,7 +84,9 @@ function keyRow(project, key, rerender) {
         },
       }),
       key.prefix ? null : h('div.hint', 'made before key prefixes were kept')),
-    h('td', { 'data-label': 'Created' }, fmtDate(key.createdAt)),
+    h('td', { 'data-label': 'Created' }, fmtDate(key.createdAt),
+      h('div.hint', key.createdByEmail ? `by ${key.createdByEmail}` : 'by the operator')),
+    h('td', { 'data-label': 'Scopes' }, (key.scopes ?? []).join(', ') || '—'),
     h('td', { 'data-label': 'Status' }, st, key.deactivatedAt && !key.active ? h('div.hint', 'since ', fmtDate(key.deactivatedAt)) : null),
     h('td', { 'data-label': 'Actions' }, key.active
       ? h('button.danger', {
@@ -184,7 +186,7 @@ function projectCard(project, rerender) {
     h('h3', 'API keys'),
     project.keys.length
       ? h('div.table-wrap', h('table.keys.stack-sm',
-        h('thead', h('tr', ['Key', 'Created (UTC)', 'Status'].map((c) => h('th', { scope: 'col' }, c)), h('th', { scope: 'col' }, h('span.sr-only', 'Actions')))),
+        h('thead', h('tr', ['Key', 'Created (UTC)', 'Scopes', 'Status'].map((c) => h('th', { scope: 'col' }, c)), h('th', { scope: 'col' }, h('span.sr-only', 'Actions')))),
         keysBody))
       : h('p.empty', 'No keys yet.'),
     newKeyForm(project, keysBody, slot, rerender),

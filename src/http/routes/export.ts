@@ -26,7 +26,7 @@ export const exportRoutes = (svc: Services): Routes => async (app) => {
     const filter = ep.filter(q);
     const { format, stream } = resolveFormat(q);
     if (stream && format !== 'json') {
-      const release = svc.exportStreams.acquire(req.projectId);
+      const release = await svc.exportStreams.acquire(req.projectId);
       if (!release) throw new TooBusyError(`At most ${svc.exportStreams.max} streamed exports at once per project`, 5);
       reply.raw.once('close', release);
       try {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services/index.ts';
 import { loggableError } from '../../domain/log.ts';
+import { metricsAuth } from '../auth.ts';
 
 const status = { type: 'object', properties: { status: { type: 'string' }, error: { type: 'string' } } } as const;
 
@@ -31,7 +32,7 @@ export const healthRoutes = (svc: Services): FastifyPluginAsync => async (app) =
   app.get('/health', { ...quiet, schema: { tags: ['health'], description: 'Readiness (same as /health/ready)', response: { 200: status, 503: status } } }, ready);
   app.get('/health/ready', { ...quiet, schema: { tags: ['health'], description: 'Readiness: 200 when Postgres and ClickHouse answer (or, ClickHouse away, the ingest spool has room), else 503', response: { 200: status, 503: status } } }, ready);
   app.get('/health/live', { ...quiet, schema: { tags: ['health'], description: 'Liveness: 200 while the process serves HTTP; touches no store', response: { 200: status } } }, async () => ({ status: 'ok' }));
-  app.get('/metrics', { ...quiet, schema: { hide: true } }, async (_req, reply) => {
+  app.get('/metrics', { ...quiet, schema: { hide: true }, onRequest: metricsAuth(svc.config.metricsToken) }, async (_req, reply) => {
     const r = svc.metrics.registry;
     return reply.type(r.contentType).send(await r.metrics());
   });

@@ -1,7 +1,7 @@
 import type { ClickHouse, Params, Settings } from '../../stores/clickhouse/port.ts';
 import { CSV_CLICKHOUSE_SETTINGS, formulaPatternRe2 } from '../../domain/csv.ts';
 import { concatParquet } from '../../domain/parquetConcat.ts';
-import type { Encoding, ExportResource, Row } from './types.ts';
+import type { ChunkSize, Encoding, ExportResource, Row } from './types.ts';
 
 /** Settings of every export read, on top of the adapters' own QUERY_SETTINGS. */
 const SETTINGS: Settings = {
@@ -92,12 +92,25 @@ export function chPageEncoded(ch: ClickHouse, src: ChSource<unknown>, offset: nu
 /**
  * Keyset chunks in ClickHouse's own output format. The stream's end is the greatest key at
  * its start, so rows appended meanwhile do not keep it running. Each chunk first finds its
- * last key (the chunkRows-th key after the previous chunk, or the end), then reads every row
- * in (previous key, that key] with FINAL: a row inserted into that range in between is read
- * once, and a chunk never has to be parsed to learn where it stopped.
+ * last key — the first key after the previous chunk where the rows' running size
+ * (`byteSize(*)`, the engine's own estimate of a row in memory) reaches `size.bytes`, else the
+ * `size.rows`-th key, else the end — then reads every row in (previous key, that key] with FINAL:
+ * a row inserted into that range in between is read once, and a chunk never has to be parsed to
+ * learn where it stopped. A chunk is one buffer, so its bytes bound the stream's memory.
  */
-export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encoding, chunkRows: number): AsyncGenerator<Buffer> {
+export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encoding, size: ChunkSize): AsyncGenerator<Buffer> {
   const ks = src.keyset;
+  const lastKeyOfChunk = (cond: string, params: Params) =>
+    ch.query<K>(
+      `SELECT * EXCEPT (__bytes, __n) FROM (
+         SELECT ${ks.keySelect}, sum(byteSize(*)) OVER w AS __bytes, row_number() OVER w AS __n
+         FROM ${src.table} WHERE ${src.where} AND ${cond}
+         WINDOW w AS (ORDER BY ${ks.order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+         ORDER BY ${ks.order} LIMIT {chunkRows:UInt64}
+       ) WHERE __bytes >= {chunkBytes:UInt64} OR __n = {chunkRows:UInt64} ORDER BY __n LIMIT 1`,
+      { ...src.params, ...params, chunkRows: size.rows, chunkBytes: size.bytes },
+      SETTINGS,
+    );
   const keyQuery = (cond: string, order: string, params: Params, offset: number) =>
     ch.query<K>(
       `SELECT ${ks.keySelect} FROM ${src.table} WHERE ${src.where} AND ${cond} ORDER BY ${order} LIMIT 1 OFFSET {skip:UInt64}`,
@@ -118,7 +131,7 @@ export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encodi
   for (;;) {
     const lower = last === undefined ? '1' : ks.after('a');
     const lowerParams = last === undefined ? {} : ks.params(last, 'a');
-    const found = (await keyQuery(`${lower} AND ${ks.atMost('e')}`, ks.order, { ...lowerParams, ...ks.params(end, 'e') }, chunkRows - 1))[0];
+    const found = (await lastKeyOfChunk(`${lower} AND ${ks.atMost('e')}`, { ...lowerParams, ...ks.params(end, 'e') }))[0];
     const upto = found ?? end;
     const f = formatOf(src.selects, enc, !headerDone);
     const out = await ch.queryRaw(

@@ -2,7 +2,7 @@ import type { Queryable } from '../../stores/postgres/port.ts';
 import { csvHeader, csvRows, ndjsonRows } from '../../domain/csv.ts';
 import { concatParquet } from '../../domain/parquetConcat.ts';
 import { parquetFile, type ParquetColumn } from './parquet.ts';
-import type { ChangeFilter, ChangeKey, Encoding, ExportResource, Row } from './types.ts';
+import type { ChangeFilter, ChangeKey, ChunkSize, Encoding, ExportResource, Row } from './types.ts';
 
 /** A Postgres table's export: rows are read as SQL rows, shaped in JS, encoded here. */
 export interface PgSource<F, R> {
@@ -23,6 +23,17 @@ export interface PgSource<F, R> {
 /** The Postgres clock in Unix ms: the one clock every `updated_at` is stamped with. */
 export const PG_NOW_MS = 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
+/**
+ * The newest `updated_at` an incremental read may return, given a lag of `$n` ms: now − lag,
+ * and never at or past the start of the oldest transaction still open that has written
+ * anything (it may hold rows stamped from its start on, invisible until it commits; a cursor
+ * that moved past them would never return them). Other sessions of the same role are visible in
+ * `pg_stat_activity`; PGlite has one connection, so nothing else can be open there.
+ */
+export const changeHorizon = (lagParam: string) =>
+  `LEAST(${PG_NOW_MS} - ${lagParam}, COALESCE((SELECT floor(extract(epoch from min(xact_start)) * 1000)::bigint - 1
+     FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()), ${PG_NOW_MS}))`;
+
 export function encodeRows(src: { fields: readonly string[]; parquet: readonly ParquetColumn[] }, rows: Row[], enc: Encoding, header: boolean): string | Buffer {
   if (enc === 'parquet') return parquetFile(src.parquet, rows);
   if (enc === 'ndjson') return ndjsonRows(src.fields, rows);
@@ -34,7 +45,9 @@ export function encodeRows(src: { fields: readonly string[]; parquet: readonly P
  * (updated_at, id), rows after the cursor and up to the pinned `until` key. `lagMs` is the
  * safety lag of that window: a row is only returned once its `updated_at` is at least that old,
  * so a transaction that stamped a row and commits a little later is read by the next pull
- * instead of being passed over by a cursor that moved beyond its stamp (docs/export.md).
+ * instead of being passed over by a cursor that moved beyond its stamp (docs/export.md); and
+ * however long a writing transaction stays open, the window ends before its start
+ * (`changeHorizon`), so the lag need not be long enough for the slowest writer.
  */
 export function pgResource<F extends ChangeFilter, R extends Record<string, unknown>>(
   db: Queryable,
@@ -55,7 +68,7 @@ export function pgResource<F extends ChangeFilter, R extends Record<string, unkn
         where += ` AND (updated_at, id) <= ($${params.length - 1}, $${params.length})`;
       } else {
         params.push(opts.lagMs);
-        where += ` AND updated_at <= ${PG_NOW_MS} - $${params.length}`;
+        where += ` AND updated_at <= ${changeHorizon(`$${params.length}::bigint`)}`;
       }
     }
     return { params, where };
@@ -76,7 +89,11 @@ export function pgResource<F extends ChangeFilter, R extends Record<string, unkn
     return src.shape(projectId, r.rows);
   }
 
-  async function* chunks(projectId: string, f: F, enc: Encoding, chunkRows: number): AsyncGenerator<Buffer | string> {
+  /**
+   * Keyset chunks of at most `size.rows` rows that stop once their rows' running size
+   * (the row as text) reaches `size.bytes`: wide rows make short chunks.
+   */
+  async function* chunks(projectId: string, f: F, enc: Encoding, size: ChunkSize): AsyncGenerator<Buffer | string> {
     const { params, where } = base(f);
     const [k1, k2] = keyOf(f);
     bind(projectId, params);
@@ -92,18 +109,27 @@ export function pgResource<F extends ChangeFilter, R extends Record<string, unkn
       return;
     }
     const n = params.length;
-    let last: Record<string, unknown> | undefined;
+    // The row as text: its stored size would count a compressed (TOASTed) value small.
+    const rowBytes = `octet_length(${src.table}.*::text)`;
+    const same = (a: unknown, b: unknown) => (a instanceof Date ? a.getTime() : String(a)) === (b instanceof Date ? b.getTime() : String(b));
+    let last: { __k1: unknown; __k2: unknown } | undefined;
     for (;;) {
-      const after = last === undefined ? '' : ` AND (${k1}, ${k2}) > ($${n + 4}, $${n + 5})`;
-      const r = await db.query<R>(
-        `SELECT ${src.columns} FROM ${src.table} WHERE ${where} AND (${k1}, ${k2}) <= ($${n + 1}, $${n + 2})${after}
-         ORDER BY ${k1}, ${k2} LIMIT $${n + 3}`,
-        [...params, end.k1, end.k2, chunkRows, ...(last === undefined ? [] : [last[k1], last[k2]])],
+      const after = last === undefined ? '' : ` AND (${k1}, ${k2}) > ($${n + 5}, $${n + 6})`;
+      // Rows whose running size before them is under the bound: the first row always comes.
+      const r = await db.query<R & { __k1: unknown; __k2: unknown; __before: unknown }>(
+        `SELECT * FROM (
+           SELECT ${src.columns}, ${k1} AS __k1, ${k2} AS __k2,
+                  sum(${rowBytes}) OVER (ORDER BY ${k1}, ${k2} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - ${rowBytes} AS __before
+           FROM ${src.table} WHERE ${where} AND (${k1}, ${k2}) <= ($${n + 1}, $${n + 2})${after}
+           ORDER BY ${k1}, ${k2} LIMIT $${n + 3}
+         ) c WHERE __before < $${n + 4} ORDER BY __k1, __k2`,
+        [...params, end.k1, end.k2, size.rows, size.bytes, ...(last === undefined ? [] : [last.__k1, last.__k2])],
       );
       if (r.rows.length === 0) return;
-      yield encodeRows(src, await src.shape(projectId, r.rows), enc, false);
-      if (r.rows.length < chunkRows) return;
-      last = r.rows[r.rows.length - 1];
+      const rows = r.rows.map(({ __k1: _a, __k2: _b, __before: _c, ...row }) => row as unknown as R);
+      yield encodeRows(src, await src.shape(projectId, rows), enc, false);
+      last = r.rows[r.rows.length - 1]!;
+      if (same(last.__k1, end.k1) && same(last.__k2, end.k2)) return;
     }
   }
 
@@ -142,7 +168,7 @@ export function pgResource<F extends ChangeFilter, R extends Record<string, unkn
       return encodeRows(src, await page(projectId, f, offset, limit), enc, true);
     },
     /** Keyset chunks up to the greatest key at the start, as in the ClickHouse exports. */
-    chunks: (projectId, f, enc, chunkRows) =>
-      enc === 'parquet' ? concatParquet(chunks(projectId, f, enc, chunkRows)) : chunks(projectId, f, enc, chunkRows),
+    chunks: (projectId, f, enc, size) =>
+      enc === 'parquet' ? concatParquet(chunks(projectId, f, enc, size)) : chunks(projectId, f, enc, size),
   };
 }

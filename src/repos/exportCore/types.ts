@@ -41,12 +41,20 @@ export interface ExportResource<F> {
    * Every matching row, encoded, as successive bounded chunks read by keyset (sort key >
    * last chunk's key), up to the last key that existed when the stream began. Pulled lazily:
    * the next chunk is queried only when the consumer asks for it. Parquet chunks are joined
-   * into one file (domain/parquetConcat.ts).
+   * into one file (domain/parquetConcat.ts). A chunk ends at `size.rows` rows or once its rows
+   * reach `size.bytes` (as the store sizes them), whichever comes first, so wide rows make short
+   * chunks and the memory a stream holds is bounded in bytes, not rows.
    */
-  chunks(projectId: string, filter: F, enc: Encoding, chunkRows: number): AsyncGenerator<Buffer | string>;
+  chunks(projectId: string, filter: F, enc: Encoding, size: ChunkSize): AsyncGenerator<Buffer | string>;
 }
 
 export interface DateFilter {
   fromMs?: number;
   toMsExclusive?: number;
+}
+
+/** The bound of one keyset chunk of a stream: rows, and bytes (at least one row per chunk). */
+export interface ChunkSize {
+  rows: number;
+  bytes: number;
 }

@@ -19,7 +19,7 @@ export const teamRoutes = (svc: Services): Routes => async (app) => {
     return { ok: true };
   });
 
-  app.get('/invitations', { schema: { tags } }, async (req) => ({ data: await teams.invitationsFor(req.user) }));
+  app.get('/invitations', { schema: { tags } }, async (req) => ({ data: await teams.invitationsFor(req.user), emailVerified: req.user.emailVerified }));
 
   app.post('/invitations/:invitationId/accept', { schema: { tags, params: params('invitationId') } },
     async (req) => ({ ok: true, teams: await teams.answer(req.user, req.params.invitationId, true) }));
@@ -30,7 +30,15 @@ export const teamRoutes = (svc: Services): Routes => async (app) => {
   app.post('/teams/:teamId/leave', { schema: { tags, params: params('teamId') } },
     async (req) => ({ ok: true, teams: await teams.leave(req.user.id, req.params.teamId) }));
 
+  // The owner decides what happens to the keys the member made: revoked (the default) or reassigned to the owner.
   app.delete('/teams/:teamId/members/:userId', {
-    schema: { tags, params: params('teamId', 'userId') },
-  }, async (req) => ({ data: await teams.removeMember(req.user.id, req.params.teamId, req.params.userId) }));
+    schema: {
+      tags, params: params('teamId', 'userId'),
+      querystring: { type: 'object', properties: { keys: { type: 'string', enum: ['revoke', 'reassign'], default: 'revoke' } } },
+    },
+  }, async (req) => {
+    const r = await teams.removeMember(req.user.id, req.params.teamId, req.params.userId, req.query.keys);
+    await Promise.all(r.keyHashes.map((h) => svc.keys.invalidate(h)));
+    return { data: r.members, keysRevoked: r.keysRevoked };
+  });
 };
