@@ -7,6 +7,7 @@ import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence
 import type { SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
 import type { SymbolicationService } from './symbolication.ts';
+import { ADMIN_ACTOR, recordHistory, SYSTEM_ACTOR, type Actor } from '../repos/crashGroupActivity.ts';
 
 export type RecordCrashResult =
   | { outcome: 'no-session' }
@@ -100,6 +101,10 @@ export interface CrashGroupsDeps {
   touched?: (projectId: string, groupId: string) => void;
 }
 
+/** Who moves a group by hand: the management API's token or a dashboard account (repos/crashGroupActivity.ts). */
+export type { Actor };
+export { ADMIN_ACTOR };
+
 /**
  * The crash workflow: recording an occurrence (grouping, the first-occurrence decision, the
  * automatic reopening, the session's flags), status changes by hand, and the group's read
@@ -164,7 +169,11 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       }
       if (!newGroup) {
         if (session.app_version !== null && statusAfterOccurrence(group.status, session.app_version, group.resolved_versions) === 'open') {
-          await groups.reopen(projectId, group.id, session.app_version);
+          const groupId = group.id;
+          await groups.reopen(projectId, groupId, session.app_version, (q) => recordHistory(q, {
+            projectId, groupId, kind: 'regression', fromStatus: 'resolved', toStatus: 'open', actor: SYSTEM_ACTOR,
+            appVersion: session.app_version, platform: session.platform,
+          }));
         }
         if (c.timestamp < Number(group.first_seen_at)) await groups.moveFirstSeen(projectId, group.id, c.timestamp);
         d.touched?.(projectId, group.id);
@@ -244,11 +253,11 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      * leaves the group resolved, one from a new version reopens it. Setting the status a group
      * already has changes nothing (safe to retry).
      */
-    async setStatus(projectId: string, groupId: string, to: CrashGroupStatus): Promise<SetStatusResult> {
+    async setStatus(projectId: string, groupId: string, to: CrashGroupStatus, actor: Actor = ADMIN_ACTOR): Promise<SetStatusResult> {
       const r = await groups.updateStatus(projectId, groupId, async (row) => {
         if (!canTransition(row.status, to)) return null;
         return { status: to, resolvedVersions: to === 'resolved' ? await occurrences.versionsOf(projectId, row.group_key) : null };
-      });
+      }, (q, from) => recordHistory(q, { projectId, groupId, kind: 'status', fromStatus: from, toStatus: to, actor }));
       if (r.outcome === 'not-found') return r;
       const [group] = await withFacts(projectId, [r.row]);
       if (!group) throw new Error(`crash group ${groupId} lost its read model`);
