@@ -80,10 +80,12 @@ describe('clustered ClickHouse schema', () => {
 
   it('keeps release health on the shard of its session facts: the view reads and writes local tables', () => {
     expect(find(/^CREATE TABLE IF NOT EXISTS session_facts ON CLUSTER/)).toMatch(/'session_facts_local', cityHash64\(project_id, session_id\)\)$/);
-    expect(find(/^CREATE TABLE IF NOT EXISTS release_health_hourly_local ON CLUSTER/)).toMatch(/ENGINE = ReplicatedAggregatingMergeTree\(/);
-    const mv = find(/^CREATE MATERIALIZED VIEW IF NOT EXISTS release_health_hourly_mv /);
-    expect(mv).toMatch(/TO release_health_hourly_local AS\n/);
-    expect(mv).toContain('FROM session_facts_local\n');
+    for (const t of ['release_health_daily', 'release_adoption_hourly']) {
+      expect(find(new RegExp(`^CREATE TABLE IF NOT EXISTS ${t}_local ON CLUSTER`))).toMatch(/ENGINE = ReplicatedAggregatingMergeTree\(/);
+      const mv = find(new RegExp(`^CREATE MATERIALIZED VIEW IF NOT EXISTS ${t}_mv `));
+      expect(mv).toMatch(new RegExp(`TO ${t}_local AS\n`));
+      expect(mv).toContain('FROM session_facts_local\n');
+    }
   });
 
   it('applies retention, ALTERs and DROPs on every node, to the tables that store rows', () => {

@@ -132,7 +132,8 @@ describe('release health', () => {
     // Sessions that predate release health: the facts are copied from Postgres once, at start-up.
     const { pg, ch } = s.svc.stores;
     await ch.exec('TRUNCATE TABLE session_facts');
-    await ch.exec('TRUNCATE TABLE release_health_hourly');
+    await ch.exec('TRUNCATE TABLE release_health_daily');
+    await ch.exec('TRUNCATE TABLE release_adoption_hourly');
     expect((await s.app.inject({ method: 'GET', url: `/export/releases?from=${day}&to=${day}`, headers: project.auth })).json().total).toBe(0);
     await pg.query('DELETE FROM session_facts_backfill');
     await pg.tx((q) => backfillSessionFacts(q, ch));

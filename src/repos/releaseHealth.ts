@@ -1,13 +1,15 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
 
 /**
- * ClickHouse `release_health_hourly`: the uniq states of sessions, users, crashed sessions and
- * crashed users per (project, UTC hour of the session's start, app version, platform), kept by
- * the view over session_facts (clickhouse/007_release_health.sql). Reads merge a range of hours.
+ * ClickHouse `release_health_daily` and `release_adoption_hourly`: the sketches of sessions,
+ * users, crashed sessions and crashed users per (project, UTC day of the session's start, app
+ * version, platform), and of sessions per UTC hour, kept by their views over session_facts
+ * (clickhouse/007_release_health.sql). Reads merge the states of a range.
  */
-const HOURLY = 'release_health_hourly';
+const DAILY = 'release_health_daily';
+const HOURLY = 'release_adoption_hourly';
 
-/** The figures of one release (or one release's day). */
+/** The figures of one release over a range, or over one UTC day of it. */
 export interface ReleaseCounts {
   appVersion: string;
   platform: string;
@@ -17,60 +19,69 @@ export interface ReleaseCounts {
   crashedUsers: number;
 }
 
-interface CountRow { v: string; p: string; s: number; u: number; cs: number; cu: number }
-
-const COUNTS = `app_version AS v, platform AS p, uniqMerge(sessions) AS s, uniqMerge(users) AS u,
-  uniqMerge(crashed_sessions) AS cs, uniqMerge(crashed_users) AS cu`;
-
-const RANGE = `project_id = {project:String} AND hour >= toDateTime({from:UInt32}, 'UTC') AND hour < toDateTime({to:UInt32}, 'UTC')`;
-
-const toCounts = (r: CountRow): ReleaseCounts => ({
-  appVersion: r.v, platform: r.p, sessions: Number(r.s), users: Number(r.u), crashedSessions: Number(r.cs), crashedUsers: Number(r.cu),
-});
-
-/** A range of hours [fromMs, toMs), optionally one platform. */
+/** Whole UTC days [fromMs, toMs), optionally one platform. */
 export interface HealthRange { fromMs: number; toMs: number; platform?: string }
 
-const params = (projectId: string, r: HealthRange) => ({
-  project: projectId, from: Math.floor(r.fromMs / 1000), to: Math.ceil(r.toMs / 1000), platform: r.platform ?? '',
-});
-const platformFilter = (r: HealthRange) => (r.platform === undefined ? '' : ' AND platform = {platform:String}');
+export interface RangeFigures {
+  totals: ReleaseCounts[];
+  daily: (ReleaseCounts & { day: string })[];
+}
+
+const sec = (ms: number) => Math.floor(ms / 1000);
+const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const onePlatform = (p: string | undefined) => (p === undefined ? '' : ' AND platform = {platform:String}');
+const key = (x: { v: string; p: string }) => `${x.p}\u0000${x.v}`;
 
 export function releaseHealthRepo(ch: ClickHouse) {
   return {
-    /** Each release's figures over the range (releases with no session in it are absent). */
-    async totals(projectId: string, r: HealthRange): Promise<ReleaseCounts[]> {
-      const rows = await ch.query<CountRow>(
-        `SELECT ${COUNTS} FROM ${HOURLY} WHERE ${RANGE}${platformFilter(r)} GROUP BY v, p`, params(projectId, r));
-      return rows.map(toCounts);
+    /**
+     * Each release's figures over the range and per UTC day of it, in one pass over the daily
+     * states (GROUPING SETS: each state is read and decoded once for both).
+     */
+    async range(projectId: string, r: HealthRange): Promise<RangeFigures> {
+      const rows = await ch.query<{ d: string; v: string; p: string; s: number; u: number; cs: number; cu: number; whole: number }>(
+        `SELECT toString(day) AS d, app_version AS v, platform AS p,
+           uniqCombinedMerge(14)(sessions) AS s, uniqCombinedMerge(14)(users) AS u,
+           uniqCombinedMerge(14)(crashed_sessions) AS cs, uniqCombinedMerge(14)(crashed_users) AS cu,
+           grouping(d) AS whole
+         FROM ${DAILY}
+         WHERE project_id = {project:String}${onePlatform(r.platform)} AND day >= {from:Date} AND day < {to:Date}
+         GROUP BY GROUPING SETS ((d, v, p), (v, p))`,
+        { project: projectId, platform: r.platform ?? '', from: date(r.fromMs), to: date(r.toMs) },
+      );
+      const out: RangeFigures = { totals: [], daily: [] };
+      for (const x of rows) {
+        const c = { appVersion: x.v, platform: x.p, sessions: Number(x.s), users: Number(x.u), crashedSessions: Number(x.cs), crashedUsers: Number(x.cu) };
+        if (c.sessions === 0) continue;
+        // grouping(d) is 1 in the per-release set, where d is not part of the key (the SQL standard's sense).
+        if (Number(x.whole) === 1) out.totals.push(c);
+        else out.daily.push({ day: x.d, ...c });
+      }
+      out.daily.sort((a, b) => a.day.localeCompare(b.day) || a.appVersion.localeCompare(b.appVersion) || a.platform.localeCompare(b.platform));
+      return out;
     },
 
-    /** Each release's figures per UTC day of the range, for the releases given (all when omitted). */
-    async daily(projectId: string, r: HealthRange, releases?: { appVersion: string; platform: string }[]): Promise<(ReleaseCounts & { day: string })[]> {
-      if (releases && releases.length === 0) return [];
-      const only = releases ? ' AND has(arrayZip({versions:Array(String)}, {platforms:Array(String)}), (app_version, platform))' : '';
-      const rows = await ch.query<CountRow & { d: string }>(
-        `SELECT toString(toDate(hour)) AS d, ${COUNTS} FROM ${HOURLY} WHERE ${RANGE}${platformFilter(r)}${only}
-         GROUP BY d, v, p ORDER BY d, v, p`,
-        { ...params(projectId, r), versions: (releases ?? []).map((x) => x.appVersion), platforms: (releases ?? []).map((x) => x.platform) });
-      return rows.map((x) => ({ day: x.d, ...toCounts(x) }));
-    },
-
-    /** Sessions per release in a window (adoption's numerators; their sum is the denominator). */
-    async sessionsIn(projectId: string, r: HealthRange): Promise<Map<string, number>> {
-      const rows = await ch.query<{ v: string; p: string; s: number }>(
-        `SELECT app_version AS v, platform AS p, uniqMerge(sessions) AS s FROM ${HOURLY} WHERE ${RANGE}${platformFilter(r)} GROUP BY v, p`,
-        params(projectId, r));
-      return new Map(rows.map((x) => [`${x.p}\u0000${x.v}`, Number(x.s)]));
+    /** Sessions per release (key `platform\0version`) in the 24 h and the 7 days that end at `endMs` (adoption). */
+    async adoption(projectId: string, endMs: number, platform?: string): Promise<{ day: Map<string, number>; week: Map<string, number> }> {
+      const rows = await ch.query<{ v: string; p: string; s24: number; s7: number }>(
+        `SELECT app_version AS v, platform AS p,
+           uniqCombinedMergeIf(14)(sessions, hour >= toDateTime({dayFrom:UInt32}, 'UTC')) AS s24, uniqCombinedMerge(14)(sessions) AS s7
+         FROM ${HOURLY}
+         WHERE project_id = {project:String}${onePlatform(platform)}
+           AND hour >= toDateTime({weekFrom:UInt32}, 'UTC') AND hour < toDateTime({end:UInt32}, 'UTC')
+         GROUP BY v, p`,
+        { project: projectId, platform: platform ?? '', dayFrom: sec(endMs - 86_400_000), weekFrom: sec(endMs - 7 * 86_400_000), end: sec(endMs) },
+      );
+      return { day: new Map(rows.map((x) => [key(x), Number(x.s24)])), week: new Map(rows.map((x) => [key(x), Number(x.s7)])) };
     },
 
     /** The first and last hour each release had a session in, over all time (reads no state). */
     async seen(projectId: string, platform?: string): Promise<Map<string, { first: number; last: number }>> {
       const rows = await ch.query<{ v: string; p: string; f: number; l: number }>(
         `SELECT app_version AS v, platform AS p, toUnixTimestamp(min(hour)) AS f, toUnixTimestamp(max(hour)) AS l
-         FROM ${HOURLY} WHERE project_id = {project:String}${platform === undefined ? '' : ' AND platform = {platform:String}'} GROUP BY v, p`,
+         FROM ${HOURLY} WHERE project_id = {project:String}${onePlatform(platform)} GROUP BY v, p`,
         { project: projectId, platform: platform ?? '' });
-      return new Map(rows.map((x) => [`${x.p}\u0000${x.v}`, { first: Number(x.f) * 1000, last: Number(x.l) * 1000 }]));
+      return new Map(rows.map((x) => [key(x), { first: Number(x.f) * 1000, last: Number(x.l) * 1000 }]));
     },
   };
 }

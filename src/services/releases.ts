@@ -24,7 +24,7 @@ export interface ReleaseRow {
   /** % of sessions with no fatal crash; null without sessions */
   crashFreeSessions: number | null;
   crashFreeUsers: number | null;
-  /** % of the project's sessions (of the platform, when filtered) in the 24 h / 7 d that end with the range */
+  /** % of the project's sessions (of the platform, when filtered) in the 24 h / 7 d that end with the range, or now */
   adoption24h: number | null;
   adoption7d: number | null;
   /** crash groups whose first occurrence on this platform came from this version (all time) */
@@ -74,51 +74,52 @@ export interface ReleasesDeps {
 export function releasesService(d: ReleasesDeps) {
   const now = d.now ?? Date.now;
 
-  /** The range a request names, or the last 14 days; to the hour, at most 366 days. */
+  /** The whole UTC days a request names (widened to whole days), or the last 14 including today; at most 366. */
   function range(f: ReleaseFilter): HealthRange {
-    const toMs = f.toMsExclusive ?? Math.ceil(now() / HOUR_MS) * HOUR_MS;
-    const fromMs = f.fromMs ?? toMs - DEFAULT_DAYS * DAY_MS;
+    const toMs = Math.ceil((f.toMsExclusive ?? now() + 1) / DAY_MS) * DAY_MS;
+    const fromMs = Math.floor((f.fromMs ?? toMs - DEFAULT_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
     if (fromMs >= toMs) throw new InvalidParameterError('from must be before to');
     if (toMs - fromMs > MAX_DAYS * DAY_MS) throw new InvalidParameterError(`A release range covers at most ${MAX_DAYS} days`);
     return { fromMs, toMs, platform: f.platform };
   }
 
-  async function rows(projectId: string, r: HealthRange): Promise<ReleaseRow[]> {
+  const dailyPoint = (p: ReleaseCounts & { day: string }): DailyPoint => ({
+    day: p.day, appVersion: orNull(p.appVersion), platform: orNull(p.platform), sessions: p.sessions, users: p.users,
+    crashFreeSessions: crashFree(p.sessions, p.crashedSessions), crashFreeUsers: crashFree(p.users, p.crashedUsers),
+  });
+
+  /** Every release of the range, most recently seen first, and the daily series of each. */
+  async function figures(projectId: string, r: HealthRange): Promise<{ rows: ReleaseRow[]; daily: DailyPoint[] }> {
     const end = adoptionEnd(r.toMs, now());
-    const [totals, day, week, seen, fresh, regressed] = await Promise.all([
-      d.health.totals(projectId, r),
-      d.health.sessionsIn(projectId, { ...r, fromMs: end - DAY_MS, toMs: end }),
-      d.health.sessionsIn(projectId, { ...r, fromMs: end - 7 * DAY_MS, toMs: end }),
+    const [f, adoption, seen, fresh, regressed] = await Promise.all([
+      d.health.range(projectId, r),
+      d.health.adoption(projectId, end, r.platform),
       d.health.seen(projectId, r.platform),
       d.occurrences.newGroupsByRelease(projectId),
       d.activity.regressionsByRelease(projectId),
     ]);
     const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
-    const [dayAll, weekAll] = [sum(day), sum(week)];
+    const [dayAll, weekAll] = [sum(adoption.day), sum(adoption.week)];
     const count = (list: { appVersion: string; platform: string; groups: number }[]) => new Map(list.map((x) => [releaseKey(x), x.groups]));
     const [freshBy, regressedBy] = [count(fresh), count(regressed)];
-    return totals.map((c: ReleaseCounts): ReleaseRow => {
+    const rows = f.totals.map((c: ReleaseCounts): ReleaseRow => {
       const k = releaseKey(c);
       const s = seen.get(k);
       return {
         appVersion: orNull(c.appVersion), platform: orNull(c.platform),
         sessions: c.sessions, users: c.users, crashedSessions: c.crashedSessions, crashedUsers: c.crashedUsers,
         crashFreeSessions: crashFree(c.sessions, c.crashedSessions), crashFreeUsers: crashFree(c.users, c.crashedUsers),
-        adoption24h: percent(day.get(k) ?? 0, dayAll), adoption7d: percent(week.get(k) ?? 0, weekAll),
+        adoption24h: percent(adoption.day.get(k) ?? 0, dayAll), adoption7d: percent(adoption.week.get(k) ?? 0, weekAll),
         newGroups: freshBy.get(k) ?? 0, regressedGroups: regressedBy.get(k) ?? 0,
         firstSeenAt: s ? isoMs(s.first) : null, lastSeenAt: s ? isoMs(s.last + HOUR_MS - 1) : null,
       };
     }).sort((a, b) => (b.lastSeenAt ?? '').localeCompare(a.lastSeenAt ?? '') || b.sessions - a.sessions
       || (a.appVersion ?? '').localeCompare(b.appVersion ?? '') || (a.platform ?? '').localeCompare(b.platform ?? ''));
+    return { rows, daily: f.daily.map(dailyPoint) };
   }
 
-  async function daily(projectId: string, r: HealthRange, releases: { appVersion: string | null; platform: string | null }[]): Promise<DailyPoint[]> {
-    const points = await d.health.daily(projectId, r, releases.map((x) => ({ appVersion: x.appVersion ?? '', platform: x.platform ?? '' })));
-    return points.map((p) => ({
-      day: p.day, appVersion: orNull(p.appVersion), platform: orNull(p.platform), sessions: p.sessions, users: p.users,
-      crashFreeSessions: crashFree(p.sessions, p.crashedSessions), crashFreeUsers: crashFree(p.users, p.crashedUsers),
-    }));
-  }
+  const sameRelease = (x: { appVersion: string | null; platform: string | null }, y: { appVersion: string | null; platform: string | null }) =>
+    (x.appVersion ?? '') === (y.appVersion ?? '') && (x.platform ?? '') === (y.platform ?? '');
 
   return {
     /** A session started: its fact, from the payload when this start created it, else as Postgres holds it (a retry). */
@@ -139,8 +140,6 @@ export function releasesService(d: ReleasesDeps) {
     },
 
     range,
-    rows,
-    daily,
 
     /**
      * The Releases page: the releases of the range (a page of them, most recently seen first)
@@ -148,24 +147,23 @@ export function releasesService(d: ReleasesDeps) {
      */
     async page(projectId: string, f: ReleaseFilter, page: number, limit: number) {
       const r = range(f);
-      const all = await rows(projectId, r);
-      const data = all.slice((page - 1) * limit, page * limit);
+      const all = await figures(projectId, r);
+      const data = all.rows.slice((page - 1) * limit, page * limit);
       return {
         from: isoMs(r.fromMs), to: isoMs(r.toMs), platform: r.platform ?? null,
-        data, total: all.length, page, limit, pages: Math.ceil(all.length / limit),
-        daily: await daily(projectId, r, data),
+        data, total: all.rows.length, page, limit, pages: Math.ceil(all.rows.length / limit),
+        daily: all.daily.filter((p) => data.some((x) => sameRelease(x, p))),
       };
     },
 
     /** Two releases side by side over the range, with their daily series. */
     async compare(projectId: string, f: ReleaseFilter, a: { appVersion: string; platform: string }, b: { appVersion: string; platform: string }) {
-      const r = range(f);
-      const all = await rows(projectId, { ...r, platform: undefined });
-      const find = (x: { appVersion: string; platform: string }) =>
-        all.find((row) => (row.appVersion ?? '') === x.appVersion && (row.platform ?? '') === x.platform) ?? null;
+      const r = { ...range(f), platform: undefined };
+      const all = await figures(projectId, r);
+      const find = (x: { appVersion: string; platform: string }) => all.rows.find((row) => sameRelease(row, x)) ?? null;
       return {
         from: isoMs(r.fromMs), to: isoMs(r.toMs), a: find(a), b: find(b),
-        daily: await daily(projectId, { ...r, platform: undefined }, [a, b]),
+        daily: all.daily.filter((p) => sameRelease(p, a) || sameRelease(p, b)),
       };
     },
 
@@ -174,7 +172,7 @@ export function releasesService(d: ReleasesDeps) {
       name: 'releases',
       fields: RELEASE_FIELDS,
       parquet: RELEASE_PARQUET,
-      rows: async (projectId, f) => (await rows(projectId, range(f))) as unknown as Record<string, unknown>[],
+      rows: async (projectId, f) => (await figures(projectId, range(f))).rows as unknown as Record<string, unknown>[],
     }),
 
     drain: d.facts.drain,

@@ -33,8 +33,9 @@ export const SHARD_KEYS: Readonly<Record<string, string>> = {
   crash_occurrences: 'cityHash64(project_id, group_key)',
   // a session's start and crash facts on one shard, so ReplacingMergeTree collapses their retries
   session_facts: 'cityHash64(project_id, session_id)',
-  // written only by its view, on the node of its facts; reads merge the states of every shard
-  release_health_hourly: 'cityHash64(project_id, app_version, platform)',
+  // written only by their views, on the node of their facts; reads merge the states of every shard
+  release_health_daily: 'cityHash64(project_id, app_version, platform)',
+  release_adoption_hourly: 'cityHash64(project_id, app_version, platform)',
 };
 
 export const localName = (table: string) => `${table}_local`;
