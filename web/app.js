@@ -8,6 +8,7 @@ import { sessionsView } from './views/sessions.js';
 import { sessionView } from './views/session.js';
 import { crashesView, crashView } from './views/crashes.js';
 import { teamView } from './views/team.js';
+import { releasesView } from './views/releases.js';
 
 const main = document.getElementById('main');
 const top = document.getElementById('top');
@@ -55,6 +56,7 @@ async function route() {
     if (section === 'sessions' && parts[3]) view = sessionView(projectId, parts[3], params);
     else if (section === 'sessions') view = sessionsView(projectId, params);
     else if (section === 'crashes' && parts[3]) view = crashView(projectId, parts[3]);
+    else if (section === 'releases') view = releasesView(projectId, params);
     else view = crashesView(projectId, params);
   } else if (parts[0] === 'team') {
     renderTop('team', state.currentProjectId);
