@@ -6,7 +6,7 @@ import { dailyChart } from '../lib/chart.js';
 // The Releases page: release health per app version and platform (sessions, users, crash-free
 // sessions and users, adoption, new and regressed crash groups), its daily trend, and two
 // releases compared. Figures are the server's (src/services/releases.ts); counts of large
-// releases are estimates within about 1% (docs/decisions.md, "Release health").
+// releases are estimates (0.8% standard error; docs/decisions.md, "Release health").
 
 const RANGES = { '7d': 7, '14d': 14, '30d': 30, '90d': 90 };
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2'];
@@ -126,7 +126,7 @@ export function releasesView(projectId, params) {
     const selA = h('select', { id: 'r-a', onchange: (e) => go({ a: e.target.value, b }) }, options(a));
     const selB = h('select', { id: 'r-b', onchange: (e) => go({ a, b: e.target.value }) }, options(b));
     return h('div',
-      h('p.hint', `${fmtCount(r.total)} release${r.total === 1 ? '' : 's'} with sessions from ${r.from.slice(0, 10)} to ${utcDay(Date.parse(r.to) - 1)} (UTC days) · crash-free: no fatal crash · adoption: share of the project's sessions`),
+      h('p.hint', `${fmtCount(r.total)} release${r.total === 1 ? '' : 's'} with sessions from ${r.from.slice(0, 10)} to ${utcDay(Date.parse(r.to) - 1)} (UTC days) · crash-free: no fatal crash · adoption: share of the project's sessions · counts above about a thousand are estimates (±1%)`),
       h('div.table-wrap', h('table.releases.stack-sm',
         h('thead', h('tr', ['Release', 'Sessions', 'Users', 'Crash-free sessions', 'Crash-free users', 'Adoption 24 h', 'Adoption 7 d', 'New groups', 'Regressed', 'Last seen (UTC)']
           .map((c, i) => h('th', { scope: 'col', class: i > 0 && i < 9 ? 'num' : undefined }, c)))),
