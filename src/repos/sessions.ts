@@ -129,9 +129,11 @@ export interface CrashingSession {
   model: string | null;
   device_fingerprint: string;
   app_build_number: string | null;
+  /** release health counts a crash in the hour its session started */
+  started_at: number;
 }
 
-const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, app_build_number';
+const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, app_build_number, started_at';
 
 /** A session as release health counts it (repos/sessionFacts.ts). */
 export interface SessionFactSource {

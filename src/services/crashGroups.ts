@@ -4,7 +4,7 @@ import { isoMs, isoTime } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { CRASH_FIELDS, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
 import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
-import type { SessionsRepo } from '../repos/sessions.ts';
+import type { CrashingSession, SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
 import type { SymbolicationService } from './symbolication.ts';
 import { ADMIN_ACTOR, recordHistory, SYSTEM_ACTOR, type Actor } from '../repos/crashGroupActivity.ts';
@@ -99,6 +99,8 @@ export interface CrashGroupsDeps {
   symbols?: Pick<SymbolicationService, 'symbolicate'>;
   /** A group had a new occurrence: its updatedAt moves (coalesced, services/index.ts). */
   touched?: (projectId: string, groupId: string) => void;
+  /** A session's first fatal crash: release health's crash fact (services/releases.ts), committed before the session is flagged. */
+  crashedSession?: (projectId: string, sessionId: string, session: CrashingSession) => Promise<void>;
 }
 
 /** Who moves a group by hand: the management API's token or a dashboard account (repos/crashGroupActivity.ts). */
@@ -179,6 +181,8 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         d.touched?.(projectId, group.id);
       }
       if (!session.has_crash || (c.isFatal && session.status !== 'crashed')) {
+        // Before the flag: should the fact fail, the retry still finds the session unflagged.
+        if (c.isFatal && session.status !== 'crashed') await d.crashedSession?.(projectId, c.sessionId, session);
         await d.sessions.markCrashed(projectId, c.sessionId, c.isFatal, c.timestamp);
       }
       return { outcome: 'recorded', groupId: group.id, newGroup };

@@ -78,6 +78,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     sessions,
     outbox,
     touched: (p, g) => crashTouches.mark(p, g),
+    crashedSession: releases.crashed,
   });
   return {
     config,

@@ -18,8 +18,8 @@ export interface IngestionDeps {
   facts: SessionFacts;
   /** Moves a session's updatedAt after its events changed its eventCount (coalesced). */
   touches?: SessionTouches;
-  /** Release health's session facts (a start, a fatal crash). */
-  releases?: { started(projectId: string, s: SessionStart, created: boolean): Promise<void>; crashed(projectId: string, sessionId: string): Promise<void> };
+  /** Release health's fact of a session start (a fatal crash's is the crash workflow's). */
+  releases?: { started(projectId: string, s: SessionStart, created: boolean): Promise<void> };
   /** Called once per new crash group, after its transaction committed (wakes the outbox worker). */
   onNewCrashGroup?: () => void;
 }
@@ -84,7 +84,6 @@ export function ingestion(d: IngestionDeps) {
     async crash(projectId: string, c: CrashPayload) {
       const r = await d.crashGroups.record(projectId, c);
       if (r.outcome === 'no-session') throw sessionNotFound();
-      if (r.outcome === 'recorded' && c.isFatal) await d.releases?.crashed(projectId, c.sessionId);
       if (r.outcome === 'recorded' && r.newGroup) d.onNewCrashGroup?.();
     },
   };

@@ -4,7 +4,7 @@ import { deviceFingerprint } from '../domain/crashGrouping.ts';
 import { InvalidParameterError } from '../domain/errors.ts';
 import { isoMs } from '../domain/time.ts';
 import type { SessionStart } from '../domain/session.ts';
-import type { SessionsRepo } from '../repos/sessions.ts';
+import type { SessionFactSource, SessionsRepo } from '../repos/sessions.ts';
 import { factRow, type SessionFactsRepo } from '../repos/sessionFacts.ts';
 import type { HealthRange, ReleaseCounts, ReleaseHealthRepo } from '../repos/releaseHealth.ts';
 import type { CrashOccurrencesRepo } from '../repos/crashOccurrences.ts';
@@ -133,10 +133,9 @@ export function releasesService(d: ReleasesDeps) {
       if (src) await d.facts.add(factRow(src, false));
     },
 
-    /** A session crashed fatally: its crash fact, counted in the release and hour of its start. */
-    async crashed(projectId: string, sessionId: string): Promise<void> {
-      const src = await d.sessions.factOf(projectId, sessionId);
-      if (src) await d.facts.add(factRow(src, true));
+    /** A session's first fatal crash (the crash workflow read the session): its crash fact, counted in the release and hour of its start. */
+    async crashed(projectId: string, sessionId: string, s: Omit<SessionFactSource, 'project_id' | 'id'>): Promise<void> {
+      await d.facts.add(factRow({ ...s, project_id: projectId, id: sessionId }, true));
     },
 
     range,
