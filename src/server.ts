@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import { openStores } from './stores/index.ts';
 import { createServices, type Services } from './services/index.ts';
 import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
+import { backfillSessionFacts } from './repos/sessionFactsBackfill.ts';
 import { resolveAdminToken } from './services/adminToken.ts';
 import { buildApp, type AppOptions } from './app.ts';
 import { createAlertWorker, type AlertWorker } from './workers/index.ts';
@@ -33,7 +34,7 @@ function servicesLog(config: Config, opts: AppOptions): Log {
 /** Opens the stores, wires the services and builds the HTTP app; does not listen. */
 export async function createServer(config: Config, opts: AppOptions = {}): Promise<Server> {
   const admin = resolveAdminToken(config);
-  const stores = await openStores(config, [moveLegacyOccurrences]);
+  const stores = await openStores(config, [moveLegacyOccurrences, backfillSessionFacts]);
   const svc = createServices(config, stores, admin.token, servicesLog(config, opts));
   await svc.keys.start();
   const app = await buildApp(svc, opts);
@@ -61,7 +62,7 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
           svc.onNewCrashGroup.delete(worker.wake);
           await worker.stop();
         }
-        await Promise.all([svc.ingest.drain(), svc.crashGroups.drain()]);
+        await Promise.all([svc.ingest.drain(), svc.crashGroups.drain(), svc.releases.drain()]);
         await Promise.all([svc.touches.flush(), svc.crashTouches.flush()]);
         await svc.keys.stop();
         await stores.close();

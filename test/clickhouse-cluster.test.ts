@@ -78,6 +78,16 @@ describe('clustered ClickHouse schema', () => {
     expect(find(/^CREATE MATERIALIZED VIEW IF NOT EXISTS network_ingest_mv /)).toMatch(/TO network_logs_local AS[\s\S]*FROM network_ingest_local\)/);
   });
 
+  it('keeps release health on the shard of its session facts: the view reads and writes local tables', () => {
+    expect(find(/^CREATE TABLE IF NOT EXISTS session_facts ON CLUSTER/)).toMatch(/'session_facts_local', cityHash64\(project_id, session_id\)\)$/);
+    for (const t of ['release_health_daily', 'release_adoption_hourly']) {
+      expect(find(new RegExp(`^CREATE TABLE IF NOT EXISTS ${t}_local ON CLUSTER`))).toMatch(/ENGINE = ReplicatedAggregatingMergeTree\(/);
+      const mv = find(new RegExp(`^CREATE MATERIALIZED VIEW IF NOT EXISTS ${t}_mv `));
+      expect(mv).toMatch(new RegExp(`TO ${t}_local AS\n`));
+      expect(mv).toContain('FROM session_facts_local\n');
+    }
+  });
+
   it('applies retention, ALTERs and DROPs on every node, to the tables that store rows', () => {
     expect(retentionStatement('events', 'timestamp', 30, 'flightrec')).toBe(
       "ALTER TABLE events_local ON CLUSTER 'flightrec' MODIFY TTL toDateTime(timestamp) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0");

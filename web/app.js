@@ -10,6 +10,8 @@ import { crashesView, crashView } from './views/crashes.js';
 import { teamView } from './views/team.js';
 import { renderVerifyBanner } from './lib/verify.js';
 
+import { releasesView } from './views/releases.js';
+
 const main = document.getElementById('main');
 const top = document.getElementById('top');
 const notice = document.getElementById('notice');
@@ -60,6 +62,7 @@ async function route() {
     if (section === 'sessions' && parts[3]) view = sessionView(projectId, parts[3], params);
     else if (section === 'sessions') view = sessionsView(projectId, params);
     else if (section === 'crashes' && parts[3]) view = crashView(projectId, parts[3]);
+    else if (section === 'releases') view = releasesView(projectId, params);
     else view = crashesView(projectId, params);
   } else if (parts[0] === 'team') {
     renderTop('team', state.currentProjectId);

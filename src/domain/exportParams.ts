@@ -14,6 +14,8 @@ export interface ExportQuery {
   /** Incremental reads (sessions, crashes): the first pull's start, then the returned cursor. */
   updatedSince?: string;
   cursor?: string;
+  /** Releases: one platform only. */
+  platform?: string;
 }
 
 export const MAX_LIMIT = 1000;

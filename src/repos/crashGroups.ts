@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Postgres } from '../stores/postgres/port.ts';
+import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import type { CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { enqueueJob, NEW_GROUP_JOB } from './outbox.ts';
 import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';
@@ -156,13 +156,18 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
      * Reopens a resolved group for an occurrence of a version it had not had, re-checked under
      * the row lock (a status change or a new resolution since the caller's read wins). True when it reopened.
      */
-    async reopen(projectId: string, groupId: string, appVersion: string): Promise<boolean> {
-      const r = await db.query(
-        `UPDATE ${GROUPS} SET status = 'open', ${STAMP}
-         WHERE project_id = $1 AND id = $2 AND status = 'resolved' AND NOT ($3 = ANY(resolved_versions))`,
-        [projectId, groupId, appVersion],
-      );
-      return (r.rowCount ?? 0) > 0;
+    async reopen(projectId: string, groupId: string, appVersion: string, reopened?: (q: Queryable) => Promise<void>): Promise<boolean> {
+      return db.tx(async (q) => {
+        const r = await q.query(
+          `UPDATE ${GROUPS} SET status = 'open', ${STAMP}
+           WHERE project_id = $1 AND id = $2 AND status = 'resolved' AND NOT ($3 = ANY(resolved_versions))`,
+          [projectId, groupId, appVersion],
+        );
+        const done = (r.rowCount ?? 0) > 0;
+        // The regression's record commits with it (its history).
+        if (done && reopened) await reopened(q);
+        return done;
+      });
     },
 
     /** An occurrence older than the group's firstSeenAt moves it back. */
@@ -204,6 +209,8 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
       projectId: string,
       groupId: string,
       decide: (row: GroupRow) => Promise<{ status: CrashGroupStatus; resolvedVersions: string[] | null } | null>,
+      /** Runs in the change's transaction (its history entry commits with it). */
+      changed?: (q: Queryable, from: CrashGroupStatus, to: CrashGroupStatus) => Promise<void>,
     ): Promise<UpdateStatusResult> {
       return db.tx(async (q): Promise<UpdateStatusResult> => {
         const g = await q.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = $2 FOR UPDATE`, [projectId, groupId]);
@@ -218,6 +225,7 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
         );
         const updated = u.rows[0];
         if (!updated) throw new Error(`crash group ${groupId} vanished under its row lock`);
+        await changed?.(q, row.status, change.status);
         return { outcome: 'ok', row: updated };
       });
     },

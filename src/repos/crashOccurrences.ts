@@ -183,6 +183,37 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
       return pageEnvelope(rows.map(toOccurrence), Number(total?.n ?? 0), page, limit);
     },
 
+    /**
+     * Groups new in each release: per (group, platform), the app version of its earliest
+     * occurrence there, counted per (version, platform). Unknown version or platform is ''.
+     */
+    async newGroupsByRelease(projectId: string): Promise<{ appVersion: string; platform: string; groups: number }[]> {
+      const rows = await ch.query<{ v: string; p: string; n: number }>(
+        `SELECT v, p, count() AS n FROM (
+           SELECT group_key, ifNull(platform, '') AS p, argMin(ifNull(app_version, ''), (occurred_at, id)) AS v
+           FROM ${OCCURRENCES} WHERE project_id = {project:String} GROUP BY group_key, p)
+         GROUP BY v, p`,
+        { project: projectId },
+      );
+      return rows.map((r) => ({ appVersion: r.v, platform: r.p, groups: Number(r.n) }));
+    },
+
+    /** A group's occurrences and distinct users per bucket (ms starts) from `fromMs`, and its first and last release. */
+    async activity(projectId: string, groupKey: string, fromMs: number, bucketMs: number) {
+      const params = { project: projectId, key: groupKey, from: fromMs, bucket: Math.round(bucketMs / 1000) };
+      const rows = await ch.query<{ b: number; n: number; u: number }>(
+        `SELECT toUnixTimestamp(toStartOfInterval(occurred_at, toIntervalSecond({bucket:UInt32}))) * 1000 AS b,
+           uniqExact(id) AS n, uniqExact(user_id) AS u
+         FROM ${OCCURRENCES} WHERE ${ONE_GROUP} AND occurred_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') GROUP BY b ORDER BY b`, params);
+      const [span] = await ch.query<{ first: string | null; last: string | null }>(
+        `SELECT argMin(app_version, (occurred_at, id)) AS first, argMax(app_version, (occurred_at, id)) AS last FROM ${OCCURRENCES} WHERE ${ONE_GROUP}`, params);
+      return {
+        buckets: new Map(rows.map((r) => [Number(r.b), { occurrences: Number(r.n), users: Number(r.u) }])),
+        firstRelease: span?.first ?? null,
+        lastRelease: span?.last ?? null,
+      };
+    },
+
     /** A session's occurrences in time order. */
     async ofSession(projectId: string, sessionId: string): Promise<SessionOccurrence[]> {
       const rows = await ch.query<{ at: number; fatal: boolean | number; k: string }>(

@@ -129,9 +129,19 @@ export interface CrashingSession {
   model: string | null;
   device_fingerprint: string;
   app_build_number: string | null;
+  /** release health counts a crash in the hour its session started */
+  started_at: number;
 }
 
-const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, app_build_number';
+const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, app_build_number, started_at';
+
+/** A session as release health counts it (repos/sessionFacts.ts). */
+export interface SessionFactSource {
+  project_id: string; id: string; started_at: number; app_version: string | null; platform: string | null;
+  user_id: string | null; device_fingerprint: string; status: SessionStatus;
+}
+
+const FACT_COLUMNS = 'project_id::text AS project_id, id::text AS id, started_at, app_version, platform, user_id, device_fingerprint, status';
 
 /** Counts of stored events per session: they live in another store (ClickHouse). */
 export type EventCounts = (projectId: string, sessionIds: string[]) => Promise<Map<string, number>>;
@@ -175,6 +185,16 @@ export const sessionQueries = {
     );
   },
 
+  /** What release health counts of a session (the start-up backfill of session facts reads them in key order). */
+  async factsAfter(q: Queryable, after: { projectId: string; sessionId: string } | null, limit: number): Promise<SessionFactSource[]> {
+    const r = await q.query<SessionFactSource>(
+      `SELECT ${FACT_COLUMNS} FROM ${TABLE}
+       ${after ? 'WHERE (project_id, id) > ($2::uuid, $3::uuid)' : ''} ORDER BY project_id, id LIMIT $1`,
+      after ? [limit, after.projectId, after.sessionId] : [limit],
+    );
+    return r.rows;
+  },
+
   /** The device a session reported, for a crash alert. */
   async deviceOf(q: Queryable, projectId: string, sessionId: string) {
     const r = await q.query<{ platform: string | null; app_version: string | null; os_version: string | null; app_build_number: string | null; model: string | null; brand: string | null }>(
@@ -192,10 +212,16 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
     /** Flags a crash on the session (sessionQueries.markCrashed). */
     markCrashed: (projectId: string, sessionId: string, isFatal: boolean, at: number) => sessionQueries.markCrashed(db, projectId, sessionId, isFatal, at),
 
-    /** Idempotent on (project, sessionId): a repeat is silently ignored. */
-    async start(projectId: string, s: SessionStart): Promise<void> {
+    /** The session as release health counts it (a repeated start, a crash). */
+    async factOf(projectId: string, sessionId: string): Promise<SessionFactSource | null> {
+      const r = await db.query<SessionFactSource>(`SELECT ${FACT_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [projectId, sessionId]);
+      return r.rows[0] ?? null;
+    },
+
+    /** Idempotent on (project, sessionId): a repeat is silently ignored. True when this call created it. */
+    async start(projectId: string, s: SessionStart): Promise<boolean> {
       const d = s.device;
-      await db.query(
+      const r = await db.query(
         `INSERT INTO ${TABLE} (project_id, id, user_id, platform, os_version, model, brand, app_version,
            app_build_number, sdk_version, locale, timezone, screen_width, screen_height, network_type,
            device_fingerprint, started_at)
@@ -208,6 +234,7 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
           deviceFingerprint(d), s.startedAt,
         ],
       );
+      return (r.rowCount ?? 0) > 0;
     },
 
     async exists(projectId: string, sessionId: string): Promise<boolean> {

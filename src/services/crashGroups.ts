@@ -4,9 +4,10 @@ import { isoMs, isoTime } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { CRASH_FIELDS, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
 import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
-import type { SessionsRepo } from '../repos/sessions.ts';
+import type { CrashingSession, SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
 import type { SymbolicationService } from './symbolication.ts';
+import { ADMIN_ACTOR, recordHistory, SYSTEM_ACTOR, type Actor } from '../repos/crashGroupActivity.ts';
 
 export type RecordCrashResult =
   | { outcome: 'no-session' }
@@ -98,7 +99,13 @@ export interface CrashGroupsDeps {
   symbols?: Pick<SymbolicationService, 'symbolicate'>;
   /** A group had a new occurrence: its updatedAt moves (coalesced, services/index.ts). */
   touched?: (projectId: string, groupId: string) => void;
+  /** A session's first fatal crash: release health's crash fact (services/releases.ts), committed before the session is flagged. */
+  crashedSession?: (projectId: string, sessionId: string, session: CrashingSession) => Promise<void>;
 }
+
+/** Who moves a group by hand: the management API's token or a dashboard account (repos/crashGroupActivity.ts). */
+export type { Actor };
+export { ADMIN_ACTOR };
 
 /**
  * The crash workflow: recording an occurrence (grouping, the first-occurrence decision, the
@@ -164,12 +171,18 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       }
       if (!newGroup) {
         if (session.app_version !== null && statusAfterOccurrence(group.status, session.app_version, group.resolved_versions) === 'open') {
-          await groups.reopen(projectId, group.id, session.app_version);
+          const groupId = group.id;
+          await groups.reopen(projectId, groupId, session.app_version, (q) => recordHistory(q, {
+            projectId, groupId, kind: 'regression', fromStatus: 'resolved', toStatus: 'open', actor: SYSTEM_ACTOR,
+            appVersion: session.app_version, platform: session.platform,
+          }));
         }
         if (c.timestamp < Number(group.first_seen_at)) await groups.moveFirstSeen(projectId, group.id, c.timestamp);
         d.touched?.(projectId, group.id);
       }
       if (!session.has_crash || (c.isFatal && session.status !== 'crashed')) {
+        // Before the flag: should the fact fail, the retry still finds the session unflagged.
+        if (c.isFatal && session.status !== 'crashed') await d.crashedSession?.(projectId, c.sessionId, session);
         await d.sessions.markCrashed(projectId, c.sessionId, c.isFatal, c.timestamp);
       }
       return { outcome: 'recorded', groupId: group.id, newGroup };
@@ -244,11 +257,11 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      * leaves the group resolved, one from a new version reopens it. Setting the status a group
      * already has changes nothing (safe to retry).
      */
-    async setStatus(projectId: string, groupId: string, to: CrashGroupStatus): Promise<SetStatusResult> {
+    async setStatus(projectId: string, groupId: string, to: CrashGroupStatus, actor: Actor = ADMIN_ACTOR): Promise<SetStatusResult> {
       const r = await groups.updateStatus(projectId, groupId, async (row) => {
         if (!canTransition(row.status, to)) return null;
         return { status: to, resolvedVersions: to === 'resolved' ? await occurrences.versionsOf(projectId, row.group_key) : null };
-      });
+      }, (q, from) => recordHistory(q, { projectId, groupId, kind: 'status', fromStatus: from, toStatus: to, actor }));
       if (r.outcome === 'not-found') return r;
       const [group] = await withFacts(projectId, [r.row]);
       if (!group) throw new Error(`crash group ${groupId} lost its read model`);

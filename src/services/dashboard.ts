@@ -3,7 +3,7 @@ import { summaryView } from '../domain/crashSummary.ts';
 import { stackHead } from '../domain/crashGrouping.ts';
 import { DAY_MS, parseIsoDate } from '../domain/exportParams.ts';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
-import type { CrashBreakdown, CrashGroup, CrashGroupFacts, CrashGroupsService, CrashListOptions } from './crashGroups.ts';
+import type { Actor, CrashBreakdown, CrashGroup, CrashGroupFacts, CrashGroupsService, CrashListOptions } from './crashGroups.ts';
 import type { SessionListFilter, SessionsRepo } from '../repos/sessions.ts';
 import type { EventsRepo } from '../repos/events.ts';
 import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
@@ -127,8 +127,8 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
     },
 
     /** Any manual move (the one workflow, shared with the management API); answers the crash page. */
-    async setStatus(projectId: string, groupId: string, status: CrashGroupStatus) {
-      const r = await d.crashGroups.setStatus(projectId, groupId, status);
+    async setStatus(projectId: string, groupId: string, status: CrashGroupStatus, actor: Actor) {
+      const r = await d.crashGroups.setStatus(projectId, groupId, status, actor);
       if (r.outcome === 'not-found') throw new NotFoundError('Crash group not found');
       return page(projectId, r.group);
     },

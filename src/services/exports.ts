@@ -6,6 +6,7 @@ import { pageMeta, type PageMeta } from '../domain/paging.ts';
 import type { ChangeFilter, DateFilter, Encoding, ExportResource, Row } from '../repos/exportCore/types.ts';
 import type { EventFilter } from '../repos/events.ts';
 import type { SessionExportFilter, SessionsRepo } from '../repos/sessions.ts';
+import type { ReleaseFilter } from './releases.ts';
 
 export type { PageMeta };
 
@@ -52,6 +53,7 @@ export function exportEndpoints(r: {
   crashes: ExportResource<ChangeFilter>;
   events: ExportResource<EventFilter>;
   network: ExportResource<DateFilter>;
+  releases: ExportResource<ReleaseFilter>;
 }) {
   const sessions: ExportEndpoint<SessionExportFilter> = {
     name: 'sessions',
@@ -72,7 +74,13 @@ export function exportEndpoints(r: {
     rows: r.events,
   };
   const network: ExportEndpoint<DateFilter> = { name: 'network', filter: dates, check: noCheck, rows: r.network };
-  return { sessions, crashes, events, network };
+  const releases: ExportEndpoint<ReleaseFilter> = {
+    name: 'releases',
+    filter: (q) => ({ ...dates(q), ...(q.platform === undefined ? {} : { platform: q.platform }) }),
+    check: noCheck,
+    rows: r.releases,
+  };
+  return { sessions, crashes, events, network, releases };
 }
 
 export type ExportEndpoints = ReturnType<typeof exportEndpoints>;

@@ -29,6 +29,11 @@ import { dashboardService } from './dashboard.ts';
 import { teamsService } from './teams.ts';
 import { createMetrics } from './metrics.ts';
 import { type Log, silentLog } from '../domain/log.ts';
+import { sessionFactsRepo } from '../repos/sessionFacts.ts';
+import { releaseHealthRepo } from '../repos/releaseHealth.ts';
+import { crashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
+import { releasesService } from './releases.ts';
+import { crashGroupActivityService } from './crashGroupActivity.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
@@ -60,13 +65,20 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   };
   const outbox = outboxRepo(stores.pg);
   const symbols = symbolicationService(artifactsRepo(stores.pg), config.artifacts);
+  const groupRows = crashGroupsRepo(stores.pg, changes);
+  const occurrences = crashOccurrencesRepo(stores.ch, budget);
+  const activity = crashGroupActivityRepo(stores.pg);
+  const releases = releasesService({
+    facts: sessionFactsRepo(stores.ch, budget), health: releaseHealthRepo(stores.ch), sessions, occurrences, activity,
+  });
   const crashGroups = crashGroupsService({
     symbols,
-    groups: crashGroupsRepo(stores.pg, changes),
-    occurrences: crashOccurrencesRepo(stores.ch, budget),
+    groups: groupRows,
+    occurrences,
     sessions,
     outbox,
     touched: (p, g) => crashTouches.mark(p, g),
+    crashedSession: releases.crashed,
   });
   return {
     config,
@@ -82,14 +94,14 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     keys: new KeyResolver(projects, config.keyCacheTtlMs, stores.redis, config.redisKeyPrefix, log),
     limits,
     metrics: createMetrics({
-      batchers: [ingest.batcher, crashGroups.batcher],
+      batchers: [ingest.batcher, crashGroups.batcher, releases.batcher],
       budget,
       spool: ingest.spool,
       limiters: Object.values(limits),
       outboxBacklog: outbox.backlog,
     }),
     exports: exportService({
-      endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export }),
+      endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export, releases: releases.export }),
       chunkRows: config.exportChunkRows,
       chunkBytes: config.exportChunkBytes,
     }),
@@ -97,6 +109,8 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
+    releases,
+    groupActivity: crashGroupActivityService({ groups: groupRows, occurrences, activity, accounts: accountRows, projects: projectRows }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */
     touches,
     /** Crash groups whose new occurrences wait to have their updatedAt moved. */
@@ -104,7 +118,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     /** Listeners told when a new crash group's job is in the outbox. */
     onNewCrashGroup: wakeups,
     ingestion: ingestion({
-      sessions, crashGroups, ingest,
+      sessions, crashGroups, ingest, releases,
       facts: new SessionFacts(),
       touches,
       onNewCrashGroup: () => wakeups.forEach((f) => f()),

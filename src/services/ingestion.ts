@@ -18,6 +18,8 @@ export interface IngestionDeps {
   facts: SessionFacts;
   /** Moves a session's updatedAt after its events changed its eventCount (coalesced). */
   touches?: SessionTouches;
+  /** Release health's fact of a session start (a fatal crash's is the crash workflow's). */
+  releases?: { started(projectId: string, s: SessionStart, created: boolean): Promise<void> };
   /** Called once per new crash group, after its transaction committed (wakes the outbox worker). */
   onNewCrashGroup?: () => void;
 }
@@ -41,8 +43,9 @@ export function ingestion(d: IngestionDeps) {
 
   return {
     async startSession(projectId: string, s: SessionStart) {
-      await d.sessions.start(projectId, s);
+      const created = await d.sessions.start(projectId, s);
       d.facts.markKnown(projectId, s.sessionId);
+      await d.releases?.started(projectId, s, created);
     },
 
     async endSession(projectId: string, sessionId: string, endedAt: number) {

@@ -242,18 +242,19 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     };
     try {
       const batches = Array.from({ length: 6 }, (_, b) => [P.navigate(sid, b * 2), P.customEvent(sid, b * 2 + 1)]);
+      const started = P.sessionStart();
       const [evs, net, start, crash] = await Promise.all([
         Promise.all(batches.map((events) => post('/ingest/events', { sessionId: sid, events }))),
         post('/ingest/network', { sessionId: sid, requests: [P.networkRequest()] }),
-        post('/ingest/session', P.sessionStart()),
+        post('/ingest/session', started),
         post('/ingest/crash', P.crash(sid, { stackTrace: 'at ch (fault.js:1:1)' })),
       ]);
-      // A crash occurrence is a ClickHouse row too: its report fails (retryable) with the others.
-      for (const r of [...evs, net, crash]) {
+      // A crash occurrence is a ClickHouse row too, and so is a session start's release-health
+      // fact (clickhouse/007_release_health.sql): their requests fail (retryable) with the others.
+      for (const r of [...evs, net, crash, start]) {
         expect(retryable(r.statusCode), r.body).toBe(true);
         expect(r.json()).toEqual(retryBody(r.statusCode));
       }
-      expect(start.statusCode).toBe(201);
       const nl = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM network_logs FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
       expect(Number(nl[0]!.c)).toBe(0);
       const stored = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
@@ -264,6 +265,10 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       expect(again.map((r) => r.statusCode)).toEqual(batches.map(() => 201));
       const after = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
       expect(Number(after[0]!.c)).toBe(12);
+      // the start's retry finds its Postgres row and writes its fact from it, once
+      expect((await post('/ingest/session', started)).statusCode).toBe(201);
+      const facts = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM session_facts FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: started.sessionId });
+      expect(Number(facts[0]!.c)).toBe(1);
       // the crash's retry is stored once and makes its group
       expect((await post('/ingest/crash', P.crash(sid, { stackTrace: 'at ch (fault.js:1:1)' }))).statusCode).toBe(201);
       expect((await crashGroups(s, projectId)).filter((g) => g.stack_head === 'at ch (fault.js:1:1)').map((g) => g.occurrence_count)).toEqual([1]);

@@ -2,6 +2,7 @@ import { h, badge, errorBox, fmtCount, fmtDate, withLoading } from '../lib/dom.j
 import { api, dash, get, qs } from '../lib/api.js';
 import { navigate } from '../lib/router.js';
 import { groupStatus, pager } from '../lib/widgets.js';
+import { groupActivity } from '../lib/crashGroupActivity.js';
 
 // Button labels for the moves the server allows (any other status: src/domain/crashGroupStatus.ts).
 const ACTION = { acknowledged: 'Acknowledge', resolved: 'Resolve', ignored: 'Ignore', open: 'Reopen' };
@@ -205,6 +206,7 @@ export function crashView(projectId, groupId) {
         fact('Platforms', h('span', { id: 'platforms' }, (g.platforms ?? []).join(', '))),
         fact('First seen', fmtDate(g.firstSeenAt)), fact('Last seen', fmtDate(g.lastSeenAt)),
         fact('Latest on', [g.platform, g.osVersion, g.appVersion && `app ${g.appVersion}`].filter(Boolean).join(' · '))),
+      groupActivity(projectId, groupId),
       h('h2', 'Who it hit'),
       breakdownBlock(g.breakdown),
       h('h2', 'Summary'),

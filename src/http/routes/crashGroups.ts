@@ -1,4 +1,7 @@
 import * as S from '../schemas/crashGroups.ts';
+import * as A from '../schemas/crashGroupActivity.ts';
+import { NotFoundError } from '../../domain/errors.ts';
+import { ADMIN_ACTOR } from '../../services/crashGroups.ts';
 import { errorResponse } from '../schemas/ingest.ts';
 import { adminAuth } from '../auth.ts';
 import { HttpError } from '../errors.ts';
@@ -33,8 +36,31 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
     },
   }, async (req) => {
     const { projectId, groupId } = req.params;
-    const r = await svc.crashGroups.setStatus(projectId, groupId, req.body.status);
+    const r = await svc.crashGroups.setStatus(projectId, groupId, req.body.status, ADMIN_ACTOR);
     if (r.outcome === 'not-found') return notFound(projectId);
     return svc.crashGroups.withAlert(r.group);
   });
+
+  // The group's activity (history, assignee, comments, chart); the actor is "admin".
+  const a = svc.groupActivity;
+  const found = <T>(projectId: string, p: Promise<T>) => p.catch(async (err: unknown) => {
+    if (err instanceof NotFoundError) return notFound(projectId);
+    throw err;
+  });
+
+  app.get('/projects/:projectId/crash-groups/:groupId/activity', {
+    schema: { tags: ['management'], security, params: S.crashGroupParams, querystring: A.activityQuery, response: errors },
+  }, async (req) => found(req.params.projectId, a.activity(req.params.projectId, req.params.groupId, req.query.range)));
+
+  app.get('/projects/:projectId/crash-groups/:groupId/history', {
+    schema: { tags: ['management'], security, params: S.crashGroupParams, response: errors, description: 'badge, assignee, team members, status history (who, when, from what) and comments' },
+  }, async (req) => found(req.params.projectId, a.details(req.params.projectId, req.params.groupId)));
+
+  app.put('/projects/:projectId/crash-groups/:groupId/assignee', {
+    schema: { tags: ['management'], security, params: S.crashGroupParams, body: A.assigneeBody, response: errors },
+  }, async (req) => found(req.params.projectId, a.assign(req.params.projectId, req.params.groupId, req.body.userId, ADMIN_ACTOR)));
+
+  app.post('/projects/:projectId/crash-groups/:groupId/comments', {
+    schema: { tags: ['management'], security, params: S.crashGroupParams, body: A.commentBody, response: { 201: A.comment, ...errors } },
+  }, async (req, reply) => reply.code(201).send(await found(req.params.projectId, a.comment(req.params.projectId, req.params.groupId, ADMIN_ACTOR, req.body.body))));
 };

@@ -15,7 +15,7 @@ import type { ExportEndpoint } from '../../services/exports.ts';
 const security = [{ apiKey: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 403: errorResponse, 404: errorResponse, 429: errorResponse };
 
-/** The four /export routes; thin: parse the query, then a page or a stream from the export service. */
+/** The /export routes; thin: parse the query, then a page or a stream from the export service. */
 export const exportRoutes = (svc: Services): Routes => async (app) => {
   app.addHook('onRequest', apiKeyAuth(svc.keys, 'export'));
   app.addHook('onRequest', rateLimit(svc.limits.export));
@@ -57,5 +57,6 @@ export const exportRoutes = (svc: Services): Routes => async (app) => {
   route('/sessions', ep.sessions, 'Sessions by (startedAt, id), filtered on startedAt; with updatedSince or cursor, the changed ones by (updatedAt, id)', S.sessionsQuery, S.sessionRow);
   route('/crashes', ep.crashes, 'Crash groups by (firstSeenAt, id); with updatedSince or cursor, the changed ones by (updatedAt, id)', S.crashesQuery, S.crashRow);
   route('/events', ep.events, 'Events of one session by sequenceNumber', S.eventsQuery, S.eventRow);
+  route('/releases', ep.releases, 'Release health per (appVersion, platform) over from/to (sessions, users, crash-free %, adoption, new and regressed groups), most recently seen first', S.releasesQuery, S.releaseRow);
   route('/network', ep.network, 'Network logs by (timestamp, id), filtered on timestamp', S.networkQuery, S.networkRow);
 };

@@ -45,6 +45,16 @@ const changes = {
 export const sessionsQuery = { type: 'object', properties: { ...common, ...dates, ...changes } } as const;
 export const crashesQuery = { type: 'object', properties: { ...common, ...changes } } as const;
 export const networkQuery = { type: 'object', properties: { ...common, ...dates } } as const;
+export const releasesQuery = {
+  type: 'object',
+  properties: {
+    ...common,
+    from: dateParam('inclusive, on the session start, to the hour; default: 14 days before to'),
+    to: dateParam('inclusive; a date-only value includes that whole UTC day; default: now. At most 366 days'),
+    platform: { type: 'string', maxLength: 50, description: 'only this platform (ios, android, …); the adoption shares are then of that platform' },
+  },
+} as const;
+
 export const eventsQuery = {
   type: 'object',
   required: ['sessionId'],
@@ -89,6 +99,25 @@ export const networkRow = {
   properties: {
     id: str, sessionId: str, method: str, url: str, statusCode: nInt,
     duration: { type: 'integer', description: 'ms' }, error: nStr, timestamp: iso,
+  },
+} as const;
+
+const pct = (what: string) => ({ type: ['number', 'null'], description: `${what}, a percentage with three decimals; null without sessions` }) as const;
+
+export const releaseRow = {
+  type: 'object',
+  properties: {
+    appVersion: { ...nStr, description: 'null: sessions that sent no appVersion' }, platform: nStr,
+    sessions: { ...int, description: 'sessions started in the range' },
+    users: { ...int, description: 'distinct users (userId, else the device) of those sessions' },
+    crashedSessions: { ...int, description: 'of those sessions, the ones with a fatal crash' }, crashedUsers: int,
+    crashFreeSessions: pct('share of sessions with no fatal crash'), crashFreeUsers: pct('share of users with no fatal crash'),
+    adoption24h: pct("share of the project's sessions in the 24 h that end with the range (or now)"),
+    adoption7d: pct("share of the project's sessions in the 7 days that end with the range (or now)"),
+    newGroups: { ...int, description: 'crash groups first seen (on this platform) in this version, all time' },
+    regressedGroups: { ...int, description: 'resolved crash groups an occurrence from this release reopened, all time' },
+    firstSeenAt: { type: ['string', 'null'], format: 'date-time', description: 'the first session of the release (to the hour)' },
+    lastSeenAt: { type: ['string', 'null'], format: 'date-time', description: 'the end of the hour of its last session' },
   },
 } as const;
 

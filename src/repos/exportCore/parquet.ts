@@ -9,7 +9,7 @@ import type { Row } from './types.ts';
  * (docs/decisions.md, "Parquet"). Types are declared, never guessed, so an empty file has the
  * same schema as a full one.
  */
-export type ParquetType = 'string' | 'int64' | 'boolean' | 'timestamp';
+export type ParquetType = 'string' | 'int64' | 'double' | 'boolean' | 'timestamp';
 
 export interface ParquetColumn {
   name: string;
@@ -20,6 +20,7 @@ export interface ParquetColumn {
 const ELEMENT = {
   string: { type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } },
   int64: { type: 'INT64' },
+  double: { type: 'DOUBLE' },
   boolean: { type: 'BOOLEAN' },
   // UTC instants with millisecond precision, as ClickHouse writes DateTime64(3, 'UTC').
   timestamp: { type: 'INT64', converted_type: 'TIMESTAMP_MILLIS', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' } },
@@ -29,6 +30,7 @@ function value(type: ParquetType, v: unknown): unknown {
   if (v === null || v === undefined) return null;
   switch (type) {
     case 'int64': return BigInt(v as number);
+    case 'double': return Number(v);
     case 'timestamp': return BigInt(typeof v === 'string' ? Date.parse(v) : (v as number));
     case 'boolean': return Boolean(v);
     case 'string': return String(v);

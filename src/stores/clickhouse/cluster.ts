@@ -31,6 +31,11 @@ export const SHARD_KEYS: Readonly<Record<string, string>> = {
   // 004's ingest table reads the session id as a UUID, whose text is toString's
   ingest: 'cityHash64(toString(body.sessionId))',
   crash_occurrences: 'cityHash64(project_id, group_key)',
+  // a session's start and crash facts on one shard, so ReplacingMergeTree collapses their retries
+  session_facts: 'cityHash64(project_id, session_id)',
+  // written only by their views, on the node of their facts; reads merge the states of every shard
+  release_health_daily: 'cityHash64(project_id, app_version, platform)',
+  release_adoption_hourly: 'cityHash64(project_id, app_version, platform)',
 };
 
 export const localName = (table: string) => `${table}_local`;

@@ -44,6 +44,6 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
       body: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] } } },
     },
   }, async (req) => {
-    return dashboard.setStatus(req.params.projectId, req.params.groupId, req.body.status);
+    return dashboard.setStatus(req.params.projectId, req.params.groupId, req.body.status, { name: req.user.email, userId: req.user.id });
   });
 };

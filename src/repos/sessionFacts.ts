@@ -1,0 +1,41 @@
+import type { ClickHouse } from '../stores/clickhouse/port.ts';
+import { InsertBatcher, type QueueBudget } from '../stores/clickhouse/batcher.ts';
+import { userKey } from '../domain/releaseHealth.ts';
+import { chTime } from './crashOccurrences.ts';
+import type { SessionFactSource } from './sessions.ts';
+
+/**
+ * ClickHouse `session_facts`: a row when a session starts and one when it first crashes
+ * fatally, with its release (clickhouse/007_release_health.sql). Its view keeps the hourly
+ * release-health states that repos/releaseHealth.ts reads. Append-only; a retry is the same row.
+ */
+export const SESSION_FACTS = 'session_facts';
+
+// Session starts are about one in a hundred ingest requests: one insert per round trip is plenty.
+const FACT_BATCH = { maxBatchRows: 50_000, maxQueuedRows: 200_000, maxConcurrent: 1 };
+
+export interface SessionFactRow {
+  project_id: string; session_id: string; started_at: string; app_version: string; platform: string; user_key: string; crashed: 0 | 1;
+}
+
+/** The fact of a session (as Postgres holds it): its start, or its first fatal crash. */
+export function factRow(s: SessionFactSource, crashed: boolean): SessionFactRow {
+  return {
+    project_id: s.project_id, session_id: s.id, started_at: chTime(Number(s.started_at)), app_version: s.app_version ?? '',
+    platform: s.platform ?? '', user_key: userKey(s.user_id, s.device_fingerprint), crashed: crashed ? 1 : 0,
+  };
+}
+
+export function sessionFactsRepo(ch: ClickHouse, budget: QueueBudget) {
+  const writer = new InsertBatcher(ch, SESSION_FACTS, budget, FACT_BATCH);
+  return {
+    /** Resolves once the fact is committed (group commit with concurrent sessions). */
+    add: (row: SessionFactRow) => writer.add(Buffer.from(JSON.stringify(row) + '\n'), 1),
+    /** Rows in bulk (the start-up backfill, the bench): one insert, no batcher. */
+    insertMany: (rows: readonly SessionFactRow[]) => (rows.length ? ch.insert(SESSION_FACTS, rows) : Promise.resolve()),
+    drain: () => writer.drain(),
+    batcher: writer,
+  };
+}
+
+export type SessionFactsRepo = ReturnType<typeof sessionFactsRepo>;
