@@ -44,14 +44,27 @@ export function computedResource<F extends object>(src: ComputedSource<F>): Expo
     async pageEncoded(projectId, f, offset, limit, enc) {
       return encodeRows(src, (await rowsOf(projectId, f)).slice(offset, offset + limit), enc, true);
     },
-    async *chunks(projectId, f, enc, chunkRows) {
+    async *chunks(projectId, f, enc, size) {
       const rows = await rowsOf(projectId, f);
       if (enc === 'parquet') {
         yield parquetFile(src.parquet, rows);
         return;
       }
       if (enc === 'csv') yield csvHeader(src.fields);
-      for (let i = 0; i < rows.length; i += chunkRows) yield encodeRows(src, rows.slice(i, i + chunkRows), enc, false);
+      // A chunk ends at size.rows rows or once its encoded rows reach size.bytes, as the stores' chunks do.
+      let parts: (Buffer | string)[] = [];
+      let bytes = 0;
+      for (const row of rows) {
+        const part = encodeRows(src, [row], enc, false);
+        parts.push(part);
+        bytes += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+        if (parts.length >= size.rows || bytes >= size.bytes) {
+          yield parts.join('');
+          parts = [];
+          bytes = 0;
+        }
+      }
+      if (parts.length) yield parts.join('');
     },
   };
 }
