@@ -176,7 +176,8 @@ function spool(env: Env, dataDir: string): Config['spool'] {
     root: path.resolve(str(env, 'SPOOL_DIR') ?? path.join(dataDir, 'spool')),
     instance,
     maxBytes: int(env, 'SPOOL_MAX_BYTES', 1024 * 1024 * 1024, 1024 * 1024, 2 ** 50),
-    loadBytes: int(env, 'SPOOL_LOAD_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    // A load goes through the group commit, whose byte budget crash reports share: half of it at most.
+    loadBytes: int(env, 'SPOOL_LOAD_BYTES', 8 * 1024 * 1024, 1024, Math.floor(int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024) / 2)),
     // Rows are visible ≤ 2 s after their 201 (p99): half a second in the segment, then the insert.
     loadIntervalMs: int(env, 'SPOOL_LOAD_INTERVAL_MS', 500, 10, 60_000),
     staleMs: int(env, 'SPOOL_LOCK_STALE_MS', 30_000, 1000, 3_600_000),

@@ -3,7 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.ts';
 
 const HELD = Symbol('bodyBytesHeld');
-type Holder = FastifyRequest & { [HELD]?: number };
+const DONE = Symbol('bodyBytesReleased');
+type Holder = FastifyRequest & { [HELD]?: number; [DONE]?: boolean };
 
 const busy = () => new HttpError(503, 'Service is busy, retry shortly', undefined, { 'retry-after': '1' });
 
@@ -22,6 +23,8 @@ export class BodyBudget {
   constructor(readonly maxBytes: number) {}
 
   private take(req: Holder, n: number): boolean {
+    // An inflater may still emit after the response was sent (a bad gzip tail): not held any more.
+    if (req[DONE]) return true;
     if (this.bytes > 0 && this.bytes + n > this.maxBytes) {
       this.refused++;
       return false;
@@ -34,8 +37,9 @@ export class BodyBudget {
   /** preParsing hook, after any inflating: the body stream it returns is the one parsed. */
   readonly preParsing = async (req: FastifyRequest, _reply: FastifyReply, payload: NodeJS.ReadableStream) => {
     const length = Number(req.headers['content-length']);
+    // (A Content-Length that is not a count of bytes is Fastify's to refuse; it counts as unknown here.)
     const encoded = String(req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
-    if (Number.isFinite(length) && (encoded === 'identity' || encoded === '')) {
+    if (Number.isSafeInteger(length) && length >= 0 && (encoded === 'identity' || encoded === '')) {
       if (!this.take(req, length)) throw busy();
       return payload;
     }
@@ -43,6 +47,9 @@ export class BodyBudget {
       transform: (chunk: Buffer, _enc, cb) => (this.take(req, chunk.length) ? cb(null, chunk) : cb(busy())),
     });
     payload.on('error', (err) => counter.destroy(err));
+    // Fastify listens while it reads the body; an error after it stopped (the response already
+    // sent) must not become an uncaught exception.
+    counter.on('error', () => {});
     // Fastify checks Content-Length against the encoded bytes the inflater counted (bodyDecoding.ts).
     Object.defineProperty(counter, 'receivedEncodedLength', { get: () => (payload as { receivedEncodedLength?: number }).receivedEncodedLength });
     return payload.pipe(counter);
@@ -53,5 +60,6 @@ export class BodyBudget {
     const r = req as Holder;
     this.bytes -= r[HELD] ?? 0;
     r[HELD] = 0;
+    r[DONE] = true;
   };
 }
