@@ -53,6 +53,8 @@ describe('crash list and page', () => {
     expect(all.total).toBe(2);
     const fatal = await dash('/crash-groups?kind=fatal');
     expect(fatal.data.map((g: { isFatal: boolean }) => g.isFatal)).toEqual([true]);
+    // the list names every platform the group was seen on, not only the latest
+    expect(fatal.data[0].platforms).toEqual(['android', 'linux']);
     const errors = await dash('/crash-groups?kind=nonfatal');
     expect(errors.data).toMatchObject([{ isFatal: false, handled: true, occurrenceCount: 4 }]);
     expect((await dash('/crash-groups?sort=occurrences')).data.map((g: { occurrenceCount: number }) => g.occurrenceCount)).toEqual([4, 3]);

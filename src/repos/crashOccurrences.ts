@@ -70,6 +70,8 @@ export interface OccurrenceFacts {
   isFatal: boolean;
   handled: boolean;
   versions: string[];
+  /** every platform the group was seen on */
+  platforms: string[];
 }
 
 /** An occurrence of a session, on its timeline. */
@@ -108,12 +110,13 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     // Duplicates are identical rows, so min, max and argMax need no FINAL.
     const rows = await ch.query<{
       k: string; n: number; d: number; u: number; first: number; last: number; latest: [string | null, string | null, string | null];
-      fatal: boolean | number; handled: boolean | number; versions: string[];
+      fatal: boolean | number; handled: boolean | number; versions: string[]; platforms: string[];
     }>(
       `SELECT group_key AS k, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d, uniqExact(user_id) AS u,
          toUnixTimestamp64Milli(min(occurred_at)) AS first, toUnixTimestamp64Milli(max(occurred_at)) AS last,
          argMax(tuple(platform, app_version, os_version), (occurred_at, id)) AS latest,
-         max(is_fatal) AS fatal, min(handled) AS handled, arraySort(groupUniqArray(app_version)) AS versions
+         max(is_fatal) AS fatal, min(handled) AS handled, arraySort(groupUniqArray(app_version)) AS versions,
+         arraySort(groupUniqArray(platform)) AS platforms
        FROM ${OCCURRENCES}
        WHERE project_id = {project:String} AND group_key IN {keys:Array(String)}
        GROUP BY group_key`,
@@ -121,7 +124,7 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     );
     return new Map(rows.map((r) => [r.k, {
       occurrences: Number(r.n), devices: Number(r.d), users: Number(r.u), firstSeen: Number(r.first), lastSeen: Number(r.last),
-      latest: r.latest, isFatal: Boolean(r.fatal), handled: Boolean(r.handled), versions: r.versions,
+      latest: r.latest, isFatal: Boolean(r.fatal), handled: Boolean(r.handled), versions: r.versions, platforms: r.platforms,
     }]));
   }
 

@@ -36,6 +36,8 @@ export interface CrashGroup {
   summaryAt: string | null;
   appVersions: string[];
   resolvedVersions: string[];
+  /** every platform seen (`platform` is the latest occurrence's) */
+  platforms: string[];
 }
 
 /** A crash group as the management API shows it: the read model plus its alert's state. */
@@ -84,6 +86,7 @@ function toGroup(r: GroupRow, f: OccurrenceFacts | undefined): CrashGroup {
     summaryAt: isoTime(r.summary_at),
     appVersions: f ? f.versions : r.app_version === null ? [] : [r.app_version],
     resolvedVersions: r.resolved_versions,
+    platforms: f ? f.platforms : r.platform === null ? [] : [r.platform],
   };
 }
 

@@ -26,6 +26,7 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
   stackHead: g.stackHead,
   allowedTransitions: allowedTransitions(g.status),
   appVersions: g.appVersions,
+  platforms: g.platforms,
   summarySource: g.summarySource,
 });
 
@@ -44,8 +45,6 @@ function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashB
   return {
     ...dashboardGroup({ ...g, usersAffected: f.usersAffected }),
     appVersionCounts: f.appVersionCounts,
-    // every platform the group was seen on (`platform` is its latest occurrence's)
-    platforms: (extra.breakdown?.platforms ?? []).map((p) => p.value).filter((p): p is string => p !== null),
     breakdown: extra.breakdown,
     latest: latest && {
       ...latest,

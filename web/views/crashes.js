@@ -38,7 +38,7 @@ export function crashesView(projectId, params) {
           h('th', { scope: 'col', class: [2, 3, 4].includes(i) ? 'num' : undefined }, c)))),
         h('tbody', r.data.map((g) => h('tr', { dataset: { group: g.id, kind: g.isFatal ? 'fatal' : 'nonfatal' } },
           h('td', { 'data-label': 'Crash' }, h('a.crash-msg', { href: `${base}/${g.id}` }, g.message || '(no message)'),
-            h('div.hint', kindBadge(g), g.platform ? ` · ${g.platform}` : '')),
+            h('div.hint', kindBadge(g), g.platforms?.length ? ` · ${g.platforms.join(', ')}` : '')),
           h('td', { 'data-label': 'Status' }, groupStatus(g.status)),
           h('td.num', { 'data-label': 'Occurrences' }, fmtCount(g.occurrenceCount)),
           h('td.num', { 'data-label': 'Users' }, fmtCount(g.usersAffected)),
