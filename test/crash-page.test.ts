@@ -96,3 +96,39 @@ describe('the fallback summary', () => {
       .toContain('in 0   Shop  0x0000000104a8c3f4 main + 120, called from');
   });
 });
+
+describe('groups made before the normalised rule', () => {
+  it('keep their key: a stack with nothing volatile still lands in its old group; one with an id opens one new group, once', async () => {
+    const { createHash, randomUUID } = await import('node:crypto');
+    const { stackHead } = await import('../src/domain/crashGrouping.ts');
+    const oldKey = (stack: string) => createHash('sha256').update(stackHead(stack)).digest('hex');
+    const stable = 'Error: cart is empty\n    at checkout (cart.js:10:5)';
+    const volatile = 'Error: Order 1042 not found\n    at load (orders.js:3:9)';
+    const p = await s.createProject();
+    for (const stack of [stable, volatile]) {
+      await s.svc.stores.pg.query(
+        `INSERT INTO crash_groups (id, project_id, group_key, message, stack_head, is_fatal, handled, first_seen_at)
+         VALUES ($1, $2, $3, $4, $5, true, false, $6)`,
+        [randomUUID(), p.projectId, oldKey(stack), stack.split('\n')[0], stackHead(stack), T0],
+      );
+    }
+    const send = async (stackTrace: string) => {
+      const st = sessionStart();
+      await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
+      const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: { sessionId: st.sessionId, message: 'm', stackTrace, isFatal: true, handled: false, timestamp: ts++ } });
+      expect(r.statusCode).toBe(201);
+    };
+    await send(stable);
+    await send(volatile);
+    await send(volatile.replace('1042', '77'));
+    const rows = (await s.svc.stores.pg.query<{ group_key: string; message: string }>('SELECT group_key, message FROM crash_groups WHERE project_id = $1', [p.projectId])).rows;
+    expect(rows).toHaveLength(3);
+    expect(rows.map((r) => r.group_key)).toContain(oldKey(stable));
+    expect(rows.map((r) => r.group_key)).toContain(oldKey(volatile));
+    const facts = await s.svc.crashGroups.list(p.projectId, undefined, 1, 10);
+    const count = (key: string) => facts.data.find((g) => rows.find((r) => r.group_key === key && r.message === g.message) !== undefined);
+    expect(count(oldKey(stable))?.occurrenceCount).toBe(1);
+    // the two reports of the volatile bug share the one new group
+    expect(facts.data.map((g) => g.occurrenceCount).sort()).toEqual([1, 1, 2]);
+  });
+});

@@ -67,7 +67,7 @@ describe('stack normalisation: one bug stays one group', () => {
     expect(crashGroupKey('Error: Order 1042 not found\n    at a (x.js:1:2)')).toBe(crashGroupKey('Error: Order 77 not found\n    at a (x.js:1:2)'));
     expect(crashGroupKey('TypeError: x is undefined\n    at f (https://a.b/assets/index-8f3a2c.js:1:2345)'))
       .toBe(crashGroupKey('TypeError: x is undefined\n    at f (https://a.b/assets/index-b71d09.js:1:2345)'));
-    expect(normaliseFrame('    at f (https://a.b/assets/index-8f3a2c.js:1:2345)')).toBe('at f (https://a.b/assets/index-*.js:1:2345)');
+    expect(normaliseFrame('    at f (https://a.b/assets/index-8f3a2c.js:1:2345)')).toBe('    at f (https://a.b/assets/index-*.js:1:2345)');
   });
 
   it('keeps the five-line rule: a difference on line 6 does not split, one on line 5 does', () => {
@@ -78,6 +78,12 @@ describe('stack normalisation: one bug stays one group', () => {
     const lines = reports.android({ id: 1, obj: 'a1b2c3' }).split('\n');
     const changed = [...lines.slice(0, 4), '\tat android.os.Handler.dispatchMessage(Handler.java:99)'].join('\n');
     expect(crashGroupKey(changed)).not.toBe(crashGroupKey(lines.join('\n')));
+  });
+
+  it('a stack with nothing volatile keys as before the rule (white space as sent); Apple frames\' padding does not split', () => {
+    const stable = 'Error: cart is empty\n    at checkout (cart.js:10:5)\n\tat x.Y.z(Y.java:3)';
+    expect(normalisedHead(stable)).toBe(stable);
+    expect(crashGroupKey('0   Shop          0x0000000104a8c3f4 main + 1')).toBe(crashGroupKey('0   Shop  0x0000000104a8c3f4 main + 1'));
   });
 
   it('hashes only five lines even when the stack has CRLF line ends', () => {
@@ -136,14 +142,14 @@ describe('stack normalisation: what each placeholder replaces', () => {
       .toBe('ClientRequestException: Client request(GET https://api.example.com/orders/<n>) invalid: <n>');
     expect(normaliseStack('java.lang.RuntimeException: a\n\tat a.B.c(B.java:1)\nCaused by: java.io.IOException: timeout after 3000 ms')[2])
       .toBe('Caused by: java.io.IOException: timeout after <n> ms');
-    expect(normaliseStack('System.Exception: outer\n ---> System.IO.IOException: read 42 bytes')[1]).toBe('---> System.IO.IOException: read <n> bytes');
+    expect(normaliseStack('System.Exception: outer\n ---> System.IO.IOException: read 42 bytes')[1]).toBe(' ---> System.IO.IOException: read <n> bytes');
   });
 
   it('frames: addresses, + offset after a symbol, query strings, install paths; the offset after a load address stays', () => {
     expect(normaliseFrame('0   MyApp  0x0000000104a8c3f4 main + 120')).toBe('0 MyApp <addr> main + <offset>');
     expect(normaliseFrame('1   MyApp  0x0000000104a8c3f4 0x104a84000 + 33780')).toBe('1 MyApp <addr> <addr> + 33780');
     expect(normaliseFrame('#01 pc 00000000000ab123  /data/app/~~Yq3X==/com.app-AbC==/lib/arm64/libn.so (crash()+20)'))
-      .toBe('#01 pc 00000000000ab123 /data/app/com.app-*/lib/arm64/libn.so (crash()+<offset>)');
+      .toBe('#01 pc 00000000000ab123  /data/app/com.app-*/lib/arm64/libn.so (crash()+<offset>)');
     expect(normaliseFrame('at f (https://a.b/app.js?v=3&t=9:1:2)')).toBe('at f (https://a.b/app.js:1:2)');
     expect(normaliseFrame('at f (file:///Users/alice/app/resources/app.asar/main.js:1:2)')).toBe('at f (file:///Users/~/app/resources/app.asar/main.js:1:2)');
     expect(normaliseFrame('at f (app:///dist/main.8f3a2c1d.js:10:4)')).toBe('at f (app:///dist/main.*.js:10:4)');

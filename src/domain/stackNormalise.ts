@@ -40,8 +40,7 @@ export function normaliseMessage(line: string): string {
     .replace(UUID, PLACEHOLDER.uuid)
     .replace(HEX_PREFIXED, PLACEHOLDER.hex)
     .replace(HEX_RUN, PLACEHOLDER.hex)
-    .replace(NUMBER, PLACEHOLDER.number)
-    .trim();
+    .replace(NUMBER, PLACEHOLDER.number);
 }
 
 /**
@@ -77,11 +76,14 @@ const HOME = /(\/Users\/|\/home\/|[A-Za-z]:[\\/]+Users[\\/]+)[^\\/\s:)]+/g;
 // Apple: an address then a load address + offset (unsymbolicated: the offset into the image is
 // what tells two sites apart and does not move between launches) or a symbol + offset.
 const PLUS_OFFSET = /(?<=^|\s)([^\s+]+)(\s*\+\s*)(0x[0-9a-f]+|\d+)\b/gi;
+const APPLE_FRAME = /^\s*\d+\s+\S+\s+0x[0-9a-f]+\s/i;
 const PAREN_SYMBOL_OFFSET = /\(([^()\s+]+)\+(?:0x[0-9a-f]+|\d+)\)/gi;
 
 /** A frame: where it is stays (function, file, line, column), what differs per build or launch goes. */
 export function normaliseFrame(line: string): string {
-  let s = line.trim().replace(/\s+/g, ' ');
+  // White space stays as sent (so a stack with nothing volatile keeps the key it had before this
+  // rule), except in Apple frames, whose columns are padded to the longest image name of the report.
+  let s = APPLE_FRAME.test(line) ? line.trim().replace(/\s+/g, ' ') : line;
   s = s.replace(QUERY, ''); // present or not (a cache-buster added later), the same frame
   s = s.replace(ANDROID_INSTALL, '/data/app/$1-*/');
   s = s.replace(HOME, '$1~');
