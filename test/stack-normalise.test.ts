@@ -170,3 +170,11 @@ describe('stack normalisation: what each placeholder replaces', () => {
     expect(normaliseStack('loadOrder@https://a/index-8f3a2c.js:1:2345')[0]).toBe('loadOrder@https://a/index-*.js:1:2345');
   });
 });
+
+describe('stack normalisation: UUIDs in frames', () => {
+  it('a UUID path segment (an iOS container) is volatile; a UUID elsewhere in a frame is not', () => {
+    expect(normaliseFrame('at f (file:///var/containers/Bundle/Application/3F2504E0-4F89-11D3-9A0C-0305E82C3301/Shop.app/main.jsbundle:1:2)'))
+      .toBe('at f (file:///var/containers/Bundle/Application/<uuid>/Shop.app/main.jsbundle:1:2)');
+    expect(crashGroupKey('at 3f2504e0-4f89-11d3-9a0c-0305e82c3301 (x.js:1:1)')).not.toBe(crashGroupKey('at 9a2504e0-4f89-11d3-9a0c-0305e82c3301 (x.js:1:1)'));
+  });
+});

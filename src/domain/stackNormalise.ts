@@ -2,11 +2,11 @@
  * The stack as the service groups it (docs/decisions.md, "Crash grouping on the normalised
  * stack"): volatile text that changes between two reports of one bug is replaced by a
  * placeholder, what tells two bugs apart stays. Message lines (the first line when it is not a
- * frame, `Caused by:` and .NET `--->` lines) lose numbers, UUIDs, hex runs and URL query strings; frames lose
- * content hashes in bundle file names, memory addresses, `+ offset` after a symbol, URL query
- * strings (removed) and per-install path parts (Android's random install directory, an iOS container's
- * UUID, a user's home directory). Line and column numbers of frames stay: two throw sites are
- * two bugs. Pure text in, text out.
+ * frame, `Caused by:` and .NET `--->` lines) lose numbers, UUIDs, hex runs and URL query
+ * strings; frames lose content hashes in bundle file names, memory addresses, `+ offset` after
+ * a symbol, URL query strings (removed) and per-install path parts (Android's random install
+ * directory, a UUID path segment such as an iOS container's, a user's home directory). Line and
+ * column numbers of frames stay: two throw sites are two bugs. Pure text in, text out.
  */
 
 export const PLACEHOLDER = {
@@ -72,6 +72,9 @@ const BUNDLE_HASH =
 const QUERY = /(?<=\.[A-Za-z0-9]+|\/)[?#][^\s()]*?(?=(?::\d+){1,2}(?=[)\s]|$)|[)\s]|$)/g;
 // Per-install paths: Android's random install dirs, a home directory's owner.
 const ANDROID_INSTALL = /\/data\/app\/(?:~~[A-Za-z0-9_=-]+\/)?([\w.]+)-[A-Za-z0-9_=-]+\//g;
+// A UUID as a path segment (an iOS app container, a per-install cache directory); a UUID
+// elsewhere in a frame (a generated function name) is part of what the frame is.
+const PATH_UUID = /(?<=[/\\])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?=[/\\])/gi;
 const HOME = /(\/Users\/|\/home\/|[A-Za-z]:[\\/]+Users[\\/]+)[^\\/\s:)]+/g;
 // Apple: an address then a load address + offset (unsymbolicated: the offset into the image is
 // what tells two sites apart and does not move between launches) or a symbol + offset.
@@ -87,7 +90,7 @@ export function normaliseFrame(line: string): string {
   s = s.replace(QUERY, ''); // present or not (a cache-buster added later), the same frame
   s = s.replace(ANDROID_INSTALL, '/data/app/$1-*/');
   s = s.replace(HOME, '$1~');
-  s = s.replace(UUID, PLACEHOLDER.uuid);
+  s = s.replace(PATH_UUID, PLACEHOLDER.uuid);
   s = s.replace(BUNDLE_HASH, '$1*');
   s = s.replace(PAREN_SYMBOL_OFFSET, `($1+${PLACEHOLDER.offset})`);
   s = s.replace(PLUS_OFFSET, (_m, base: string, plus: string, offset: string) =>
