@@ -69,6 +69,19 @@ describe('JavaScript source maps', () => {
     expect(parseJsFrame('    at Object.<anonymous> (/srv/app/dist/server.js:12:5)')).toMatchObject({ fn: 'Object.<anonymous>', file: '/srv/app/dist/server.js', line: 12, column: 5 });
   });
 
+  it('Hermes frames that name no file (fn@1:offset) read the release\'s bundle map', () => {
+    // the same positions as the V8 stack, as Hermes prints them without a source URL
+    const hermes = r.stack.split('\n').slice(1, 4)
+      .map((l) => /at (\S+) \(.*?:(\d+):(\d+)\)/.exec(l)!).map((m) => `${m[1]}@${m[2]}:${m[3]}`).join('\n');
+    expect(parseJsFrame(hermes.split('\n')[0]!)).toMatchObject({ implicitFile: true, line: 1 });
+    expect(jsFilesOf(hermes)).toEqual(['']);
+    const name = mapNameFor('', [{ name: 'index.android.bundle.map', kind: 'sourcemap' }, { name: 'other.js.map', kind: 'sourcemap' }]);
+    expect(name).toBe('index.android.bundle.map');
+    const out = symbolicate(hermes, '', { jsMapFor: (p) => (p === '' ? parseSourceMap(r.map) : null) }).stack.split('\n');
+    expect(out[0]).toMatch(/^findOrder@src\/orders\.ts:6:\d+$/);
+    expect(out[1]).toMatch(/^loadOrder@src\/orders\.ts:12:\d+$/);
+  });
+
   it('a React Native map with x_facebook_sources, or an indexed (sectioned) map, is read', () => {
     const base = JSON.parse(r.map) as Record<string, unknown>;
     const withFb = { ...base, x_facebook_sources: [[{ names: ['<global>'], mappings: 'AAA' }]] };

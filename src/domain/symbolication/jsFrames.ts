@@ -12,7 +12,12 @@ export interface JsFrame {
   line: number;
   /** 1-based, as the engines print it */
   column: number | null;
+  /** a Hermes frame without a file (`fn@1:557290`): in the app's one bundle */
+  implicitFile?: boolean;
 }
+
+/** The path jsFilesOf and mapFor use for Hermes frames that name no file (the app's bundle). */
+export const IMPLICIT_BUNDLE = '';
 
 // V8 / Hermes: "at fn (file:1:2)", "at async fn (file:1:2)", "at file:1:2",
 // "at fn (address at file:1:2)" (Hermes bytecode).
@@ -20,7 +25,12 @@ const V8 = /^(\s*)at (?:(.+?) \()?(?:address at )?(.+?):(\d+)(?::(\d+))?\)?\s*$/
 // Firefox / Safari: "fn@file:1:2", "@file:1:2", Safari's "global code@file:1:2".
 const GECKO = /^(\s*)((?:global|eval|module) code|[^@\s]*)@(.+?):(\d+)(?::(\d+))?\s*$/;
 
+// Hermes without a source URL: "fn@1:557290" (line 1 of the bundle, column = bytecode offset).
+const HERMES_BARE = /^(\s*)([^@\s]*)@(\d+):(\d+)\s*$/;
+
 export function parseJsFrame(line: string): JsFrame | null {
+  const hb = HERMES_BARE.exec(line);
+  if (hb) return { style: 'gecko', indent: hb[1] ?? '', fn: hb[2] || null, file: IMPLICIT_BUNDLE, line: Number(hb[3]), column: Number(hb[4]), implicitFile: true };
   const v = V8.exec(line);
   if (v) {
     return { style: 'v8', indent: v[1] ?? '', fn: v[2] ?? null, file: v[3]!, line: Number(v[4]), column: v[5] === undefined ? null : Number(v[5]) };

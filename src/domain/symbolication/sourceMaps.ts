@@ -1,5 +1,5 @@
 import { FlattenMap, LEAST_UPPER_BOUND, originalPositionFor, type TraceMap } from '@jridgewell/trace-mapping';
-import { bestMatch, framePath, parseJsFrame, printJsFrame, readableSource, resolveBeside, type JsFrame } from './jsFrames.ts';
+import { IMPLICIT_BUNDLE, bestMatch, framePath, parseJsFrame, printJsFrame, readableSource, resolveBeside, type JsFrame } from './jsFrames.ts';
 
 /**
  * JavaScript symbolication with uploaded source maps (browser bundles, Node, Electron, React
@@ -21,7 +21,7 @@ export function jsFilesOf(stack: string): string[] {
   const out = new Set<string>();
   for (const l of stack.split('\n')) {
     const f = parseJsFrame(l.replace(/\r$/, ''));
-    if (f && f.file !== 'native' && !f.file.startsWith('node:')) out.add(framePath(f.file));
+    if (f && f.file !== 'native' && !f.file.startsWith('node:')) out.add(f.implicitFile ? IMPLICIT_BUNDLE : framePath(f.file));
   }
   return [...out];
 }
@@ -36,6 +36,10 @@ export interface ArtifactRef { name: string; kind: 'sourcemap' | 'minified' | 'p
  */
 export function mapNameFor(path: string, artifacts: readonly ArtifactRef[], mappingUrlOf?: (minifiedName: string) => string | null): string | null {
   const maps = artifacts.filter((a) => a.kind === 'sourcemap').map((a) => a.name);
+  if (path === IMPLICIT_BUNDLE) {
+    // a Hermes frame naming no file is in the app's bundle: its map, or the release's only map
+    return maps.find((n) => /\.(?:js)?bundle\.map$|\.hbc\.map$/i.test(n)) ?? (maps.length === 1 ? maps[0]! : null);
+  }
   if (mappingUrlOf) {
     const minified = bestMatch(artifacts.filter((a) => a.kind === 'minified').map((a) => a.name), path);
     const ref = minified ? mappingUrlOf(minified) : null;
@@ -66,7 +70,7 @@ export function symbolicateJs(stack: string, mapFor: (path: string) => TraceMap 
   const out: (Mapped | null)[] = lines.map((raw) => {
     const f = parseJsFrame(raw.replace(/\r$/, ''));
     if (!f) return null;
-    const map = mapFor(framePath(f.file));
+    const map = mapFor(f.implicitFile ? IMPLICIT_BUNDLE : framePath(f.file));
     if (!map) return null;
     const needle = { line: f.line, column: Math.max(0, (f.column ?? 1) - 1) };
     let pos = originalPositionFor(map, needle);
