@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Postgres } from '../stores/postgres/port.ts';
 import type { CrashGroupStatus } from '../domain/crashGroupStatus.ts';
-import { enqueueJob, NEW_GROUP_JOB } from './outbox.ts';
+import { enqueueJob, NEW_GROUP_JOB, REGRESSION_JOB } from './outbox.ts';
 import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';
 import type { ParquetColumn } from './exportCore/parquet.ts';
 import type { ChangeFilter } from './exportCore/types.ts';
@@ -157,12 +157,18 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
      * the row lock (a status change or a new resolution since the caller's read wins). True when it reopened.
      */
     async reopen(projectId: string, groupId: string, appVersion: string): Promise<boolean> {
-      const r = await db.query(
-        `UPDATE ${GROUPS} SET status = 'open', ${STAMP}
-         WHERE project_id = $1 AND id = $2 AND status = 'resolved' AND NOT ($3 = ANY(resolved_versions))`,
-        [projectId, groupId, appVersion],
-      );
-      return (r.rowCount ?? 0) > 0;
+      return db.tx(async (q) => {
+        const r = await q.query(
+          `UPDATE ${GROUPS} SET status = 'open', ${STAMP}
+           WHERE project_id = $1 AND id = $2 AND status = 'resolved' AND NOT ($3 = ANY(resolved_versions))`,
+          [projectId, groupId, appVersion],
+        );
+        const reopened = (r.rowCount ?? 0) > 0;
+        // The regression alert commits with the reopening. Keyed by the version: resolving again
+        // snapshots it, so it can never reopen the group twice and no retry makes a second job.
+        if (reopened) await enqueueJob(q, projectId, groupId, REGRESSION_JOB, appVersion);
+        return reopened;
+      });
     },
 
     /** An occurrence older than the group's firstSeenAt moves it back. */

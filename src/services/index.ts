@@ -29,6 +29,7 @@ import { dashboardService } from './dashboard.ts';
 import { teamsService } from './teams.ts';
 import { createMetrics } from './metrics.ts';
 import { type Log, silentLog } from '../domain/log.ts';
+import { alertRulesService } from './alertRules.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
@@ -95,6 +96,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     exportStreams: new StreamSlots(config.exportMaxStreams),
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows),
+    alertRules: alertRulesService(stores.pg),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */
     touches,

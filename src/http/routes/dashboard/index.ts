@@ -7,6 +7,7 @@ import { projectRoutes } from './projects.ts';
 import { sessionRoutes } from './sessions.ts';
 import { crashGroupRoutes } from './crashGroups.ts';
 import { artifactDashboardRoutes } from '../artifacts.ts';
+import { alertRuleRoutes } from './alertRules.ts';
 
 /**
  * /api/dashboard: what a signed-in user sees and does, limited to their teams' projects. The
@@ -22,4 +23,5 @@ export const dashboardRoutes = (svc: Services): Routes => async (app) => {
   await app.register(sessionRoutes(svc));
   await app.register(crashGroupRoutes(svc));
   await app.register(artifactDashboardRoutes(svc));
+  await app.register(alertRuleRoutes(svc));
 };
