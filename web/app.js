@@ -1,6 +1,6 @@
 import { h, errorBox } from './lib/dom.js';
 import { get } from './lib/api.js';
-import { navigate, refreshProjects, setProject, signedIn, state } from './lib/router.js';
+import { navigate, refreshProjects, setProject, signedIn, state, wantedRoute } from './lib/router.js';
 import { renderTop } from './lib/header.js';
 import { authView } from './views/auth.js';
 import { projectsView } from './views/projects.js';
@@ -8,6 +8,7 @@ import { sessionsView } from './views/sessions.js';
 import { sessionView } from './views/session.js';
 import { crashesView, crashView } from './views/crashes.js';
 import { teamView } from './views/team.js';
+import { alertRulesView } from './views/alertRules.js';
 
 const main = document.getElementById('main');
 const top = document.getElementById('top');
@@ -30,12 +31,15 @@ async function route() {
       }
       top.hidden = true;
       const mode = parts[0] === 'signup' ? 'signup' : 'login';
-      if (parts[0] !== mode) history.replaceState(null, '', `#/${mode}`);
-      main.replaceChildren(authView(mode));
+      // A link opened signed out (an alert's crash link) is kept across the sign-in, in the URL.
+      const next = parts[0] === mode ? wantedRoute(params.next) : wantedRoute(`#${hash}`);
+      const here = `#/${mode}${next ? `?next=${encodeURIComponent(next)}` : ''}`;
+      if (location.hash !== here) history.replaceState(null, '', here);
+      main.replaceChildren(authView(mode, next));
       return;
     }
   }
-  if (parts[0] === 'login' || parts[0] === 'signup') return navigate('#/');
+  if (parts[0] === 'login' || parts[0] === 'signup') return navigate(wantedRoute(params.next) ?? '#/');
   if (!state.projects.length) {
     try {
       await refreshProjects();
@@ -55,6 +59,7 @@ async function route() {
     if (section === 'sessions' && parts[3]) view = sessionView(projectId, parts[3], params);
     else if (section === 'sessions') view = sessionsView(projectId, params);
     else if (section === 'crashes' && parts[3]) view = crashView(projectId, parts[3]);
+    else if (section === 'alerts') view = alertRulesView(projectId);
     else view = crashesView(projectId, params);
   } else if (parts[0] === 'team') {
     renderTop('team', state.currentProjectId);
@@ -80,6 +85,8 @@ async function route() {
 window.addEventListener('hashchange', route);
 window.addEventListener('flightrec:signed-out', () => {
   state.user = null;
-  navigate('#/login');
+  // The session ran out mid-use: back to where the user was once signed in again.
+  const next = wantedRoute(location.hash);
+  navigate(`#/login${next ? `?next=${encodeURIComponent(next)}` : ''}`);
 });
 route();

@@ -29,6 +29,7 @@ export function renderTop(section, projectId) {
     h('nav', { 'aria-label': 'Sections' },
       project ? link(`#/p/${project.id}/sessions`, 'Sessions', section === 'sessions') : null,
       project ? link(`#/p/${project.id}/crashes`, 'Crashes', section === 'crashes') : null,
+      project ? link(`#/p/${project.id}/alerts`, 'Alerts', section === 'alerts') : null,
       link('#/projects', 'Projects & keys', section === 'projects'),
       link('#/team', 'Team', section === 'team'),
     ),
