@@ -8,6 +8,8 @@ import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import { sleep, waitFor } from './helpers/wait.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
 import { verifySignature } from '../src/domain/webhooks.ts';
+import { postJson } from '../src/workers/webhookJob.ts';
+import { signup } from './helpers/accounts.ts';
 
 // Regressions, spike and crash-free rules, and webhooks, end to end: ingestion over HTTP → the
 // outbox (same transaction) → the in-process worker → SMTP and a local webhook receiver.
@@ -289,4 +291,69 @@ describe('webhooks', () => {
     expect((await api('GET', `/api/projects/${randomUUID()}/alert-rules`)).statusCode).toBe(404);
     expect((await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/alert-rules` })).statusCode).toBe(401);
   });
+});
+
+describe('bounds of a delivery', () => {
+  it('WEBHOOK_ALLOW_PRIVATE=false refuses a loopback receiver after DNS; a slow receiver is cut at the timeout; a long answer is read only a few KB', async () => {
+    await expect(postJson(`${rx.url}/private`, '{}', {}, { timeoutMs: 2000, allowPrivate: false })).rejects.toThrow(/private address/);
+    await expect(postJson(`http://localhost:${new URL(rx.url).port}/private`, '{}', {}, { timeoutMs: 2000, allowPrivate: false })).rejects.toThrow(/private address/);
+    expect(rx.got.filter((x) => x.path === '/private')).toHaveLength(0);
+    expect((await postJson(`${rx.url}/private-ok`, '{}', {}, { timeoutMs: 2000, allowPrivate: true })).status).toBe(200);
+
+    const slow = http.createServer((req, res) => {
+      if (req.url === '/big') {
+        res.write('x'.repeat(64 * 1024));
+        return;
+      }
+      if (req.url === '/redirect') {
+        res.writeHead(302, { location: `${rx.url}/redirected` }).end();
+      }
+      // else: never answers
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const at = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    try {
+      const t0 = Date.now();
+      await expect(postJson(`${at}/hang`, '{}', {}, { timeoutMs: 300, allowPrivate: true })).rejects.toThrow(/timed out/);
+      expect(Date.now() - t0).toBeLessThan(2000);
+      const big = await postJson(`${at}/big`, '{}', {}, { timeoutMs: 2000, allowPrivate: true });
+      expect(big.body.length).toBeLessThanOrEqual(4096);
+      const moved = await postJson(`${at}/redirect`, '{}', {}, { timeoutMs: 2000, allowPrivate: true });
+      expect(moved.status).toBe(302);
+      expect(rx.got.filter((x) => x.path === '/redirected')).toHaveLength(0);
+    } finally {
+      slow.closeAllConnections();
+      await new Promise<void>((r) => slow.close(() => r()));
+    }
+  });
+});
+
+describe('rules from the dashboard', () => {
+  it("a member's rule mails members at once, an outside address waits for its confirmation, other teams see nothing", async () => {
+    const alice = await signup(s);
+    const eve = await signup(s);
+    const stranger = `stranger-${randomUUID()}@example.org`;
+    const cp = await s.app.inject({ method: 'POST', url: '/api/dashboard/projects', headers: alice.headers, payload: { name: 'Team app' } });
+    expect(cp.statusCode).toBe(201);
+    const projectId = cp.json().project.id as string;
+    const auth = { authorization: `Bearer ${cp.json().apiKey}` };
+    const dash = (method: 'GET' | 'POST', url: string, who = alice, payload?: object) =>
+      s.app.inject({ method, url: `/api/dashboard/projects/${projectId}${url}`, headers: who.headers, ...(payload ? { payload } : {}) });
+
+    const created = await dash('POST', '/alert-rules', alice, { name: 'Team storm', kind: 'spike', threshold: 1, emails: [alice.email, stranger] });
+    expect(created.statusCode, created.body).toBe(201);
+    expect((await dash('GET', '/alert-rules', eve)).statusCode).toBe(404);
+    expect((await dash('POST', '/webhooks', eve, { url: `${rx.url}/eve` })).statusCode).toBe(404);
+    const listed = (await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: alice.headers })).json();
+    const states = listed.data.find((x: { id: string }) => x.id === projectId).alertRecipients;
+    expect(states).toEqual([{ email: alice.email, confirmed: true }, { email: stranger, confirmed: false }].sort((x, y) => x.email.localeCompare(y.email)));
+
+    await ingestCrash(auth, await session(auth, '6.0'), { stackTrace: stack(), message: 'Team crash', timestamp: Date.now() - 100 });
+    expect(await s.worker!.rules!.evaluate()).toBe(1);
+    const mail = await waitFor('the rule email', async () => {
+      await s.worker!.worker.runDue();
+      return smtp.mails.find((m) => m.headers['x-flightrec-project'] === projectId && m.headers['message-id']?.startsWith('<rule-fired-'));
+    });
+    expect(mail.rcptTo).toEqual([alice.email]);
+  }, 60_000);
 });

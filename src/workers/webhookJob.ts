@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import dns from 'node:dns';
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import type { Config } from '../config.ts';
 import type { Postgres } from '../stores/postgres/port.ts';
 import type { OutboxJob } from '../repos/outbox.ts';
@@ -21,12 +21,15 @@ export interface PostResult {
 
 /** Refuses, after DNS, an address that is private or loopback (WEBHOOK_ALLOW_PRIVATE=false). */
 const publicOnly: LookupFunction = (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: false }, (err, address, family) => {
+  const refuse = (address: string) =>
+    Object.assign(new Error(`${hostname} resolves to a private address (${address}); set WEBHOOK_ALLOW_PRIVATE=true to allow it`), { code: 'EPRIVATE' });
+  // Node asks for every address (all: true) when it races IPv4 and IPv6; answer in the shape it asked for.
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, '', 0);
-    if (isPrivateAddress(address as string)) {
-      return callback(Object.assign(new Error(`${hostname} resolves to a private address (${address}); set WEBHOOK_ALLOW_PRIVATE=true to allow it`), { code: 'EPRIVATE' }), '', 0);
-    }
-    callback(null, address as string, family);
+    const ok = addresses.filter((a) => !isPrivateAddress(a.address));
+    if (!ok.length) return callback(refuse(addresses[0]?.address ?? hostname), '', 0);
+    if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, ok);
+    callback(null, ok[0]!.address, ok[0]!.family);
   });
 };
 
@@ -38,6 +41,11 @@ const publicOnly: LookupFunction = (hostname, options, callback) => {
 export function postJson(url: string, body: string, headers: Record<string, string>, opts: { timeoutMs: number; allowPrivate: boolean }): Promise<PostResult> {
   const u = new URL(url);
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(new Error(`unsupported protocol ${u.protocol}`));
+  // An address written in the URL is connected to without a lookup, so it is checked here.
+  const literal = u.hostname.replace(/^\[|\]$/g, '');
+  if (!opts.allowPrivate && isIP(literal) && isPrivateAddress(literal)) {
+    return Promise.reject(new Error(`${literal} is a private address; set WEBHOOK_ALLOW_PRIVATE=true to allow it`));
+  }
   const client = u.protocol === 'https:' ? https : http;
   const started = performance.now();
   return new Promise((resolve, reject) => {
@@ -88,7 +96,8 @@ export function webhookJob(d: WebhookJobDeps) {
   return async (job: OutboxJob): Promise<{ note: string }> => {
     if (!job.ref) throw new PermanentJobError('webhook job without a delivery');
     const delivery = await deliveries.toSend(job.ref);
-    if (!delivery) throw new PermanentJobError(`webhook delivery ${job.ref} not found`);
+    // Deleting a webhook deletes its log: nothing left to send.
+    if (!delivery) return { note: 'delivery gone with its webhook; not sent' };
     if (delivery.status === 'delivered') return { note: 'delivered by an earlier attempt' };
     const target = await webhookTarget(d.db, delivery.webhookId);
     if (!target || !target.enabled) {
