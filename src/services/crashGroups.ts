@@ -10,7 +10,7 @@ import type { SymbolicationService } from './symbolication.ts';
 
 export type RecordCrashResult =
   | { outcome: 'no-session' }
-  | { outcome: 'recorded'; groupId: string; newGroup: boolean };
+  | { outcome: 'recorded'; groupId: string; newGroup: boolean; regressed?: boolean };
 
 /** The one read model of a crash group; the management API and the dashboard each present it. */
 export interface CrashGroup {
@@ -152,6 +152,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
 
       let group = await groups.byKey(projectId, groupKey);
       let newGroup = false;
+      let regressed = false;
       if (!group) {
         newGroup = await groups.createFirst(projectId, {
           groupKey, message: sym.message, stackHead: stackHead(sym.stack), isFatal: c.isFatal, handled: c.handled,
@@ -164,7 +165,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       }
       if (!newGroup) {
         if (session.app_version !== null && statusAfterOccurrence(group.status, session.app_version, group.resolved_versions) === 'open') {
-          await groups.reopen(projectId, group.id, session.app_version);
+          regressed = await groups.reopen(projectId, group.id, session.app_version);
         }
         if (c.timestamp < Number(group.first_seen_at)) await groups.moveFirstSeen(projectId, group.id, c.timestamp);
         d.touched?.(projectId, group.id);
@@ -172,7 +173,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       if (!session.has_crash || (c.isFatal && session.status !== 'crashed')) {
         await d.sessions.markCrashed(projectId, c.sessionId, c.isFatal, c.timestamp);
       }
-      return { outcome: 'recorded', groupId: group.id, newGroup };
+      return { outcome: 'recorded', groupId: group.id, newGroup, regressed };
     },
 
     get,

@@ -102,7 +102,8 @@ export function noticeJobs(d: NoticeJobDeps) {
   const handler = async (job: OutboxJob): Promise<{ note: string }> => {
     if (job.kind === REGRESSION_JOB) await fanOutRegression(job);
     const p = await prepare(job);
-    if (!p) throw new PermanentJobError(`${job.kind} job ${job.id}: its group or rule firing is gone`);
+    // A rule deleted since it fired takes its firings with it: nothing left to say.
+    if (!p) return { note: `${job.kind === RULE_EMAIL_JOB ? 'rule' : 'crash group'} deleted since; nothing sent` };
     if (job.sentAt) return { note: 'email already sent by an earlier attempt' };
     if (await d.outbox.isSent(job.id)) return { note: 'sent in a digest with other alerts of the project' };
     const r = await recipients(p.projectId, p.ownList);
