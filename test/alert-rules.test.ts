@@ -10,6 +10,9 @@ import { crash, sessionStart } from './helpers/payloads.ts';
 import { verifySignature } from '../src/domain/webhooks.ts';
 import { postJson } from '../src/workers/webhookJob.ts';
 import { signup } from './helpers/accounts.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ADMIN_TOKEN } from './helpers/server.ts';
 
 // Regressions, spike and crash-free rules, and webhooks, end to end: ingestion over HTTP → the
 // outbox (same transaction) → the in-process worker → SMTP and a local webhook receiver.
@@ -355,5 +358,31 @@ describe('rules from the dashboard', () => {
       return smtp.mails.find((m) => m.headers['x-flightrec-project'] === projectId && m.headers['message-id']?.startsWith('<rule-fired-'));
     });
     expect(mail.rcptTo).toEqual([alice.email]);
+  }, 60_000);
+});
+
+describe('the CLI', () => {
+  it('creates a webhook (printing its secret once), a rule naming it, lists and deletes them', async () => {
+    const p = await s.createProject('CLI');
+    await s.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`;
+    const cli = (...args: string[]) =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--url', address, '--token', ADMIN_TOKEN], { cwd: process.cwd() });
+    const made = await cli('webhooks', 'create', '--project', p.projectId, '--endpoint', `${rx.url}/cli`, '--regressions');
+    const secret = /Signing secret \(shown once, keep it\): (whsec_\S+)/.exec(made.stdout)?.[1];
+    expect(secret).toBeDefined();
+    const hooks = (await api('GET', `/api/projects/${p.projectId}/webhooks`)).json().items;
+    expect(hooks).toMatchObject([{ url: `${rx.url}/cli`, events: ['crash_group.regressed'] }]);
+    const rule = await cli('alert-rules', 'create', '--project', p.projectId, '--name', 'CLI storm', '--kind', 'spike', '--threshold', '20',
+      '--window', '5', '--emails', 'none', '--webhooks', hooks[0].id);
+    expect(JSON.parse(rule.stdout)).toMatchObject({ name: 'CLI storm', threshold: 20, windowMinutes: 5, emails: [], webhookIds: [hooks[0].id] });
+    const listed = await cli('alert-rules', 'list', '--project', p.projectId);
+    expect(JSON.parse(listed.stdout).items).toHaveLength(1);
+    expect(listed.stdout).not.toContain(secret);
+    const refused = await cli('alert-rules', 'create', '--project', p.projectId, '--name', 'x', '--kind', 'crash_free', '--threshold', '150').catch((e) => e);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('threshold');
+    expect((await cli('webhooks', 'delete', '--project', p.projectId, hooks[0].id)).stdout).toContain('Deleted');
+    expect((await api('GET', `/api/projects/${p.projectId}/webhooks`)).json().items).toEqual([]);
   }, 60_000);
 });
