@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { decodeQuotedPrintable, startSmtpServer, type TestSmtp } from './helpers/smtp.ts';
 import { isolatedDatabase } from './helpers/isolatedDb.ts';
@@ -85,7 +85,9 @@ async function ingestCrash(auth: { authorization: string }, sessionId: string, o
 const subject = (m: { headers: Record<string, string> }) =>
   (m.headers.subject ?? '').replace(/=\?UTF-8\?Q\?(.*?)\?=\s*/gi, (_, w: string) => decodeQuotedPrintable(w.replace(/_/g, ' ')));
 
-const stack = () => `at ${randomUUID()} (app.js:1:1)\nat caller (app.js:2:2)\nat main (index.js:3:3)`;
+/** A stack trace of its own group: letters only, since grouping ignores numbers, UUIDs and hex in frames. */
+const letters = () => Array.from(randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const stack = () => `at ${letters()} (app.js:1:1)\nat caller (app.js:2:2)\nat main (index.js:3:3)`;
 
 /** Runs the outbox until nothing is due, a few times over (backoffs of 100-200 ms). */
 async function settle(rounds = 3) {
