@@ -23,7 +23,7 @@ const oneLine = (s: string, n: number) => {
 
 export function regressionNotice(
   publicUrl: string,
-  g: { projectId: string; groupId: string; message: string; appVersion: string; resolvedVersions?: string[] },
+  g: { projectId: string; groupId: string; message: string; appVersion: string; summary?: string | null; stackHead?: string | null },
 ): Notice {
   return {
     key: `crash-regressed-${g.groupId}-${g.appVersion.replace(/[^A-Za-z0-9._-]/g, '_')}`,
@@ -31,6 +31,8 @@ export function regressionNotice(
     lines: [
       `A resolved crash group was reopened by an occurrence from app version ${g.appVersion}.`,
       `Message: ${g.message}`,
+      ...(g.summary ? [`Summary: ${g.summary}`] : []),
+      ...(g.stackHead ? [`Stack trace (head):\n${g.stackHead}`] : []),
     ],
     link: crashGroupLink(publicUrl, g.projectId, g.groupId),
   };
@@ -58,7 +60,7 @@ export function renderNotices(projectName: string, notices: Notice[], digestId: 
     const html = [
       '<!doctype html><html><body style="font-family:sans-serif">',
       `<h2>${esc(first.title)}</h2>`,
-      ...first.lines.map((l) => `<p>${esc(l)}</p>`),
+      ...first.lines.map((l) => (l.includes('\n') ? `<pre>${esc(l)}</pre>` : `<p>${esc(l)}</p>`)),
       ...(first.link ? [`<p><a href="${esc(first.link)}">Open in flightrec</a></p>`] : []),
       `<p style="color:#777">Project: ${esc(projectName)}</p>`,
       '</body></html>',

@@ -55,7 +55,9 @@ export function noticeJobs(d: NoticeJobDeps) {
     if (job.kind === REGRESSION_JOB) {
       const g = await groups.alertFacts(job.groupId);
       if (!g || !job.ref) return null;
-      return { projectId: g.projectId, ownList: null, notice: regressionNotice(d.config.publicUrl, { projectId: g.projectId, groupId: g.groupId, message: g.message, appVersion: job.ref }) };
+      return { projectId: g.projectId, ownList: null, notice: regressionNotice(d.config.publicUrl, {
+        projectId: g.projectId, groupId: g.groupId, message: g.message, appVersion: job.ref, summary: g.summary, stackHead: g.stackHead,
+      }) };
     }
     if (job.kind === RULE_EMAIL_JOB && job.ref) {
       const f = await firings.firing(job.ref);
