@@ -107,6 +107,7 @@ describe('regression alert', () => {
   it('a resolved group reopened by a new version sends one alert to the new-group recipients and its webhooks; an old version sends none', async () => {
     const p = await s.createProject('Regressions');
     const hook = await webhook(p.projectId, { url: `${rx.url}/regressions`, events: ['crash_group.regressed'] });
+    const both = await webhook(p.projectId, { url: `${rx.url}/both`, events: ['crash_group.new', 'crash_group.regressed'] });
     const st = stack();
     await ingestCrash(p.auth, await session(p.auth, '1.0'), { stackTrace: st, message: 'Boom 1' });
     const g = (await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])).rows[0]!.id;
@@ -132,6 +133,7 @@ describe('regression alert', () => {
       'SELECT kind, ref, status FROM alert_outbox WHERE group_id = $1 ORDER BY id', [g]);
     expect(jobs.rows).toEqual([
       { kind: 'new_crash_group', ref: null, status: 'done' },
+      { kind: 'crash_group_new_webhooks', ref: null, status: 'done' },
       { kind: 'crash_group_regressed', ref: '1.1', status: 'done' },
     ]);
     expect((await api('GET', `/api/projects/${p.projectId}/crash-groups/${g}`)).json().status).toBe('open');
@@ -141,6 +143,12 @@ describe('regression alert', () => {
     const body = JSON.parse(hooks[0]!.body);
     expect(body).toMatchObject({ event: 'crash_group.regressed', data: { groupId: g, appVersion: '1.1', projectId: p.projectId } });
     expect(verifySignature(hook.secret, hooks[0]!.body, String(hooks[0]!.headers['x-flightrec-signature']), Math.floor(Date.now() / 1000))).toBe(true);
+    // the webhook that also asked for new groups got the first occurrence, then the regression
+    const toBoth = await waitFor('both events', () => (rx.got.filter((x) => x.path === '/both').length === 2 ? rx.got.filter((x) => x.path === '/both') : null));
+    expect(toBoth.map((x) => JSON.parse(x.body).event).sort()).toEqual(['crash_group.new', 'crash_group.regressed']);
+    const created = JSON.parse(toBoth.find((x) => x.body.includes('crash_group.new'))!.body);
+    expect(created.data).toMatchObject({ groupId: g, appVersion: '1.0', message: 'Boom 1', link: `https://flightrec.example.com/#/p/${p.projectId}/crashes/${g}` });
+    expect(verifySignature(both.secret, toBoth[0]!.body, String(toBoth[0]!.headers['x-flightrec-signature']), Math.floor(Date.now() / 1000))).toBe(true);
 
     // resolved again at 1.1, back in 1.2: a second regression, a second alert
     await api('PATCH', `/api/projects/${p.projectId}/crash-groups/${g}`, { status: 'resolved' });

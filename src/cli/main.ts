@@ -38,7 +38,7 @@ Commands:
                                          (no --emails: the project's alert recipients)
   alert-rules delete --project ID RULE_ID
   webhooks list --project ID
-  webhooks create --project ID --endpoint URL [--regressions]
+  webhooks create --project ID --endpoint URL [--new-groups] [--regressions]
                                          prints the signing secret, shown once
   webhooks delete --project ID WEBHOOK_ID
   webhooks deliveries --project ID       the delivery log, newest first
@@ -105,6 +105,7 @@ async function main() {
       webhooks: { type: 'string' },
       endpoint: { type: 'string' },
       regressions: { type: 'boolean', default: false },
+      'new-groups': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -209,7 +210,7 @@ async function main() {
     }
     case 'webhooks create':
       route = `/api/projects/${need(values.project, '--project')}/webhooks`;
-      body = { url: need(values.endpoint, '--endpoint'), events: values.regressions ? ['crash_group.regressed'] : [] };
+      body = { url: need(values.endpoint, '--endpoint'), events: [...(values['new-groups'] ? ['crash_group.new'] : []), ...(values.regressions ? ['crash_group.regressed'] : [])] };
       break;
     case 'alert-rules delete':
     case 'webhooks delete':

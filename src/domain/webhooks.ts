@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 
 /** Events a webhook can subscribe to; rule firings go to the webhooks their rule names. */
-export const WEBHOOK_EVENTS = ['crash_group.regressed', 'rule.fired'] as const;
+export const WEBHOOK_EVENTS = ['crash_group.new', 'crash_group.regressed', 'rule.fired'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export const SIGNATURE_HEADER = 'X-Flightrec-Signature';

@@ -14,6 +14,9 @@ export const REGRESSION_JOB = 'crash_group_regressed';
 /** A rule fired: its email (ref: the firing). */
 export const RULE_EMAIL_JOB = 'rule_fired_email';
 
+/** A new crash group's posts to the project's webhooks that asked for `crash_group.new`. */
+export const NEW_GROUP_WEBHOOKS_JOB = 'crash_group_new_webhooks';
+
 /** One webhook delivery (ref: the delivery's id in webhook_deliveries). */
 export const WEBHOOK_JOB = 'webhook_delivery';
 

@@ -84,6 +84,12 @@ export async function webhookTarget(q: Queryable, id: string): Promise<{ url: st
   return r.rows[0] ?? null;
 }
 
+/** Whether the project has an enabled webhook that asked for this event. */
+export async function hasSubscribers(q: Queryable, projectId: string, event: string): Promise<boolean> {
+  const r = await q.query(`SELECT 1 FROM ${TABLE} WHERE project_id = $1 AND enabled AND $2 = ANY(events) LIMIT 1`, [projectId, event]);
+  return r.rows.length > 0;
+}
+
 /** The enabled webhooks of a project that asked for an event, or the given ones (a rule's). */
 export async function webhookTargets(q: Queryable, projectId: string, by: { event: string } | { ids: string[] }): Promise<{ id: string; url: string }[]> {
   const r = 'event' in by

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Postgres } from '../stores/postgres/port.ts';
-import { REGRESSION_JOB, RULE_EMAIL_JOB, type OutboxJob, type OutboxRepo } from '../repos/outbox.ts';
+import { NEW_GROUP_WEBHOOKS_JOB, REGRESSION_JOB, RULE_EMAIL_JOB, type OutboxJob, type OutboxRepo } from '../repos/outbox.ts';
 import { crashGroupAlerts } from '../repos/crashGroups.ts';
 import { projectsRepo } from '../repos/projects.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
@@ -83,26 +83,34 @@ export function noticeJobs(d: NoticeJobDeps) {
     return { name: project.name, to };
   }
 
-  /** Regressions also go to the project's webhooks that asked for them, once per regression. */
-  async function fanOutRegression(job: OutboxJob): Promise<void> {
+  /**
+   * A new group, or a regression, also goes to the project's webhooks that asked for it, once:
+   * the deliveries' ids derive from the job, so a retried job adds none.
+   */
+  async function fanOut(job: OutboxJob, event: 'crash_group.new' | 'crash_group.regressed'): Promise<number> {
     const g = await groups.alertFacts(job.groupId);
-    if (!g || !job.ref) return;
-    const version = job.ref;
+    if (!g) return 0;
     const link = crashGroupLink(d.config.publicUrl, g.projectId, g.groupId);
     const project = await projects.getProject(g.projectId);
-    const text = `[${project?.name ?? 'flightrec'}] Regression: "${g.message.replace(/\s+/g, ' ').slice(0, 200)}" is back in app version ${version}`;
-    await d.db.tx(async (q) => {
-      for (const h of await webhookTargets(q, g.projectId, { event: 'crash_group.regressed' })) {
-        const body = deliveryBody(h.url, 'crash_group.regressed', {
-          text, link, projectId: g.projectId, groupId: g.groupId, message: g.message, appVersion: version,
+    const message = g.message.replace(/\s+/g, ' ').slice(0, 200);
+    const text = event === 'crash_group.new'
+      ? `[${project?.name ?? 'flightrec'}] New crash: "${message}"${g.appVersion ? ` in app version ${g.appVersion}` : ''}`
+      : `[${project?.name ?? 'flightrec'}] Regression: "${message}" is back in app version ${job.ref}`;
+    return d.db.tx(async (q) => {
+      const targets = await webhookTargets(q, g.projectId, { event });
+      for (const h of targets) {
+        const body = deliveryBody(h.url, event, {
+          text, link, projectId: g.projectId, groupId: g.groupId, message: g.message, isFatal: g.isFatal,
+          appVersion: event === 'crash_group.new' ? g.appVersion : job.ref,
         }, new Date());
-        await enqueueDelivery(q, g.projectId, h.id, 'crash_group.regressed', body, derivedId('regression', String(job.id), h.id));
+        await enqueueDelivery(q, g.projectId, h.id, event, body, derivedId(event, String(job.id), h.id));
       }
+      return targets.length;
     });
   }
 
   const handler = async (job: OutboxJob): Promise<{ note: string }> => {
-    if (job.kind === REGRESSION_JOB) await fanOutRegression(job);
+    if (job.kind === REGRESSION_JOB) await fanOut(job, 'crash_group.regressed');
     const p = await prepare(job);
     // A rule deleted since it fired takes its firings with it: nothing left to say.
     if (!p) return { note: `${job.kind === RULE_EMAIL_JOB ? 'rule' : 'crash group'} deleted since; nothing sent` };
@@ -141,5 +149,10 @@ export function noticeJobs(d: NoticeJobDeps) {
     return { note: notices.length > 1 ? `digest of ${notices.length} alerts sent to ${plural(r.to.length)} via ${d.mailer.kind}` : `sent to ${plural(r.to.length)} via ${d.mailer.kind}` };
   };
 
-  return { [REGRESSION_JOB]: handler, [RULE_EMAIL_JOB]: handler };
+  const newGroupWebhooks = async (job: OutboxJob): Promise<{ note: string }> => {
+    const n = await fanOut(job, 'crash_group.new');
+    return { note: `a delivery enqueued for ${n} webhook${n === 1 ? '' : 's'}` };
+  };
+
+  return { [REGRESSION_JOB]: handler, [RULE_EMAIL_JOB]: handler, [NEW_GROUP_WEBHOOKS_JOB]: newGroupWebhooks };
 }

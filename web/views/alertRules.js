@@ -116,7 +116,7 @@ export function alertRulesView(projectId) {
         h('thead', h('tr', ['URL', 'Also receives', ''].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody', hooks.map((w) => h('tr', { dataset: { webhook: w.id } },
           h('td', { 'data-label': 'URL' }, h('code.wrap', w.url), ' ', w.enabled ? null : badge('off', 'muted')),
-          h('td', { 'data-label': 'Also receives' }, w.events.includes('crash_group.regressed') ? 'regressions' : '—'),
+          h('td', { 'data-label': 'Also receives' }, [w.events.includes('crash_group.new') && 'new crash groups', w.events.includes('crash_group.regressed') && 'regressions'].filter(Boolean).join(', ') || '—'),
           h('td', { 'data-label': '' },
             h('button.link', { type: 'button', onclick: () => confirm(`Delete the webhook ${w.url}?`) && act(() => api('DELETE', `${base}/webhooks/${w.id}`)) }, 'Delete')),
         )))))
@@ -127,6 +127,7 @@ export function alertRulesView(projectId) {
   function hookForm() {
     const status = h('div', { 'aria-live': 'assertive' });
     const url = h('input', { id: 'webhook-url', type: 'url', required: true, placeholder: 'https://example.com/flightrec or https://hooks.slack.com/services/…' });
+    const newGroups = h('input', { id: 'webhook-new', type: 'checkbox', checked: true });
     const regressions = h('input', { id: 'webhook-regressions', type: 'checkbox', checked: true });
     const submit = h('button.primary', { type: 'submit' }, 'Add webhook');
     return h('form.card', {
@@ -136,7 +137,7 @@ export function alertRulesView(projectId) {
         status.replaceChildren();
         submit.disabled = true;
         try {
-          const w = await api('POST', `${base}/webhooks`, { url: url.value, events: regressions.checked ? ['crash_group.regressed'] : [] });
+          const w = await api('POST', `${base}/webhooks`, { url: url.value, events: [newGroups.checked && 'crash_group.new', regressions.checked && 'crash_group.regressed'].filter(Boolean) });
           await refresh();
           // Shown once: the server keeps it to sign deliveries and never returns it again.
           hooksBox.prepend(h('div.key-once', { id: 'webhook-secret', role: 'region', 'aria-label': 'Webhook signing secret' },
@@ -151,6 +152,7 @@ export function alertRulesView(projectId) {
     },
       h('h3', 'New webhook'),
       field('webhook-url', 'URL', url, 'Each alert is POSTed as JSON and signed with HMAC-SHA256; a Slack incoming-webhook URL gets Slack’s text message.'),
+      h('label.check', newGroups, ' Also post new crash groups (their first occurrence)'),
       h('label.check', regressions, ' Also post regressions (a resolved crash back in a new version)'),
       status, submit);
   }

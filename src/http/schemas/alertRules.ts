@@ -43,7 +43,7 @@ const url = { type: 'string', minLength: 8, maxLength: 2048, description: 'http(
 
 export const webhookCreateBody = {
   type: 'object', additionalProperties: false, required: ['url'],
-  properties: { url, events: { ...events, description: 'project events besides the rules that name this webhook: crash_group.regressed' } },
+  properties: { url, events: { ...events, description: 'project events besides the rules that name this webhook: crash_group.new, crash_group.regressed' } },
 } as const;
 
 export const webhookPatchBody = {
