@@ -13,6 +13,7 @@ import { enqueueDelivery } from '../repos/webhookDeliveries.ts';
 import { crashFreePercent, describeFiring, ruleTransitions, type AlertRule, type Measure } from '../domain/alertRules.ts';
 import { crashGroupLink } from '../domain/crashAlert.ts';
 import { deliveryBody } from '../domain/webhooks.ts';
+import { loggableError } from '../domain/log.ts';
 import type { Sweep } from './outbox.ts';
 import type { WorkerLog } from './log.ts';
 
@@ -100,7 +101,7 @@ export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
       try {
         fired += await evaluateRule(rule, at);
       } catch (err) {
-        d.log.error({ rule: rule.id, err: String(err) }, 'alert rule evaluation failed; retried at the next pass');
+        d.log.error({ rule: rule.id, err: loggableError(err) }, 'alert rule evaluation failed; retried at the next pass');
       }
     }
     if (fired) d.log.info({ fired }, 'alert rules fired');
