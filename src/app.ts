@@ -20,6 +20,7 @@ import { operatorRoutes } from './http/routes/operator.ts';
 import { webRoutes } from './http/routes/web.ts';
 import { alertRecipientRoutes } from './http/routes/alertRecipients.ts';
 import { registerEarlyNotFound } from './http/earlyNotFound.ts';
+import { alertRuleRoutes } from './http/routes/alertRules.ts';
 
 export interface AppOptions {
   logger?: boolean | object;
@@ -107,6 +108,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   await app.register(adminRoutes(svc), { prefix: '/api' });
   await app.register(crashGroupRoutes(svc), { prefix: '/api' });
   await app.register(artifactApiRoutes(svc), { prefix: '/api' });
+  await app.register(alertRuleRoutes(svc), { prefix: '/api' });
   await app.register(exportRoutes(svc), { prefix: '/export' });
   await app.register(authRoutes(svc), { prefix: '/api/auth' });
   await app.register(dashboardRoutes(svc), { prefix: '/api/dashboard' });

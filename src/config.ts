@@ -45,6 +45,9 @@ export interface Config {
   summaryTimeoutMs: number;
   /** The alert outbox worker: poll interval, lease, retry cap and backoff. */
   outbox: { pollMs: number; leaseMs: number; maxAttempts: number; backoffBaseMs: number; backoffMaxMs: number };
+  /** Alert rules and webhooks (docs/alerts.md, Rules and webhooks). */
+  alertRules: { intervalMs: number };
+  webhooks: { timeoutMs: number; perMinute: number; allowPrivate: boolean };
   rateLimits: { ingest: number; export: number; auth: number; dashboard: number };
   keyCacheTtlMs: number;
   bodyLimitBytes: number;
@@ -248,6 +251,12 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: int(env, 'OUTBOX_MAX_ATTEMPTS', 8, 1, 100),
       backoffBaseMs: int(env, 'OUTBOX_BACKOFF_BASE_MS', 5_000, 1, 86_400_000),
       backoffMaxMs: int(env, 'OUTBOX_BACKOFF_MAX_MS', 3_600_000, 1, 86_400_000),
+    },
+    alertRules: { intervalMs: int(env, 'ALERT_RULES_INTERVAL_MS', 60_000, 10, 86_400_000) },
+    webhooks: {
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+      perMinute: int(env, 'WEBHOOK_MAX_PER_MINUTE', 60, 1, 100_000),
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', true),
     },
     rateLimits: {
       ingest: int(env, 'RATE_LIMIT_INGEST_PER_MIN', 600, 1, 1e9),

@@ -42,7 +42,7 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
   svc.ingest.spool?.start(app.log.child({ component: 'spool' }));
   let worker: AlertWorker | undefined;
   if (config.runWorker) {
-    const w = createAlertWorker(config, stores.pg, app.log.child({ component: 'outbox' }));
+    const w = createAlertWorker(config, stores.pg, app.log.child({ component: 'outbox' }), { ch: stores.ch });
     svc.onNewCrashGroup.add(w.wake);
     w.start();
     worker = w;

@@ -4,6 +4,7 @@ import { openPg } from './stores/postgres/pg.ts';
 import { migratePostgres } from './stores/migrations.ts';
 import { createAlertWorker } from './workers/index.ts';
 import { loggableError } from './domain/log.ts';
+import { openClickHouseHttp } from './stores/clickhouse/http.ts';
 
 /**
  * `npm run worker`: the alert outbox worker on its own, next to API processes that run with
@@ -22,7 +23,9 @@ async function main() {
   const db = await openPg(config.databaseUrl);
   // The server normally owns the schema; migrating here too (under the same advisory lock) lets the worker start first.
   await migratePostgres(db);
-  const w = createAlertWorker(config, db, log);
+  // Spike rules read ClickHouse: a server's (CLICKHOUSE_URL). Without one the rules' pass runs in the API process instead.
+  const ch = config.clickhouse ? await openClickHouseHttp({ ...config.clickhouse, asyncInsert: false }) : undefined;
+  const w = createAlertWorker(config, db, log, { ch });
   w.start();
   log.info(
     {
@@ -31,6 +34,7 @@ async function main() {
       pollMs: config.outbox.pollMs,
       leaseMs: config.outbox.leaseMs,
       maxAttempts: config.outbox.maxAttempts,
+      alertRules: ch ? `every ${config.alertRules.intervalMs} ms` : 'off (no CLICKHOUSE_URL)',
     },
     'alert outbox worker started',
   );
@@ -38,6 +42,7 @@ async function main() {
     process.once(sig, () => {
       log.info({ signal: sig }, 'stopping: finishing the jobs in hand');
       w.stop()
+        .then(() => ch?.close())
         .then(() => db.close())
         .then(() => process.exit(0), (err) => {
           log.error({ err: loggableError(err) }, 'stop failed');

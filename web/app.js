@@ -1,6 +1,6 @@
 import { h, errorBox } from './lib/dom.js';
 import { get } from './lib/api.js';
-import { navigate, refreshProjects, setProject, signedIn, state } from './lib/router.js';
+import { navigate, refreshProjects, setProject, signedIn, state, wantedRoute } from './lib/router.js';
 import { renderTop } from './lib/header.js';
 import { authView } from './views/auth.js';
 import { projectsView } from './views/projects.js';
@@ -11,6 +11,7 @@ import { teamView } from './views/team.js';
 import { renderVerifyBanner } from './lib/verify.js';
 
 import { releasesView } from './views/releases.js';
+import { alertRulesView } from './views/alertRules.js';
 
 const main = document.getElementById('main');
 const top = document.getElementById('top');
@@ -36,12 +37,15 @@ async function route() {
       top.hidden = true;
       renderVerifyBanner(notice);
       const mode = parts[0] === 'signup' ? 'signup' : 'login';
-      if (parts[0] !== mode) history.replaceState(null, '', `#/${mode}`);
-      main.replaceChildren(authView(mode));
+      // A link opened signed out (an alert's crash link) is kept across the sign-in, in the URL.
+      const next = parts[0] === mode ? wantedRoute(params.next) : wantedRoute(`#${hash}`);
+      const here = `#/${mode}${next ? `?next=${encodeURIComponent(next)}` : ''}`;
+      if (location.hash !== here) history.replaceState(null, '', here);
+      main.replaceChildren(authView(mode, next));
       return;
     }
   }
-  if (parts[0] === 'login' || parts[0] === 'signup') return navigate('#/');
+  if (parts[0] === 'login' || parts[0] === 'signup') return navigate(wantedRoute(params.next) ?? '#/');
   renderVerifyBanner(notice);
   if (!state.projects.length) {
     try {
@@ -63,6 +67,7 @@ async function route() {
     else if (section === 'sessions') view = sessionsView(projectId, params);
     else if (section === 'crashes' && parts[3]) view = crashView(projectId, parts[3]);
     else if (section === 'releases') view = releasesView(projectId, params);
+    else if (section === 'alerts') view = alertRulesView(projectId);
     else view = crashesView(projectId, params);
   } else if (parts[0] === 'team') {
     renderTop('team', state.currentProjectId);
@@ -88,6 +93,8 @@ async function route() {
 window.addEventListener('hashchange', route);
 window.addEventListener('flightrec:signed-out', () => {
   state.user = null;
-  navigate('#/login');
+  // The session ran out mid-use: back to where the user was once signed in again.
+  const next = wantedRoute(location.hash);
+  navigate(`#/login${next ? `?next=${encodeURIComponent(next)}` : ''}`);
 });
 route();

@@ -30,6 +30,18 @@ Commands:
                                          path under DIR: ~/assets/index-8f3a2c.js.map
   mappings upload --project ID --release VERSION[+BUILD] mapping.txt
                                          upload an Android build's R8/ProGuard mapping
+  alert-rules list --project ID
+  alert-rules create --project ID --name NAME --kind spike|crash_free --threshold N
+                     [--window MINUTES] [--min-sessions N] [--emails a@x,b@y|none] [--webhooks ID,ID]
+                                         spike: a group passes N occurrences in the window;
+                                         crash_free: a release falls below N % crash-free sessions
+                                         (no --emails: the project's alert recipients)
+  alert-rules delete --project ID RULE_ID
+  webhooks list --project ID
+  webhooks create --project ID --endpoint URL [--new-groups] [--regressions]
+                                         prints the signing secret, shown once
+  webhooks delete --project ID WEBHOOK_ID
+  webhooks deliveries --project ID       the delivery log, newest first
 
 Options:
   --url URL      service address (default $FLIGHTREC_URL or http://127.0.0.1:$PORT, PORT default 3000)
@@ -86,6 +98,14 @@ async function main() {
       key: { type: 'string' },
       'url-prefix': { type: 'string' },
       'no-team': { type: 'boolean', default: false },
+      kind: { type: 'string' },
+      threshold: { type: 'string' },
+      window: { type: 'string' },
+      'min-sessions': { type: 'string' },
+      webhooks: { type: 'string' },
+      endpoint: { type: 'string' },
+      regressions: { type: 'boolean', default: false },
+      'new-groups': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -170,6 +190,33 @@ async function main() {
       route = `/api/projects/${need(values.project, '--project')}/crash-groups/${need(values.group, '--group')}`;
       body = { status: need(values.status, '--status') };
       break;
+    case 'alert-rules list':
+    case 'webhooks list':
+    case 'webhooks deliveries':
+      method = 'GET';
+      route = `/api/projects/${need(values.project, '--project')}/${cmd === 'alert-rules list' ? 'alert-rules' : cmd === 'webhooks list' ? 'webhooks' : 'webhook-deliveries'}`;
+      break;
+    case 'alert-rules create': {
+      route = `/api/projects/${need(values.project, '--project')}/alert-rules`;
+      const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+      const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+      body = {
+        name: need(values.name, '--name'), kind: need(values.kind, '--kind'), threshold: num(need(values.threshold, '--threshold')),
+        windowMinutes: num(values.window), minSessions: num(values['min-sessions']),
+        emails: values.emails === undefined ? undefined : values.emails === 'none' ? [] : list(values.emails),
+        webhookIds: values.webhooks === undefined ? undefined : list(values.webhooks),
+      };
+      break;
+    }
+    case 'webhooks create':
+      route = `/api/projects/${need(values.project, '--project')}/webhooks`;
+      body = { url: need(values.endpoint, '--endpoint'), events: [...(values['new-groups'] ? ['crash_group.new'] : []), ...(values.regressions ? ['crash_group.regressed'] : [])] };
+      break;
+    case 'alert-rules delete':
+    case 'webhooks delete':
+      method = 'DELETE';
+      route = `/api/projects/${need(values.project, '--project')}/${resource}/${need(arg, resource === 'webhooks' ? 'WEBHOOK_ID' : 'RULE_ID')}`;
+      break;
     default:
       return fail(`Unknown command "${cmd}"\n\n${USAGE}`);
   }
@@ -222,6 +269,10 @@ async function main() {
     console.log(`Project ${json.name} (${json.id})${json.teamId ? `, team ${json.teamId}` : ', no team'}`);
   } else if (cmd === 'keys create') {
     console.log(`Key ${json.key.prefix}… ${json.key.name ? `"${json.key.name}" ` : ''}(${json.key.id})\nAPI key (shown once, keep it): ${json.apiKey}`);
+  } else if (cmd === 'webhooks create') {
+    console.log(`Webhook ${json.url} (${json.id})\nSigning secret (shown once, keep it): ${json.secret}`);
+  } else if (method === 'DELETE') {
+    console.log(`Deleted ${arg}`);
   } else if (cmd === 'keys deactivate') {
     console.log(`Key ${arg} deactivated`);
   } else {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import type { CrashGroupStatus } from '../domain/crashGroupStatus.ts';
-import { enqueueJob, NEW_GROUP_JOB } from './outbox.ts';
+import { enqueueJob, NEW_GROUP_JOB, NEW_GROUP_WEBHOOKS_JOB, REGRESSION_JOB } from './outbox.ts';
+import { hasSubscribers } from './webhooks.ts';
 import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';
 import type { ParquetColumn } from './exportCore/parquet.ts';
 import type { ChangeFilter } from './exportCore/types.ts';
@@ -148,6 +149,8 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
         );
         const id = created.rows[0]?.id;
         if (id !== undefined) await enqueueJob(q, projectId, id, NEW_GROUP_JOB);
+        // Only for projects with a webhook that wants new groups: the others get no extra job.
+        if (id !== undefined && (await hasSubscribers(q, projectId, 'crash_group.new'))) await enqueueJob(q, projectId, id, NEW_GROUP_WEBHOOKS_JOB);
         return id !== undefined;
       });
     },
@@ -164,8 +167,13 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           [projectId, groupId, appVersion],
         );
         const done = (r.rowCount ?? 0) > 0;
-        // The regression's record commits with it (its history).
-        if (done && reopened) await reopened(q);
+        if (done) {
+          // The regression's record (its history) and its alert commit with the reopening. The
+          // alert is keyed by the version: resolving again snapshots it, so it can never reopen
+          // the group twice and no retry makes a second job.
+          if (reopened) await reopened(q);
+          await enqueueJob(q, projectId, groupId, REGRESSION_JOB, appVersion);
+        }
         return done;
       });
     },

@@ -230,3 +230,17 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
 }
 
 export type CrashOccurrencesRepo = ReturnType<typeof crashOccurrencesRepo>;
+
+/**
+ * Groups of a project with at least `min` occurrences since `sinceMs` (a spike rule's pass).
+ * Bounded by the project's groups; uniqExact(id) because a retried report is a second row until a merge.
+ */
+export async function busyGroups(ch: ClickHouse, projectId: string, sinceMs: number, min: number): Promise<{ groupKey: string; occurrences: number }[]> {
+  const rows = await ch.query<{ k: string; n: number }>(
+    `SELECT group_key AS k, uniqExact(id) AS n FROM ${OCCURRENCES}
+     WHERE project_id = {project:String} AND occurred_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC')
+     GROUP BY group_key HAVING n >= {min:UInt64}`,
+    { project: projectId, since: sinceMs, min: Math.max(0, Math.ceil(min)) },
+  );
+  return rows.map((r) => ({ groupKey: r.k, occurrences: Number(r.n) }));
+}

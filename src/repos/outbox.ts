@@ -8,6 +8,18 @@ const TABLE = 'alert_outbox';
 /** The job a new crash group enqueues: its summary, then its alert email. */
 export const NEW_GROUP_JOB = 'new_crash_group';
 
+/** A resolved group reopened by a new app version: ref is that version (one job per regression). */
+export const REGRESSION_JOB = 'crash_group_regressed';
+
+/** A rule fired: its email (ref: the firing). */
+export const RULE_EMAIL_JOB = 'rule_fired_email';
+
+/** A new crash group's posts to the project's webhooks that asked for `crash_group.new`. */
+export const NEW_GROUP_WEBHOOKS_JOB = 'crash_group_new_webhooks';
+
+/** One webhook delivery (ref: the delivery's id in webhook_deliveries). */
+export const WEBHOOK_JOB = 'webhook_delivery';
+
 /** A crash group's alert as the management API shows it. */
 export interface AlertState {
   status: string;
@@ -21,8 +33,11 @@ export interface AlertState {
 export interface OutboxJob {
   id: number;
   projectId: string;
+  /** Empty for jobs about no crash group (rule firings, webhook deliveries). */
   groupId: string;
   kind: string;
+  /** The job's subject besides the group (REGRESSION_JOB, RULE_EMAIL_JOB, WEBHOOK_JOB). */
+  ref: string | null;
   attempts: number;
   leaseToken: string;
   sentAt: string | null;
@@ -43,8 +58,8 @@ export interface OutboxRow {
 
 
 /** Enqueues inside the caller's transaction, so the job exists exactly when its change committed. */
-export async function enqueueJob(q: Queryable, projectId: string, groupId: string, kind: string): Promise<void> {
-  await q.query(`INSERT INTO ${TABLE} (project_id, group_id, kind) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [projectId, groupId, kind]);
+export async function enqueueJob(q: Queryable, projectId: string, groupId: string | null, kind: string, ref: string | null = null): Promise<void> {
+  await q.query(`INSERT INTO ${TABLE} (project_id, group_id, kind, ref) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [projectId, groupId, kind, ref]);
 }
 
 /**
@@ -83,7 +98,7 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
      */
     async claim(limit: number, leaseMs: number, maxAttempts: number): Promise<OutboxJob[]> {
       const token = randomUUID();
-      const r = await db.query<{ id: number; project_id: string; group_id: string; kind: string; attempts: number; sent_at: Date | string | null }>(
+      const r = await db.query<{ id: number; project_id: string; group_id: string | null; kind: string; ref: string | null; attempts: number; sent_at: Date | string | null }>(
         `WITH due AS (
            SELECT id FROM ${TABLE}
            WHERE status = 'pending' AND next_attempt_at <= to_timestamp($5::float8 / 1000) AND attempts < $3
@@ -95,11 +110,11 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
          UPDATE ${TABLE} o
          SET attempts = o.attempts + 1, locked_until = to_timestamp($5::float8 / 1000) + $2::int * interval '1 millisecond', lease_token = $4
          FROM due WHERE o.id = due.id
-         RETURNING o.id, o.project_id, o.group_id, o.kind, o.attempts, o.sent_at`,
+         RETURNING o.id, o.project_id, o.group_id, o.kind, o.ref, o.attempts, o.sent_at`,
         [limit, leaseMs, maxAttempts, token, clock()],
       );
       return r.rows.map((x) => ({
-        id: Number(x.id), projectId: x.project_id, groupId: x.group_id, kind: x.kind,
+        id: Number(x.id), projectId: x.project_id, groupId: x.group_id ?? '', kind: x.kind, ref: x.ref,
         attempts: x.attempts, leaseToken: token, sentAt: isoTime(x.sent_at),
       }));
     },
@@ -134,6 +149,15 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
         [projectId, NEW_GROUP_JOB, limit],
       );
       return r.rows.map((x) => ({ id: Number(x.id), groupId: x.group_id }));
+    },
+
+    /** The project's jobs of these kinds still pending whose email has not gone out, oldest first (a digest's lines). */
+    async unsentOfKinds(projectId: string, kinds: string[], limit: number): Promise<{ id: number; kind: string; groupId: string; ref: string | null }[]> {
+      const r = await db.query<{ id: number | string; kind: string; group_id: string | null; ref: string | null }>(
+        `SELECT id, kind, group_id, ref FROM ${TABLE} WHERE project_id = $1 AND kind = ANY($2::text[]) AND status = 'pending' AND sent_at IS NULL ORDER BY id LIMIT $3`,
+        [projectId, kinds, limit],
+      );
+      return r.rows.map((x) => ({ id: Number(x.id), kind: x.kind, groupId: x.group_id ?? '', ref: x.ref }));
     },
 
     /** One digest carried these jobs' alerts: each of them finds its email sent. */

@@ -411,3 +411,16 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
 }
 
 export type SessionsRepo = ReturnType<typeof sessionsRepo>;
+
+/**
+ * Sessions per app version started since `sinceMs`, and how many of them ended in a fatal crash
+ * (status 'crashed'): a crash-free rule's pass. Served by sessions_export_idx (project, started_at).
+ */
+export async function crashFreeByVersion(q: Queryable, projectId: string, sinceMs: number): Promise<{ appVersion: string; sessions: number; crashed: number }[]> {
+  const r = await q.query<{ app_version: string; sessions: number | string; crashed: number | string }>(
+    `SELECT app_version, count(*) AS sessions, count(*) FILTER (WHERE status = 'crashed') AS crashed
+     FROM ${TABLE} WHERE project_id = $1 AND started_at >= $2 AND app_version IS NOT NULL GROUP BY app_version`,
+    [projectId, sinceMs],
+  );
+  return r.rows.map((x) => ({ appVersion: x.app_version, sessions: Number(x.sessions), crashed: Number(x.crashed) }));
+}

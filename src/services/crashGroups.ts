@@ -11,7 +11,7 @@ import { ADMIN_ACTOR, recordHistory, SYSTEM_ACTOR, type Actor } from '../repos/c
 
 export type RecordCrashResult =
   | { outcome: 'no-session' }
-  | { outcome: 'recorded'; groupId: string; newGroup: boolean };
+  | { outcome: 'recorded'; groupId: string; newGroup: boolean; regressed?: boolean };
 
 /** The one read model of a crash group; the management API and the dashboard each present it. */
 export interface CrashGroup {
@@ -162,6 +162,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
 
       let group = await groups.byKey(projectId, groupKey);
       let newGroup = false;
+      let regressed = false;
       if (!group) {
         newGroup = await groups.createFirst(projectId, {
           groupKey, message: sym.message, stackHead: stackHead(sym.stack), isFatal: c.isFatal, handled: c.handled,
@@ -175,7 +176,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       if (!newGroup) {
         if (session.app_version !== null && statusAfterOccurrence(group.status, session.app_version, group.resolved_versions) === 'open') {
           const groupId = group.id;
-          await groups.reopen(projectId, groupId, session.app_version, (q) => recordHistory(q, {
+          regressed = await groups.reopen(projectId, groupId, session.app_version, (q) => recordHistory(q, {
             projectId, groupId, kind: 'regression', fromStatus: 'resolved', toStatus: 'open', actor: SYSTEM_ACTOR,
             appVersion: session.app_version, platform: session.platform,
           }));
@@ -188,7 +189,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         if (c.isFatal && session.status !== 'crashed') await d.crashedSession?.(projectId, c.sessionId, session);
         await d.sessions.markCrashed(projectId, c.sessionId, c.isFatal, c.timestamp);
       }
-      return { outcome: 'recorded', groupId: group.id, newGroup };
+      return { outcome: 'recorded', groupId: group.id, newGroup, regressed };
     },
 
     get,

@@ -34,6 +34,7 @@ import { releaseHealthRepo } from '../repos/releaseHealth.ts';
 import { crashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import { releasesService } from './releases.ts';
 import { crashGroupActivityService } from './crashGroupActivity.ts';
+import { alertRulesService } from './alertRules.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
@@ -108,6 +109,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     exportStreams: new StreamSlots(config.exportMaxStreams, stores.redis, config.redisKeyPrefix),
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
+    alertRules: alertRulesService(stores.pg),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
     releases,
     groupActivity: crashGroupActivityService({ groups: groupRows, occurrences, activity, accounts: accountRows, projects: projectRows }),

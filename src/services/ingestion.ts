@@ -84,7 +84,8 @@ export function ingestion(d: IngestionDeps) {
     async crash(projectId: string, c: CrashPayload) {
       const r = await d.crashGroups.record(projectId, c);
       if (r.outcome === 'no-session') throw sessionNotFound();
-      if (r.outcome === 'recorded' && r.newGroup) d.onNewCrashGroup?.();
+      // A regression's alert job is in the outbox too: wake the worker for it as well.
+      if (r.outcome === 'recorded' && (r.newGroup || r.regressed)) d.onNewCrashGroup?.();
     },
   };
 }

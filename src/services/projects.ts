@@ -7,6 +7,7 @@ import { normalizeEmail } from './accounts.ts';
 import { keyScopes } from '../domain/apiKey.ts';
 import { hashToken } from '../domain/ids.ts';
 import type { AlertRecipientsRepo } from '../repos/alertRecipients.ts';
+import { ruleEmailsOf } from '../repos/alertRules.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
 import type { Queryable } from '../stores/postgres/port.ts';
 import { serviceSecret } from '../repos/serviceSecrets.ts';
@@ -52,10 +53,11 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
    * and gets alerts once confirmed.
    */
   async function syncRecipients(projectId: string, emails: string[] | null, by: 'operator' | 'member') {
-    const list = emails ?? [];
+    // The project's rules list addresses too (src/services/alertRules.ts): they keep their state.
+    const list = [...new Set([...(emails ?? []), ...(await ruleEmailsOf(db, projectId))])];
     const teamId = await projects.teamOf(projectId);
     const members = teamId === null ? [] : await memberEmailsOfTeam(db, teamId);
-    await recipients.sync(projectId, list, by === 'operator' ? list : list.filter((e) => members.includes(e)));
+    await recipients.sync(projectId, list, by === 'operator' ? (emails ?? []) : list.filter((e) => members.includes(e)));
   }
 
   /** Another team's project is answered like a missing one, revealing nothing. */

@@ -6,7 +6,7 @@ import { sessionQueries } from '../repos/sessions.ts';
 import type { OutboxRepo, OutboxJob } from '../repos/outbox.ts';
 import type { CrashContext } from '../domain/crashSummary.ts';
 import {
-  alertRecipients, DIGEST_MAX_GROUPS, renderCrashAlert, renderCrashDigest, withUnsubscribe, type DigestGroup, type RenderedEmail,
+  alertRecipients, DIGEST_MAX_GROUPS, renderCrashAlert, renderCrashDigest, type DigestGroup, type RenderedEmail,
 } from '../domain/crashAlert.ts';
 import { deterministicSummary, DETERMINISTIC_SOURCE } from '../domain/crashSummary.ts';
 import { memberEmailsOfTeam, ownerOfTeam } from '../repos/accounts.ts';
@@ -17,6 +17,7 @@ import { UNSUBSCRIBE_SECRET, unsubscribeLink } from '../domain/unsubscribe.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
 import type { Summarize } from './summary.ts';
 import type { Mailer, MailGate } from './mailer.ts';
+import { sendToEach } from './alertMail.ts';
 
 export interface CrashAlertDeps {
   config: Pick<Config, 'alertEmailFrom' | 'alertEmailTo' | 'publicUrl' | 'alertDigestWindowMs'>;
@@ -154,26 +155,8 @@ export function crashAlertJob(d: CrashAlertDeps) {
     const waiting = await d.outbox.unsentAlerts(src.projectId, 1000);
     const others = waiting.filter((w) => w.id !== job.id);
 
-    // One copy per recipient, each with its own unsubscribe link, each within the daily caps.
-    const sendEach = async (mail: RenderedEmail, headers: Record<string, string>) => {
-      let sent = 0;
-      let capped = 0;
-      for (const addr of to) {
-        if (!(await d.gate('alert', addr, src.ownerId))) {
-          capped++;
-          continue;
-        }
-        const link = await d.unsubscribeLink(src.projectId, addr);
-        const m = withUnsubscribe(mail, link);
-        await d.mailer.send({
-          from: d.config.alertEmailFrom, to: [addr], subject: m.subject, text: m.text, html: m.html, messageId: m.messageId,
-          headers: { ...headers, 'List-Unsubscribe': `<${link}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
-        });
-        sent++;
-      }
-      const plural = (n: number) => `${n} recipient${n === 1 ? '' : 's'}`;
-      return `${plural(sent)} via ${d.mailer.kind}${capped ? `; ${plural(capped)} skipped (daily mail cap)` : ''}`;
-    };
+    const sendEach = (mail: RenderedEmail, headers: Record<string, string>) =>
+      sendToEach(d, { projectId: src.projectId, ownerId: src.ownerId, to, headers }, mail);
 
     if (others.length === 0) {
       await ensureSummary(true);

@@ -30,6 +30,7 @@ export function renderTop(section, projectId) {
       project ? link(`#/p/${project.id}/sessions`, 'Sessions', section === 'sessions') : null,
       project ? link(`#/p/${project.id}/crashes`, 'Crashes', section === 'crashes') : null,
       project ? link(`#/p/${project.id}/releases`, 'Releases', section === 'releases') : null,
+      project ? link(`#/p/${project.id}/alerts`, 'Alerts', section === 'alerts') : null,
       link('#/projects', 'Projects & keys', section === 'projects'),
       link('#/team', 'Team', section === 'team'),
     ),

@@ -17,6 +17,12 @@ export function navigate(hash) {
   else location.hash = hash;
 }
 
+/** A dashboard route worth returning to after sign-in, or null (the start page, the sign-in pages, anything else). */
+export function wantedRoute(hash) {
+  if (typeof hash !== 'string' || hash.length > 1000 || !/^#\/[^/]/.test(hash)) return null;
+  return /^#\/(login|signup)\b/.test(hash) ? null : hash;
+}
+
 export function signedIn(body) {
   state.user = body.user;
   state.teams = body.teams;

@@ -2,7 +2,8 @@ import { h, errorBox } from '../lib/dom.js';
 import { api } from '../lib/api.js';
 import { navigate, signedIn } from '../lib/router.js';
 
-export function authView(mode) {
+/** `next`: the route the user wanted before signing in (app.js keeps it in the URL); they land there after. */
+export function authView(mode, next = null) {
   const signup = mode === 'signup';
   const status = h('div', { 'aria-live': 'assertive' });
   const email = h('input', { id: 'email', name: 'email', type: 'email', autocomplete: 'email', required: true });
@@ -19,7 +20,7 @@ export function authView(mode) {
       status.replaceChildren();
       try {
         signedIn(await api('POST', `/api/auth/${mode}`, { email: email.value, password: password.value }));
-        navigate('#/');
+        navigate(next ?? '#/');
       } catch (err) {
         status.replaceChildren(errorBox(err));
         submit.disabled = false;
@@ -36,6 +37,6 @@ export function authView(mode) {
     h('h1', h('img', { src: '/favicon.svg', alt: '', width: 28, height: 28 }), signup ? 'Create your flightrec account' : 'Log in to flightrec'),
     form,
     h('p', signup ? 'Already have an account? ' : 'New here? ',
-      h('a', { href: signup ? '#/login' : '#/signup' }, signup ? 'Log in' : 'Create an account')),
+      h('a', { href: `${signup ? '#/login' : '#/signup'}${next ? `?next=${encodeURIComponent(next)}` : ''}` }, signup ? 'Log in' : 'Create an account')),
   );
 }

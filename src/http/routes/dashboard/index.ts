@@ -9,6 +9,7 @@ import { crashGroupRoutes } from './crashGroups.ts';
 import { artifactDashboardRoutes } from '../artifacts.ts';
 import { releaseRoutes } from './releases.ts';
 import { crashGroupActivityRoutes } from './crashGroupActivity.ts';
+import { alertRuleRoutes } from './alertRules.ts';
 
 /**
  * /api/dashboard: what a signed-in user sees and does, limited to their teams' projects. The
@@ -26,4 +27,5 @@ export const dashboardRoutes = (svc: Services): Routes => async (app) => {
   await app.register(artifactDashboardRoutes(svc));
   await app.register(crashGroupActivityRoutes(svc));
   await app.register(releaseRoutes(svc));
+  await app.register(alertRuleRoutes(svc));
 };

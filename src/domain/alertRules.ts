@@ -1,0 +1,108 @@
+/**
+ * Alert rules beyond the first occurrence: their kinds and the crossing logic the periodic
+ * worker pass applies. Pure: the pass reads values and states, this decides what fires.
+ */
+
+export const RULE_KINDS = ['spike', 'crash_free'] as const;
+export type RuleKind = (typeof RULE_KINDS)[number];
+
+export interface AlertRule {
+  id: string;
+  projectId: string;
+  name: string;
+  kind: RuleKind;
+  /** spike: occurrences of one group; crash_free: the percentage a release must stay at or above. */
+  threshold: number;
+  windowMinutes: number;
+  /** crash_free: a release with fewer sessions in the window is not judged. */
+  minSessions: number;
+  /** A subject that fired does not fire again within this many minutes, even if re-armed. */
+  cooldownMinutes: number;
+  /** null: the project's alert recipients; []: no email. */
+  emails: string[] | null;
+  webhookIds: string[];
+  enabled: boolean;
+  createdAt: string;
+}
+
+/** The defaults a rule gets when its creator leaves them out. */
+export const RULE_DEFAULTS = { windowMinutes: { spike: 60, crash_free: 1440 }, minSessions: 50, cooldownMinutes: 60 } as const;
+
+/** One measured subject: a crash group (its key) or a release (its app version). */
+export interface Measure {
+  subject: string;
+  value: number;
+  /** crash_free: the sessions the percentage is over. */
+  sessions?: number;
+}
+
+export interface SubjectState {
+  fired: boolean;
+  lastFiredAt: number | null;
+}
+
+/** Whether the value is on the alerting side of the threshold. */
+export function breaches(kind: RuleKind, threshold: number, value: number): boolean {
+  // "passes N occurrences": reaching N counts; "falls below X %": X itself is fine.
+  return kind === 'spike' ? value >= threshold : value < threshold;
+}
+
+/**
+ * Crash-free sessions of a release in percent, or null when the release had too few sessions
+ * in the window to be judged (one crash in two sessions must not page anyone).
+ */
+export function crashFreePercent(sessions: number, crashed: number, minSessions: number): number | null {
+  if (sessions <= 0 || sessions < minSessions) return null;
+  return ((sessions - Math.min(crashed, sessions)) / sessions) * 100;
+}
+
+export interface Transitions {
+  /** Subjects that crossed now: fire once. */
+  fire: Measure[];
+  /** Subjects that fired earlier and are back on the safe side: armed again. */
+  rearm: string[];
+}
+
+/**
+ * Once per crossing: a subject fires when it breaches and has not fired since it was last on
+ * the safe side, unless it fired within the cooldown (it then fires on a later pass if it still
+ * breaches). A subject absent from `measures` (no occurrences, or a release now below its
+ * minimum sessions) is on the safe side for a spike and unjudged for crash-free.
+ */
+export function ruleTransitions(
+  rule: Pick<AlertRule, 'kind' | 'threshold' | 'cooldownMinutes'>,
+  measures: Measure[],
+  states: ReadonlyMap<string, SubjectState>,
+  now: number,
+): Transitions {
+  const fire: Measure[] = [];
+  const rearm: string[] = [];
+  const seen = new Set<string>();
+  for (const m of measures) {
+    seen.add(m.subject);
+    const s = states.get(m.subject);
+    if (breaches(rule.kind, rule.threshold, m.value)) {
+      const cooling = s?.lastFiredAt != null && now - s.lastFiredAt < rule.cooldownMinutes * 60_000;
+      if (!s?.fired && !cooling) fire.push(m);
+    } else if (s?.fired) {
+      rearm.push(m.subject);
+    }
+  }
+  if (rule.kind === 'spike') {
+    for (const [subject, s] of states) if (s.fired && !seen.has(subject)) rearm.push(subject);
+  }
+  return { fire, rearm };
+}
+
+/** The one-line description of a firing, for the email subject, the webhook text and Slack. */
+export function describeFiring(
+  rule: Pick<AlertRule, 'kind' | 'name' | 'threshold' | 'windowMinutes'>,
+  f: { subject: string; value: number; sessions?: number | null; groupMessage?: string | null },
+): string {
+  if (rule.kind === 'spike') {
+    const what = f.groupMessage ? `"${f.groupMessage.replace(/\s+/g, ' ').slice(0, 120)}"` : `group ${f.subject.slice(0, 12)}`;
+    return `${rule.name}: ${what} had ${f.value} occurrences in ${rule.windowMinutes} min (threshold ${rule.threshold})`;
+  }
+  const pct = Math.floor(f.value * 100) / 100;
+  return `${rule.name}: crash-free sessions of release ${f.subject} fell to ${pct}% over ${f.sessions ?? '?'} sessions in ${rule.windowMinutes} min (threshold ${rule.threshold}%)`;
+}

@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import type { Postgres } from '../stores/postgres/port.ts';
+import { alertRulesRepo, ruleEmailsOf, type NewRule } from '../repos/alertRules.ts';
+import { webhooksRepo, type Webhook } from '../repos/webhooks.ts';
+import { webhookDeliveriesRepo, type Delivery } from '../repos/webhookDeliveries.ts';
+import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
+import { projectsRepo } from '../repos/projects.ts';
+import { memberEmailsOfTeam } from '../repos/accounts.ts';
+import { RULE_DEFAULTS, type AlertRule, type RuleKind } from '../domain/alertRules.ts';
+import { webhookUrlProblem } from '../domain/webhooks.ts';
+import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import { normalizeEmail } from './accounts.ts';
+
+export interface RuleInput {
+  name?: string;
+  kind?: RuleKind;
+  threshold?: number;
+  windowMinutes?: number;
+  minSessions?: number;
+  cooldownMinutes?: number;
+  emails?: string[] | null;
+  webhookIds?: string[];
+  enabled?: boolean;
+}
+
+export interface WebhookInput {
+  url?: string;
+  events?: string[];
+  enabled?: boolean;
+}
+
+/** Who changes a rule: the operator (ADMIN_TOKEN) vouches for its addresses, a member only for members'. */
+export type Actor = 'operator' | 'member';
+
+/**
+ * A project's alert rules and webhooks: the management API's and the dashboard's use cases.
+ * Callers have already checked access to the project (the admin token, or team membership).
+ */
+export function alertRulesService(db: Postgres) {
+  const rules = alertRulesRepo(db);
+  const hooks = webhooksRepo(db);
+  const deliveries = webhookDeliveriesRepo(db);
+  const recipients = alertRecipientsRepo(db);
+  const projects = projectsRepo(db);
+
+  async function project(projectId: string) {
+    const p = await projects.getProject(projectId);
+    if (!p) throw new NotFoundError('Project not found');
+    return p;
+  }
+
+  /** Rule addresses join the confirmation flow of the project's list: a non-member gets one confirmation email first. */
+  async function syncRecipients(projectId: string, by: Actor, vouched: string[]) {
+    const p = await project(projectId);
+    const list = [...new Set([...(p.alertEmails ?? []), ...(await ruleEmailsOf(db, projectId))])];
+    const teamId = await projects.teamOf(projectId);
+    const members = teamId === null ? [] : await memberEmailsOfTeam(db, teamId);
+    const confirmed = by === 'operator' ? [...(p.alertEmails ?? []), ...vouched] : list.filter((e) => members.includes(e));
+    await recipients.sync(projectId, list, confirmed);
+  }
+
+  async function checked(projectId: string, r: NewRule): Promise<NewRule> {
+    const problems: { path: string; message: string }[] = [];
+    if (r.kind === 'crash_free' && (r.threshold <= 0 || r.threshold > 100)) problems.push({ path: '/threshold', message: 'a crash-free threshold is a percentage in (0, 100]' });
+    if (r.kind === 'spike' && (r.threshold < 1 || !Number.isInteger(r.threshold))) problems.push({ path: '/threshold', message: 'a spike threshold is a whole number of occurrences, at least 1' });
+    const known = new Set(await hooks.existing(projectId, r.webhookIds));
+    r.webhookIds.forEach((id, i) => {
+      if (!known.has(id)) problems.push({ path: `/webhookIds/${i}`, message: 'no such webhook in this project' });
+    });
+    if (problems.length) throw new ValidationError(problems);
+    return r;
+  }
+
+  const cleanEmails = (e: string[] | null | undefined) => (e === null || e === undefined ? e : [...new Set(e.map(normalizeEmail))]);
+
+  return {
+    async listRules(projectId: string): Promise<AlertRule[]> {
+      await project(projectId);
+      return rules.list(projectId);
+    },
+
+    async getRule(projectId: string, id: string): Promise<AlertRule> {
+      const r = await rules.get(projectId, id);
+      if (!r) throw new NotFoundError((await projects.getProject(projectId)) ? 'Alert rule not found' : 'Project not found');
+      return r;
+    },
+
+    async createRule(projectId: string, input: Required<Pick<RuleInput, 'name' | 'kind' | 'threshold'>> & RuleInput, by: Actor): Promise<AlertRule> {
+      await project(projectId);
+      const r = await checked(projectId, {
+        name: input.name.trim(), kind: input.kind, threshold: input.threshold,
+        windowMinutes: input.windowMinutes ?? RULE_DEFAULTS.windowMinutes[input.kind],
+        minSessions: input.minSessions ?? (input.kind === 'crash_free' ? RULE_DEFAULTS.minSessions : 0),
+        cooldownMinutes: input.cooldownMinutes ?? RULE_DEFAULTS.cooldownMinutes,
+        emails: cleanEmails(input.emails) ?? null, webhookIds: [...new Set(input.webhookIds ?? [])], enabled: input.enabled ?? true,
+      });
+      const rule = await rules.create(projectId, r);
+      await syncRecipients(projectId, by, rule.emails ?? []);
+      return rule;
+    },
+
+    async updateRule(projectId: string, id: string, input: RuleInput, by: Actor): Promise<AlertRule> {
+      const cur = await this.getRule(projectId, id);
+      const emails = cleanEmails(input.emails);
+      const next = await checked(projectId, {
+        name: input.name?.trim() ?? cur.name, kind: input.kind ?? cur.kind, threshold: input.threshold ?? cur.threshold,
+        windowMinutes: input.windowMinutes ?? cur.windowMinutes, minSessions: input.minSessions ?? cur.minSessions,
+        cooldownMinutes: input.cooldownMinutes ?? cur.cooldownMinutes, emails: emails === undefined ? cur.emails : emails,
+        webhookIds: input.webhookIds ? [...new Set(input.webhookIds)] : cur.webhookIds, enabled: input.enabled ?? cur.enabled,
+      });
+      const rule = await rules.replace(projectId, id, next);
+      if (!rule) throw new NotFoundError('Alert rule not found');
+      if (emails !== undefined) await syncRecipients(projectId, by, rule.emails ?? []);
+      return rule;
+    },
+
+    async deleteRule(projectId: string, id: string, by: Actor): Promise<void> {
+      await this.getRule(projectId, id);
+      await rules.remove(projectId, id);
+      await syncRecipients(projectId, by, []);
+    },
+
+    async listWebhooks(projectId: string): Promise<Webhook[]> {
+      await project(projectId);
+      return hooks.list(projectId);
+    },
+
+    /** The secret is in this answer only: it is kept to sign deliveries, never shown again. */
+    async createWebhook(projectId: string, input: { url: string; events?: string[] }): Promise<Webhook & { secret: string }> {
+      await project(projectId);
+      const problem = webhookUrlProblem(input.url);
+      if (problem) throw new ValidationError([{ path: '/url', message: problem }]);
+      const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+      const w = await hooks.create(projectId, { url: input.url, events: [...new Set(input.events ?? [])], secret });
+      return { ...w, secret };
+    },
+
+    async updateWebhook(projectId: string, id: string, input: WebhookInput): Promise<Webhook> {
+      await project(projectId);
+      if (input.url !== undefined) {
+        const problem = webhookUrlProblem(input.url);
+        if (problem) throw new ValidationError([{ path: '/url', message: problem }]);
+      }
+      const w = await hooks.update(projectId, id, { ...input, events: input.events && [...new Set(input.events)] });
+      if (!w) throw new NotFoundError('Webhook not found');
+      return w;
+    },
+
+    async deleteWebhook(projectId: string, id: string): Promise<void> {
+      await project(projectId);
+      if (!(await hooks.remove(projectId, id))) throw new NotFoundError('Webhook not found');
+    },
+
+    async deliveries(projectId: string, webhookId: string | undefined, limit: number): Promise<Delivery[]> {
+      await project(projectId);
+      return deliveries.list(projectId, webhookId, limit);
+    },
+  };
+}
+
+export type AlertRulesService = ReturnType<typeof alertRulesService>;
