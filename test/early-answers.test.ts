@@ -50,7 +50,7 @@ describe('answers before the body is read', () => {
   it('a route that does not exist: 404 {error} at once, and the connection is closed', async () => {
     const r = await partialPost('/nope');
     expect(r.status).toBe(404);
-    expect(JSON.parse(r.body)).toEqual({ error: 'Route POST /nope not found' });
+    expect(JSON.parse(r.body)).toEqual({ error: 'Route POST /nope not found', code: 'not_found' });
     expect(r.head).toContain('connection: close');
   });
 

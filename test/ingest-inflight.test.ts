@@ -53,7 +53,7 @@ describe('in-flight ingest bodies are bounded in bytes before parsing', () => {
     const refused = await post(body(1, 150_000));
     expect(refused.status).toBe(503);
     expect(refused.retryAfter).toBe('1');
-    expect(JSON.parse(refused.body)).toEqual({ error: expect.any(String) });
+    expect(JSON.parse(refused.body)).toEqual({ error: expect.any(String), code: 'unavailable' });
 
     // gzip: its inflated size is not known up front; it is counted as it inflates
     const gz = zlib.gzipSync(body(2, 150_000));

@@ -12,7 +12,7 @@ const { lines: logLines, stream } = logCapture();
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ LOG_LEVEL: 'info', METRICS_TOKEN, RATE_LIMIT_AUTH_PER_MIN: '1000' }, tempDataDir(), { logger: { stream } });
+  s = await startTestServer({ LOG_LEVEL: 'info', LOG_REQUESTS: 'true', METRICS_TOKEN, RATE_LIMIT_AUTH_PER_MIN: '1000' }, tempDataDir(), { logger: { stream } });
 });
 afterAll(async () => {
   await s?.close();

@@ -206,7 +206,7 @@ describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy
       if (Date.now() - t0 > 20_000) break;
     }
     expect(acked.length).toBeGreaterThan(5);
-    expect(refused).toEqual({ status: 503, retryAfter: '1', body: { error: expect.any(String) } });
+    expect(refused).toEqual({ status: 503, retryAfter: '1', body: { error: expect.any(String), code: 'queue_full' } });
     expect((await s.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(503); // full: no longer ready
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(Number(/^flightrec_spool_bytes (\S+)$/m.exec(metrics)![1])).toBeGreaterThan(900_000);

@@ -77,7 +77,11 @@ describe('batching cadence', () => {
       const b = bodyOf<{ events?: unknown[]; requests?: unknown[] }>(r);
       return `${r.path.replace('/ingest/', '')}${b.events ? ':' + b.events.length : ''}${b.requests ? ':' + b.requests.length : ''}`;
     });
-    expect(sizes).toEqual(['session', 'events:500', 'events:500', 'network:200', 'network:200', 'events:201', 'network:50', 'session/end']);
+    // Several batches of a session may be in flight at once (sdk/src/client.ts), so only the
+    // session's start and end have a fixed place; every batch is there, each within its limit.
+    expect(sizes[0]).toBe('session');
+    expect(sizes.at(-1)).toBe('session/end');
+    expect(sizes.slice(1, -1).sort()).toEqual(['events:201', 'events:500', 'events:500', 'network:200', 'network:200', 'network:50']);
     expect(seqs(eventsSent())).toEqual(range(0, 1201));
     expect(srv.received.every((r) => r.path === '/ingest/session' || bodyOf<{ sessionId: string }>(r).sessionId === sid)).toBe(true);
     const ids = srv.on('/ingest/network').flatMap((r) => bodyOf<{ requests: NetworkRequest[] }>(r).requests.map((q) => q.id));

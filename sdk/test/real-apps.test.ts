@@ -225,9 +225,12 @@ describe('a burst over maxQueueItems with a healthy service', () => {
     const { apiKey } = await s.createProject('paced burst');
     let inFlight = 0;
     let most = 0;
+    // A slow network (300 ms a request, longer than the pause between two bursts): a client
+    // that sent one batch at a time would fall behind and drop; this one keeps several in flight.
     const counting: typeof fetch = async (u, i) => {
       most = Math.max(most, ++inFlight);
       try {
+        await new Promise((r) => setTimeout(r, 300));
         return await fetch(u, i);
       } finally {
         inFlight--;
