@@ -169,7 +169,8 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.getByLabel('Search').fill('user-07');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.locator(`tr[data-session="${ids[7]}"]`).waitFor();
-    expect(await page.locator('table.sessions tbody tr').count()).toBe(1);
+    // The list may still be re-drawn once after the search (the reset's navigation): poll the count.
+    await expect.poll(() => page.locator('table.sessions tbody tr').count(), { timeout: 5_000 }).toBe(1);
     await page.getByLabel('Search').fill(ids[3]!.slice(0, 8));
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.locator(`tr[data-session="${ids[3]}"]`).waitFor();
