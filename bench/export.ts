@@ -116,8 +116,12 @@ async function main() {
     const loadSec = (performance.now() - loadStart) / 1000;
     process.stdout.write(`\rloaded ${ROWS.toLocaleString()} rows in ${loadSec.toFixed(1)} s (${Math.round(ROWS / loadSec).toLocaleString()} rows/s)\n`);
 
-    const check = await (await fetch(`${base}/export/network?limit=1`, { headers: auth })).json() as { total: number };
-    if (check.total !== ROWS) throw new Error(`expected ${ROWS} rows, export total is ${check.total}`);
+    // With the ingest spool a 201 means durable, visible within seconds (the loader's next insert).
+    let total = 0;
+    for (const until = Date.now() + 30_000; total !== ROWS && Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
+      total = ((await (await fetch(`${base}/export/network?limit=1`, { headers: auth })).json()) as { total: number }).total;
+    }
+    if (total !== ROWS) throw new Error(`expected ${ROWS} rows, export total is ${total}`);
 
     const runs: Record<string, unknown>[] = [];
     for (const c of [
