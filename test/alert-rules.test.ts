@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { decodeQuotedPrintable, startSmtpServer, type TestSmtp } from './helpers/smtp.ts';
-import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import { sleep, waitFor } from './helpers/wait.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
 import { verifySignature } from '../src/domain/webhooks.ts';
@@ -40,12 +39,10 @@ async function startReceiver() {
 let s: TestServer;
 let smtp: TestSmtp;
 let rx: Awaited<ReturnType<typeof startReceiver>>;
-let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 
 beforeAll(async () => {
-  [smtp, rx, db] = await Promise.all([startSmtpServer(), startReceiver(), isolatedDatabase()]);
+  [smtp, rx] = await Promise.all([startSmtpServer(), startReceiver()]);
   s = await startTestServer({
-    ...db.env,
     RUN_WORKER: 'true',
     SMTP_URL: smtp.url,
     ALERT_EMAIL_TO: 'oncall@example.com',
@@ -62,7 +59,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s?.close();
   await Promise.all([smtp?.close(), rx?.close()]);
-  await db?.drop();
 });
 
 const api = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) =>

@@ -3,21 +3,17 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { parseMail } from './helpers/smtp.ts';
-import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import { sleep, waitFor } from './helpers/wait.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
 
 // Embedded mode: no SMTP_URL, no OPENAI_API_KEY.
 let s: TestServer;
-let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 
 beforeAll(async () => {
-  db = await isolatedDatabase();
-  s = await startTestServer({ ...db.env, RUN_WORKER: 'true', ALERT_EMAIL_TO: 'oncall@example.com', OUTBOX_POLL_MS: '100', PUBLIC_URL: 'http://localhost:3000' });
+  s = await startTestServer({ RUN_WORKER: 'true', ALERT_EMAIL_TO: 'oncall@example.com', OUTBOX_POLL_MS: '100', PUBLIC_URL: 'http://localhost:3000' });
 });
 afterAll(async () => {
   await s?.close();
-  await db?.drop();
 });
 
 const mailDir = () => path.join(s.dataDir, 'mail');

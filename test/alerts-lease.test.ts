@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { startSmtpServer, type TestSmtp } from './helpers/smtp.ts';
-import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import { manualClock } from './helpers/wait.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
 import type { Config } from '../src/config.ts';
@@ -17,17 +16,15 @@ import { silentLog } from '../src/domain/log.ts';
 // on a clock the test moves (leases and backoffs run out without waiting for them).
 let s: TestServer;
 let smtp: TestSmtp;
-let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 const LEASE_MS = 1500;
 
 beforeAll(async () => {
-  [smtp, db] = await Promise.all([startSmtpServer(), isolatedDatabase()]);
-  s = await startTestServer({ ...db.env, RUN_WORKER: 'false', SMTP_URL: smtp.url, ALERT_EMAIL_TO: 'oncall@example.com' });
+  smtp = await startSmtpServer();
+  s = await startTestServer({ RUN_WORKER: 'false', SMTP_URL: smtp.url, ALERT_EMAIL_TO: 'oncall@example.com' });
 });
 afterAll(async () => {
   await s?.close();
   await smtp?.close();
-  await db?.drop();
 });
 
 function config(outbox: Partial<Config['outbox']> = {}): Config {

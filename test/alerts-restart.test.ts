@@ -1,27 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { startSmtpServer, type TestSmtp } from './helpers/smtp.ts';
-import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import { sleep, waitFor } from './helpers/wait.ts';
 import { crash, sessionStart, T0 } from './helpers/payloads.ts';
 
 // One DATA_DIR (and one database) across three lives of the service.
 let smtp: TestSmtp;
-let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 let s: TestServer | undefined;
 const dataDir = tempDataDir();
 
 beforeAll(async () => {
-  [smtp, db] = await Promise.all([startSmtpServer(), isolatedDatabase()]);
+  smtp = await startSmtpServer();
 });
 afterAll(async () => {
   await s?.close();
   await smtp?.close();
-  await db?.drop();
 });
 
 const start = (runWorker: boolean) =>
-  startTestServer({ ...db.env, RUN_WORKER: String(runWorker), SMTP_URL: smtp.url, ALERT_EMAIL_TO: 'oncall@example.com', OUTBOX_POLL_MS: '100' }, dataDir);
+  startTestServer({ RUN_WORKER: String(runWorker), SMTP_URL: smtp.url, ALERT_EMAIL_TO: 'oncall@example.com', OUTBOX_POLL_MS: '100' }, dataDir);
 
 describe('alerts across restarts', () => {
   it('a job enqueued before a restart is sent after it, once; later restarts send nothing', async () => {

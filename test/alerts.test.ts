@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { startSmtpServer, type TestSmtp } from './helpers/smtp.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
-import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import { sleep, waitFor } from './helpers/wait.ts';
 import { crash, sessionStart, T0 } from './helpers/payloads.ts';
 
@@ -11,13 +10,11 @@ import { crash, sessionStart, T0 } from './helpers/payloads.ts';
 let s: TestServer;
 let smtp: TestSmtp;
 let ai: FakeOpenAI;
-let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 const AI_BUDGET_MS = 2000;
 
 beforeAll(async () => {
-  [smtp, ai, db] = await Promise.all([startSmtpServer(), startFakeOpenAI(), isolatedDatabase()]);
+  [smtp, ai] = await Promise.all([startSmtpServer(), startFakeOpenAI()]);
   s = await startTestServer({
-    ...db.env,
     RUN_WORKER: 'true',
     SMTP_URL: smtp.url,
     ALERT_EMAIL_FROM: 'flightrec <alerts@flightrec.test>',
@@ -34,7 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s?.close();
   await Promise.all([smtp?.close(), ai?.close()]);
-  await db?.drop();
 });
 
 /** A project with one session, and a stack trace no other test uses (so a new group). */

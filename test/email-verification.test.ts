@@ -3,7 +3,6 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import { parseMail } from './helpers/smtp.ts';
 import { sleep, waitFor } from './helpers/wait.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
@@ -15,18 +14,14 @@ import { dashboardProject, signup, verificationToken, verifyEmail, type Account 
 // invitation, gets team-fallback alerts or counts as a member's own address.
 const WINDOW_MS = 1500;
 let s: TestServer;
-// The worker claims every due job of its database: its own, with DATABASE_URL.
-let db: Awaited<ReturnType<typeof isolatedDatabase>>;
+// The worker claims every due job of its database: this file's own (test/setupDatabase.ts).
 beforeAll(async () => {
-  db = await isolatedDatabase();
   s = await startTestServer({
-    ...db.env,
     RUN_WORKER: 'true', OUTBOX_POLL_MS: '100', ALERT_DIGEST_WINDOW_MS: String(WINDOW_MS), PUBLIC_URL: 'http://localhost:3000', RATE_LIMIT_AUTH_PER_MIN: '1000',
   });
 });
 afterAll(async () => {
   await s?.close();
-  await db?.drop();
 });
 
 const mailDir = () => path.join(s.dataDir, 'mail');

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
 import { parseMail } from './helpers/smtp.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
@@ -19,13 +18,10 @@ const OPS = 'ops@example.com';
 let s: TestServer;
 let ai: FakeOpenAI;
 let w: AlertWorker;
-// Its own database with DATABASE_URL: the caps count every email of the database.
-let db: Awaited<ReturnType<typeof isolatedDatabase>>;
+// The caps count every email of the database: this file's own (test/setupDatabase.ts).
 beforeAll(async () => {
   ai = await startFakeOpenAI();
-  db = await isolatedDatabase();
   s = await startTestServer({
-    ...db.env,
     PUBLIC_URL: 'http://localhost:3000',
     ALERT_EMAIL_TO: OPS,
     // Each new group is its own alert unless several wait at once (then one digest).
@@ -44,7 +40,6 @@ afterAll(async () => {
   await w?.stop();
   await s?.close();
   await ai?.close();
-  await db?.drop();
 });
 
 const mailDir = () => path.join(s.dataDir, 'mail');

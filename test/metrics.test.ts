@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logCapture, startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
-import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import * as P from './helpers/payloads.ts';
 
 // /metrics (Prometheus text) and the health split, over the real HTTP stack and stores.
@@ -9,14 +8,11 @@ const { lines: logLines, stream: sink } = logCapture();
 
 let s: TestServer;
 // The outbox gauges count the whole database: on a shared Postgres this file gets its own.
-let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 beforeAll(async () => {
-  db = await isolatedDatabase();
-  s = await startTestServer({ ...db.env, RATE_LIMIT_EXPORT_PER_MIN: '2', LOG_LEVEL: 'info', LOG_REQUESTS: 'true' }, tempDataDir(), { logger: { stream: sink } });
+  s = await startTestServer({ RATE_LIMIT_EXPORT_PER_MIN: '2', LOG_LEVEL: 'info', LOG_REQUESTS: 'true' }, tempDataDir(), { logger: { stream: sink } });
 });
 afterAll(async () => {
   await s?.close();
-  await db?.drop();
 });
 
 const value = (text: string, line: RegExp) => {

@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { isolatedDatabase } from './helpers/isolatedDb.ts';
 import { PASSWORD, signup, verificationToken } from './helpers/accounts.ts';
 import { parseMail } from './helpers/smtp.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -19,7 +18,6 @@ describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM}
   let s: TestServer;
   let browser: Browser;
   let base: string;
-  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
   const pageErrors: string[] = [];
 
   const settled = (p: Page) => p.waitForFunction(() => !document.querySelector('main .loading, main [aria-busy]'));
@@ -46,8 +44,7 @@ describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM}
   }
 
   beforeAll(async () => {
-    db = await isolatedDatabase();
-    s = await startTestServer({ ...db.env, RUN_WORKER: 'true', OUTBOX_POLL_MS: '100', RATE_LIMIT_AUTH_PER_MIN: '1000' });
+    s = await startTestServer({ RUN_WORKER: 'true', OUTBOX_POLL_MS: '100', RATE_LIMIT_AUTH_PER_MIN: '1000' });
     await s.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = s.app.server.address();
     base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -60,7 +57,6 @@ describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM}
   afterAll(async () => {
     await browser?.close();
     await s?.close();
-    await db?.drop();
   });
 
   it('invite → confirmed and pending (revocable) → emailed → the invitee verifies and accepts', async () => {

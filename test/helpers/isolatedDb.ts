@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createDatabase, dropDatabase } from '../../scripts/databases.ts';
 
-/**
- * With DATABASE_URL set, a fresh database for one test file: alert workers claim every due job
- * in their database, so two test files sharing one would take each other's jobs. Embedded
- * (no DATABASE_URL) each DATA_DIR is its own database already.
- */
+// The server DATABASE_URL named when the run began: a file's own database is made beside it,
+// even in a worker process that ran another file before (vitest may reuse one).
+const base = process.env.FLIGHTREC_TEST_SERVER_DATABASE_URL ??= process.env.DATABASE_URL;
+
+/** With DATABASE_URL set, a fresh database on the same server; test/setupDatabase.ts gives each file one. */
 export async function isolatedDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
-  const base = process.env.DATABASE_URL;
   if (!base) return { env: {}, drop: async () => {} };
   const name = `flightrec_test_${randomBytes(6).toString('hex')}`;
   await createDatabase(base, name);
