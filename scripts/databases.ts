@@ -4,11 +4,11 @@ import pg from 'pg';
 // other's rows. Identifiers cannot be bound as parameters, so names are checked instead.
 const NAME = /^[a-z0-9_]+$/;
 
-async function onAdmin(adminUrl: string, sql: string): Promise<void> {
+async function onAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    await client.query(sql);
+    return await work(client);
   } finally {
     await client.end();
   }
@@ -19,5 +19,18 @@ function checked(name: string): string {
   return name;
 }
 
-export const createDatabase = (adminUrl: string, name: string) => onAdmin(adminUrl, `CREATE DATABASE ${checked(name)}`);
-export const dropDatabase = (adminUrl: string, name: string) => onAdmin(adminUrl, `DROP DATABASE IF EXISTS ${checked(name)} WITH (FORCE)`);
+const drop = async (client: pg.Client, name: string) => {
+  await client.query(`DROP DATABASE IF EXISTS ${checked(name)} WITH (FORCE)`);
+};
+
+export const createDatabase = (adminUrl: string, name: string) => onAdmin(adminUrl, async (c) => {
+  await c.query(`CREATE DATABASE ${checked(name)}`);
+});
+export const dropDatabase = (adminUrl: string, name: string) => onAdmin(adminUrl, (c) => drop(c, name));
+
+/** Drops every database whose name starts with `prefix` (a run's scratch databases). */
+export const dropDatabasesNamed = (adminUrl: string, prefix: string) =>
+  onAdmin(adminUrl, async (c) => {
+    const left = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [checked(prefix)]);
+    for (const { datname } of left.rows) await drop(c, datname);
+  });

@@ -1,14 +1,18 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { dropDatabasesNamed } from '../scripts/databases.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A PGlite data directory initialised once per run; each test server copies it. */
     pgliteTemplate: string | undefined;
+    /** With DATABASE_URL: the prefix of this run's per-file databases (test/helpers/isolatedDb.ts). */
+    pgRunPrefix: string;
   }
 }
 
@@ -23,8 +27,13 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export default function setup(project: TestProject) {
   if (process.env.DATABASE_URL) {
     project.provide('pgliteTemplate', undefined);
-    return;
+    // A file drops its database when it ends; one that never runs its hooks (every test skipped)
+    // or dies cannot, so the run drops whatever of its own is left.
+    const prefix = `flightrec_test_${randomBytes(4).toString('hex')}_`;
+    project.provide('pgRunPrefix', prefix);
+    return () => dropDatabasesNamed(process.env.DATABASE_URL!, prefix);
   }
+  project.provide('pgRunPrefix', 'flightrec_test_');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-pglite-template-'));
   // The server's own initdb script, in a process of its own as the server runs it (pglite.ts).
   execFileSync(process.execPath, [path.join(ROOT, 'src/stores/postgres/pgliteInitdb.mjs'), dir], { stdio: 'inherit' });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
 import { createDatabase, dropDatabase } from '../../scripts/databases.ts';
 
 // The server DATABASE_URL named when the run began: a file's own database is made beside it,
@@ -8,7 +9,7 @@ const base = process.env.FLIGHTREC_TEST_SERVER_DATABASE_URL ??= process.env.DATA
 /** With DATABASE_URL set, a fresh database on the same server; test/setupDatabase.ts gives each file one. */
 export async function isolatedDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   if (!base) return { env: {}, drop: async () => {} };
-  const name = `flightrec_test_${randomBytes(6).toString('hex')}`;
+  const name = `${inject('pgRunPrefix')}${randomBytes(6).toString('hex')}`;
   await createDatabase(base, name);
   const u = new URL(base);
   u.pathname = `/${name}`;
