@@ -16,6 +16,7 @@ type Key = { s: number };
 const keyset: ChKeyset<Key> = {
   keySelect: 'sequence_number AS s',
   order: 'sequence_number',
+  keyOrder: 's',
   orderDesc: 'sequence_number DESC',
   after: (p) => `sequence_number > {${p}s:UInt64}`,
   atMost: (p) => `sequence_number <= {${p}s:UInt64}`,

@@ -17,6 +17,7 @@ const ms = (p: string) => `fromUnixTimestamp64Milli({${p}:Int64}, 'UTC')`;
 const keyset: ChKeyset<Key> = {
   keySelect: 'toUnixTimestamp64Milli(timestamp) AS t, id',
   order: 'timestamp, id',
+  keyOrder: 't, id',
   orderDesc: 'timestamp DESC, id DESC',
   after: (p) => `timestamp >= ${ms(`${p}t`)} AND (timestamp, id) > (${ms(`${p}t`)}, {${p}id:String})`,
   atMost: (p) => `timestamp <= ${ms(`${p}t`)} AND (timestamp, id) <= (${ms(`${p}t`)}, {${p}id:String})`,

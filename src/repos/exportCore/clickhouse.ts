@@ -41,6 +41,8 @@ export interface ChKeyset<K> {
   /** SELECT list yielding the key, e.g. `toUnixTimestamp64Milli(timestamp) AS t, id`. */
   keySelect: string;
   order: string;
+  /** `order` over the names `keySelect` gives, for a query that reads only the keys. */
+  keyOrder: string;
   orderDesc: string;
   /** Condition "sort key > key", with parameters named by `prefix`. */
   after(prefix: string): string;
@@ -102,11 +104,13 @@ export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encodi
   const ks = src.keyset;
   const lastKeyOfChunk = (cond: string, params: Params) =>
     ch.query<K>(
-      `SELECT * EXCEPT (__bytes, __n) FROM (
-         SELECT ${ks.keySelect}, sum(byteSize(*)) OVER w AS __bytes, row_number() OVER w AS __n
-         FROM ${src.table} WHERE ${src.where} AND ${cond}
-         WINDOW w AS (ORDER BY ${ks.order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-         ORDER BY ${ks.order} LIMIT {chunkRows:UInt64}
+      `SELECT * EXCEPT (__b, __bytes, __n) FROM (
+         SELECT *, sum(__b) OVER w AS __bytes, row_number() OVER w AS __n FROM (
+           SELECT ${ks.keySelect}, byteSize(*) AS __b
+           FROM ${src.table} WHERE ${src.where} AND ${cond}
+           ORDER BY ${ks.order} LIMIT {chunkRows:UInt64}
+         )
+         WINDOW w AS (ORDER BY ${ks.keyOrder} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
        ) WHERE __bytes >= {chunkBytes:UInt64} OR __n = {chunkRows:UInt64} ORDER BY __n LIMIT 1`,
       { ...src.params, ...params, chunkRows: size.rows, chunkBytes: size.bytes },
       SETTINGS,
