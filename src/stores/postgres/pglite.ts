@@ -3,8 +3,21 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import type { Postgres, Queryable } from './port.ts';
+
+/**
+ * On Node 24 (V8 13) the optimizing compile of PGlite's WebAssembly takes ~500 MB for a few
+ * seconds after the engine opens: opening a cluster and running 10k queries peaks at 710 MB of
+ * resident memory against 217 MB with the baseline compiler (Liftoff) alone, and the queries take
+ * the same time (2.1-2.2 s; Node 20 peaks at 225 MB either way; docs/bench.md). So WebAssembly in
+ * this process stays on the baseline tier. A V8 without these flags says so on stderr and goes on.
+ */
+function baselineWasmOnly(): void {
+  v8.setFlagsFromString('--no-wasm-dynamic-tiering');
+  v8.setFlagsFromString('--no-wasm-tier-up');
+}
 
 /**
  * PGlite: real Postgres in WASM, single connection. Its own mutex serialises queries and
@@ -19,6 +32,7 @@ export async function openPglite(dir: string): Promise<Postgres> {
   if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
     await promisify(execFile)(process.execPath, [fileURLToPath(new URL('./pgliteInitdb.mjs', import.meta.url)), dir]);
   }
+  baselineWasmOnly();
   const db = await PGlite.create(dir, {
     parsers: { 20: (v: string) => Number(v) },
     // The embedded store holds projects, keys, sessions and crash groups of one small install;
