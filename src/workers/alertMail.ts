@@ -1,5 +1,9 @@
 import type { Config } from '../config.ts';
-import { withUnsubscribe, type RenderedEmail } from '../domain/crashAlert.ts';
+import type { Postgres } from '../stores/postgres/port.ts';
+import { alertRecipients, withUnsubscribe, type RenderedEmail } from '../domain/crashAlert.ts';
+import { projectsRepo } from '../repos/projects.ts';
+import { memberEmailsOfTeam, ownerOfTeam } from '../repos/accounts.ts';
+import { confirmedRecipients, unsubscribedRecipients } from '../repos/alertRecipients.ts';
 import type { Mailer, MailGate } from './mailer.ts';
 
 export interface AlertMailDeps {
@@ -9,6 +13,35 @@ export interface AlertMailDeps {
   gate: MailGate;
   /** The signed unsubscribe link of an address for a project. */
   unsubscribeLink: (projectId: string, email: string) => Promise<string>;
+}
+
+/** Who one of a project's alerts goes to, and the account its mail counts against. */
+export interface AlertAudience {
+  projectName: string;
+  to: string[];
+  /** The owner of the project's team (the daily caps' account); null for a project of no team. */
+  ownerId: string | null;
+}
+
+/**
+ * The recipients of a project's alert (domain/crashAlert.ts's rule over the stored lists), less
+ * the addresses that unsubscribed from the project. `ownList` is a rule's own list, which
+ * replaces the project's and `defaults` (ALERT_EMAIL_TO); null for the project's alerts. Null
+ * when the project is gone.
+ */
+export async function alertAudience(db: Postgres, projectId: string, opts: { ownList: string[] | null; defaults: string[] }): Promise<AlertAudience | null> {
+  const projects = projectsRepo(db);
+  const project = await projects.getProject(projectId);
+  if (!project) return null;
+  const teamId = await projects.teamOf(projectId);
+  const unsubscribed = new Set(await unsubscribedRecipients(db, projectId));
+  const to = alertRecipients({
+    projectList: opts.ownList ?? project.alertEmails,
+    confirmed: await confirmedRecipients(db, projectId),
+    teamMembers: teamId === null ? null : await memberEmailsOfTeam(db, teamId),
+    defaults: opts.ownList ? [] : opts.defaults,
+  }).filter((e) => !unsubscribed.has(e));
+  return { projectName: project.name, to, ownerId: teamId === null ? null : await ownerOfTeam(db, teamId) };
 }
 
 /**

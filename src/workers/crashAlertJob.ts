@@ -6,18 +6,16 @@ import { sessionQueries } from '../repos/sessions.ts';
 import type { OutboxRepo, OutboxJob } from '../repos/outbox.ts';
 import type { CrashContext } from '../domain/crashSummary.ts';
 import {
-  alertRecipients, DIGEST_MAX_GROUPS, renderCrashAlert, renderCrashDigest, type DigestGroup, type RenderedEmail,
+  DIGEST_MAX_GROUPS, renderCrashAlert, renderCrashDigest, type DigestGroup, type RenderedEmail,
 } from '../domain/crashAlert.ts';
 import { deterministicSummary, DETERMINISTIC_SOURCE } from '../domain/crashSummary.ts';
-import { memberEmailsOfTeam, ownerOfTeam } from '../repos/accounts.ts';
-import { confirmedRecipients, unsubscribedRecipients } from '../repos/alertRecipients.ts';
 import { aiUsageRepo } from '../repos/aiUsage.ts';
 import { serviceSecret } from '../repos/serviceSecrets.ts';
 import { UNSUBSCRIBE_SECRET, unsubscribeLink } from '../domain/unsubscribe.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
 import type { Summarize } from './summary.ts';
 import type { Mailer, MailGate } from './mailer.ts';
-import { sendToEach } from './alertMail.ts';
+import { alertAudience, sendToEach, type AlertAudience } from './alertMail.ts';
 
 export interface CrashAlertDeps {
   config: Pick<Config, 'alertEmailFrom' | 'alertEmailTo' | 'publicUrl' | 'alertDigestWindowMs'>;
@@ -38,15 +36,6 @@ export interface AlertSource extends CrashContext {
   groupId: string;
   projectId: string;
   projectName: string;
-  alertEmails: string[] | null;
-  /** Confirmed addresses of the project's list. */
-  confirmedEmails: string[];
-  /** The members of the project's team (verified addresses); null for a project of no team. */
-  teamMembers: string[] | null;
-  /** Addresses that unsubscribed from this project's alerts. */
-  unsubscribed: string[];
-  /** The owner of the project's team, whose account the alert mail counts against; null for no team. */
-  ownerId: string | null;
   firstSeenAt: number;
   summary: string | null;
   summarySource: string | null;
@@ -54,6 +43,8 @@ export interface AlertSource extends CrashContext {
 
 export interface AlertCrashes {
   alertSource(groupId: string): Promise<AlertSource | null>;
+  /** Who the project's alerts go to (workers/alertMail.ts), with ALERT_EMAIL_TO as `defaults`. */
+  audience(projectId: string, defaults: string[]): Promise<AlertAudience | null>;
   storeSummary(groupId: string, summary: string, source: string): Promise<{ summary: string; source: string }>;
   /** A digest's line for a group. */
   digestLine(groupId: string): Promise<DigestGroup | null>;
@@ -71,7 +62,6 @@ export function alertCrashes(db: Postgres): AlertCrashes {
       if (!g) return null;
       const project = await projects.getProject(g.projectId);
       if (!project) return null;
-      const teamId = await projects.teamOf(g.projectId);
       const s = g.firstSessionId === null ? null : await sessionQueries.deviceOf(db, g.projectId, g.firstSessionId);
       // The device of the first occurrence's session; the group's own latest values without one.
       const fromSession = s !== null && (s.platform !== null || s.app_version !== null || s.model !== null);
@@ -79,11 +69,6 @@ export function alertCrashes(db: Postgres): AlertCrashes {
         groupId: g.groupId,
         projectId: g.projectId,
         projectName: project.name,
-        alertEmails: project.alertEmails,
-        confirmedEmails: await confirmedRecipients(db, g.projectId),
-        teamMembers: teamId === null ? null : await memberEmailsOfTeam(db, teamId),
-        unsubscribed: await unsubscribedRecipients(db, g.projectId),
-        ownerId: teamId === null ? null : await ownerOfTeam(db, teamId),
         message: g.message,
         stackHead: g.stackHead,
         isFatal: g.isFatal,
@@ -99,6 +84,7 @@ export function alertCrashes(db: Postgres): AlertCrashes {
         deviceBrand: s?.brand ?? null,
       };
     },
+    audience: (projectId, defaults) => alertAudience(db, projectId, { ownList: null, defaults }),
     storeSummary: groups.storeSummary,
     async digestLine(groupId) {
       const g = await groups.alertFacts(groupId);
@@ -139,10 +125,8 @@ export function crashAlertJob(d: CrashAlertDeps) {
       await ensureSummary(false);
       return { note: 'sent in a digest with other new groups of the project' };
     }
-    const unsubscribed = new Set(src.unsubscribed);
-    const to = alertRecipients({
-      projectList: src.alertEmails, confirmed: src.confirmedEmails, teamMembers: src.teamMembers, defaults: d.config.alertEmailTo,
-    }).filter((e) => !unsubscribed.has(e));
+    const audience = await d.crashes.audience(src.projectId, d.config.alertEmailTo);
+    const to = audience?.to ?? [];
     if (!to.length) {
       await ensureSummary(false);
       return { note: 'no recipients: no confirmed address on the project list, no team members, no ALERT_EMAIL_TO (or all unsubscribed); nothing sent' };
@@ -156,7 +140,7 @@ export function crashAlertJob(d: CrashAlertDeps) {
     const others = waiting.filter((w) => w.id !== job.id);
 
     const sendEach = (mail: RenderedEmail, headers: Record<string, string>) =>
-      sendToEach(d, { projectId: src.projectId, ownerId: src.ownerId, to, headers }, mail);
+      sendToEach(d, { projectId: src.projectId, ownerId: audience!.ownerId, to, headers }, mail);
 
     if (others.length === 0) {
       await ensureSummary(true);

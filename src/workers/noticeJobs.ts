@@ -4,19 +4,17 @@ import type { Postgres } from '../stores/postgres/port.ts';
 import { NEW_GROUP_WEBHOOKS_JOB, REGRESSION_JOB, RULE_EMAIL_JOB, type OutboxJob, type OutboxRepo } from '../repos/outbox.ts';
 import { crashGroupAlerts } from '../repos/crashGroups.ts';
 import { projectsRepo } from '../repos/projects.ts';
-import { memberEmailsOfTeam, ownerOfTeam } from '../repos/accounts.ts';
-import { confirmedRecipients, unsubscribedRecipients } from '../repos/alertRecipients.ts';
 import { alertRulesRepo } from '../repos/alertRules.ts';
 import { alertRuleStateRepo } from '../repos/alertRuleState.ts';
 import { webhookTargets } from '../repos/webhooks.ts';
 import { enqueueDelivery } from '../repos/webhookDeliveries.ts';
-import { alertRecipients, crashGroupLink, DIGEST_MAX_GROUPS } from '../domain/crashAlert.ts';
+import { crashGroupLink, DIGEST_MAX_GROUPS } from '../domain/crashAlert.ts';
 import { describeFiring } from '../domain/alertRules.ts';
 import { regressionNotice, renderNotices, ruleNotice, type Notice } from '../domain/alertNotices.ts';
 import { deliveryBody } from '../domain/webhooks.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
 import type { Mailer, MailGate } from './mailer.ts';
-import { sendToEach } from './alertMail.ts';
+import { alertAudience, sendToEach } from './alertMail.ts';
 
 export interface NoticeJobDeps {
   config: Pick<Config, 'alertEmailFrom' | 'alertEmailTo' | 'publicUrl' | 'alertDigestWindowMs'>;
@@ -74,20 +72,6 @@ export function noticeJobs(d: NoticeJobDeps) {
     return null;
   }
 
-  async function recipients(projectId: string, ownList: string[] | null): Promise<{ name: string; to: string[]; ownerId: string | null } | null> {
-    const project = await projects.getProject(projectId);
-    if (!project) return null;
-    const teamId = await projects.teamOf(projectId);
-    const unsubscribed = new Set(await unsubscribedRecipients(d.db, projectId));
-    const to = alertRecipients({
-      projectList: ownList ?? project.alertEmails,
-      confirmed: await confirmedRecipients(d.db, projectId),
-      teamMembers: teamId === null ? null : await memberEmailsOfTeam(d.db, teamId),
-      defaults: ownList ? [] : d.config.alertEmailTo,
-    }).filter((e) => !unsubscribed.has(e));
-    return { name: project.name, to, ownerId: teamId === null ? null : await ownerOfTeam(d.db, teamId) };
-  }
-
   /**
    * A new group, or a regression, also goes to the project's webhooks that asked for it, once:
    * the deliveries' ids derive from the job, so a retried job adds none.
@@ -121,12 +105,12 @@ export function noticeJobs(d: NoticeJobDeps) {
     if (!p) return { note: `${job.kind === RULE_EMAIL_JOB ? 'rule' : 'crash group'} deleted since; nothing sent` };
     if (job.sentAt) return { note: 'email already sent by an earlier attempt' };
     if (await d.outbox.isSent(job.id)) return { note: 'sent in a digest with other alerts of the project' };
-    const r = await recipients(p.projectId, p.ownList);
+    const r = await alertAudience(d.db, p.projectId, { ownList: p.ownList, defaults: d.config.alertEmailTo });
     if (!r) throw new PermanentJobError(`project ${p.projectId} not found`);
     if (!r.to.length) return { note: 'no recipients: no confirmed address, no team members, no ALERT_EMAIL_TO; nothing sent' };
 
     if (p.ownList !== null) {
-      const mail = renderNotices(r.name, [p.notice], String(job.id));
+      const mail = renderNotices(r.projectName, [p.notice], String(job.id));
       const how = await sendToEach(d, { projectId: p.projectId, ownerId: r.ownerId, to: r.to, headers: { 'X-Flightrec-Project': p.projectId } }, mail);
       await d.outbox.markSent(job.id, mail.messageId);
       return { note: `sent to ${how}` };
@@ -144,7 +128,7 @@ export function noticeJobs(d: NoticeJobDeps) {
         notices.push(o.notice);
       }
     }
-    const mail = renderNotices(r.name, notices, String(job.id));
+    const mail = renderNotices(r.projectName, notices, String(job.id));
     const how = await sendToEach(d, {
       projectId: p.projectId, ownerId: r.ownerId, to: r.to,
       headers: { 'X-Flightrec-Project': p.projectId, ...(job.groupId ? { 'X-Flightrec-Crash-Group': job.groupId } : {}) },
