@@ -160,6 +160,37 @@ describe('crashes of a release with artifacts', () => {
   });
 });
 
+describe('a retried crash and artifacts uploaded in between', () => {
+  it('the retry stays the one occurrence of the group its first try opened', async () => {
+    const p = await s.createProject();
+    const ci = await key(p.projectId, ['upload']);
+    const a = release('https://shop.example.com/assets/index-d00d1e.js', 'd00d1e');
+    const st = sessionStart();
+    st.device = { ...st.device, appVersion: '6.0.0', appBuildNumber: '1' };
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode).toBe(201);
+    const crash = { sessionId: st.sessionId, message: 'Error: Order 1042 not found', stackTrace: a.stack, isFatal: true, handled: false, timestamp: T0 + 5_000 };
+    const send = () => s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash });
+    expect((await send()).statusCode).toBe(201);
+    const [first] = await groups(p.projectId);
+    expect((await upload(p.projectId, '6.0.0', '~/assets/index-d00d1e.js.map', a.map, ci)).statusCode).toBe(201);
+    // the SDK did not see the first answer and sends the same report again
+    expect((await send()).statusCode).toBe(201);
+
+    expect(await groups(p.projectId)).toEqual([first]);
+    const occ = await s.svc.stores.ch.query<{ n: number }>(
+      'SELECT count() AS n FROM crash_occurrences FINAL WHERE project_id = {p:String}', { p: p.projectId });
+    expect(Number(occ[0]!.n)).toBe(1);
+    const view = await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/crash-groups/${first!.id}`, headers: s.admin });
+    expect(view.json()).toMatchObject({ occurrenceCount: 1 });
+
+    // a new report of the release after the upload is grouped on the symbolicated stack
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: { ...crash, timestamp: T0 + 6_000 } })).statusCode).toBe(201);
+    const after = await groups(p.projectId);
+    expect(after).toHaveLength(2);
+    expect(after.find((g) => g.id !== first!.id)!.stack_head).toContain('at findOrder (src/orders.ts:6:');
+  });
+});
+
 describe('CLI uploads', () => {
   it('sourcemaps upload sends a build directory\'s maps and minified files; mappings upload sends mapping.txt', async () => {
     const p = await s.createProject();

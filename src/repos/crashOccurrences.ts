@@ -131,6 +131,15 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
   return {
     /** Resolves once the row is committed (group commit; a retried report is the same row). */
     add: (row: OccurrenceRow) => writer.add(Buffer.from(JSON.stringify(row) + '\n'), 1),
+
+    /** Whether this occurrence is stored under this group key (a primary-key lookup). */
+    async has(projectId: string, groupKey: string, id: string): Promise<boolean> {
+      const r = await ch.query<{ n: number }>(
+        `SELECT count() AS n FROM ${OCCURRENCES} WHERE project_id = {p:String} AND group_key = {g:String} AND id = {id:String}`,
+        { p: projectId, g: groupKey, id },
+      );
+      return Number(r[0]?.n ?? 0) > 0;
+    },
     /** Rows copied in bulk (the one-off move of the old layout): one insert, no batcher. */
     insertMany: (rows: OccurrenceRow[]) => ch.insert(OCCURRENCES, rows),
     /** Resolves once every occurrence accepted so far is written (shutdown, tests). */

@@ -151,9 +151,17 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       const sym = d.symbols
         ? await d.symbols.symbolicate(projectId, session.app_version, session.app_build_number, c.stackTrace, c.message)
         : { stack: c.stackTrace, message: c.message, mapped: 0 };
-      const groupKey = crashGroupKey(sym.stack);
+      const occurrenceId = crashOccurrenceId(c);
+      let groupKey = crashGroupKey(sym.stack);
+      if (sym.mapped > 0) {
+        // A retry of a report first recorded before the release's artifacts arrived stays in
+        // that try's group: its occurrence is stored under the raw stack's key, and a second
+        // key would count it twice and open a group for it.
+        const rawKey = crashGroupKey(c.stackTrace);
+        if (rawKey !== groupKey && (await occurrences.has(projectId, rawKey, occurrenceId))) groupKey = rawKey;
+      }
       await occurrences.add({
-        project_id: projectId, group_key: groupKey, id: crashOccurrenceId(c), occurred_at: chTime(c.timestamp),
+        project_id: projectId, group_key: groupKey, id: occurrenceId, occurred_at: chTime(c.timestamp),
         session_id: c.sessionId, user_id: session.user_id, device_fingerprint: session.device_fingerprint,
         platform: session.platform, os_version: session.os_version, app_version: session.app_version,
         brand: session.brand, model: session.model, message: c.message, stack_trace: c.stackTrace,
