@@ -28,6 +28,7 @@ import type { StoreCeiling } from './storeCeiling.ts';
 import { routeTable } from './report.ts';
 import { freePort } from '../scripts/freePort.ts';
 import { createBenchProject, startBenchService } from './service.ts';
+import { startClickHouseStandIn } from '../test/helpers/clickhouseStandIn.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
@@ -173,13 +174,8 @@ async function exactlyOnce(chDir: string, acked: { events: number; network: numb
 /** The ClickHouse HTTP stand-in (chDB in its own process), as the tests use it. */
 async function startShim(): Promise<{ url: string; dir: string; child: ChildProcess }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-bench-ch-'));
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/helpers/clickhouseShim.ts'), String(port), dir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
-    child.once('exit', (code) => reject(new Error(`ClickHouse stand-in exited with ${code}`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, dir, child };
+  const { url, child } = await startClickHouseStandIn(dir);
+  return { url, dir, child };
 }
 
 /**

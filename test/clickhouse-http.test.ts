@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from './reliability/child.ts';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { countRows } from './helpers/inspect.ts';
+import { startClickHouseStandIn, type ClickHouseStandIn } from './helpers/clickhouseStandIn.ts';
 import * as P from './helpers/payloads.ts';
 import { openClickHouseHttp } from '../src/stores/clickhouse/http.ts';
 import { ingestLine } from '../src/repos/ingestLines.ts';
@@ -13,23 +12,18 @@ import { compressors } from 'hyparquet-compressors';
 // @clickhouse/client (src/stores/clickhouse/http.ts). No ClickHouse server can be installed here,
 // so a stand-in answers ClickHouse's HTTP interface with the chDB engine in its own process.
 
-let shim: ChildProcess;
+let shim: ClickHouseStandIn;
 let s: TestServer;
 let shimUrl: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  shim = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/clickhouseShim.ts', String(port), tempDataDir()], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    shim.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
-    shim.on('exit', (code) => reject(new Error(`ClickHouse stand-in exited with ${code}`)));
-  });
-  shimUrl = `http://127.0.0.1:${port}`;
+  shim = await startClickHouseStandIn(tempDataDir());
+  shimUrl = shim.url;
   s = await startTestServer({ CLICKHOUSE_URL: shimUrl });
 });
 afterAll(async () => {
   await s?.close();
-  shim?.kill();
+  shim?.child.kill();
 });
 
 describe('ClickHouse over HTTP (@clickhouse/client)', () => {

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
@@ -10,6 +9,7 @@ import { createDatabase, dropDatabase } from '../scripts/databases.ts';
 import * as P from './helpers/payloads.ts';
 import { readMigrations } from '../src/stores/migrations.ts';
 import { sleep } from './helpers/wait.ts';
+import { startClickHouseStandIn, type ClickHouseStandIn } from './helpers/clickhouseStandIn.ts';
 
 // Three API processes on one Postgres, one Redis and one ClickHouse endpoint (the chDB-backed
 // HTTP stand-in), behind a round-robin TCP balancer made here: all three start at once on fresh
@@ -50,7 +50,7 @@ class RoundRobin {
   }
 }
 
-let shim: ChildProcess | undefined;
+let shim: ClickHouseStandIn | undefined;
 let chUrl = '';
 let procs: ChildService[] = [];
 let spoolDir = '';
@@ -74,13 +74,8 @@ const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 beforeAll(async () => {
   if (!servers) return;
   await createDatabase(adminUrl, dbName);
-  const chPort = await freePort();
-  chUrl = `http://127.0.0.1:${chPort}`;
-  shim = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/clickhouseShim.ts', String(chPort), tempDataDir()], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    shim!.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
-    shim!.on('exit', (code) => reject(new Error(`ClickHouse stand-in exited with ${code}`)));
-  });
+  shim = await startClickHouseStandIn(tempDataDir());
+  chUrl = shim.url;
   const ports = await Promise.all([freePort(), freePort(), freePort()]);
   const prefix = `flightrec-mp-${randomBytes(4).toString('hex')}`;
   // One spool volume: each process owns its directory in it; a survivor takes over a dead one's.
@@ -88,7 +83,7 @@ beforeAll(async () => {
   procs = ports.map((port, i) => new ChildService({
     DATA_DIR: tempDataDir(), PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'warn',
     INGEST_SPOOL: 'true', SPOOL_DIR: spoolDir, SPOOL_LOCK_STALE_MS: '2000',
-    DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL!, REDIS_KEY_PREFIX: prefix, CLICKHOUSE_URL: `http://127.0.0.1:${chPort}`,
+    DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL!, REDIS_KEY_PREFIX: prefix, CLICKHOUSE_URL: chUrl,
     RATE_LIMIT_INGEST_PER_MIN: '1000000', RATE_LIMIT_EXPORT_PER_MIN: '1000000', RATE_LIMIT_AUTH_PER_MIN: '5', RUN_WORKER: i === 0 ? 'true' : 'false',
   }));
   lb = new RoundRobin(ports);
@@ -99,7 +94,7 @@ beforeAll(async () => {
 afterAll(async () => {
   lb?.close();
   await Promise.all(procs.map((p) => p.stop('SIGTERM').catch(() => {})));
-  shim?.kill();
+  shim?.child.kill();
   if (servers) await dropDatabase(adminUrl, dbName);
 });
 

@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecords, recordHeader } from '../src/stores/spool/records.ts';
 import { ingestLine } from '../src/repos/ingestLines.ts';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import * as P from './helpers/payloads.ts';
-import { freePort } from './reliability/child.ts';
 import { TcpProxy } from './reliability/tcpProxy.ts';
+import { startClickHouseStandIn, type ClickHouseStandIn } from './helpers/clickhouseStandIn.ts';
 
 // Issue 25: the durable spool between acknowledgement and ClickHouse, on the real stores.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -156,18 +156,13 @@ describe('the spool in the service (embedded stores)', () => {
 });
 
 describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy)', () => {
-  let shim: ChildProcess;
+  let shim: ClickHouseStandIn;
   let proxy: TcpProxy;
   let s: TestServer;
 
   beforeAll(async () => {
-    const port = await freePort();
-    shim = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/clickhouseShim.ts', String(port), tempDataDir()], { stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve, reject) => {
-      shim.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
-      shim.on('exit', (code) => reject(new Error(`ClickHouse stand-in exited with ${code}`)));
-    });
-    proxy = new TcpProxy({ host: '127.0.0.1', port });
+    shim = await startClickHouseStandIn(tempDataDir());
+    proxy = new TcpProxy({ host: '127.0.0.1', port: shim.port });
     await proxy.listen();
     s = await startTestServer({
       CLICKHOUSE_URL: `http://127.0.0.1:${proxy.port}`, INGEST_SPOOL: 'true', SPOOL_MAX_BYTES: String(1024 * 1024),
@@ -178,7 +173,7 @@ describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy
     proxy?.restore();
     await s?.close();
     await proxy?.close();
-    shim?.kill();
+    shim?.child.kill();
   });
 
   it('keeps acknowledging while ClickHouse is away, answers 503 + Retry-After once the spool is full, and loads everything when it is back', async () => {
