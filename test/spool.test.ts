@@ -9,6 +9,7 @@ import { startTestServer, tempDataDir, type TestServer } from './helpers/server.
 import * as P from './helpers/payloads.ts';
 import { TcpProxy } from './reliability/tcpProxy.ts';
 import { startClickHouseStandIn, type ClickHouseStandIn } from './helpers/clickhouseStandIn.ts';
+import { failInserts, refusingRowsWith } from './helpers/insertFaults.ts';
 
 // Issue 25: the durable spool between acknowledgement and ClickHouse, on the real stores.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -130,13 +131,8 @@ describe('the spool in the service (embedded stores)', () => {
     const start = P.sessionStart();
     const sid = start.sessionId;
     expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode).toBe(201);
-    const ch = s.svc.stores.ch;
-    const realInsert = ch.insertBytes;
     // rows the engine would refuse, recognised by a route: every insert containing them fails
-    (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = async (table, bytes, format) => {
-      if (bytes.includes('/poison')) throw new Error('Code: 27. DB::Exception: Cannot parse input (injected)');
-      return realInsert.call(ch, table, bytes, format);
-    };
+    const restore = failInserts(s.svc.stores.ch, refusingRowsWith('/poison'));
     try {
       const answers = await Promise.all(Array.from({ length: 12 }, (_, b) => s.app.inject({
         method: 'POST', url: '/ingest/events', headers: auth,
@@ -145,7 +141,7 @@ describe('the spool in the service (embedded stores)', () => {
       expect(answers.map((r) => r.statusCode)).toEqual(answers.map(() => 201));
       expect(await s.svc.ingest.spool!.settled()).toBe(true);
     } finally {
-      (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = realInsert;
+      restore();
     }
     expect(await exportedSeqs(sid)).toEqual([0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11]);
     expect(s.svc.ingest.spool!.refusedRecords).toBe(1);

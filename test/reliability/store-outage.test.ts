@@ -10,6 +10,7 @@ import { freePort } from './child.ts';
 import { TcpProxy } from './tcpProxy.ts';
 import { createDatabase, dropDatabase } from '../../scripts/databases.ts';
 import { sleep } from '../helpers/wait.ts';
+import { failInserts, refusingRowsWith } from '../helpers/insertFaults.ts';
 
 // Issue 6, item 2: a store goes away mid-load and comes back. One in-process server for the
 // file: embedded ClickHouse (fault injected at the port), Postgres through a TCP proxy to a
@@ -233,13 +234,8 @@ describe.skipIf(!pgUp)('a store goes away', () => {
 
   it('ClickHouse inserts fail: those requests get 5xx, the others are unaffected, nothing acknowledged is missing', async () => {
     const sid = await newSession();
-    const ch = s.svc.stores.ch;
-    const realInsert = ch.insertBytes;
     let failing = true;
-    (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = async (table, bytes, format) => {
-      if (failing) throw new Error(`injected fault: insert into ${table} failed`);
-      return realInsert.call(ch, table, bytes, format);
-    };
+    const restore = failInserts(s.svc.stores.ch, (table) => (failing ? new Error(`injected fault: insert into ${table} failed`) : null));
     try {
       const batches = Array.from({ length: 6 }, (_, b) => [P.navigate(sid, b * 2), P.customEvent(sid, b * 2 + 1)]);
       const started = P.sessionStart();
@@ -273,19 +269,14 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       expect((await post('/ingest/crash', P.crash(sid, { stackTrace: 'at ch (fault.js:1:1)' }))).statusCode).toBe(201);
       expect((await crashGroups(s, projectId)).filter((g) => g.stack_head === 'at ch (fault.js:1:1)').map((g) => g.occurrence_count)).toEqual([1]);
     } finally {
-      (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = realInsert;
+      restore();
     }
   });
 
   it("one request's rows failing to insert does not fail the requests that shared its group-commit batch", async () => {
     const sid = await newSession();
-    const ch = s.svc.stores.ch;
-    const realInsert = ch.insertBytes;
     // A row ClickHouse would refuse, recognised by its route: every insert containing it fails.
-    (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = async (table, bytes, format) => {
-      if (bytes.includes('/poison')) throw new Error('Code: 27. DB::Exception: Cannot parse input (injected)');
-      return realInsert.call(ch, table, bytes, format);
-    };
+    const restore = failInserts(s.svc.stores.ch, refusingRowsWith('/poison'));
     try {
       const good = Array.from({ length: 20 }, (_, b) => [P.navigate(sid, 100 + b)]);
       const answers = await Promise.all([
@@ -297,10 +288,10 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       expect(poisoned.statusCode).toBe(500);
       expect(poisoned.json()).toEqual(retryBody(500));
       expect(answers.map((r) => r.statusCode)).toEqual(good.map(() => 201));
-      const rows = await ch.query<{ seq: number }>('SELECT sequence_number AS seq FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY seq', { p: projectId, s: sid });
+      const rows = await s.svc.stores.ch.query<{ seq: number }>('SELECT sequence_number AS seq FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY seq', { p: projectId, s: sid });
       expect(rows.map((r) => Number(r.seq))).toEqual(good.map((_, b) => 100 + b));
     } finally {
-      (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = realInsert;
+      restore();
     }
   });
 
