@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { ClickHouse } from '../../src/stores/clickhouse/port.ts';
 import type { Postgres } from '../../src/stores/postgres/port.ts';
 import type { Ledger } from './load.ts';
@@ -89,4 +90,15 @@ export async function checkServiceStores(dataDir: string, projectId: string, led
   } finally {
     await stores.close();
   }
+}
+
+/** Every acknowledged session, event, network log and crash is stored, and each row once. */
+export function expectExactlyOnce(check: StoreCheck): void {
+  expect(check.sessions).toMatchObject({ missing: [], unexpected: [], endedNotEnded: [] });
+  expect(check.events).toMatchObject({ missing: [], unexpected: 0 });
+  expect(check.events.storedFinal).toBe(check.events.acked);
+  expect(check.events.distinct).toBe(check.events.acked);
+  expect(check.network).toMatchObject({ missing: [], unexpected: 0 });
+  expect(check.network.storedFinal).toBe(check.network.acked);
+  expect(check.crashes).toMatchObject({ missing: [], unexpected: [], counterMismatch: [] });
 }
