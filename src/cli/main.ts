@@ -67,6 +67,27 @@ function fail(msg: string): never {
   process.exit(2);
 }
 
+/**
+ * One request to the service, its answer read as JSON (text that is not JSON becomes
+ * `{error: text}`); a service that cannot be reached ends the CLI with a message that says so.
+ */
+async function request(base: string, url: string, init: RequestInit): Promise<{ res: Response; json: any; text: string }> {
+  let res: Response;
+  try {
+    res = await fetch(url, init);
+  } catch (err) {
+    return fail(`Cannot reach the service at ${base}: ${(err as Error).message}. Is it running (npm start)?`);
+  }
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = { error: text };
+  }
+  return { res, json, text };
+}
+
 function adminToken(explicit: string | undefined): string {
   if (explicit) return explicit;
   if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
@@ -222,26 +243,12 @@ async function main() {
   }
 
   const token = adminToken(values.token);
-  const call = async (m: string, r: string, b: unknown) => {
-    let res: Response;
-    try {
-      res = await fetch(base + r, {
-        method: m,
-        headers: { authorization: `Bearer ${token}`, ...(b !== undefined ? { 'content-type': 'application/json' } : {}) },
-        body: b !== undefined ? JSON.stringify(b) : undefined,
-      });
-    } catch (err) {
-      return fail(`Cannot reach the service at ${base}: ${(err as Error).message}. Is it running (npm start)?`);
-    }
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = { error: text };
-    }
-    return { res, json, text };
-  };
+  const call = (m: string, r: string, b: unknown) =>
+    request(base, base + r, {
+      method: m,
+      headers: { authorization: `Bearer ${token}`, ...(b !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: b !== undefined ? JSON.stringify(b) : undefined,
+    });
 
   let { res, json, text } = await call(method, route, body);
   // A project created with --owner/--team is given to that team in a second request.
@@ -330,23 +337,11 @@ async function uploadArtifacts(base: string, key: string, project: string, relea
       return fail(`Cannot read ${f.file}: ${(e as Error).message}`);
     }
     const url = `${base}/api/projects/${encodeURIComponent(project)}/releases/${encodeURIComponent(release)}/artifacts?name=${encodeURIComponent(f.name)}&kind=${f.kind}`;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' },
-        body: zlib.gzipSync(content),
-      });
-    } catch (err) {
-      return fail(`Cannot reach the service at ${base}: ${(err as Error).message}. Is it running (npm start)?`);
-    }
-    const text = await res.text();
-    let body: any;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = { error: text };
-    }
+    const { res, json: body, text } = await request(base, url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' },
+      body: zlib.gzipSync(content),
+    });
     if (!res.ok) {
       console.error(`Error ${res.status} uploading ${f.file} as ${f.name}: ${body.error ?? text}`);
       for (const d of Array.isArray(body.details) ? body.details : []) console.error(`  ${describeDetail(d)}`);
