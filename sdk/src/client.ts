@@ -66,12 +66,14 @@ export interface FlightrecOptions {
    */
   lifecycle?: boolean;
   /**
-   * Node / Electron main: on `beforeExit`, SIGTERM and SIGINT, end the session and send what is
-   * queued (for at most `exitFlushTimeoutMs` on a signal), then let the process end as it would
-   * have. Default true.
+   * Node / Electron main: on `beforeExit`, SIGTERM and SIGINT, end the session and make one last
+   * attempt to send what is queued (a retry wait under way is cut short, none is started), for
+   * at most `exitFlushTimeoutMs`, then let the process end as it would have. Retry waits do not
+   * keep the process alive: a script that ends while the service is unreachable exits after the
+   * last attempt instead of waiting out the retry cycle. Default true.
    */
   flushOnExit?: boolean;
-  /** Default 2000. */
+  /** The most the last attempt on exit may take, in all. Default 2000. */
   exitFlushTimeoutMs?: number;
   /** React Native: pass `AppState` to flush on background and end sessions as above. */
   appState?: AppStateLike;
@@ -157,6 +159,8 @@ export class FlightrecClient {
   private flushIntervalMs = EVENTS_FLUSH_INTERVAL_MS;
   private scrub: (url: string) => string = (u) => u;
   private abort = new AbortController();
+  /** Aborted while the process is on its way out: every send then makes one last attempt. */
+  private last = new AbortController();
   private readonly timers: Timer[] = [];
   private readonly uninstall: (() => void)[] = [];
   private ready: Promise<void> = Promise.resolve();
@@ -220,6 +224,9 @@ export class FlightrecClient {
     this.transport = new Transport({
       endpoint: opts.endpoint, apiKey: opts.apiKey, fetch: opts.fetch, compress: opts.compress ?? true,
       retryDelaysMs: opts.retryDelaysMs, timeoutMs: opts.timeoutMs,
+      // The exit flush on `beforeExit` cuts the waits, so they need not hold the process (and
+      // must not: `beforeExit` only comes once nothing does).
+      unrefWaits: opts.flushOnExit !== false,
       onRetry: (info) => {
         this.failing = true;
         onRetry?.(info);
@@ -653,30 +660,42 @@ export class FlightrecClient {
 
   /**
    * Node: the process is ending (`beforeExit`) or told to (a signal): the session is ended and
-   * the queue sent. On `beforeExit` nothing is tried twice without progress, or a service that
-   * is down would keep the process alive for ever.
+   * everything queued gets one last attempt (a retry wait under way ends at once), for at most
+   * `exitFlushTimeoutMs`; what is still unsent then stays queued (and persisted). On
+   * `beforeExit` nothing is tried twice without progress, or a service that is down would keep
+   * the process alive for ever.
    */
   private exitFlush(why: 'beforeExit' | 'signal'): Promise<void> {
     return this.guard(Promise.resolve(), () => {
       if (this.closed || this.closing) return Promise.resolve();
       if (why === 'beforeExit' && !this.session && this.queue.length === 0) return Promise.resolve();
+      const last = this.last;
+      last.abort();
+      // An app that goes on living (its own signal handler, new work from `beforeExit`) gets
+      // its retries back.
+      const over = () => {
+        if (this.last === last) this.last = new AbortController();
+      };
       void this.endCurrent();
       if (why === 'beforeExit') {
         const mark = `${this.sentBatches}/${this.queue.length}/${this.queue.items}/${this.rejected}`;
-        if (mark === this.exitMark) return Promise.resolve();
+        if (mark === this.exitMark) {
+          over();
+          return Promise.resolve();
+        }
         this.exitMark = mark;
       }
       const done = this.send(true).then(() => this.persisting);
-      if (why === 'beforeExit') {
-        // A signal's wait is bounded by the process hooks; here the retries' timers would keep
-        // the process alive: after the bound, they are cut and the batches stay queued.
-        const t = setTimeout(() => {
-          this.paused = true;
-          this.abort.abort();
-          this.abort = new AbortController();
-        }, this.opts.exitFlushTimeoutMs ?? 2000);
-        void done.finally(() => clearTimeout(t));
-      }
+      // An attempt in flight (a service that hangs) is cut at the bound; its batch stays queued.
+      const t = setTimeout(() => {
+        this.paused = true;
+        this.abort.abort();
+        this.abort = new AbortController();
+      }, this.opts.exitFlushTimeoutMs ?? 2000);
+      void done.finally(() => {
+        clearTimeout(t);
+        over();
+      });
       return done;
     });
   }
@@ -783,7 +802,7 @@ export class FlightrecClient {
   }
 
   private async deliver(b: Batch, keepalive: boolean): Promise<void> {
-    const r = await this.transport.send(b.path, b.body, this.abort.signal, { keepalive });
+    const r = await this.transport.send(b.path, b.body, this.abort.signal, { keepalive, last: this.last.signal });
     if (r.outcome === 'aborted') return;
     if (r.outcome !== 'failed') this.outages = 0;
     if (r.outcome === 'sent') {

@@ -28,6 +28,12 @@ export interface TransportOptions {
    */
   compress?: boolean;
   compressMinBytes?: number;
+  /**
+   * Node: retry waits do not keep the process alive by themselves. Only for a caller that takes
+   * over when the process would end (the client's exit flush on `beforeExit`, which cuts the
+   * waits): without one, an awaited send would be dropped with the process. Default false.
+   */
+  unrefWaits?: boolean;
 }
 
 export interface SendOptions {
@@ -36,6 +42,11 @@ export interface SendOptions {
    * cap. Such bodies are sent uncompressed.
    */
   keepalive?: boolean;
+  /**
+   * Aborted when the app is on its way out: a retry wait under way ends at once, and the attempt
+   * then made (or the one in flight) is the last, so leaving costs one attempt, not a cycle.
+   */
+  last?: AbortSignal;
 }
 
 /**
@@ -132,7 +143,7 @@ export class Transport {
       }
       const status = r.kind === 'response' ? r.status : undefined;
       const error = r.kind === 'response' ? errorText(r.status, r.text) : r.error;
-      const scheduled = this.delays[attempt - 1];
+      const scheduled = opts.last?.aborted ? undefined : this.delays[attempt - 1];
       if (scheduled === undefined) return { outcome: 'failed', status, attempts: attempt, error };
       const delayMs = retryDelay(scheduled, r.kind === 'response' ? r.retryAfterMs : undefined, this.opts.maxRetryAfterMs);
       try {
@@ -140,7 +151,7 @@ export class Transport {
       } catch {
         // a logging hook must not break delivery
       }
-      if (!(await sleep(delayMs, signal))) return { outcome: 'aborted', attempts: attempt };
+      if ((await sleep(delayMs, signal, opts.last, this.opts.unrefWaits)) === 'aborted') return { outcome: 'aborted', attempts: attempt };
     }
   }
 
@@ -213,19 +224,26 @@ export async function gzip(s: string): Promise<Uint8Array | undefined> {
   }
 }
 
-/** Resolves true after `ms`, or false at once when `signal` aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+/**
+ * Resolves 'slept' after `ms`; at once 'aborted' when `signal` aborts, or 'woken' when `wake`
+ * does. `unref`: the timer does not keep a Node process alive.
+ */
+function sleep(ms: number, signal?: AbortSignal, wake?: AbortSignal, unref = false): Promise<'slept' | 'aborted' | 'woken'> {
   return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const onAbort = () => {
+    if (signal?.aborted) return resolve('aborted');
+    if (wake?.aborted) return resolve('woken');
+    const end = (why: 'slept' | 'aborted' | 'woken') => {
       clearTimeout(t);
-      resolve(false);
-    };
-    const t = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
+      wake?.removeEventListener('abort', onWake);
+      resolve(why);
+    };
+    const onAbort = () => end('aborted');
+    const onWake = () => end('woken');
+    const t = setTimeout(() => end('slept'), ms);
+    if (unref) (t as { unref?: () => void }).unref?.();
     signal?.addEventListener('abort', onAbort, { once: true });
+    wake?.addEventListener('abort', onWake, { once: true });
   });
 }
 

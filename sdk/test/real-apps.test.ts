@@ -3,13 +3,14 @@
 // dry, calls that must never throw, a burst over the queue bound, hostile arrays, scrubbing,
 // and values the service would refuse.
 import { spawn } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../src/index.ts';
 import { FlightrecClient, type FlightrecError, type FlightrecOptions } from '../src/index.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/server.ts';
+import { startFaultServer } from './helpers/faultServer.ts';
 
 let s: TestServer;
 let base: string;
@@ -49,10 +50,12 @@ function client(apiKey: string, over: Partial<FlightrecOptions> = {}) {
   return { c, errors };
 }
 
-interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+/** `ms`: wall time until the child exited; `killed`: it was still running after `killAfterMs`. */
+interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number; killed: boolean }
 
 /** Runs helpers/exitApp.ts; `signal` is sent once it printed "ready". */
-function runApp(env: Record<string, string>, signal?: NodeJS.Signals): Promise<Run> {
+function runApp(env: Record<string, string>, signal?: NodeJS.Signals, killAfterMs = 60_000): Promise<Run> {
+  const started = performance.now();
   const here = path.dirname(fileURLToPath(import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'helpers/exitApp.ts')], {
     env: { ...process.env, ENDPOINT: base, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
@@ -68,7 +71,21 @@ function runApp(env: Record<string, string>, signal?: NodeJS.Signals): Promise<R
     }
   });
   child.stderr.on('data', (d: Buffer) => { stderr += d; });
-  return new Promise((resolve) => child.on('exit', (code, sig) => resolve({ code, signal: sig, stdout, stderr })));
+  let killed = false;
+  const bound = setTimeout(() => { killed = true; child.kill('SIGKILL'); }, killAfterMs);
+  return new Promise((resolve) => child.on('exit', (code, sig) => {
+    clearTimeout(bound);
+    resolve({ code, signal: sig, stdout, stderr, ms: performance.now() - started, killed });
+  }));
+}
+
+/** An address that refuses connections: a port that was free a moment ago. */
+async function closedPort(): Promise<string> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return `http://127.0.0.1:${port}`;
 }
 
 const sessionOf = (r: Run) => /session (\S+)/.exec(r.stdout)?.[1] ?? '';
@@ -133,10 +150,43 @@ describe('Node: shutdown by signal or by the loop running dry sends everything, 
     expect(await sessionsOf(apiKey)).toMatchObject([{ id: sid, status: 'completed' }]);
   }, 20_000);
 
-  it('beforeExit with the service down: the process still ends (one retry cycle, then the exit flush gives up)', async () => {
-    const r = await runApp({ MODE: 'natural', ENDPOINT: 'http://127.0.0.1:9', EVENTS: '5', FAST_RETRIES: '1' });
+});
+
+// A script (a CLI, a serverless function) that just ends while the service cannot be reached:
+// without the cut it waited out the running retry cycle (2 + 4 + 8 s at the contract's delays)
+// before `beforeExit` even came. The bound (6 s, killed at 12 s) is far from both the ~1 s the
+// child needs and the 14 s of a cycle: it tells a hang, not a speed.
+describe('Node: a script that just ends with the service unreachable exits without waiting out the retry cycle', () => {
+  it('refused connections: the process ends with code 0 well before a retry cycle could run out', async () => {
+    const r = await runApp({ MODE: 'natural', ENDPOINT: await closedPort(), EVENTS: '5' }, undefined, 12_000);
+    expect(r.killed, r.stdout + r.stderr).toBe(false);
     expect([r.code, r.signal]).toEqual([0, null]);
-  }, 15_000);
+    expect(r.ms).toBeLessThan(6000);
+  }, 20_000);
+
+  it('a service that answers 503: the wait is cut for one last attempt of the session start, then the process ends', async () => {
+    const down = await startFaultServer();
+    try {
+      down.always('/ingest/session', { status: 503 });
+      const r = await runApp({ MODE: 'natural', ENDPOINT: down.url, EVENTS: '5' }, undefined, 12_000);
+      expect(r.killed, r.stdout + r.stderr).toBe(false);
+      expect([r.code, r.signal]).toEqual([0, null]);
+      expect(r.ms).toBeLessThan(6000);
+      // The first try while the script ran, then the one last attempt at exit: no wait run out.
+      expect(down.on('/ingest/session')).toHaveLength(2);
+      expect(down.on('/ingest/events')).toHaveLength(0);
+    } finally {
+      await down.close();
+    }
+  }, 20_000);
+
+  it('a top-level `await flush()` (ES module) settles at exit, so the exit code stays 0 (no unsettled await, 13)', async () => {
+    const r = await runApp({ MODE: 'await-flush', ENDPOINT: await closedPort(), EVENTS: '5' }, undefined, 12_000);
+    expect(r.killed, r.stdout + r.stderr).toBe(false);
+    expect([r.code, r.signal]).toEqual([0, null]);
+    expect(r.stdout).toContain('flushed');
+    expect(r.ms).toBeLessThan(6000);
+  }, 20_000);
 });
 
 describe('calls never throw at the app', () => {

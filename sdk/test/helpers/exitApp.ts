@@ -3,6 +3,7 @@
 // - MODE=serve: tracks EVENTS events and REQUESTS requests, prints "ready", then runs until it is
 //   signalled (OWN_HANDLER=1: its SIGTERM handler exits with code 0 a little later)
 // - MODE=natural: tracks, prints "ready" and returns: the process ends when its loop runs dry
+// - MODE=await-flush: as natural, but awaits flush() at the top level and prints "flushed"
 import { FlightrecClient } from '../../src/index.ts';
 
 const endpoint = process.env.ENDPOINT!;
@@ -11,8 +12,7 @@ const mode = process.env.MODE;
 const events = Number(process.env.EVENTS ?? 10);
 const requests = Number(process.env.REQUESTS ?? 0);
 
-const retryDelaysMs = process.env.FAST_RETRIES ? [100, 200, 400] : undefined;
-const a = new FlightrecClient({ apiKey, endpoint, device: { platform: 'linux' }, timeoutMs: 2000, retryDelaysMs });
+const a = new FlightrecClient({ apiKey, endpoint, device: { platform: 'linux' }, timeoutMs: 2000 });
 const sid = a.startSession({ userId: 'u-1' });
 console.log(`session ${sid}`);
 
@@ -44,4 +44,8 @@ if (mode === 'crash') {
   }
   console.log('ready');
   if (mode === 'serve') setInterval(() => {}, 1000);
+  if (mode === 'await-flush') {
+    await a.flush();
+    console.log('flushed');
+  }
 }
