@@ -314,6 +314,10 @@ describe('stack normalisation: script names in a message', () => {
       expect(crashGroupKey(msg(`OrderPage-${a}`))).toBe(crashGroupKey(msg(`OrderPage-${b}`)));
       expect(crashGroupKey(msg(`chunk-${c}`))).toBe(crashGroupKey(msg(`chunk-${a}`)));
       expect(crashGroupKey(msg(`OrderPage-${a}`))).toBe(crashGroupKey(msg('OrderPage-8f3a2c1d')));
+    }));
+    // A base64 hash holding a hex run, a 0x… or a digit run is still read whole.
+    for (const h of ['AA00aA0-', 'Aa_0-0x0', 'Dk3-1234']) expect(crashGroupKey(msg(`OrderPage-${h}`))).toBe(crashGroupKey(msg('OrderPage-8f3a2c1d')));
+    fc.assert(fc.property(viteHash, (a) => {
       expect(crashGroupKey(msg(`OrderPage-${a}`))).not.toBe(crashGroupKey(msg(`CartPage-${a}`)));
     }));
     expect(normaliseMessage('Error: Failed to load https://a.b/_next/static/Xk2Qa9bC1dE3fG4hI5jK6/_buildManifest.js'))

@@ -2,11 +2,13 @@
  * The stack as the service groups it (docs/decisions.md, "Crash grouping on the normalised
  * stack"): volatile text that changes between two reports of one bug is replaced by a
  * placeholder, what tells two bugs apart stays. Message lines (the first line when it is not a
- * frame, `Caused by:` and .NET `--->` lines) lose numbers, UUIDs, hex runs and URL query
- * strings; frames lose content hashes in bundle file names, memory addresses, `+ offset` after
- * a symbol, URL query strings (removed) and per-install path parts (Android's random install
- * directory, a UUID path segment such as an iOS container's, a user's home directory). Line and
- * column numbers of frames stay: two throw sites are two bugs. Pure text in, text out.
+ * frame, `Caused by:` and .NET `--->` lines) lose numbers (but an HTTP status right after `HTTP`,
+ * `status` or `code`), UUIDs, hex runs, URL query strings and the build ids and content hashes of
+ * script URLs; frames lose content hashes in bundle file names, Next.js build ids, memory
+ * addresses, `+ offset` after a symbol, a symbolised tombstone frame's pc, ELF BuildIds, URL query
+ * strings (removed) and per-install path parts (Android's random install directory, a UUID path
+ * segment such as an iOS container's, a user's home directory). Line and column numbers of frames
+ * stay: two throw sites are two bugs. Pure text in, text out.
  */
 
 export const PLACEHOLDER = {
@@ -44,14 +46,14 @@ export function normaliseMessage(line: string): string {
   return line
     .replace(URL_QUERY, '$1')
     .replace(UUID, PLACEHOLDER.uuid)
-    .replace(HEX_PREFIXED, PLACEHOLDER.hex)
-    .replace(HEX_RUN, PLACEHOLDER.hex)
     // A script's URL in a message ("Failed to fetch dynamically imported module: …/Page-B_2kZ-9x.js"):
-    // its build id and content hash read <hex>, as a hex hash already does here, so a build whose
-    // hash happens to be all hex reads as the others (and no key of a hex hash moves). Before
-    // NUMBER, which would take an all-digit hash.
+    // its build id and content hash read <hex>, as HEX_RUN reads a hex hash, so a build whose hash
+    // happens to be all hex reads as the others (and no key of a hex hash moves). Before the hex
+    // and number rules, which would take a `0x…`, hex or digit run out of a base64 hash.
     .replace(NEXT_BUILD_ID, PLACEHOLDER.hex)
     .replace(BUNDLE_HASH, `$1${PLACEHOLDER.hex}`)
+    .replace(HEX_PREFIXED, PLACEHOLDER.hex)
+    .replace(HEX_RUN, PLACEHOLDER.hex)
     .replace(NUMBER, (n: string, at: number, whole: string) =>
       (HTTP_STATUS.test(n) && STATUS_WORD_BEFORE.test(whole.slice(0, at)) ? n : PLACEHOLDER.number));
 }
