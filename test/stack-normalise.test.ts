@@ -149,7 +149,7 @@ describe('stack normalisation: what each placeholder replaces', () => {
     expect(normaliseFrame('0   MyApp  0x0000000104a8c3f4 main + 120')).toBe('0 MyApp <addr> main + <offset>');
     expect(normaliseFrame('1   MyApp  0x0000000104a8c3f4 0x104a84000 + 33780')).toBe('1 MyApp <addr> <addr> + 33780');
     expect(normaliseFrame('#01 pc 00000000000ab123  /data/app/~~Yq3X==/com.app-AbC==/lib/arm64/libn.so (crash()+20)'))
-      .toBe('#01 pc 00000000000ab123  /data/app/com.app-*/lib/arm64/libn.so (crash()+<offset>)');
+      .toBe('#01 pc <addr>  /data/app/com.app-*/lib/arm64/libn.so (crash()+<offset>)');
     expect(normaliseFrame('at f (https://a.b/app.js?v=3&t=9:1:2)')).toBe('at f (https://a.b/app.js:1:2)');
     expect(normaliseFrame('at f (file:///Users/alice/app/resources/app.asar/main.js:1:2)')).toBe('at f (file:///Users/~/app/resources/app.asar/main.js:1:2)');
     expect(normaliseFrame('at f (app:///dist/main.8f3a2c1d.js:10:4)')).toBe('at f (app:///dist/main.*.js:10:4)');
@@ -176,5 +176,151 @@ describe('stack normalisation: UUIDs in frames', () => {
     expect(normaliseFrame('at f (file:///var/containers/Bundle/Application/3F2504E0-4F89-11D3-9A0C-0305E82C3301/Shop.app/main.jsbundle:1:2)'))
       .toBe('at f (file:///var/containers/Bundle/Application/<uuid>/Shop.app/main.jsbundle:1:2)');
     expect(crashGroupKey('at 3f2504e0-4f89-11d3-9a0c-0305e82c3301 (x.js:1:1)')).not.toBe(crashGroupKey('at 9a2504e0-4f89-11d3-9a0c-0305e82c3301 (x.js:1:1)'));
+  });
+});
+
+// Volatile values of one build: a Next.js build id (nanoid), esbuild's base32 chunk hash, an
+// Android install directory, a library-relative pc and an ELF BuildId.
+const build = fc.record({
+  buildId: fc.stringMatching(/^[A-Za-z0-9_-]{21}$/),
+  next: hex(16, 16),
+  esbuild: fc.stringMatching(/^[A-Z2-7]{8}$/),
+  cra: hex(8, 8),
+  install: fc.stringMatching(/^[A-Za-z0-9_-]{8,22}$/),
+  pc: fc.bigInt({ min: 0x1000n, max: 0xffffffffn }).map((n) => n.toString(16).padStart(16, '0')),
+  elf: hex(32, 40),
+  off: fc.integer({ min: 0, max: 4096 }),
+  id,
+});
+type Build = typeof build extends fc.Arbitrary<infer T> ? T : never;
+
+const builds = {
+  next: (b: Build) =>
+    `TypeError: Cannot read properties of undefined (reading 'id')
+    at OrderPage (https://shop.example.com/_next/static/chunks/pages/orders/%5Bid%5D-${b.next}.js:1:2345)
+    at renderWithHooks (https://shop.example.com/_next/static/chunks/framework-${b.next}.js:1:9876)
+    at https://shop.example.com/_next/static/${b.buildId}/_buildManifest.js:1:100
+    at https://shop.example.com/_next/static/chunks/${b.next}.js:1:50`,
+  bundlers: (b: Build) =>
+    `Error: Order ${b.id} not found
+    at loadOrder (https://shop.example.com/assets/chunk-${b.esbuild}.js:1:2345)
+    at checkout (https://shop.example.com/static/js/main.${b.cra}.chunk.js:2:100)
+    at https://shop.example.com/dist/index.${b.cra}.js:3:7
+    at https://shop.example.com/_next/static/chunks/src_app_page_tsx_${b.cra}._.js:1:50`,
+  tombstone: (b: Build) =>
+    `Fatal signal 6 (SIGABRT), code -1 (SI_QUEUE) in tid ${b.id} (RenderThread), pid ${b.id} (com.shop)
+    #00 pc ${b.pc}  /apex/com.android.runtime/lib64/bionic/libc.so (abort+${b.off}) (BuildId: ${b.elf})
+    #01 pc ${b.pc}  /data/app/~~${b.install}==/com.shop-${b.install}==/lib/arm64/libshop.so (Cart::total()+${b.off}) (BuildId: ${b.elf})
+    #02 pc ${b.pc}  /data/app/~~${b.install}==/com.shop-${b.install}==/oat/arm64/base.odex (com.shop.Cart.total+${b.off})
+    #03 pc ${b.pc}  /mnt/expand/${b.elf.slice(0, 8)}-4f89-11d3-9a0c-0305e82c3301/app/~~${b.install}==/com.shop-${b.install}==/base.apk (art_quick_invoke_stub+${b.off})`,
+  art: (b: Build) =>
+    `java.lang.IllegalStateException: Order ${b.id} not found
+\tat com.shop.Native.total(Native Method)
+\tat .loadOrder(address at /data/app/~~${b.install}==/com.shop-${b.install}==/base.apk!classes.dex)
+\tat com.shop.orders.OrderRepository.load(OrderRepository.kt:57)`,
+};
+
+describe('stack normalisation: build ids, chunk names, tombstones', () => {
+  for (const [platform, render] of Object.entries(builds)) {
+    it(`${platform}: two builds of one bug are one group`, () => {
+      fc.assert(fc.property(build, build, (a, b) => {
+        expect(crashGroupKey(render(a))).toBe(crashGroupKey(render(b)));
+      }), { numRuns: 200 });
+    });
+  }
+
+  it('what each rule replaces', () => {
+    expect(normaliseFrame('    at f (https://a.b/_next/static/Xk2Qa9bC1dE3fG4hI5jK6/_buildManifest.js:1:2)')).toBe('    at f (https://a.b/_next/static/*/_buildManifest.js:1:2)');
+    expect(normaliseFrame('    at f (https://a.b/_next/static/chunks/pages/index-a1b2c3d4e5f67890.js:1:2)')).toBe('    at f (https://a.b/_next/static/chunks/pages/index-*.js:1:2)');
+    expect(normaliseFrame('    at f (https://a.b/_next/static/chunks/2edb282b-a1b2c3d4e5f67890.js:1:2)')).toBe('    at f (https://a.b/_next/static/chunks/2edb282b-*.js:1:2)');
+    expect(normaliseFrame('    at f (https://a.b/_next/static/chunks/8f3a2c1d9e0b7a6c.js:1:2)')).toBe('    at f (https://a.b/_next/static/chunks/*.js:1:2)');
+    expect(normaliseFrame('    at f (https://a.b/assets/chunk-ABCDEFGH.js:1:2)')).toBe('    at f (https://a.b/assets/chunk-*.js:1:2)');
+    expect(normaliseFrame('    #00 pc 000000000004f3a8  /apex/com.android.runtime/lib64/bionic/libc.so (abort+164) (BuildId: 8e0e5c1f2a3b4c5d6e7f8091a2b3c4d5)'))
+      .toBe('    #00 pc <addr>  /apex/com.android.runtime/lib64/bionic/libc.so (abort+<offset>) (BuildId: <hex>)');
+    // No symbol: the pc is what tells two sites apart, it stays.
+    expect(normaliseFrame('    #01 pc 000000000004f3a8  /data/app/~~x==/com.a-y==/lib/arm64/libn.so (BuildId: 8e0e5c1f)'))
+      .toBe('    #01 pc 000000000004f3a8  /data/app/com.a-*/lib/arm64/libn.so (BuildId: <hex>)');
+  });
+
+  it('two bugs stay two groups: other files, symbols, throw sites, unsymbolised pcs', () => {
+    const key = crashGroupKey;
+    const next = (file: string, col = 2) => `TypeError: x\n    at f (https://a.b/_next/static/Xk2Qa9bC1dE3fG4hI5jK6/${file}:1:${col})`;
+    expect(key(next('_buildManifest.js'))).not.toBe(key(next('_ssgManifest.js')));
+    expect(key('TypeError: x\n    at f (https://a.b/_next/static/chunks/pages/index-a1b2c3d4e5f67890.js:1:2)'))
+      .not.toBe(key('TypeError: x\n    at f (https://a.b/_next/static/chunks/pages/cart-a1b2c3d4e5f67890.js:1:2)'));
+    expect(key('TypeError: x\n    at f (https://a.b/_next/static/chunks/8f3a2c1d9e0b7a6c.js:1:2)'))
+      .not.toBe(key('TypeError: x\n    at f (https://a.b/_next/static/chunks/8f3a2c1d9e0b7a6c.js:1:3)'));
+    expect(key('Error: x\n    at f (https://a.b/assets/chunk-ABCDEFGH.js:1:2)')).not.toBe(key('Error: x\n    at f (https://a.b/assets/chunk-ABCDEFGH.js:1:3)'));
+    expect(key('Error: x\n    at f (https://a.b/assets/chunk-ABCDEFGH.js:1:2)')).not.toBe(key('Error: x\n    at f (https://a.b/assets/vendor-ABCDEFGH.js:1:2)'));
+    fc.assert(fc.property(build, (b) => {
+      const tomb = (sym: string) => `signal 6\n    #00 pc ${b.pc}  /data/app/com.shop-1/lib/arm64/libshop.so (${sym}+${b.off}) (BuildId: ${b.elf})`;
+      expect(key(tomb('Cart::total()'))).not.toBe(key(tomb('Cart::clear()')));
+      const bare = (pc: string) => `signal 6\n    #00 pc ${pc}  /data/app/com.shop-1/lib/arm64/libshop.so (BuildId: ${b.elf})`;
+      expect(key(bare(b.pc))).not.toBe(key(bare(`${b.pc.slice(0, -1)}${b.pc.endsWith('0') ? '1' : '0'}`)));
+    }));
+    expect(key('x\n\tat com.a.B.c(Native Method)')).not.toBe(key('x\n\tat com.a.B.d(Native Method)'));
+  });
+
+  it('keeps the five-line rule on tombstones: line 6 does not split, line 5 does', () => {
+    fc.assert(fc.property(build, build, (a, b) => {
+      expect(crashGroupKey(`${builds.tombstone(a)}\n    #04 pc ${a.pc}  /system/lib64/liba.so`))
+        .toBe(crashGroupKey(`${builds.tombstone(b)}\n    #04 pc ${b.pc}  /system/lib64/libb.so`));
+      const lines = builds.tombstone(a).split('\n');
+      const changed = [...lines.slice(0, 4), lines[4]!.replace('art_quick_invoke_stub', 'art_quick_invoke_static_stub')].join('\n');
+      expect(crashGroupKey(changed)).not.toBe(crashGroupKey(builds.tombstone(a)));
+    }), { numRuns: 50 });
+  });
+});
+
+describe('stack normalisation: an HTTP status in a message stays', () => {
+  const status = fc.integer({ min: 100, max: 599 });
+  const phrasings = [
+    (s: number) => `Error: HTTP ${s}`,
+    (s: number) => `retrofit2.HttpException: HTTP ${s} Response`,
+    (s: number) => `HttpException: HTTP/1.1 ${s} Bad Gateway`,
+    (s: number) => `AxiosError: Request failed with status code ${s}`,
+    (s: number) => `Error: fetch failed, status: ${s}`,
+    (s: number) => `Error: {"statusCode":${s}}`,
+    (s: number) => `ApiError: code=${s}`,
+  ];
+  const frame = '\n    at f (app.js:1:2)';
+
+  it('two statuses are two groups; the ids around them still do not split', () => {
+    fc.assert(fc.property(status, status, id, id, fc.integer({ min: 0, max: phrasings.length - 1 }), (s1, s2, n1, n2, i) => {
+      const p = phrasings[i]!;
+      if (s1 !== s2) expect(crashGroupKey(`${p(s1)}${frame}`)).not.toBe(crashGroupKey(`${p(s2)}${frame}`));
+      expect(crashGroupKey(`${p(s1)} for order ${n1}${frame}`)).toBe(crashGroupKey(`${p(s1)} for order ${n2}${frame}`));
+    }));
+  });
+
+  it('only a 100-599 number right after HTTP, status or code is kept', () => {
+    expect(normaliseMessage('HttpException: HTTP/1.1 502 Bad Gateway')).toBe('HttpException: HTTP/<n> 502 Bad Gateway');
+    expect(normaliseMessage('Error: Order 1042 failed with status 404')).toBe('Error: Order <n> failed with status 404');
+    expect(normaliseMessage('Error: Order 404 failed')).toBe('Error: Order <n> failed');
+    expect(normaliseMessage('Error: code 1042, status 999, HTTP error 404')).toBe('Error: code <n>, status <n>, HTTP error <n>');
+    expect(normaliseMessage('Error: exit code 1')).toBe('Error: exit code <n>');
+  });
+
+  it('a message with an HTTP status and nothing else volatile keys as before normalisation', () => {
+    const stable = 'AxiosError: Request failed with status code 404\n    at settle (app.js:10:5)';
+    expect(normalisedHead(stable)).toBe(stable);
+  });
+});
+
+describe('stack normalisation: script names in a message', () => {
+  it('a rebuilt chunk in a dynamic import failure is one group; another module is another', () => {
+    const msg = (name: string) => `TypeError: Failed to fetch dynamically imported module: https://shop.example.com/assets/${name}.js\n    at f (app.js:1:2)`;
+    fc.assert(fc.property(viteHash, viteHash, fc.stringMatching(/^[A-Z2-7]{8}$/), (a, b, c) => {
+      expect(crashGroupKey(msg(`OrderPage-${a}`))).toBe(crashGroupKey(msg(`OrderPage-${b}`)));
+      expect(crashGroupKey(msg(`chunk-${c}`))).toBe(crashGroupKey(msg(`chunk-${a}`)));
+      expect(crashGroupKey(msg(`OrderPage-${a}`))).toBe(crashGroupKey(msg('OrderPage-8f3a2c1d')));
+    }));
+    // A base64 hash holding a hex run, a 0x… or a digit run is still read whole.
+    for (const h of ['AA00aA0-', 'Aa_0-0x0', 'Dk3-1234']) expect(crashGroupKey(msg(`OrderPage-${h}`))).toBe(crashGroupKey(msg('OrderPage-8f3a2c1d')));
+    fc.assert(fc.property(viteHash, (a) => {
+      expect(crashGroupKey(msg(`OrderPage-${a}`))).not.toBe(crashGroupKey(msg(`CartPage-${a}`)));
+    }));
+    expect(normaliseMessage('Error: Failed to load https://a.b/_next/static/Xk2Qa9bC1dE3fG4hI5jK6/_buildManifest.js'))
+      .toBe('Error: Failed to load https://a.b/_next/static/<hex>/_buildManifest.js');
   });
 });

@@ -2,11 +2,13 @@
  * The stack as the service groups it (docs/decisions.md, "Crash grouping on the normalised
  * stack"): volatile text that changes between two reports of one bug is replaced by a
  * placeholder, what tells two bugs apart stays. Message lines (the first line when it is not a
- * frame, `Caused by:` and .NET `--->` lines) lose numbers, UUIDs, hex runs and URL query
- * strings; frames lose content hashes in bundle file names, memory addresses, `+ offset` after
- * a symbol, URL query strings (removed) and per-install path parts (Android's random install
- * directory, a UUID path segment such as an iOS container's, a user's home directory). Line and
- * column numbers of frames stay: two throw sites are two bugs. Pure text in, text out.
+ * frame, `Caused by:` and .NET `--->` lines) lose numbers (but an HTTP status right after `HTTP`,
+ * `status` or `code`), UUIDs, hex runs, URL query strings and the build ids and content hashes of
+ * script URLs; frames lose content hashes in bundle file names, Next.js build ids, memory
+ * addresses, `+ offset` after a symbol, a symbolised tombstone frame's pc, ELF BuildIds, URL query
+ * strings (removed) and per-install path parts (Android's random install directory, a UUID path
+ * segment such as an iOS container's, a user's home directory). Line and column numbers of frames
+ * stay: two throw sites are two bugs. Pure text in, text out.
  */
 
 export const PLACEHOLDER = {
@@ -30,6 +32,12 @@ const HEX_RUN = /(?<![\w$])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}(?![\w$]
 // Standalone numbers (not digits inside an identifier such as Http2Error or utf8).
 const NUMBER = /(?<![\w$.])-?\d+(?:[.,]\d+)*(?![\w$])/g;
 
+// An HTTP status right after the word that names it ("HTTP 404", "HTTP/1.1 502", "status 502",
+// "status code 404", "statusCode: 500", "code=503"): a kind of failure, not an id, so it stays.
+// Only 100-599 and only directly after such a word; any other number ("Order 1042") is volatile.
+const STATUS_WORD_BEFORE = /(?:\bHTTP(?:\/\d(?:\.\d)?)?|\bstatus(?:[ _]?code)?|\bcode)["']?\s*[:=]?\s*$/i;
+const HTTP_STATUS = /^[1-5]\d\d$/;
+
 // A URL's query string or fragment inside a message ("Client request(GET https://…/orders?token=…)").
 const URL_QUERY = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s?#()]+)[?#][^\s()]*/gi;
 
@@ -38,9 +46,16 @@ export function normaliseMessage(line: string): string {
   return line
     .replace(URL_QUERY, '$1')
     .replace(UUID, PLACEHOLDER.uuid)
+    // A script's URL in a message ("Failed to fetch dynamically imported module: …/Page-B_2kZ-9x.js"):
+    // its build id and content hash read <hex>, as HEX_RUN reads a hex hash, so a build whose hash
+    // happens to be all hex reads as the others (and no key of a hex hash moves). Before the hex
+    // and number rules, which would take a `0x…`, hex or digit run out of a base64 hash.
+    .replace(NEXT_BUILD_ID, PLACEHOLDER.hex)
+    .replace(BUNDLE_HASH, `$1${PLACEHOLDER.hex}`)
     .replace(HEX_PREFIXED, PLACEHOLDER.hex)
     .replace(HEX_RUN, PLACEHOLDER.hex)
-    .replace(NUMBER, PLACEHOLDER.number);
+    .replace(NUMBER, (n: string, at: number, whole: string) =>
+      (HTTP_STATUS.test(n) && STATUS_WORD_BEFORE.test(whole.slice(0, at)) ? n : PLACEHOLDER.number));
 }
 
 /**
@@ -65,13 +80,21 @@ const isMessageLine = (line: string, index: number) =>
   /^\s*(?:Caused by:|Suppressed:|--->)/.test(line) || (index === 0 && !isFrame(line));
 
 // A content hash joined to a bundle's base name by - . or _: hex of 6+ with a digit (webpack,
-// esbuild, Metro, Next.js), or Vite/Rollup's 8-character base64url with a digit or mixed case.
+// Parcel, Metro, Next.js, CRA's `main.3f2a1b9c.chunk.js`), Vite/Rollup's 8-character base64url
+// with a digit or mixed case, or esbuild's 8 capitals (base32: `chunk-ABCDEFGH.js` is one build in
+// five). Turbopack puts `._` before the extension (`src_app_page_tsx_5d7a7a1c._.js`).
 const BUNDLE_HASH =
-  /(?<=[\w)])([-._])((?=[0-9a-f]*\d)[0-9a-f]{6,}|(?=[\w-]*\d|[\w-]*[a-z][\w-]*[A-Z]|[\w-]*[A-Z][\w-]*[a-z])[A-Za-z0-9_-]{8})(?=(?:\.[a-z0-9]+)*\.(?:m?js|cjs|jsx?|tsx?|bundle|hbc|css|wasm)\b)/g;
+  /(?<=[\w)])([-._])((?=[0-9a-f]*\d)[0-9a-f]{6,}|(?=[\w-]*\d|[\w-]*[a-z][\w-]*[A-Z]|[\w-]*[A-Z][\w-]*[a-z])[A-Za-z0-9_-]{8}|[A-Z]{8})(?=(?:\.[a-z0-9_]+)*\.(?:m?js|cjs|jsx?|tsx?|bundle|hbc|css|wasm)\b)/g;
+// Next.js: the build id directory (`/_next/static/<buildId>/_buildManifest.js`, a new nanoid or a
+// custom id per build) is every segment right under /_next/static/ but Next's own directories.
+const NEXT_BUILD_ID = /(?<=\/_next\/static\/)(?!(?:chunks|css|media|webpack)\/)[^/\s()?#]+(?=\/)/g;
+// Turbopack's production chunks are named by their hash alone (`/_next/static/chunks/8f3a2c1d9e0b7a6c.js`).
+const NEXT_HASH_NAME = /(?<=\/_next\/static\/chunks\/(?:[^/\s()]+\/)*)(?=[\w-]*\d)[\w-]{8,}(?=\.m?js\b)/g;
 // A query string or fragment of a URL (dropped), up to the frame's :line:col, a closing paren or a space.
 const QUERY = /(?<=\.[A-Za-z0-9]+|\/)[?#][^\s()]*?(?=(?::\d+){1,2}(?=[)\s]|$)|[)\s]|$)/g;
-// Per-install paths: Android's random install dirs, a home directory's owner.
-const ANDROID_INSTALL = /\/data\/app\/(?:~~[A-Za-z0-9_=-]+\/)?([\w.]+)-[A-Za-z0-9_=-]+\//g;
+// Per-install paths: Android's random install dirs (internal storage, or an adopted SD card's
+// /mnt/expand/<uuid>/app/), a home directory's owner.
+const ANDROID_INSTALL = /(\/(?:data|mnt\/expand\/[^/\s]+)\/app\/)(?:~~[A-Za-z0-9_=-]+\/)?([\w.]+)-[A-Za-z0-9_=-]+\//g;
 // A UUID as a path segment (an iOS app container, a per-install cache directory); a UUID
 // elsewhere in a frame (a generated function name) is part of what the frame is.
 const PATH_UUID = /(?<=[/\\])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?=[/\\])/gi;
@@ -81,6 +104,12 @@ const HOME = /(\/Users\/|\/home\/|[A-Za-z]:[\\/]+Users[\\/]+)[^\\/\s:)]+/g;
 const PLUS_OFFSET = /(?<=^|\s)([^\s+]+)(\s*\+\s*)(0x[0-9a-f]+|\d+)\b/gi;
 const APPLE_FRAME = /^\s*\d+\s+\S+\s+0x[0-9a-f]+\s/i;
 const PAREN_SYMBOL_OFFSET = /\(([^()\s+]+)\+(?:0x[0-9a-f]+|\d+)\)/gi;
+// Android tombstone: the pc is relative to the library, so it moves with every build of it (of the
+// app's own library, and of libc with each OS update); when the frame names its symbol the pc is
+// dropped, when it does not the pc is the only thing telling two sites apart and stays (as the
+// offset after an Apple load address does). The library's BuildId changes with every build.
+const TOMBSTONE_PC = /^(\s*#\d+\s+pc\s+)[0-9a-f]+(?=\s.*\+<offset>\))/i;
+const BUILD_ID = /(\(BuildId:\s*)[0-9a-f]+(?=\))/gi;
 
 /** A frame: where it is stays (function, file, line, column), what differs per build or launch goes. */
 export function normaliseFrame(line: string): string {
@@ -88,13 +117,17 @@ export function normaliseFrame(line: string): string {
   // rule), except in Apple frames, whose columns are padded to the longest image name of the report.
   let s = APPLE_FRAME.test(line) ? line.trim().replace(/\s+/g, ' ') : line;
   s = s.replace(QUERY, ''); // present or not (a cache-buster added later), the same frame
-  s = s.replace(ANDROID_INSTALL, '/data/app/$1-*/');
+  s = s.replace(ANDROID_INSTALL, '$1$2-*/');
   s = s.replace(HOME, '$1~');
   s = s.replace(PATH_UUID, PLACEHOLDER.uuid);
+  s = s.replace(NEXT_BUILD_ID, '*');
   s = s.replace(BUNDLE_HASH, '$1*');
+  s = s.replace(NEXT_HASH_NAME, '*');
   s = s.replace(PAREN_SYMBOL_OFFSET, `($1+${PLACEHOLDER.offset})`);
   s = s.replace(PLUS_OFFSET, (_m, base: string, plus: string, offset: string) =>
     (/^0x[0-9a-f]+$/i.test(base) ? `${PLACEHOLDER.address}${plus}${offset}` : `${base}${plus}${PLACEHOLDER.offset}`));
+  s = s.replace(TOMBSTONE_PC, `$1${PLACEHOLDER.address}`);
+  s = s.replace(BUILD_ID, `$1${PLACEHOLDER.hex}`);
   s = s.replace(/\b0x[0-9a-f]{4,}\b/gi, PLACEHOLDER.address);
   return s;
 }
