@@ -20,6 +20,7 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
   let base = '';
   let projectId = '';
   let groupId = '';
+  let manyId = '';
   const errors: string[] = [];
   const at = Date.now() - 2 * 3_600_000;
 
@@ -61,6 +62,14 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
       await post('/ingest/session', start);
       if (i >= 8) await post('/ingest/crash', crash(start.sessionId, { timestamp: at + i * 1000 + 500, message: 'TypeError: cart is empty' }));
     }
+    // another project with 53 releases, one session each in the same hour (so listed by version): two pages of 50
+    const many = await dashboardProject(s, owner, 'Many releases');
+    manyId = many.projectId;
+    for (let i = 0; i < 53; i++) {
+      const start = sessionStart({ startedAt: at, userId: `many-${i}`, device: { ...sessionStart().device, appVersion: `3.${String(i).padStart(2, '0')}` } });
+      const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: many.auth, payload: start });
+      expect(r.statusCode, r.body).toBeLessThan(300);
+    }
     const groups = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}/crash-groups`, headers: owner.headers });
     groupId = groups.json().data[0].id;
     const { chromium } = await import('playwright-core');
@@ -96,6 +105,34 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
       expect(await overflowX(p), `${label}: sideways scroll`).toBeLessThanOrEqual(0);
       await noBadText(p, `${label} releases`);
       await p.screenshot({ path: `test-artifacts/screenshots/releases-${label}.png`, fullPage: width > 600 });
+      await ctx.close();
+    });
+
+    it(`pages through more than 50 releases at ${width} px`, async () => {
+      const ctx = await context(width, height);
+      const p = await open(ctx, `#/p/${manyId}/releases`);
+      const rows = p.locator('table.releases tbody tr');
+      await rows.first().waitFor();
+      expect(await rows.count()).toBe(50);
+      expect(await rows.first().getAttribute('data-release')).toBe('3.00|ios');
+      expect(await p.locator('main p.hint').first().innerText()).toMatch(/^53 releases/);
+      const pages = p.getByRole('navigation', { name: 'Release pages' });
+      expect(await pages.innerText()).toContain('of 2');
+      await pages.getByRole('link', { name: 'Next →' }).click();
+      await p.waitForFunction(() => location.hash.includes('page=2'));
+      await settled(p);
+      expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-release')))).toEqual(['3.50|ios', '3.51|ios', '3.52|ios']);
+      // the compare view picks among this page's releases
+      expect(await p.getByLabel('Release A').locator('option').count()).toBe(3);
+      await p.locator('#release-compare table.compare').waitFor();
+      await settled(p);
+      expect(await overflowX(p), `${label}: sideways scroll`).toBeLessThanOrEqual(0);
+      await noBadText(p, `${label} releases page 2`);
+      await p.screenshot({ path: `test-artifacts/screenshots/releases-page-2-${label}.png`, fullPage: width > 600 });
+      await pages.getByRole('link', { name: '← Previous' }).click();
+      await p.waitForFunction(() => location.hash.includes('page=1'));
+      await settled(p);
+      expect(await rows.count()).toBe(50);
       await ctx.close();
     });
 

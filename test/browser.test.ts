@@ -123,6 +123,12 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.locator('table.sessions tbody tr').first().waitFor();
     expect(await page.locator('table.sessions tbody tr').textContent()).toContain('first-test');
 
+    // on a wide screen the six sections stand in one line of the header, no Menu button
+    expect(await page.getByRole('button', { name: 'Menu' }).isVisible()).toBe(false);
+    const tops = await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').evaluateAll((as) => as.map((a) => a.getBoundingClientRect().top));
+    expect(tops).toHaveLength(6);
+    expect(new Set(tops).size).toBe(1);
+
     // rename the project and the key
     await page.getByRole('link', { name: 'Projects & keys' }).click();
     await page.getByRole('button', { name: 'Rename project Shop iOS' }).click();
@@ -324,6 +330,33 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await phone.goto(`${base}/#/projects`);
     await phone.locator('table.keys tbody tr').first().waitFor();
     expect(await phone.locator('table.keys').evaluate((t) => t.scrollWidth <= t.parentElement!.clientWidth)).toBe(true);
+    // the six sections fold behind a Menu button, open with the keyboard, and none scrolls sideways
+    await phone.goto(`${base}/#/p/${projectId}/sessions`);
+    await phone.locator('table.sessions tbody tr').first().waitFor();
+    const menu = phone.getByRole('button', { name: 'Menu' });
+    const nav = phone.getByRole('navigation', { name: 'Sections' });
+    const sections = ['Sessions', 'Crashes', 'Releases', 'Alerts', 'Projects & keys', 'Team'];
+    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    expect(await nav.isVisible()).toBe(false);
+    await menu.focus();
+    await phone.keyboard.press('Enter');
+    expect(await menu.getAttribute('aria-expanded')).toBe('true');
+    expect(await nav.evaluate((n) => n.scrollWidth <= n.clientWidth), 'the header nav scrolls sideways').toBe(true);
+    for (const name of sections) {
+      const box = await nav.getByRole('link', { name, exact: true }).boundingBox();
+      expect(box, `${name} is shown`).not.toBeNull();
+      expect(box!.x >= 0 && box!.x + box!.width <= PHONE.width, `${name} is within the screen`).toBe(true);
+    }
+    expect(await overflowX(phone)).toBeLessThanOrEqual(0);
+    await shot('phone-header-menu', phone);
+    await phone.keyboard.press('Tab');
+    await phone.keyboard.press('Escape');
+    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    expect(await menu.evaluate((b) => b === document.activeElement)).toBe(true);
+    await menu.click();
+    await nav.getByRole('link', { name: 'Releases' }).click();
+    await phone.getByRole('heading', { name: 'Releases', level: 1 }).waitFor();
+    expect(await phone.getByRole('button', { name: 'Menu' }).getAttribute('aria-expanded')).toBe('false');
     await phone.context().close();
   });
 

@@ -107,6 +107,24 @@ describe('release health', () => {
     expect(v['2.1']).toMatchObject({ sessions: 1, users: 1, crashedSessions: 1, crashFreeSessions: 0, adoption24h: 100 });
   });
 
+  it('pages the releases: each page its own rows and only their daily series, together the whole list', async () => {
+    const whole = (await dash(`${base()}/releases?from=${day}&to=${day}&platform=ios`)).json();
+    expect(whole.total).toBe(2);
+    const pages = [];
+    for (const page of [1, 2]) {
+      const r = await dash(`${base()}/releases?from=${day}&to=${day}&platform=ios&limit=1&page=${page}`);
+      expect(r.statusCode, r.body).toBe(200);
+      const body = r.json();
+      expect(body).toMatchObject({ total: 2, page, limit: 1, pages: 2 });
+      expect(body.data).toHaveLength(1);
+      expect(new Set(body.daily.map((d: Row) => d.appVersion))).toEqual(new Set([body.data[0].appVersion]));
+      pages.push(...body.data);
+    }
+    expect(pages).toEqual(whole.data);
+    const past = (await dash(`${base()}/releases?from=${day}&to=${day}&platform=ios&limit=1&page=3`)).json();
+    expect(past).toMatchObject({ data: [], total: 2, page: 3, pages: 2 });
+  });
+
   it('exports the same figures as JSON and CSV, and again after the start-up backfill', async () => {
     const json = await s.app.inject({ method: 'GET', url: `/export/releases?from=${day}&to=${day}&platform=ios`, headers: project.auth });
     expect(json.statusCode, json.body).toBe(200);

@@ -1,4 +1,4 @@
-import { h } from './dom.js';
+import { h, s } from './dom.js';
 import { api, setCsrf } from './api.js';
 import { navigate, setProject, state } from './router.js';
 
@@ -23,9 +23,24 @@ export function renderTop(section, projectId) {
       navigate(`#/p/${e.target.value}/${section === 'crashes' ? 'crashes' : 'sessions'}`);
     },
   }, state.projects.map((p) => h('option', { value: p.id, selected: p.id === project?.id }, p.name)));
-  top.replaceChildren(...[
-    h('a.brand', { href: '#/' }, h('img', { src: '/favicon.svg', alt: '', width: 22, height: 22 }), 'flightrec'),
-    state.projects.length ? select : null,
+  // On a phone the sections and the account fold behind one button (six links do not fit a
+  // line of 390 px); on a wide screen the button is not shown and the panel lays out as before.
+  const toggle = h('button.menu-toggle', {
+    type: 'button', 'aria-expanded': 'false', 'aria-controls': 'top-menu',
+    onclick: () => setOpen(toggle.getAttribute('aria-expanded') !== 'true'),
+    onkeydown: closeOnEscape,
+  }, s('svg', { width: 18, height: 18, viewBox: '0 0 18 18', 'aria-hidden': 'true' },
+    [3, 9, 15].map((y) => s('rect', { x: 1, y: y - 1, width: 16, height: 2, rx: 1, fill: 'currentColor' }))), 'Menu');
+  function setOpen(open) {
+    toggle.setAttribute('aria-expanded', String(open));
+    top.classList.toggle('menu-open', open);
+  }
+  function closeOnEscape(e) {
+    if (e.key !== 'Escape' || toggle.getAttribute('aria-expanded') !== 'true') return;
+    setOpen(false);
+    toggle.focus();
+  }
+  const menu = h('div.top-menu', { id: 'top-menu', onkeydown: closeOnEscape },
     h('nav', { 'aria-label': 'Sections' },
       project ? link(`#/p/${project.id}/sessions`, 'Sessions', section === 'sessions') : null,
       project ? link(`#/p/${project.id}/crashes`, 'Crashes', section === 'crashes') : null,
@@ -47,5 +62,12 @@ export function renderTop(section, projectId) {
         },
       }, 'Log out'),
     ),
+  );
+  setOpen(false);
+  top.replaceChildren(...[
+    h('a.brand', { href: '#/' }, h('img', { src: '/favicon.svg', alt: '', width: 22, height: 22 }), 'flightrec'),
+    state.projects.length ? select : null,
+    toggle,
+    menu,
   ].filter(Boolean));
 }

@@ -2,6 +2,7 @@ import { h, s, badge, fmtCount, fmtDate, withLoading } from '../lib/dom.js';
 import { dash, get, qs } from '../lib/api.js';
 import { navigate } from '../lib/router.js';
 import { dailyChart } from '../lib/chart.js';
+import { pager } from '../lib/widgets.js';
 
 // The Releases page: release health per app version and platform (sessions, users, crash-free
 // sessions and users, adoption, new and regressed crash groups), its daily trend, and two
@@ -103,26 +104,30 @@ function compareView(projectId, range, a, b) {
 
 export function releasesView(projectId, params) {
   const rangeKey = RANGES[params.range] ? params.range : '14d';
+  const page = Number(params.page) || 1;
   const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
   const range = { from: utcDay(today - (RANGES[rangeKey] - 1) * 86_400_000), to: utcDay(today) };
   const base = `#/p/${projectId}/releases`;
   const go = (change) => navigate(base + qs({ ...params, ...change }));
-  const rangeSel = h('select', { id: 'r-range', onchange: (e) => go({ range: e.target.value, a: undefined, b: undefined }) },
+  const rangeSel = h('select', { id: 'r-range', onchange: (e) => go({ range: e.target.value, a: undefined, b: undefined, page: undefined }) },
     Object.keys(RANGES).map((k) => h('option', { value: k, selected: k === rangeKey }, `Last ${RANGES[k]} days`)));
-  const platformSel = h('select', { id: 'r-platform', onchange: (e) => go({ platform: e.target.value }) }, h('option', { value: '' }, 'all'));
+  const platformSel = h('select', { id: 'r-platform', onchange: (e) => go({ platform: e.target.value, page: undefined }) }, h('option', { value: '' }, 'all'));
   get(dash(`/projects/${projectId}/sessions/facets`)).then((f) => {
     for (const p of f.platforms) platformSel.append(h('option', { value: p, selected: p === params.platform }, p));
   }).catch(() => {});
 
   const body = h('div');
   withLoading(body, async () => {
-    const r = await get(dash(`/projects/${projectId}/releases${qs({ ...range, platform: params.platform, limit: 50 })}`));
+    const r = await get(dash(`/projects/${projectId}/releases${qs({ ...range, platform: params.platform, page, limit: 50 })}`));
+    if (!r.data.length && r.total) return h('p.empty', 'No releases on this page. ', h('a', { href: base + qs({ ...params, page: undefined }) }, 'Go to the first page'));
     if (!r.data.length) return h('p.empty', 'No sessions in this range yet. Releases appear as apps send sessions with an appVersion.');
     const days = daysOf(r.from, r.to);
     const top = [...r.data].sort((x, y) => y.sessions - x.sessions).slice(0, 5);
     const options = (sel) => r.data.map((x) => h('option', { value: keyOf(x), selected: keyOf(x) === sel }, name(x)));
-    const a = params.a ?? keyOf(top[1] ?? top[0]);
-    const b = params.b ?? keyOf(top[0]);
+    // The charts, the pickers and release B's sessions read this page's releases only.
+    const onPage = (k) => r.data.some((x) => keyOf(x) === k);
+    const a = onPage(params.a) ? params.a : keyOf(top[1] ?? top[0]);
+    const b = onPage(params.b) ? params.b : keyOf(top[0]);
     const selA = h('select', { id: 'r-a', onchange: (e) => go({ a: e.target.value, b }) }, options(a));
     const selB = h('select', { id: 'r-b', onchange: (e) => go({ a, b: e.target.value }) }, options(b));
     return h('div',
@@ -142,6 +147,7 @@ export function releasesView(projectId, params) {
           h('td.num', { 'data-label': 'Regressed' }, x.regressedGroups ? badge(fmtCount(x.regressedGroups), 'bad') : '0'),
           h('td', { 'data-label': 'Last seen (UTC)' }, fmtDate(x.lastSeenAt)),
         ))))),
+      pager(r.page, r.pages, (p) => base + qs({ ...params, page: p, a: undefined, b: undefined }), 'Release pages'),
       h('h2', 'Trend'),
       h('div.release-charts',
         lineChart('Crash-free sessions per UTC day', seriesOf(top, r.daily), days, (p) => p.crashFreeSessions, '%'),
