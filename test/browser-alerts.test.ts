@@ -3,17 +3,15 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { dashboardProject, PASSWORD, signup, type Account } from './helpers/accounts.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
 import { waitFor } from './helpers/wait.ts';
+import { CHROMIUM, SHOTS, hasChromium, launchChromium, overflowX, sizedContext } from './helpers/browser.ts';
 
 // Issue 22: a crash link (the alert email's) opened signed out lands on that crash after
 // sign-in; the Alerts page creates a webhook and a rule and shows the delivery log.
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
-const SHOTS = path.resolve('test-artifacts/screenshots');
 const SIZES = [{ name: 'desktop', width: 1366, height: 768 }, { name: 'phone', width: 390, height: 844 }] as const;
 
 describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at ${CHROMIUM})`, () => {
@@ -26,8 +24,6 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
   let receiver: http.Server;
   let receiverUrl = '';
   const received: string[] = [];
-
-  const overflowX = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
   beforeAll(async () => {
     fs.mkdirSync(SHOTS, { recursive: true });
@@ -52,11 +48,7 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
     expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(st.sessionId, { message: 'Link target crash', timestamp: Date.now() - 1000 }) })).statusCode).toBe(201);
     groupId = (await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [projectId])).rows[0]!.id;
 
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -66,7 +58,7 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
 
   for (const size of SIZES) {
     it(`signed out → crash link → sign in → lands on the crash (${size.width} px)`, async () => {
-      const ctx = await browser.newContext({ viewport: { width: size.width, height: size.height }, ...(size.name === 'phone' ? { isMobile: true, hasTouch: true } : {}) });
+      const ctx = await sizedContext(browser, size.width, size.height);
       const page = await ctx.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
@@ -104,7 +96,7 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
 
   for (const size of SIZES) {
     it(`the Alerts page: a webhook (secret once), a rule, the delivery log (${size.width} px)`, async () => {
-      const ctx = await browser.newContext({ viewport: { width: size.width, height: size.height }, ...(size.name === 'phone' ? { isMobile: true, hasTouch: true } : {}) });
+      const ctx = await sizedContext(browser, size.width, size.height);
       const page = await ctx.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));

@@ -6,12 +6,10 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { dashboardProject, signup, type Account } from './helpers/accounts.ts';
 import { sessionStart, T0 } from './helpers/payloads.ts';
 import { release } from './helpers/bundle.ts';
+import { SHOTS, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession } from './helpers/browser.ts';
 
 // The crash list and page in Chromium at 1366 and 390 px: fatal crashes and handled errors told
 // apart, the symbolicated stack with the raw one a toggle away, no sideways scroll on a phone.
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
-const SHOTS = path.resolve('test-artifacts/screenshots');
 
 describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
   let s: TestServer;
@@ -27,13 +25,9 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
   // a frame far wider than a phone: one unbroken URL
   const longFrame = `    at render (https://cdn.example.com/${'very-long-path-segment-'.repeat(12)}chunk.js:1:99)`;
 
-  const overflowX = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  const settled = (p: Page) => p.waitForFunction(() => !document.querySelector('main .loading, main [aria-busy]'));
 
   async function open(width: number, height: number): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width, height }, isMobile: width < 600, hasTouch: width < 600 });
-    await ctx.addCookies([{ name: account.cookie.split('=')[0]!, value: account.cookie.split('=').slice(1).join('='), url: base }]);
-    const p = await ctx.newPage();
+    const p = await (await withSession(await sizedContext(browser, width, height), account.cookie, base)).newPage();
     p.on('pageerror', (e) => pageErrors.push(String(e)));
     return p;
   }
@@ -70,8 +64,7 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
     fatalId = groups.rows.find((g) => g.is_fatal && g.app_version === '7.0.0')!.id;
     unmappedId = groups.rows.find((g) => g.app_version === '8.0.0')!.id;
 
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

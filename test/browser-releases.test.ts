@@ -1,17 +1,15 @@
-import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { dashboardProject, signup, type Account } from './helpers/accounts.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
+import { SHOTS, expectNoBadText as noBadText, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession } from './helpers/browser.ts';
 
 // The Releases page and a crash group's activity in Chromium, at 1366 and 390 px: two releases
 // fed through the real ingestion API, one of them bad; the figures, trend charts and compare
 // view read right, and the group page shows its chart, badge, history, assignee and comments.
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`browser tests skipped: ${CHROMIUM} is missing`);
 
 describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromium', () => {
   let s: TestServer;
@@ -24,16 +22,8 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
   const errors: string[] = [];
   const at = Date.now() - 2 * 3_600_000;
 
-  const overflowX = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  const settled = (p: Page) => p.waitForFunction(() => !document.querySelector('main .loading, main [aria-busy]'));
-  async function noBadText(p: Page, where: string) {
-    expect(await p.evaluate(() => document.body.innerText), where).not.toMatch(/\b(null|undefined|NaN)\b|\[object /);
-  }
   async function context(width: number, height: number): Promise<BrowserContext> {
-    const ctx = await browser.newContext({ viewport: { width, height }, ...(width < 600 ? { isMobile: true, hasTouch: true } : {}) });
-    const [name, value] = owner.cookie.split('=') as [string, string];
-    await ctx.addCookies([{ name, value, url: base }]);
-    return ctx;
+    return withSession(await sizedContext(browser, width, height), owner.cookie, base);
   }
   async function open(ctx: BrowserContext, hash: string) {
     const p = await ctx.newPage();
@@ -72,8 +62,7 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
     }
     const groups = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}/crash-groups`, headers: owner.headers });
     groupId = groups.json().data[0].id;
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -104,7 +93,7 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
       await settled(p);
       expect(await overflowX(p), `${label}: sideways scroll`).toBeLessThanOrEqual(0);
       await noBadText(p, `${label} releases`);
-      await p.screenshot({ path: `test-artifacts/screenshots/releases-${label}.png`, fullPage: width > 600 });
+      await p.screenshot({ path: path.join(SHOTS, `releases-${label}.png`), fullPage: width > 600 });
       await ctx.close();
     });
 
@@ -128,7 +117,7 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
       await settled(p);
       expect(await overflowX(p), `${label}: sideways scroll`).toBeLessThanOrEqual(0);
       await noBadText(p, `${label} releases page 2`);
-      await p.screenshot({ path: `test-artifacts/screenshots/releases-page-2-${label}.png`, fullPage: width > 600 });
+      await p.screenshot({ path: path.join(SHOTS, `releases-page-2-${label}.png`), fullPage: width > 600 });
       await pages.getByRole('link', { name: '← Previous' }).click();
       await p.waitForFunction(() => location.hash.includes('page=1'));
       await settled(p);
@@ -163,7 +152,7 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
       const wide = await p.evaluate(() => [...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).map((e) => e.tagName + '.' + e.className + '#' + e.id).slice(0, 5));
       expect(await overflowX(p), `${label}: sideways scroll (${wide.join(', ')})`).toBeLessThanOrEqual(0);
       await noBadText(p, `${label} crash group`);
-      await p.screenshot({ path: `test-artifacts/screenshots/crash-group-activity-${label}.png`, fullPage: width > 600 });
+      await p.screenshot({ path: path.join(SHOTS, `crash-group-activity-${label}.png`), fullPage: width > 600 });
       await ctx.close();
     });
   }

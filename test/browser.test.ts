@@ -4,13 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { seedDashboardProject, type SeededProject } from './helpers/dashboardSeed.ts';
+import { CHROMIUM, SHOTS, collectErrors, expectNoBadText as noBadText, hasChromium, launchChromium, overflowX, settled } from './helpers/browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
-const SHOTS = path.resolve('test-artifacts/screenshots');
-if (!hasChromium) {
-  console.warn(`browser tests skipped: ${CHROMIUM} is missing (install Debian's chromium: apt-get install -y chromium)`);
-}
 
 const DESKTOP = { width: 1366, height: 768 };
 const PHONE = { width: 390, height: 844 };
@@ -34,20 +29,7 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
 
   // Phone shots are what the screen shows (a full page of 60 sessions is too tall to look at).
   const shot = (name: string, p: Page = page) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: p.viewportSize()!.width > 600 });
-  const settled = (p: Page) => p.waitForFunction(() => !document.querySelector('main .loading, main [aria-busy]'));
-  const overflowX = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  /** The words a page must never print: a missing value shown as text. */
-  async function noBadText(p: Page, where: string) {
-    const text = await p.evaluate(() => document.body.innerText);
-    expect(text, where).not.toMatch(/\b(null|undefined|NaN)\b|\[object /);
-  }
-  function watch(p: Page) {
-    p.on('pageerror', (e) => pageErrors.push(String(e)));
-    // A failed fetch (the 401 of /api/auth/me before log-in, a route aborted on purpose) is
-    // logged by Chromium itself; only script errors count.
-    p.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) pageErrors.push(m.text()); });
-    return p;
-  }
+  const watch = (p: Page) => collectErrors(p, pageErrors);
   async function post(p: string, body: object) {
     const r = await fetch(base + p, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(r.status, `${p}: ${await r.clone().text()}`).toBeLessThan(300);
@@ -67,11 +49,7 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
     seeded = await seedDashboardProject(s, base, LA_SESSION_START, TZ);
     ({ projectId, ids } = seeded);
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     desktop = await browser.newContext({ viewport: DESKTOP, timezoneId: TZ });
     page = watch(await desktop.newPage());
   });

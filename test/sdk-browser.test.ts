@@ -13,10 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { waitFor } from './helpers/wait.ts';
+import { hasChromium, launchChromium } from './helpers/browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`SDK browser tests skipped: ${CHROMIUM} is missing`);
 
 describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the service', () => {
   let s: TestServer;
@@ -54,11 +52,7 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
     origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
 
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -7,12 +7,11 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { PASSWORD, signup, verificationToken } from './helpers/accounts.ts';
 import { parseMail } from './helpers/smtp.ts';
 import { waitFor } from './helpers/wait.ts';
+import { CHROMIUM, collectErrors, hasChromium, launchChromium, overflowX, settled, sizedContext } from './helpers/browser.ts';
 
 // The Team page end to end (finding 7 of the third probe): the owner invites and sees it
 // confirmed and pending (with Revoke), the invitee is emailed a link, verifies their address from
 // the emailed link's page, and accepts with a button. At desktop (1366 px) and phone (390 px) width.
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
 
 describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM})`, () => {
   let s: TestServer;
@@ -20,8 +19,6 @@ describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM}
   let base: string;
   const pageErrors: string[] = [];
 
-  const settled = (p: Page) => p.waitForFunction(() => !document.querySelector('main .loading, main [aria-busy]'));
-  const overflowX = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   const mailsTo = (addr: string) => {
     const dir = path.join(s.dataDir, 'mail');
     if (!fs.existsSync(dir)) return [];
@@ -29,11 +26,7 @@ describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM}
       .filter((m) => m.headers.to === addr);
   };
   async function open(width: number, height: number): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width, height }, ...(width < 600 ? { isMobile: true, hasTouch: true } : {}) });
-    const p = await ctx.newPage();
-    p.on('pageerror', (e) => pageErrors.push(String(e)));
-    p.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) pageErrors.push(m.text()); });
-    return p;
+    return collectErrors(await (await sizedContext(browser, width, height)).newPage(), pageErrors);
   }
   async function logIn(p: Page, email: string) {
     await p.goto(`${base}/#/login`);
@@ -48,11 +41,7 @@ describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM}
     await s.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = s.app.server.address();
     base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
