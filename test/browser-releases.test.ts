@@ -117,6 +117,11 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
       await settled(p);
       expect(await overflowX(p), `${label}: sideways scroll`).toBeLessThanOrEqual(0);
       await noBadText(p, `${label} releases page 2`);
+      // each release here has one session a day: no chart repeats a value on its axis ("0 / 1 / 1")
+      const axes = await p.locator('.release-charts svg').evaluateAll((svgs) =>
+        svgs.map((svg) => [...svg.querySelectorAll('text.axis[text-anchor="end"]')].map((t) => t.textContent)));
+      expect(axes.length).toBeGreaterThan(0);
+      for (const values of axes) expect(new Set(values).size, `axis ${values.join(' / ')}`).toBe(values.length);
       await p.screenshot({ path: path.join(SHOTS, `releases-page-2-${label}.png`), fullPage: width > 600 });
       await pages.getByRole('link', { name: '← Previous' }).click();
       await p.waitForFunction(() => location.hash.includes('page=1'));

@@ -36,7 +36,8 @@ function lineChart(title, series, days, value, unit) {
   const id = `t-${Math.random().toString(36).slice(2)}`;
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-labelledby': id },
     s('title', { id }, title),
-    [lo, (lo + hi) / 2, hi].map((t) => [
+    // A count's middle line is a whole number (a half would print as a rounded "0" or "1").
+    [lo, unit === '%' ? (lo + hi) / 2 : Math.ceil(hi / 2), hi].filter((v, i, a) => a.indexOf(v) === i).map((t) => [
       s('line', { x1: padL, x2: W, y1: y(t), y2: y(t), class: 'grid' }),
       s('text', { x: padL - 4, y: y(t) + 4, 'text-anchor': 'end', class: 'axis' }, unit === '%' ? `${Math.round(t * 10) / 10}%` : Math.round(t)),
     ]),
