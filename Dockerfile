@@ -10,7 +10,10 @@ COPY postgres ./postgres
 COPY clickhouse ./clickhouse
 # the dashboard, served as files by the API (src/http/routes/web.ts)
 COPY web ./web
-ENV HOST=0.0.0.0 PORT=3000 NODE_ENV=production
+# DATA_DIR holds the ingest spool (DATA_DIR/spool): a directory the unprivileged user owns, so
+# that a volume mounted there (docker-compose.yml) starts out owned by it too.
+RUN mkdir -p /data/spool && chown -R node:node /data
+ENV HOST=0.0.0.0 PORT=3000 NODE_ENV=production DATA_DIR=/data
 EXPOSE 3000
 USER node
 CMD ["node", "--import", "tsx", "src/main.ts"]
