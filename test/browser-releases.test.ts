@@ -109,6 +109,8 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
       expect(await pages.innerText()).toContain('of 2');
       await pages.getByRole('link', { name: 'Next →' }).click();
       await p.waitForFunction(() => location.hash.includes('page=2'));
+      // the table is drawn anew after the address changes: wait for the new page's rows
+      await p.locator('table.releases tbody tr[data-release="3.50|ios"]').waitFor();
       await settled(p);
       expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-release')))).toEqual(['3.50|ios', '3.51|ios', '3.52|ios']);
       // the compare view picks among this page's releases
@@ -125,6 +127,7 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
       await p.screenshot({ path: path.join(SHOTS, `releases-page-2-${label}.png`), fullPage: width > 600 });
       await pages.getByRole('link', { name: '← Previous' }).click();
       await p.waitForFunction(() => location.hash.includes('page=1'));
+      await p.locator('table.releases tbody tr[data-release="3.00|ios"]').waitFor();
       await settled(p);
       expect(await rows.count()).toBe(50);
       await ctx.close();
