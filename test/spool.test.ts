@@ -10,9 +10,9 @@ import * as P from './helpers/payloads.ts';
 import { TcpProxy } from './reliability/tcpProxy.ts';
 import { startClickHouseStandIn, type ClickHouseStandIn } from './helpers/clickhouseStandIn.ts';
 import { failInserts, refusingRowsWith } from './helpers/insertFaults.ts';
+import { sleep } from './helpers/wait.ts';
 
 // Issue 25: the durable spool between acknowledgement and ClickHouse, on the real stores.
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const record = (payload: Buffer, rows: number) => Buffer.concat([recordHeader([payload], rows), payload]);
 
 /** A process that has exited: its pid is free (nothing runs under it now). */
@@ -94,19 +94,15 @@ describe('the spool in the service (embedded stores)', () => {
     })));
     expect(answers.map((r) => r.statusCode)).toEqual(answers.map(() => 201));
     expect((await s.app.inject({ method: 'POST', url: '/ingest/network', headers: auth, payload: { sessionId: sid, requests: [P.networkRequest()] } })).statusCode).toBe(201);
-    // Visible within a load interval and an insert; waited for, not timed.
-    let seqs: number[] = [];
-    for (let i = 0; i < 100 && seqs.length < 80; i++) {
-      seqs = await exportedSeqs(sid);
-      if (seqs.length < 80) await sleep(100);
-    }
-    expect(seqs).toEqual(Array.from({ length: 80 }, (_, i) => i));
+    // Visible once the loader has inserted everything spooled (the events and the network body
+    // may be in different loads); waited for, not timed.
+    expect(await s.svc.ingest.spool!.settled()).toBe(true);
+    expect(await exportedSeqs(sid)).toEqual(Array.from({ length: 80 }, (_, i) => i));
     const net = await s.app.inject({ method: 'GET', url: `/export/network?sessionId=${sid}&limit=1000`, headers: auth });
     expect(net.json().total).toBe(41); // 40 mirrored network events and one request
     // the session's Postgres side effect (the network-error flag) is synchronous, as before
     const sess = await s.app.inject({ method: 'GET', url: '/export/sessions?limit=1000', headers: auth });
     expect(sess.json().data.find((x: { id: string }) => x.id === sid)).toMatchObject({ hasNetworkErrors: true });
-    expect(await s.svc.ingest.spool!.settled()).toBe(true);
     expect(fs.readdirSync(s.svc.ingest.spool!.dir).filter((f) => f.endsWith('.seg'))).toEqual([]);
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^flightrec_spool_bytes 0$/m);

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startServiceWithProject, type ChildService } from './child.ts';
 import { Ledger, runLoad } from './load.ts';
 import { checkServiceStores, expectExactlyOnce } from './verify.ts';
+import { sleep } from '../helpers/wait.ts';
 
 // Issue 25: kill -9 under load with the ingest spool. Bodies are acknowledged once fsync'd to
 // the spool, before ClickHouse has them; each restart takes over the dead process's spool
@@ -9,7 +10,6 @@ import { checkServiceStores, expectExactlyOnce } from './verify.ts';
 // in the stores themselves (nothing doubled under FINAL, every session, log and crash there).
 const KILLS = Number(process.env.KILLS ?? 3);
 const CLIENTS = Number(process.env.LOAD_CLIENTS ?? 6);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let svc: ChildService | undefined;
 afterAll(async () => {
