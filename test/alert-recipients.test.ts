@@ -29,6 +29,9 @@ function mails() {
   });
 }
 const mailsTo = (addr: string) => mails().filter((m) => (m.headers.to ?? '').split(/,\s*/).includes(addr));
+// A member's mail without the link that verified their address at sign-up: this server's worker
+// may have sent it (or the sign-up helper's own sweep took it first).
+const alertsTo = (addr: string) => mailsTo(addr).filter((m) => !/Verify your email/.test(m.headers.subject ?? ''));
 
 async function newCrash(a: { auth: { authorization: string } }, sessionId: string) {
   const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: a.auth, payload: crash(sessionId, { stackTrace: `at ${randomUUID()} (x.js:1:1)` }) });
@@ -61,7 +64,7 @@ describe('alert recipients', () => {
     const link = /http:\/\/localhost:3000(\/api\/alert-recipients\/confirm\?token=[A-Za-z0-9_%-]+)/.exec(confirmation!.body)![1]!;
 
     await newCrash(p, p.sessionId);
-    const [alert] = await waitFor('the alert', () => (mailsTo(alice.email).length ? mailsTo(alice.email) : null));
+    const [alert] = await waitFor('the alert', () => (alertsTo(alice.email).length ? alertsTo(alice.email) : null));
     expect(alert!.headers.subject).toContain('New crash in Relay');
     expect(fs.statSync(alert!.file).mode & 0o777).toBe(0o600);
     expect(mailsTo(stranger)).toHaveLength(1); // the confirmation only
@@ -97,11 +100,11 @@ describe('alert recipients', () => {
     const bob = await signup(s);
     const p = await projectWithSession(bob);
     await newCrash(p, p.sessionId);
-    await waitFor('the first alert', () => mailsTo(bob.email).length === 1);
+    await waitFor('the first alert', () => alertsTo(bob.email).length === 1);
     for (let i = 0; i < 6; i++) await newCrash(p, p.sessionId);
-    const digest = await waitFor('the digest', () => mailsTo(bob.email).find((m) => /6 new crash groups/.test(m.headers.subject ?? '')), WINDOW_MS + 10_000);
+    const digest = await waitFor('the digest', () => alertsTo(bob.email).find((m) => /6 new crash groups/.test(m.headers.subject ?? '')), WINDOW_MS + 10_000);
     expect(digest.headers['message-id']).toMatch(/^<crash-digest-/);
     await sleep(WINDOW_MS + 500);
-    expect(mailsTo(bob.email)).toHaveLength(2);
+    expect(alertsTo(bob.email)).toHaveLength(2);
   });
 });

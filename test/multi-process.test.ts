@@ -8,7 +8,7 @@ import { ChildService, freePort } from './reliability/child.ts';
 import { createDatabase, dropDatabase } from '../scripts/databases.ts';
 import * as P from './helpers/payloads.ts';
 import { readMigrations } from '../src/stores/migrations.ts';
-import { sleep } from './helpers/wait.ts';
+import { sleep, waitFor } from './helpers/wait.ts';
 import { startClickHouseStandIn, type ClickHouseStandIn } from './helpers/clickhouseStandIn.ts';
 
 // Three API processes on one Postgres, one Redis and one ClickHouse endpoint (the chDB-backed
@@ -189,7 +189,9 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
     }
     expect(stored).toEqual(sessions.map((s) => sent.get(s.sessionId)));
     // the killed process's spool directory was taken over, loaded and removed: the survivors' remain
-    expect(fs.readdirSync(spoolDir).filter((d) => !d.startsWith('.') && fs.statSync(`${spoolDir}/${d}`).isDirectory())).toHaveLength(2);
+    // (a directory goes once its last segment is deleted, a moment after that segment's rows show)
+    const spoolDirs = () => fs.readdirSync(spoolDir).filter((d) => !d.startsWith('.') && fs.statSync(`${spoolDir}/${d}`).isDirectory());
+    await waitFor('the killed process spool directory to be removed', () => spoolDirs().length === 2);
     const groups = (await call(base + '/export/crashes', 'GET', auth)).json().data as { occurrenceCount: number }[];
     expect(groups.map((g) => g.occurrenceCount)).toEqual([clients]);
   }, 60_000);
