@@ -32,4 +32,8 @@ export class BoundedMap<K, V> {
   delete(key: K): boolean {
     return this.map.delete(key);
   }
+
+  keys(): IterableIterator<K> {
+    return this.map.keys();
+  }
 }

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
-import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createHmac, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { MIN_PASSWORD, parsePasswordList, passwordProblem } from '../domain/passwordPolicy.ts';
 import { ValidationError } from '../domain/errors.ts';
 import type { AccountsRepo, User } from '../repos/accounts.ts';
+import { hashToken } from '../domain/ids.ts';
 
 // scrypt, memory-hard: N=2^15, r=8 takes 32 MiB and ~100 ms per hash on this class of
 // machine, which bounds a password-guessing attacker with a stolen table far more than a
@@ -41,7 +42,6 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
-export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /**
  * The CSRF token is derived from the session token (HMAC), so it needs no storage, changes

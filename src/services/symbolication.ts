@@ -7,6 +7,7 @@ import {
 import { releaseCandidates } from '../domain/symbolication/release.ts';
 import type { ArtifactInfo, ArtifactKind, ArtifactsRepo } from '../repos/artifacts.ts';
 import { WeightedLru } from './weightedLru.ts';
+import { BoundedMap } from '../domain/boundedMap.ts';
 
 export interface SymbolicatedStack { stack: string; message: string; mapped: number }
 
@@ -25,7 +26,12 @@ const INDEX_MAX = 10_000;
  */
 export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: number; projectMaxBytes: number; cacheBytes: number }) {
   const parsed = new WeightedLru<Parsed>(opts.cacheBytes);
-  const index = new Map<string, { at: number; refs: ArtifactInfo[] }>();
+  const index = new BoundedMap<string, { at: number; refs: ArtifactInfo[] }>(INDEX_MAX);
+
+  /** An upload or a removal in this process is seen by its next crash, not after INDEX_TTL_MS. */
+  function forgetProject(projectId: string): void {
+    for (const k of [...index.keys()]) if (k.startsWith(`${projectId}\n`)) index.delete(k);
+  }
 
   /** The artifacts a crash of this app version and build reads: an exact version+build upload wins over a version-wide one of the same kind and name. */
   async function refsFor(projectId: string, appVersion: string | null, build: string | null): Promise<ArtifactInfo[]> {
@@ -44,7 +50,6 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
         refs.push(a);
       }
     }
-    if (index.size >= INDEX_MAX) index.clear();
     index.set(key, { at: Date.now(), refs });
     return refs;
   }
@@ -128,7 +133,7 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
         throw new ValidationError([{ path: '/body', message: 'is not an R8/ProGuard mapping: no "original -> obfuscated:" class line' }]);
       }
       const r = await repo.put(projectId, release, kind, name, content, opts.projectMaxBytes);
-      for (const k of index.keys()) if (k.startsWith(`${projectId}\n`)) index.delete(k);
+      forgetProject(projectId);
       return r;
     },
 
@@ -136,7 +141,7 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
 
     async remove(projectId: string, release: string, one?: { kind: ArtifactKind; name: string }) {
       const n = await repo.remove(projectId, release, one);
-      for (const k of index.keys()) if (k.startsWith(`${projectId}\n`)) index.delete(k);
+      forgetProject(projectId);
       return n;
     },
   };
