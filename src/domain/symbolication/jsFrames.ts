@@ -3,6 +3,8 @@
  * (Firefox) and JavaScriptCore (Safari) print them: parsed into function, file, line and column,
  * and printed back in the same syntax once symbolicated.
  */
+import { MAX_LINE_CHARS } from '../stackNormalise.ts';
+
 export interface JsFrame {
   /** The frame's syntax, kept when it is printed back. */
   style: 'v8' | 'gecko';
@@ -29,6 +31,8 @@ const GECKO = /^(\s*)((?:global|eval|module) code|[^@\s]*)@(.+?):(\d+)(?::(\d+))
 const HERMES_BARE = /^(\s*)([^@\s]*)@(\d+):(\d+)\s*$/;
 
 export function parseJsFrame(line: string): JsFrame | null {
+  // No frame is that long: a longer line is not read by any pattern (they would take its length squared).
+  if (line.length > MAX_LINE_CHARS) return null;
   const hb = HERMES_BARE.exec(line);
   if (hb) return { style: 'gecko', indent: hb[1] ?? '', fn: hb[2] || null, file: IMPLICIT_BUNDLE, line: Number(hb[3]), column: Number(hb[4]), implicitFile: true };
   const v = V8.exec(line);

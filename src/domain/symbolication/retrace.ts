@@ -12,6 +12,8 @@
  *       4:4:void load(long):60 -> a
  *       void refresh() -> b                      (no line information)
  */
+import { MAX_LINE_CHARS } from '../stackNormalise.ts';
+
 
 interface MemberMapping {
   /** obfuscated line range, or null when the line has no range */
@@ -153,6 +155,8 @@ export function retraceStack(mapping: ProguardMapping, stack: string): { stack: 
   const out: string[] = [];
   stack.split('\n').forEach((raw, i) => {
     const line = raw.replace(/\r$/, '');
+    // A line longer than any frame is left as it is, unread: patterns see bounded text only.
+    if (line.length > MAX_LINE_CHARS) return void out.push(raw);
     const f = JVM_FRAME.exec(line);
     if (f) {
       const frames = retraceFrame(mapping, f[2]!, f[3]!, f[4] ?? null, f[5] === undefined ? null : Number(f[5]));
