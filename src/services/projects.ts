@@ -73,6 +73,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
     access,
     createProject: projects.createProject,
     getProject: projects.getProject,
+    listProjects: projects.listAll,
     alertRecipients: recipients.ofProject,
 
     /** The address whose confirmation link carried this token, now confirmed; null when unknown. */
