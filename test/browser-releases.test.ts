@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { dashboardProject, signup, type Account } from './helpers/accounts.ts';
+import { dashboardProject, signup, verificationToken, type Account } from './helpers/accounts.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
 import { SHOTS, expectNoBadText as noBadText, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession } from './helpers/browser.ts';
 
@@ -19,6 +19,7 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
   let projectId = '';
   let groupId = '';
   let manyId = '';
+  let handledId = '';
   const errors: string[] = [];
   const at = Date.now() - 2 * 3_600_000;
 
@@ -57,6 +58,11 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
         const start = sessionStart({ startedAt: at + i * 1000, userId: `user-${i}`, device: { ...sessionStart().device, appVersion: v, platform } });
         await post('/ingest/session', start);
         if (k < crashes) await post('/ingest/crash', crash(start.sessionId, { timestamp: at + i * 1000 + 500, message: 'TypeError: cart is empty' }));
+        // one session of the good release reports a handled error: it stays crash-free
+        if (i === 0) {
+          handledId = start.sessionId;
+          await post('/ingest/crash', crash(start.sessionId, { timestamp: at + 500, isFatal: false, handled: true, message: 'Handled: retrying fetch', stackTrace: 'at retry (net.js:1:1)\nat fetchAll (net.js:2:2)' }));
+        }
       }
     }
     // another project with 53 releases, one session each in the same hour (so listed by version): two pages of 50
@@ -68,7 +74,7 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
       expect(r.statusCode, r.body).toBeLessThan(300);
     }
     const groups = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}/crash-groups`, headers: owner.headers });
-    groupId = groups.json().data[0].id;
+    groupId = groups.json().data.find((g: { message: string }) => g.message.includes('cart is empty')).id;
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -197,6 +203,36 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
       expect(await overflowX(p), `${label}: sideways scroll (${wide.join(', ')})`).toBeLessThanOrEqual(0);
       await noBadText(p, `${label} crash group`);
       await p.screenshot({ path: path.join(SHOTS, `crash-group-activity-${label}.png`), fullPage: width > 600 });
+      await ctx.close();
+    });
+  }
+
+  for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844]] as const) {
+    it(`at ${width} px: a handled error is no crash mark, no focus frame on a page opened directly, a styled verification page`, async () => {
+      const ctx = await context(width, height);
+      const p = await open(ctx, `#/p/${projectId}/sessions`);
+      const row = p.locator(`tr[data-session="${handledId}"]`);
+      await row.waitFor();
+      expect(await row.locator('td[data-label="Status"]').innerText()).toContain('handled error');
+      expect(await row.locator('.badge-bad').count()).toBe(0);
+      // focus went to the page (for screen readers) without drawing a frame around <main>
+      const frames = await p.evaluate(() => [...document.querySelectorAll('main, main h1')].map((e) => getComputedStyle(e).outlineStyle));
+      expect(frames.every((x) => x === 'none'), frames.join()).toBe(true);
+
+      const unverified = await signup(s, undefined, undefined, { verified: false });
+      const token = await verificationToken(s, unverified.email);
+      const page = await ctx.newPage();
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(`${base}/api/auth/verify?token=${encodeURIComponent(token)}`);
+      await page.getByRole('button', { name: 'Verify my address' }).click();
+      await page.getByRole('heading', { name: 'Address verified' }).waitFor();
+      const back = page.getByRole('link', { name: 'Back to flightrec' });
+      expect(await back.getAttribute('href')).toBe('/');
+      expect(await page.locator('main').evaluate((m) => getComputedStyle(m).borderTopStyle)).toBe('solid'); // styled, not bare text
+      expect(await overflowX(page), `${label}: sideways scroll`).toBeLessThanOrEqual(0);
+      await page.screenshot({ path: path.join(SHOTS, `verified-${label}.png`) });
+      await back.click();
+      await page.waitForURL(`${base}/**`);
       await ctx.close();
     });
   }
