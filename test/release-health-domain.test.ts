@@ -3,6 +3,7 @@ import {
   adoptionEnd, BADGE_MS, buckets, compareVersions, crashFree, crashFreeInterval, groupBadge, HOUR_MS, percent, previousVersions,
   significanceGap, significantlyWorse, userKey, wilson,
 } from '../src/domain/releaseHealth.ts';
+import { breaches, describeFiring, regressionMeasures } from '../src/domain/alertRules.ts';
 
 // The release-health rules (src/domain/releaseHealth.ts), directly.
 
@@ -97,5 +98,26 @@ describe('release health rules', () => {
     expect(significantlyWorse(null, previous)).toBe(false);
     expect(significanceGap(crashFreeInterval(800, 100), previous)).toBeGreaterThan(0);
     expect(significanceGap(crashFreeInterval(10, 1), previous)).toBeLessThan(0);
+  });
+
+  it('the regression rule measures each release against the previous judged one, firing only on a gap', () => {
+    const m = regressionMeasures([
+      { appVersion: '1.10.0', sessions: 20, crashed: 9 },
+      { appVersion: '1.9.0', sessions: 40, crashed: 0 },
+      { appVersion: '1.11.0-beta.1', sessions: 10, crashed: 1 },
+      { appVersion: '1.8.0', sessions: 5, crashed: 5 }, // under the minimum: not judged, nobody's previous
+      { appVersion: '', sessions: 100, crashed: 50 }, // no version: not a release
+    ], 10);
+    expect(m.map((x) => x.subject)).toEqual(['1.10.0', '1.11.0-beta.1']);
+    const [worse, beta] = m;
+    expect(worse!.value).toBeGreaterThan(0);
+    expect(breaches('crash_free_regression', 0, worse!.value)).toBe(true);
+    expect(breaches('crash_free_regression', 50, worse!.value)).toBe(false); // a wider gap asked for
+    expect(worse!.detail).toBe('crash-free sessions of release 1.10.0 are 55% (95 % interval 34.2–74.19%, 20 sessions), '
+      + 'significantly below release 1.9.0 at 100% (91.23–100%, 40 sessions)');
+    // 90 % over 10 sessions after 55 %: better, no breach
+    expect(breaches('crash_free_regression', 0, beta!.value)).toBe(false);
+    expect(describeFiring({ kind: 'crash_free_regression', name: 'Watch', threshold: 0, windowMinutes: 60 }, { subject: '1.10.0', value: 1, detail: worse!.detail }))
+      .toBe(`Watch: ${worse!.detail} in 60 min`);
   });
 });
