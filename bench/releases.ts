@@ -122,6 +122,11 @@ try {
   const end = Math.min(endMs, Date.now());
   const parts: [string, () => Promise<unknown>][] = [
     ['  daily states: range + days', () => health.range(projectId, { fromMs: Math.floor(startMs / 86_400_000) * 86_400_000, toMs: Math.ceil(endMs / 86_400_000) * 86_400_000 })],
+    // the two halves of the daily read: exact sessions (release_sessions, FINAL) and the users' sketches
+    ['  exact sessions, all days', () => ch.query(`SELECT app_version, platform, count(), countIf(crashed = 1) FROM release_sessions FINAL
+      WHERE project_id = {p:String} GROUP BY app_version, platform SETTINGS do_not_merge_across_partitions_select_final = 1`, { p: projectId })],
+    ['  sketched sessions (before), all', () => ch.query(`SELECT app_version, platform, uniqCombinedMerge(14)(sessions)
+      FROM release_health_daily WHERE project_id = {p:String} GROUP BY app_version, platform`, { p: projectId })],
     ['  hourly states: adoption', () => health.adoption(projectId, end)],
     ['  states: first/last seen', () => health.seen(projectId)],
     ['  occurrences: new groups', () => occurrences.newGroupsByRelease(projectId)],
