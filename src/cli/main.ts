@@ -83,7 +83,8 @@ function id(v: string | undefined, flag: string, what: string): string {
 /** A server error as a sentence: "Invalid params parameter projectId" says little to a person. */
 function plainError(status: number, error: string): string {
   const m = /^Invalid (params|querystring|body) parameter (\w+)$/.exec(error);
-  if (m) return `Error ${status}: ${m[2]} is not valid${/Id$/.test(m[2] ?? '') ? ' (an id looks like 2b0d7b3e-5c1a-4e0f-9d3b-1f2a3b4c5d6e)' : ''}`;
+  const idHint = ' (an id looks like 2b0d7b3e-5c1a-4e0f-9d3b-1f2a3b4c5d6e)';
+  if (m) return `Error ${status}: ${m[2]} is not valid${/Id$/.test(m[2] ?? '') ? idHint : ''}`;
   return `Error ${status}: ${error}`;
 }
 
@@ -104,7 +105,12 @@ function table(rows: Record<string, unknown>[], columns: [string, (r: any) => un
 /** One object as "field: value" lines (nested values as compact JSON). */
 function fields(o: Record<string, unknown>): string {
   const w = Math.max(...Object.keys(o).map((k) => k.length));
-  return Object.entries(o).map(([k, v]) => `${`${k}:`.padEnd(w + 1)} ${v === null || v === undefined ? '-' : typeof v === 'object' ? (Array.isArray(v) && v.every((x) => typeof x !== 'object') ? v.join(', ') || '-' : JSON.stringify(v)) : String(v)}`).join('\n');
+  const text = (v: unknown): string => {
+    if (v === null || v === undefined) return '-';
+    if (Array.isArray(v) && v.every((x) => typeof x !== 'object')) return v.join(', ') || '-';
+    return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  };
+  return Object.entries(o).map(([k, v]) => `${`${k}:`.padEnd(w + 1)} ${text(v)}`).join('\n');
 }
 
 function fail(msg: string): never {
@@ -185,6 +191,8 @@ async function main() {
   const base = (values.url ?? process.env.FLIGHTREC_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(/\/$/, '');
   const need = (v: string | undefined, flag: string) => v ?? fail(`Missing ${flag}\n\n${USAGE}`);
 
+  const projectId = () => id(values.project, '--project', 'project');
+
   /** A rule's fields as given (absent: left out). */
   const ruleFields = (): Record<string, unknown> => {
     const num = (v: string | undefined, flag: string) => {
@@ -209,7 +217,7 @@ async function main() {
   };
 
   if (cmd0(resource, action) === 'sourcemaps upload' || cmd0(resource, action) === 'mappings upload') {
-    const project = id(values.project, '--project', 'project');
+    const project = projectId();
     const release = need(values.release, '--release');
     const target = need(arg, resource === 'sourcemaps' ? 'DIR' : 'mapping.txt');
     const key = values.key ?? process.env.FLIGHTREC_UPLOAD_KEY ?? adminToken(values.token);
@@ -229,35 +237,35 @@ async function main() {
       break;
     case 'projects rename':
       method = 'PATCH';
-      route = `/api/projects/${id(values.project, '--project', 'project')}`;
+      route = `/api/projects/${projectId()}`;
       body = { name: need(values.name, '--name') };
       break;
     case 'projects set-team':
       method = 'PATCH';
-      route = `/api/projects/${id(values.project, '--project', 'project')}`;
+      route = `/api/projects/${projectId()}`;
       body = teamChange() ?? fail(`Missing --owner EMAIL, --team ID or --no-team\n\n${USAGE}`);
       break;
     case 'projects get':
       method = 'GET';
-      route = `/api/projects/${id(values.project, '--project', 'project')}`;
+      route = `/api/projects/${projectId()}`;
       break;
     case 'projects set-alert-emails': {
       method = 'PATCH';
-      route = `/api/projects/${id(values.project, '--project', 'project')}`;
+      route = `/api/projects/${projectId()}`;
       const list = (values.emails ?? '').split(',').map((s) => s.trim()).filter(Boolean);
       body = { alertEmails: list.length ? list : null };
       break;
     }
     case 'projects set-origins': {
       method = 'PATCH';
-      route = `/api/projects/${id(values.project, '--project', 'project')}`;
+      route = `/api/projects/${projectId()}`;
       const raw = (values.origins ?? '').trim();
       const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
       body = { allowedOrigins: raw.toLowerCase() === 'none' ? [] : list.length ? list : null };
       break;
     }
     case 'keys create':
-      route = `/api/projects/${id(values.project, '--project', 'project')}/keys`;
+      route = `/api/projects/${projectId()}/keys`;
       body = values.name || values.scopes
         ? { ...(values.name ? { name: values.name } : {}), ...(values.scopes ? { scopes: values.scopes.split(',').map((x) => x.trim()).filter(Boolean) } : {}) }
         : undefined;
@@ -267,42 +275,45 @@ async function main() {
       break;
     case 'crash-groups get':
       method = 'GET';
-      route = `/api/projects/${id(values.project, '--project', 'project')}/crash-groups/${id(values.group, '--group', 'crash group')}`;
+      route = `/api/projects/${projectId()}/crash-groups/${id(values.group, '--group', 'crash group')}`;
       break;
     case 'crash-groups set-status':
       method = 'PATCH';
-      route = `/api/projects/${id(values.project, '--project', 'project')}/crash-groups/${id(values.group, '--group', 'crash group')}`;
+      route = `/api/projects/${projectId()}/crash-groups/${id(values.group, '--group', 'crash group')}`;
       body = { status: need(values.status, '--status') };
       break;
     case 'alert-rules list':
     case 'webhooks list':
     case 'webhooks deliveries':
       method = 'GET';
-      route = `/api/projects/${id(values.project, '--project', 'project')}/${cmd === 'alert-rules list' ? 'alert-rules' : cmd === 'webhooks list' ? 'webhooks' : 'webhook-deliveries'}`;
+      route = `/api/projects/${projectId()}/${cmd === 'alert-rules list' ? 'alert-rules' : cmd === 'webhooks list' ? 'webhooks' : 'webhook-deliveries'}`;
       break;
     case 'alert-rules create': {
-      route = `/api/projects/${id(values.project, '--project', 'project')}/alert-rules`;
+      route = `/api/projects/${projectId()}/alert-rules`;
       body = { ...ruleFields(), name: need(values.name, '--name'), kind: need(values.kind, '--kind') };
       break;
     }
     case 'webhooks create':
-      route = `/api/projects/${id(values.project, '--project', 'project')}/webhooks`;
+      route = `/api/projects/${projectId()}/webhooks`;
       body = { url: need(values.endpoint, '--endpoint'), events: [...(values['new-groups'] ? ['crash_group.new'] : []), ...(values.regressions ? ['crash_group.regressed'] : [])] };
       break;
     case 'alert-rules delete':
     case 'webhooks delete':
       method = 'DELETE';
-      route = `/api/projects/${id(values.project, '--project', 'project')}/${resource}/${resource === 'webhooks' ? id(arg, 'WEBHOOK_ID', 'webhook') : id(arg, 'RULE_ID', 'alert rule')}`;
+      route = `/api/projects/${projectId()}/${resource}/`
+        + (resource === 'webhooks' ? id(arg, 'WEBHOOK_ID', 'webhook') : id(arg, 'RULE_ID', 'alert rule'));
       break;
     case 'webhooks test':
-      route = `/api/projects/${id(values.project, '--project', 'project')}/webhooks/${id(arg, 'WEBHOOK_ID', 'webhook')}/test`;
+      route = `/api/projects/${projectId()}/webhooks/${id(arg, 'WEBHOOK_ID', 'webhook')}/test`;
       break;
     case 'alert-rules update': {
       method = 'PATCH';
-      route = `/api/projects/${id(values.project, '--project', 'project')}/alert-rules/${id(arg, 'RULE_ID', 'alert rule')}`;
+      route = `/api/projects/${projectId()}/alert-rules/${id(arg, 'RULE_ID', 'alert rule')}`;
       const change = ruleFields();
       if (values.enable || values.disable) change.enabled = values.enable;
-      if (Object.values(change).every((v) => v === undefined)) fail(`Nothing to change: give --name, --threshold, --window, --min-sessions, --emails, --webhooks, --enable or --disable\n\n${USAGE}`);
+      if (Object.values(change).every((v) => v === undefined)) {
+        fail(`Nothing to change: give --name, --threshold, --window, --min-sessions, --emails, --webhooks, --enable or --disable\n\n${USAGE}`);
+      }
       body = change;
       break;
     }
@@ -360,26 +371,39 @@ async function main() {
   if (!res.ok) process.exit(1);
 }
 
-const ruleLine = (r: any) => `${r.kind} ${r.kind === 'spike' ? `>= ${r.threshold} occurrences` : r.kind === 'crash_free' ? `< ${r.threshold}% crash-free`
-  : `significantly below the previous release${r.threshold ? ` by > ${r.threshold} pts` : ''}`} in ${r.windowMinutes} min`;
+const ruleLine = (r: any) => {
+  const when = r.kind === 'spike' ? `>= ${r.threshold} occurrences`
+    : r.kind === 'crash_free' ? `< ${r.threshold}% crash-free`
+      : `significantly below the previous release${r.threshold ? ` by > ${r.threshold} pts` : ''}`;
+  return `${r.kind} ${when} in ${r.windowMinutes} min`;
+};
 
 /** A successful answer as a person reads it: a table for a list, "field: value" lines for one thing. */
 function human(cmd: string, json: any): string {
   switch (cmd) {
     case 'projects list':
-      return table(json.items, [['ID', (p) => p.id], ['NAME', (p) => p.name], ['TEAM', (p) => p.teamId ?? 'none'], ['CREATED', (p) => p.createdAt]]);
+      return table(json.items, [
+        ['ID', (p) => p.id], ['NAME', (p) => p.name], ['TEAM', (p) => p.teamId ?? 'none'],
+        ['CREATED', (p) => p.createdAt]]);
     case 'alert-rules list':
-      return table(json.items, [['ID', (r) => r.id], ['NAME', (r) => r.name], ['FIRES WHEN', ruleLine], ['ON', (r) => (r.enabled ? 'yes' : 'no')]]);
+      return table(json.items, [
+        ['ID', (r) => r.id], ['NAME', (r) => r.name], ['FIRES WHEN', ruleLine],
+        ['ON', (r) => (r.enabled ? 'yes' : 'no')]]);
     case 'alert-rules create':
     case 'alert-rules update':
       return `Rule "${json.name}" (${json.id}): ${ruleLine(json)}${json.enabled ? '' : ', off'}`;
     case 'webhooks list':
-      return table(json.items, [['ID', (w) => w.id], ['URL', (w) => w.url], ['ALSO RECEIVES', (w) => w.events], ['ON', (w) => (w.enabled ? 'yes' : 'no')]], 80);
+      return table(json.items, [
+        ['ID', (w) => w.id], ['URL', (w) => w.url], ['ALSO RECEIVES', (w) => w.events],
+        ['ON', (w) => (w.enabled ? 'yes' : 'no')]], 80);
     case 'webhooks deliveries':
-      return table(json.items, [['CREATED', (d) => d.createdAt], ['WEBHOOK', (d) => d.webhookId], ['EVENT', (d) => d.event], ['STATUS', (d) => d.status],
+      return table(json.items, [
+        ['CREATED', (d) => d.createdAt], ['WEBHOOK', (d) => d.webhookId], ['EVENT', (d) => d.event],
+        ['STATUS', (d) => d.status],
         ['TRIES', (d) => d.attempts], ['HTTP', (d) => d.responseCode], ['ERROR', (d) => d.error]]);
     case 'webhooks test':
-      return `Test delivery ${json.deliveryId} queued: \`npm run cli -- webhooks deliveries --project …\` shows how it went`;
+      return `Test delivery ${json.deliveryId} queued: \`npm run cli -- webhooks deliveries --project …\` `
+        + 'shows how it went';
     case 'crash-groups set-status':
       return `Crash group ${json.id}: ${json.status}`;
     default:

@@ -91,11 +91,13 @@ export function regressionMeasures(
     const [ci, pci] = [crashFreeInterval(v.sessions, v.crashed), crashFreeInterval(p.sessions, p.crashed)];
     const gap = significanceGap(ci, pci);
     if (gap === null || !ci || !pci) continue;
-    const rate = (x: { sessions: number; crashed: number }) => Math.round(((x.sessions - Math.min(x.crashed, x.sessions)) / x.sessions) * 10_000) / 100;
+    const rate = (x: { sessions: number; crashed: number }) =>
+      Math.round(((x.sessions - Math.min(x.crashed, x.sessions)) / x.sessions) * 10_000) / 100;
     out.push({
       subject: v.appVersion, value: gap, sessions: v.sessions,
-      detail: `crash-free sessions of release ${v.appVersion} are ${rate(v)}% (95 % interval ${ci.low}–${ci.high}%, ${v.sessions} sessions), `
-        + `significantly below release ${p.appVersion} at ${rate(p)}% (${pci.low}–${pci.high}%, ${p.sessions} sessions)`,
+      detail: `crash-free sessions of release ${v.appVersion} are ${rate(v)}% `
+        + `(95 % interval ${ci.low}–${ci.high}%, ${v.sessions} sessions), significantly below release `
+        + `${p.appVersion} at ${rate(p)}% (${pci.low}–${pci.high}%, ${p.sessions} sessions)`,
     });
   }
   return out;
@@ -145,7 +147,8 @@ export function describeFiring(
   f: { subject: string; value: number; sessions?: number | null; groupMessage?: string | null; detail?: string | null },
 ): string {
   if (rule.kind === 'crash_free_regression') {
-    return `${rule.name}: ${f.detail ?? `crash-free sessions of release ${f.subject} are significantly below the previous release`} in ${rule.windowMinutes} min`;
+    const what = f.detail ?? `crash-free sessions of release ${f.subject} are significantly below the previous release`;
+    return `${rule.name}: ${what} in ${rule.windowMinutes} min`;
   }
   if (rule.kind === 'spike') {
     const what = f.groupMessage ? `"${f.groupMessage.replace(/\s+/g, ' ').slice(0, 120)}"` : `group ${f.subject.slice(0, 12)}`;

@@ -36,7 +36,8 @@ function html(title: string, body: string, kind: 'ok' | 'bad' | '' = ''): string
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${esc(title)} · flightrec</title>`,
     `<style>${STYLE}</style>`,
-    `</head><body><header><a href="/">flightrec</a></header><main><h1${kind ? ` class="${kind}"` : ''}>${esc(title)}</h1>${body}</main></body></html>`,
+    '</head><body><header><a href="/">flightrec</a></header>',
+    `<main><h1${kind ? ` class="${kind}"` : ''}>${esc(title)}</h1>${body}</main></body></html>`,
   ].join('\n');
 }
 

@@ -109,7 +109,8 @@ export function releaseHealthRepo(ch: ClickHouse) {
            toUnixTimestamp64Milli(max(last_at)) AS l, grouping(p) AS noPlatform
          FROM ${SEEN} WHERE project_id = {project:String}${onePlatform(platform)} GROUP BY GROUPING SETS ((v, p), (v))`,
         { project: projectId, platform: platform ?? '' });
-      return new Map(rows.map((x) => [key({ v: x.v, p: Number(x.noPlatform) ? ALL : x.p }), { first: Number(x.f), last: Number(x.l) }]));
+      return new Map(rows.map((x) => [
+        key({ v: x.v, p: Number(x.noPlatform) ? ALL : x.p }), { first: Number(x.f), last: Number(x.l) }]));
     },
   };
 }

@@ -62,7 +62,9 @@ export function alertRulesService(db: Postgres) {
   async function checked(projectId: string, r: NewRule): Promise<NewRule> {
     const problems: { path: string; message: string }[] = [];
     if (r.kind === 'crash_free' && (r.threshold <= 0 || r.threshold > 100)) problems.push({ path: '/threshold', message: 'a crash-free threshold is a percentage in (0, 100]' });
-    if (r.kind === 'crash_free_regression' && (r.threshold < 0 || r.threshold >= 100)) problems.push({ path: '/threshold', message: 'a regression threshold is a gap in points in [0, 100)' });
+    if (r.kind === 'crash_free_regression' && (r.threshold < 0 || r.threshold >= 100)) {
+      problems.push({ path: '/threshold', message: 'a regression threshold is a gap in points in [0, 100)' });
+    }
     if (r.kind === 'spike' && (r.threshold < 1 || !Number.isInteger(r.threshold))) problems.push({ path: '/threshold', message: 'a spike threshold is a whole number of occurrences, at least 1' });
     const known = new Set(await hooks.existing(projectId, r.webhookIds));
     r.webhookIds.forEach((id, i) => {
@@ -90,7 +92,9 @@ export function alertRulesService(db: Postgres) {
       await project(projectId);
       // A regression rule's threshold (the gap in points) defaults to 0; the others name theirs.
       const threshold = input.threshold ?? (input.kind === 'crash_free_regression' ? 0 : undefined);
-      if (threshold === undefined) throw new ValidationError([{ path: '/threshold', message: 'a threshold is required for this kind' }]);
+      if (threshold === undefined) {
+        throw new ValidationError([{ path: '/threshold', message: 'a threshold is required for this kind' }]);
+      }
       const r = await checked(projectId, {
         name: input.name.trim(), kind: input.kind, threshold,
         windowMinutes: input.windowMinutes ?? RULE_DEFAULTS.windowMinutes[input.kind],
@@ -163,10 +167,13 @@ export function alertRulesService(db: Postgres) {
       const p = await project(projectId);
       const w = (await hooks.list(projectId)).find((x) => x.id === id);
       if (!w) throw new NotFoundError('Webhook not found');
-      if (!w.enabled) throw new ValidationError([{ path: '/enabled', message: 'the webhook is turned off: turn it on to test it' }]);
+      if (!w.enabled) {
+        throw new ValidationError([{ path: '/enabled', message: 'the webhook is turned off: turn it on to test it' }]);
+      }
       const deliveryId = randomUUID();
       const body = deliveryBody(w.url, TEST_EVENT, {
-        text: `[${p.name}] Test delivery from flightrec: this webhook receives the project's alerts.`, link: null, projectId, webhookId: id,
+        text: `[${p.name}] Test delivery from flightrec: this webhook receives the project's alerts.`,
+        link: null, projectId, webhookId: id,
       }, new Date());
       await db.tx((q) => enqueueDelivery(q, projectId, id, TEST_EVENT, body, deliveryId));
       return { deliveryId, status: 'pending' };

@@ -95,6 +95,9 @@ export function sortReleases<T extends ReleaseRow>(rows: readonly T[], sort: Rel
   return [...rows].sort((a, b) => sign * SORTERS[sort](a, b) || compareVersions(b.appVersion, a.appVersion));
 }
 
+/** A release to compare: a version, on one platform or (none) all of them. */
+interface ReleasePick { appVersion: string; platform?: string }
+
 export interface ReleasesDeps {
   facts: SessionFactsRepo;
   health: ReleaseHealthRepo;
@@ -225,7 +228,10 @@ export function releasesService(d: ReleasesDeps) {
      * first by default), each with its platforms, every version of the range (newest first, for
      * the chart picker and compare), and the daily series of every version.
      */
-    async page(projectId: string, f: ReleaseFilter, page: number, limit: number, sort: ReleaseSort = 'version', order: 'asc' | 'desc' = 'desc') {
+    async page(
+      projectId: string, f: ReleaseFilter, page: number, limit: number,
+      sort: ReleaseSort = 'version', order: 'asc' | 'desc' = 'desc',
+    ) {
       const r = range(f);
       const all = await figures(projectId, r);
       const sorted = sortReleases(all.versions, sort, order);
@@ -233,19 +239,20 @@ export function releasesService(d: ReleasesDeps) {
       return {
         from: isoMs(r.fromMs), to: isoMs(r.toMs), platform: r.platform ?? null, sort, order,
         data, total: sorted.length, page, limit, pages: Math.ceil(sorted.length / limit),
-        versions: sortReleases(all.versions, 'version', 'desc').map((x) => ({ appVersion: x.appVersion, sessions: x.sessions })),
+        versions: sortReleases(all.versions, 'version', 'desc')
+          .map((x) => ({ appVersion: x.appVersion, sessions: x.sessions })),
         daily: all.daily,
       };
     },
 
     /** Two releases side by side over the range, with their daily series; a platform of '' or none: all platforms. */
-    async compare(projectId: string, f: ReleaseFilter, a: { appVersion: string; platform?: string }, b: { appVersion: string; platform?: string }) {
+    async compare(projectId: string, f: ReleaseFilter, a: ReleasePick, b: ReleasePick) {
       const r = range(f);
       const all = await figures(projectId, { ...r, platform: undefined });
-      const find = (x: { appVersion: string; platform?: string }) => (x.platform
+      const find = (x: ReleasePick) => (x.platform
         ? all.platformRows.find((row) => sameRelease(row, { appVersion: x.appVersion, platform: x.platform ?? '' }))
         : all.versions.find((row) => (row.appVersion ?? '') === x.appVersion)) ?? null;
-      const series = (x: { appVersion: string; platform?: string }) => (x.platform
+      const series = (x: ReleasePick) => (x.platform
         ? all.dailyByPlatform.filter((p) => sameRelease(p, { appVersion: x.appVersion, platform: x.platform ?? '' }))
         : all.daily.filter((p) => (p.appVersion ?? '') === x.appVersion));
       const [ra, rb] = [find(a), find(b)];
@@ -253,7 +260,8 @@ export function releasesService(d: ReleasesDeps) {
       return {
         from: isoMs(r.fromMs), to: isoMs(r.toMs), a: strip(ra), b: strip(rb),
         /** B's crash-free sessions interval lies wholly below A's */
-        bSignificantlyWorse: significantlyWorse(rb?.crashFreeSessionsInterval ?? null, ra?.crashFreeSessionsInterval ?? null),
+        bSignificantlyWorse: significantlyWorse(
+          rb?.crashFreeSessionsInterval ?? null, ra?.crashFreeSessionsInterval ?? null),
         daily: [...series(a).map((p) => ({ ...p, release: 'a' })), ...series(b).map((p) => ({ ...p, release: 'b' }))],
       };
     },

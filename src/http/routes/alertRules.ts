@@ -64,8 +64,11 @@ export function alertRuleRoutesOn(r: App, svc: AlertRulesService, by: Actor, tag
   r.post('/projects/:projectId/webhooks/:webhookId/test', {
     schema: {
       ...base, params: S.webhookParams,
-      description: 'queues a signed `webhook.test` delivery through the outbox (as alerts go); its result shows in the delivery log',
-      response: { 202: { type: 'object', properties: { deliveryId: { type: 'string' }, status: { type: 'string' } } }, ...errors },
+      description: 'queues a signed `webhook.test` delivery through the outbox (as alerts go); '
+        + 'its result shows in the delivery log',
+      response: {
+        202: { type: 'object', properties: { deliveryId: { type: 'string' }, status: { type: 'string' } } }, ...errors,
+      },
     },
   }, async (req, reply) => reply.code(202).send(await svc.testWebhook(req.params.projectId, req.params.webhookId)));
 
