@@ -11,7 +11,12 @@ import { pager } from '../lib/widgets.js';
 // Trend charts reach every release through a picker; compare opens on newest vs previous.
 
 const RANGES = { '7d': 7, '14d': 14, '30d': 30, '90d': 90 };
-const SORTS = { version: 'Version', sessions: 'Sessions', adoption: 'Adoption', crashFree: 'Crash-free sessions', lastSeen: 'Last seen' };
+const SORTS = {
+  version: 'Version', sessions: 'Sessions', adoption: 'Adoption', crashFree: 'Crash-free sessions', lastSeen: 'Last seen',
+};
+/** How each order reads in the Sort menu. */
+const ORDER_WORDS = { version: ['newest first', 'oldest first'], lastSeen: ['latest first', 'earliest first'] };
+const orderWords = (k, o) => (ORDER_WORDS[k] ?? ['highest first', 'lowest first'])[o === 'desc' ? 0 : 1];
 /** How many releases the trend charts show when nobody picked: the newest and the most used. */
 const CHART_DEFAULT = 5;
 const pct = (v) => (v === null || v === undefined ? '—' : `${v}%`);
@@ -50,7 +55,8 @@ function chartedVersions(versions, picked) {
   if (chosen.length) return chosen;
   if (!versions.length) return [];
   const newest = versions[0].appVersion ?? '';
-  const used = [...versions].sort((a, b) => b.sessions - a.sessions).map((v) => v.appVersion ?? '').filter((v) => v !== newest);
+  const used = [...versions].sort((a, b) => b.sessions - a.sessions)
+    .map((v) => v.appVersion ?? '').filter((v) => v !== newest);
   return [newest, ...used.slice(0, CHART_DEFAULT - 1)];
 }
 
@@ -59,7 +65,8 @@ function compareView(projectId, range, platform, a, b) {
   const box = h('div', { id: 'release-compare' });
   withLoading(box, async () => {
     const p = platform ?? undefined;
-    const r = await get(dash(`/projects/${projectId}/releases/compare${qs({ ...range, a, aPlatform: p, b, bPlatform: p })}`));
+    const q = qs({ ...range, a, aPlatform: p, b, bPlatform: p });
+    const r = await get(dash(`/projects/${projectId}/releases/compare${q}`));
     if (!r.a || !r.b) return h('p.empty', 'One of these releases had no sessions in this range.');
     const rows = [
       ['Sessions', 'sessions', fmtCount], ['Users', 'users', fmtCount],
@@ -70,16 +77,21 @@ function compareView(projectId, range, platform, a, b) {
     const delta = (k) => {
       if (r.a[k] === null || r.b[k] === null) return '—';
       const d = Math.round((r.b[k] - r.a[k]) * 100) / 100;
-      return `${d > 0 ? '+' : ''}${d.toLocaleString('en')}${k.startsWith('crashFree') || k.startsWith('adoption') ? ' pts' : ''}`;
+      const pts = k.startsWith('crashFree') || k.startsWith('adoption') ? ' pts' : '';
+      return `${d > 0 ? '+' : ''}${d.toLocaleString('en')}${pts}`;
     };
-    const ci = (x) => (x.crashFreeSessionsInterval ? `${x.crashFreeSessionsInterval.low}–${x.crashFreeSessionsInterval.high}%` : '—');
+    const ci = (x) => {
+      const i = x.crashFreeSessionsInterval;
+      return i ? `${i.low}–${i.high}%` : '—';
+    };
     const series = [['a', r.a], ['b', r.b]].map(([k, x]) => ({
       label: versionName(x.appVersion), points: r.daily.filter((d) => d.release === k),
     }));
     const days = daysOf(r.from, r.to);
     return h('div',
       h('div.table-wrap', h('table.compare',
-        h('thead', h('tr', h('th', { scope: 'col' }, 'Figure'), h('th', { scope: 'col' }, `A: ${versionName(r.a.appVersion)}`),
+        h('thead', h('tr', h('th', { scope: 'col' }, 'Figure'),
+          h('th', { scope: 'col' }, `A: ${versionName(r.a.appVersion)}`),
           h('th', { scope: 'col' }, `B: ${versionName(r.b.appVersion)}`), h('th.num', { scope: 'col' }, 'B − A'))),
         h('tbody',
           rows.map(([label, k, f]) => h('tr', { dataset: { figure: k } },
@@ -91,7 +103,8 @@ function compareView(projectId, range, platform, a, b) {
       h('h3', `Sessions of ${versionName(r.b.appVersion)} (B)`),
       dailyChart(days.map((day) => {
         const p = series[1].points.find((q) => q.day === day);
-        return { day, sessions: p?.sessions ?? 0, crashFree: p ? Math.round((p.sessions * (p.crashFreeSessions ?? 100)) / 100) : 0 };
+        const crashFree = p ? Math.round((p.sessions * (p.crashFreeSessions ?? 100)) / 100) : 0;
+        return { day, sessions: p?.sessions ?? 0, crashFree };
       })));
   }, 'Comparing…');
   return box;
@@ -106,7 +119,8 @@ function releaseCells(projectId, x, platformRow) {
     h('td.num', { 'data-label': 'Crash-free users' }, crashFreeCell(x, 'crashFreeUsers')),
     h('td.num', { 'data-label': 'Adoption 24 h' }, pct(x.adoption24h)),
     h('td.num', { 'data-label': 'Adoption 7 d' }, pct(x.adoption7d)),
-    h('td.num', { 'data-label': 'New groups' }, x.newGroups && !platformRow ? h('a', { href: `#/p/${projectId}/crashes` }, fmtCount(x.newGroups)) : fmtCount(x.newGroups)),
+    h('td.num', { 'data-label': 'New groups' }, x.newGroups && !platformRow
+      ? h('a', { href: `#/p/${projectId}/crashes` }, fmtCount(x.newGroups)) : fmtCount(x.newGroups)),
     h('td.num', { 'data-label': 'Regressed' }, x.regressedGroups ? badge(fmtCount(x.regressedGroups), 'bad') : '0'),
     h('td', { 'data-label': 'Last seen (UTC)' }, fmtDate(x.lastSeenAt)),
   ];
@@ -121,22 +135,36 @@ export function releasesView(projectId, params) {
   const range = { from: utcDay(today - (RANGES[rangeKey] - 1) * 86_400_000), to: utcDay(today) };
   const base = `#/p/${projectId}/releases`;
   const go = (change) => navigate(base + qs({ ...params, ...change }));
-  const rangeSel = h('select', { id: 'r-range', onchange: (e) => go({ range: e.target.value, a: undefined, b: undefined, page: undefined }) },
+  const rangeSel = h('select', {
+    id: 'r-range', onchange: (e) => go({ range: e.target.value, a: undefined, b: undefined, page: undefined }),
+  },
     Object.keys(RANGES).map((k) => h('option', { value: k, selected: k === rangeKey }, `Last ${RANGES[k]} days`)));
-  const platformSel = h('select', { id: 'r-platform', onchange: (e) => go({ platform: e.target.value || undefined, page: undefined }) }, h('option', { value: '' }, 'all'));
+  const platformSel = h('select', {
+    id: 'r-platform', onchange: (e) => go({ platform: e.target.value || undefined, page: undefined }),
+  }, h('option', { value: '' }, 'all'));
   get(dash(`/projects/${projectId}/sessions/facets`)).then((f) => {
     for (const p of f.platforms) platformSel.append(h('option', { value: p, selected: p === params.platform }, p));
   }).catch(() => {});
   // The same order as the column headers, for a phone, where the table has no header row.
-  const sortSel = h('select', { id: 'r-sort', onchange: (e) => { const [k, o] = e.target.value.split(' '); go({ sort: k, order: o, page: undefined }); } },
-    Object.entries(SORTS).flatMap(([k, label]) => ['desc', 'asc'].map((o) => h('option', { value: `${k} ${o}`, selected: k === sort && o === order },
-      `${label}, ${k === 'version' ? (o === 'desc' ? 'newest first' : 'oldest first') : k === 'lastSeen' ? (o === 'desc' ? 'latest first' : 'earliest first') : (o === 'desc' ? 'highest first' : 'lowest first')}`))));
+  const sortSel = h('select', {
+    id: 'r-sort',
+    onchange: (e) => {
+      const [k, o] = e.target.value.split(' ');
+      go({ sort: k, order: o, page: undefined });
+    },
+  }, Object.entries(SORTS).flatMap(([k, label]) => ['desc', 'asc'].map((o) =>
+    h('option', { value: `${k} ${o}`, selected: k === sort && o === order }, `${label}, ${orderWords(k, o)}`))));
 
   const body = h('div');
   withLoading(body, async () => {
-    const r = await get(dash(`/projects/${projectId}/releases${qs({ ...range, platform: params.platform, page, limit: 50, sort, order })}`));
-    if (!r.data.length && r.total) return h('p.empty', 'No releases on this page. ', h('a', { href: base + qs({ ...params, page: undefined }) }, 'Go to the first page'));
-    if (!r.data.length) return h('p.empty', 'No sessions in this range yet. Releases appear as apps send sessions with an appVersion.');
+    const q = qs({ ...range, platform: params.platform, page, limit: 50, sort, order });
+    const r = await get(dash(`/projects/${projectId}/releases${q}`));
+    if (!r.data.length && r.total) {
+      return h('p.empty', 'No releases on this page. ', h('a', { href: base + qs({ ...params, page: undefined }) }, 'Go to the first page'));
+    }
+    if (!r.data.length) {
+      return h('p.empty', 'No sessions in this range yet. Releases appear as apps send sessions with an appVersion.');
+    }
     const days = daysOf(r.from, r.to);
     const versions = r.versions.map((v) => v.appVersion ?? '');
 
@@ -144,8 +172,10 @@ export function releasesView(projectId, params) {
       if (!key) return h('th', { scope: 'col', class: num ? 'num' : undefined }, label);
       const active = key === sort;
       const next = active && order === 'desc' ? 'asc' : 'desc';
-      return h('th', { scope: 'col', class: num ? 'num' : undefined, 'aria-sort': active ? (order === 'asc' ? 'ascending' : 'descending') : undefined },
-        h('a.sort', { href: base + qs({ ...params, sort: key, order: next, page: undefined }), title: `Sort by ${label.toLowerCase()}` },
+      const ariaSort = active ? (order === 'asc' ? 'ascending' : 'descending') : undefined;
+      const href = base + qs({ ...params, sort: key, order: next, page: undefined });
+      return h('th', { scope: 'col', class: num ? 'num' : undefined, 'aria-sort': ariaSort },
+        h('a.sort', { href, title: `Sort by ${label.toLowerCase()}` },
           label, active ? (order === 'asc' ? ' ▲' : ' ▼') : ''));
     };
     const rows = r.data.flatMap((x) => {
@@ -155,7 +185,8 @@ export function releasesView(projectId, params) {
           h('td', { 'data-label': 'Release' }, h('strong', versionName(x.appVersion)), ' ',
             x.platforms.map((p) => badge(p.platform ?? 'no platform', 'muted'))),
           releaseCells(projectId, x, false)),
-        many ? x.platforms.map((p) => h('tr.platform-row', { dataset: { release: `${x.appVersion ?? ''}|${p.platform ?? ''}` } },
+        many ? x.platforms.map((p) => h('tr.platform-row',
+          { dataset: { release: `${x.appVersion ?? ''}|${p.platform ?? ''}` } },
           h('td', { 'data-label': 'Platform' }, h('span.indent', '↳ '), p.platform ?? 'no platform'),
           releaseCells(projectId, p, true))) : [],
       ];
@@ -174,18 +205,22 @@ export function releasesView(projectId, params) {
             go({ chart: on.length ? on.join(',') : undefined });
           },
         }), ` ${versionName(v.appVersion)} (${fmtCount(v.sessions)})`))));
-    const series = charted.map((v) => ({ label: versionName(v || null), points: r.daily.filter((p) => (p.appVersion ?? '') === v) }));
+    const series = charted.map((v) => ({
+      label: versionName(v || null), points: r.daily.filter((p) => (p.appVersion ?? '') === v),
+    }));
 
     // Compare: newest against the one before it, unless picked.
     const a = versions.includes(params.a) ? params.a : (versions[1] ?? versions[0]);
     const b = versions.includes(params.b) ? params.b : versions[0];
-    const options = (sel) => r.versions.map((x) => h('option', { value: x.appVersion ?? '', selected: (x.appVersion ?? '') === sel }, versionName(x.appVersion)));
+    const options = (sel) => r.versions.map((x) =>
+      h('option', { value: x.appVersion ?? '', selected: (x.appVersion ?? '') === sel }, versionName(x.appVersion)));
     const selA = h('select', { id: 'r-a', onchange: (e) => go({ a: e.target.value, b }) }, options(a));
     const selB = h('select', { id: 'r-b', onchange: (e) => go({ a, b: e.target.value }) }, options(b));
     return h('div',
-      h('p.hint', `${fmtCount(r.total)} release${r.total === 1 ? '' : 's'} with sessions from ${r.from.slice(0, 10)} to ${utcDay(Date.parse(r.to) - 1)} (UTC days)`
-        + `${r.platform ? ` on ${r.platform}` : ', all platforms'} · crash-free: no fatal crash, with its 95 % confidence interval (Wilson score) · `
-        + '▼ worse: the interval lies wholly below the previous version\'s · sessions are exact; users above a few thousand are estimates (±0.8 %)'),
+      h('p.hint', `${fmtCount(r.total)} release${r.total === 1 ? '' : 's'} with sessions from ${r.from.slice(0, 10)} `
+        + `to ${utcDay(Date.parse(r.to) - 1)} (UTC days)${r.platform ? ` on ${r.platform}` : ', all platforms'} · `
+        + 'crash-free: no fatal crash, with its 95 % confidence interval (Wilson score) · ▼ worse: the interval lies '
+        + 'wholly below the previous version\'s · sessions are exact; users above a few thousand are estimates (±0.8 %)'),
       h('div.table-wrap', h('table.releases.stack-sm',
         h('thead', h('tr',
           header('Release', 'version'), header('Sessions', 'sessions', true), header('Users', null, true),
@@ -196,7 +231,9 @@ export function releasesView(projectId, params) {
       pager(r.page, r.pages, (p) => base + qs({ ...params, page: p }), 'Release pages'),
       h('h2', 'Trend'),
       picker,
-      hidden > 0 ? h('p.hint', { id: 'chart-hidden' }, `${hidden} release${hidden === 1 ? ' is' : 's are'} not in the charts: pick them above.`) : null,
+      hidden > 0
+        ? h('p.hint', { id: 'chart-hidden' }, `${hidden} release${hidden === 1 ? ' is' : 's are'} not in the charts: pick them above.`)
+        : null,
       h('div.release-charts',
         lineChart('Crash-free sessions per UTC day', series, days, (p) => p.crashFreeSessions, '%'),
         lineChart('Sessions per UTC day', series, days, (p) => p.sessions, '')),
