@@ -103,6 +103,9 @@ describe.skipIf(!hasChromium)('editing rules, testing webhooks, making scoped ke
       const [ctx, p] = await open(who, width, height, '#/projects');
       const card = p.locator('article.project', { hasText: 'Edges app' });
       await card.waitFor();
+      // where alerts go when the recipients list is empty: the team's members, not ALERT_EMAIL_TO
+      expect(await card.innerText()).toContain('Empty: every member of the team');
+      expect(await card.innerText()).not.toContain('ALERT_EMAIL_TO');
       const exportBox = card.locator('input[type=checkbox][value=export]');
       const uploadBox = card.locator('input[type=checkbox][value=upload]');
       if (who === owner) {

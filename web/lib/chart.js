@@ -13,7 +13,7 @@ const CHAR_W = 7.5;
  */
 export function axisWidth(labels) {
   const longest = Math.max(1, ...labels.map((l) => String(l).length));
-  return Math.ceil(10 + longest * CHAR_W);
+  return Math.max(30, Math.ceil(10 + longest * CHAR_W));
 }
 
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#4d7c0f', '#be185d'];
