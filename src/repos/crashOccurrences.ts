@@ -21,6 +21,14 @@ export interface OccurrenceRow {
   message: string; stack_trace: string; is_fatal: boolean; handled: boolean;
   /** the stack as the release's artifacts read it at record time ('' or absent: none) */
   symbolicated_stack?: string;
+  /** The crash context (clickhouse/008_crash_context.sql); absent on rows copied from the old layout. */
+  environment?: string;
+  level?: string;
+  tags?: Record<string, string>;
+  /** JSON text ('' when none) */
+  context?: string;
+  breadcrumbs?: string;
+  dropped?: string;
 }
 
 /** DateTime64 text as ClickHouse reads it in the column's time zone (UTC). */
