@@ -300,6 +300,12 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       });
     },
 
+    /** The group keys whose occurrences are the group's (none: no such group). */
+    async keysOf(projectId: string, groupId: string): Promise<string[]> {
+      const row = await groups.row(projectId, groupId);
+      return row ? [row.group_key] : [];
+    },
+
     /** The crash-group export: each page's counters come from ClickHouse. */
     export: groups.exportResource(async (projectId, rows) => (await withFacts(projectId, rows)).map(exportFields)),
 
