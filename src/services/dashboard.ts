@@ -7,6 +7,7 @@ import type { Actor, CrashBreakdown, CrashGroup, CrashGroupFacts, CrashGroupsSer
 import type { SessionListFilter, SessionsRepo } from '../repos/sessions.ts';
 import type { EventsRepo } from '../repos/events.ts';
 import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
+import type { OccurrenceScope } from '../repos/crashOccurrences.ts';
 
 /** The dashboard's shape of a crash group: the workflow's next steps instead of the alert. */
 export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
@@ -28,6 +29,7 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
   appVersions: g.appVersions,
   platforms: g.platforms,
   summarySource: g.summarySource,
+  level: g.level,
 });
 
 /**
@@ -75,11 +77,12 @@ export type SessionListQuery = Omit<SessionListFilter, 'from' | 'to'> & { from?:
  * service). Each goes to the owner of its table; this only presents and combines them.
  */
 export function dashboardService(d: { sessions: SessionsRepo; crashGroups: CrashGroupsService; events: EventsRepo; networkLogs: NetworkLogsRepo }) {
-  async function page(projectId: string, g: CrashGroup) {
-    const f = await d.crashGroups.facts(projectId, g.id);
-    const breakdown = await d.crashGroups.breakdown(projectId, g.id);
+  async function page(projectId: string, g: CrashGroup, only: OccurrenceScope = {}) {
+    const f = await d.crashGroups.facts(projectId, g.id, only);
+    const breakdown = await d.crashGroups.breakdown(projectId, g.id, only);
     const readableStack = f.latest ? await d.crashGroups.readableStack(projectId, f.latest) : null;
-    return crashPage(g, f, { breakdown, readableStack });
+    const environments = await d.crashGroups.environments(projectId, g.id);
+    return { ...crashPage(g, f, { breakdown, readableStack }), environments, environment: only.environment ?? null };
   }
 
   return {
@@ -114,15 +117,15 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
       return { ...r, data: r.data.map(dashboardGroup) };
     },
 
-    async crashGroup(projectId: string, groupId: string) {
+    async crashGroup(projectId: string, groupId: string, only: OccurrenceScope = {}) {
       const g = await d.crashGroups.get(projectId, groupId);
       if (!g) throw new NotFoundError('Crash group not found');
-      return page(projectId, g);
+      return page(projectId, g, only);
     },
 
-    async occurrences(projectId: string, groupId: string, page: number, limit: number) {
+    async occurrences(projectId: string, groupId: string, page: number, limit: number, only: OccurrenceScope = {}) {
       if (!(await d.crashGroups.get(projectId, groupId))) throw new NotFoundError('Crash group not found');
-      return d.crashGroups.occurrences(projectId, groupId, page, limit);
+      return d.crashGroups.occurrences(projectId, groupId, page, limit, only);
     },
 
     /** Any manual move (the one workflow, shared with the management API); answers the crash page. */
