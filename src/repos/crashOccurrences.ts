@@ -2,7 +2,7 @@ import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import { InsertBatcher, type QueueBudget } from '../stores/clickhouse/batcher.ts';
 import { isoMs } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
-import { mostSevere, type CrashLevel } from '../domain/crashContext.ts';
+import { mostSevere, type Breadcrumb, type CrashLevel, type DroppedField } from '../domain/crashContext.ts';
 
 /**
  * ClickHouse `crash_occurrences`: every occurrence of every group, append-only, keyed by the
@@ -115,6 +115,45 @@ const toOccurrence = (r: OccurrenceReadRow): CrashOccurrence => ({
   environment: r.environment,
 });
 
+interface DetailRow {
+  id: string; stack_trace: string; symbolicated_stack: string; handled: boolean | number;
+  tags: Record<string, string>; context: string; breadcrumbs: string; dropped: string;
+}
+
+/** One occurrence whole: the crash page's picker shows one at a time. */
+export interface OccurrenceDetail extends CrashOccurrence {
+  id: string;
+  stackTrace: string;
+  symbolicatedStack: string | null;
+  handled: boolean;
+  tags: Record<string, string>;
+  /** the context object (null when none was kept) */
+  context: Record<string, unknown> | null;
+  breadcrumbs: Breadcrumb[];
+  dropped: DroppedField[];
+}
+
+const jsonOr = <T>(text: string, empty: T): T => {
+  if (text === '') return empty;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return empty;
+  }
+};
+
+const toDetail = (r: OccurrenceReadRow & DetailRow): OccurrenceDetail => ({
+  ...toOccurrence(r),
+  id: r.id,
+  stackTrace: r.stack_trace,
+  symbolicatedStack: r.symbolicated_stack || null,
+  handled: Boolean(r.handled),
+  tags: r.tags,
+  context: jsonOr<Record<string, unknown> | null>(r.context, null),
+  breadcrumbs: jsonOr<Breadcrumb[]>(r.breadcrumbs, []),
+  dropped: jsonOr<DroppedField[]>(r.dropped, []),
+});
+
 const ONE_GROUP = 'project_id = {project:String} AND group_key = {key:String}';
 
 /** Which of a group's occurrences a read counts: some levels, one environment ('' = sent without one). */
@@ -208,6 +247,20 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
         appVersionCounts: versions.map((v) => ({ appVersion: v.v, occurrences: Number(v.n) })),
         latest: l ? { ...toOccurrence(l), stackTrace: l.stack_trace, symbolicatedStack: l.symbolicated_stack || null, handled: Boolean(l.handled) } : null,
       };
+    },
+
+    /**
+     * The `index`-th occurrence of a group, newest first (0: the latest), whole, with its crash
+     * context; and how many there are (of the environment, when one is given).
+     */
+    async occurrenceAt(projectId: string, groupKey: string, index: number, only: OccurrenceScope = {}): Promise<{ total: number; occurrence: OccurrenceDetail | null }> {
+      const scope = scopeOf(only);
+      const params = { project: projectId, key: groupKey, offset: index, ...scope.params };
+      const [total] = await ch.query<{ n: number }>(`SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
+      const [r] = await ch.query<OccurrenceReadRow & DetailRow>(
+        `SELECT ${OCCURRENCE_READ}, id, stack_trace, symbolicated_stack, handled, tags, context, breadcrumbs, dropped
+         FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP}${scope.where} ORDER BY occurred_at DESC, id LIMIT 1 OFFSET {offset:UInt64}`, params);
+      return { total: Number(total?.n ?? 0), occurrence: r ? toDetail(r) : null };
     },
 
     /** Of these group keys, those with no occurrence readable yet. */

@@ -8,6 +8,7 @@ import { chTime, type OccurrenceScope, type CrashBreakdown, type CrashGroupFacts
 import type { CrashingSession, SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
 import type { SymbolicationService } from './symbolication.ts';
+import type { FrameSource } from '../domain/symbolication/sourceContext.ts';
 import { ADMIN_ACTOR, recordHistory, SYSTEM_ACTOR, type Actor } from '../repos/crashGroupActivity.ts';
 
 export type RecordCrashResult =
@@ -116,7 +117,7 @@ export interface CrashGroupsDeps {
   sessions: SessionsRepo;
   outbox: OutboxRepo;
   /** Reads stacks with the release's uploaded source maps / R8 mappings (absent: stacks stay raw). */
-  symbols?: Pick<SymbolicationService, 'symbolicate'>;
+  symbols?: Pick<SymbolicationService, 'symbolicate'> & Partial<Pick<SymbolicationService, 'sourceContext'>>;
   /** A group had a new occurrence: its updatedAt moves (coalesced, services/index.ts). */
   touched?: (projectId: string, groupId: string) => void;
   /** A session's first fatal crash: release health's crash fact (services/releases.ts), committed before the session is flagged. */
@@ -294,6 +295,19 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         if (r.mapped > 0) return r.stack;
       }
       return o.symbolicatedStack;
+    },
+
+    /** The group's `index`-th occurrence, newest first, whole with its context (null: no group). */
+    async occurrenceAt(projectId: string, groupId: string, index: number, only: OccurrenceScope = {}) {
+      const row = await groups.row(projectId, groupId);
+      return row ? occurrences.occurrenceAt(projectId, row.group_key, index, only) : null;
+    },
+
+    /** Source lines around the frames of an occurrence's stack that its release's source maps map. */
+    async sourceLines(projectId: string, o: { sessionId: string; appVersion: string | null; stackTrace: string }): Promise<FrameSource[]> {
+      if (!d.symbols?.sourceContext) return [];
+      const session = await d.sessions.forCrash(projectId, o.sessionId);
+      return d.symbols.sourceContext(projectId, o.appVersion, session?.app_build_number ?? null, o.stackTrace);
     },
 
     /** The group's occurrences, newest first, each with the session it happened in. */

@@ -8,6 +8,10 @@ import type { SessionListFilter, SessionsRepo } from '../repos/sessions.ts';
 import type { EventsRepo } from '../repos/events.ts';
 import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
 import type { OccurrenceScope } from '../repos/crashOccurrences.ts';
+import { crashTimeline } from '../domain/crashTimeline.ts';
+
+/** The session events a crash's timeline shows at most (the breadcrumbs are bounded at ingest). */
+const TIMELINE_EVENTS = 100;
 
 /** The dashboard's shape of a crash group: the workflow's next steps instead of the alert. */
 export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
@@ -121,6 +125,25 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
       const g = await d.crashGroups.get(projectId, groupId);
       if (!g) throw new NotFoundError('Crash group not found');
       return page(projectId, g, only);
+    },
+
+    /**
+     * One occurrence of a group whole (0: the latest; the page's previous/next), with its crash
+     * context, its one timeline (the report's breadcrumbs and the session's events before the
+     * crash, the crash last) and the source lines around its mapped frames.
+     */
+    async occurrence(projectId: string, groupId: string, index: number, only: OccurrenceScope = {}) {
+      const r = await d.crashGroups.occurrenceAt(projectId, groupId, index, only);
+      if (!r) throw new NotFoundError('Crash group not found');
+      const o = r.occurrence;
+      if (!o) return { index, total: r.total, occurrence: null, timeline: [], source: [] };
+      const at = Date.parse(o.occurredAt);
+      const events = await d.events.before(projectId, o.sessionId, at, TIMELINE_EVENTS);
+      return {
+        index, total: r.total, occurrence: o,
+        timeline: crashTimeline(o.breadcrumbs, events, { at, message: o.message ?? '', level: o.level }),
+        source: await d.crashGroups.sourceLines(projectId, o),
+      };
     },
 
     async occurrences(projectId: string, groupId: string, page: number, limit: number, only: OccurrenceScope = {}) {

@@ -47,6 +47,21 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
     return dashboard.occurrences(req.params.projectId, req.params.groupId, req.query.page, req.query.limit, { environment: req.query.environment });
   });
 
+  app.get('/projects/:projectId/crash-groups/:groupId/occurrence', {
+    schema: {
+      tags, params: params('projectId', 'groupId'),
+      querystring: {
+        type: 'object',
+        properties: {
+          index: { type: 'integer', minimum: 0, maximum: 1_000_000, default: 0, description: '0: the latest occurrence, 1: the one before, …' },
+          environment: scopeQuery.environment,
+        },
+      },
+    },
+  }, async (req) => {
+    return dashboard.occurrence(req.params.projectId, req.params.groupId, req.query.index, { environment: req.query.environment });
+  });
+
   app.patch('/projects/:projectId/crash-groups/:groupId', {
     schema: {
       tags, params: params('projectId', 'groupId'),
