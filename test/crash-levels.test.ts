@@ -114,3 +114,34 @@ describe('levels and environments', () => {
     expect(bad.statusCode).toBe(422);
   });
 });
+
+describe('release health by environment', () => {
+  it('sessions carry an optional environment; release health filters on it; a crash without one takes its session\'s', async () => {
+    const start = async (environment: unknown) => {
+      const st = sessionStart({ startedAt: NOW - 600_000, ...(environment === undefined ? {} : { environment }) });
+      st.device.appVersion = '9.0';
+      expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(201);
+      return st.sessionId;
+    };
+    const prod = [await start('production'), await start('production'), await start('production')];
+    await start('staging');
+    await start('bad env!'); // ignored: the session is kept, without an environment
+    const crashed = prod[0]!;
+    const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash(crashed, { stackTrace: 'at envSite (e.js:1:1)', timestamp: NOW - 1000 }) });
+    expect(r.statusCode).toBe(201);
+    const row = async (q: string) => {
+      const x = await s.app.inject({ method: 'GET', url: `/export/releases${q}`, headers: auth });
+      expect(x.statusCode, x.body).toBe(200);
+      return x.json().data.find((d: { appVersion: string }) => d.appVersion === '9.0');
+    };
+    expect(await row('')).toMatchObject({ sessions: 5, crashedSessions: 1 });
+    expect(await row('?environment=production')).toMatchObject({ sessions: 3, crashedSessions: 1, crashFreeSessions: 66.667 });
+    expect(await row('?environment=staging')).toMatchObject({ sessions: 1, crashedSessions: 0 });
+    expect(await row('?environment=nowhere')).toBeUndefined();
+    const page = await dash('/releases?environment=production');
+    expect(page.environment).toBe('production');
+    expect(page.data.find((d: { appVersion: string }) => d.appVersion === '9.0')).toMatchObject({ sessions: 3 });
+    const occ = await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?environment=production', headers: auth });
+    expect(occ.json().data.map((o: { sessionId: string }) => o.sessionId)).toContain(crashed);
+  });
+});
