@@ -82,12 +82,25 @@ describe('levels and environments', () => {
     expect((await dash(`/crash-groups/${id}/occurrences?environment=production`)).total).toBe(2);
   });
 
+  it('a tag filters the list and its counts (the crash page chips link there)', async () => {
+    const TAGGED = 'at taggedSite (app.js:9:9)';
+    await report(TAGGED, { tags: { screen: 'cart', flow: 'a=b' } });
+    await report(TAGGED, { tags: { screen: 'home' } });
+    const cart = await dash(`/crash-groups?tag=${encodeURIComponent('screen=cart')}`);
+    expect(cart.data).toHaveLength(1);
+    expect(cart.data[0]).toMatchObject({ stackHead: TAGGED, occurrenceCount: 1 });
+    expect((await dash(`/crash-groups?tag=${encodeURIComponent('flow=a=b')}`)).data).toHaveLength(1);
+    expect((await dash(`/crash-groups?tag=${encodeURIComponent('screen=nowhere')}`)).data).toEqual([]);
+    const bad = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}/crash-groups?tag=novalue`, headers: a.headers });
+    expect(bad.statusCode).toBe(400);
+  });
+
   it('release health counts no message as a crash, nor a message group as a new crash group', async () => {
     const r = await s.app.inject({ method: 'GET', url: '/export/releases', headers: auth });
     expect(r.statusCode, r.body).toBe(200);
     const row = r.json().data.find((x: { appVersion: string }) => x.appVersion === '3.0');
-    // 8 sessions, 3 crashed fatally; the handled error and the 4 messages crash nothing
-    expect(row).toMatchObject({ sessions: 8, crashedSessions: 3, newGroups: 2 });
+    // 10 sessions, 5 crashed fatally (3 + 2 tagged); the handled error and the 4 messages crash nothing
+    expect(row).toMatchObject({ sessions: 10, crashedSessions: 5, newGroups: 3 });
   });
 
   it('a spike rule counts crashes and errors by default, and messages when its levels say so', async () => {

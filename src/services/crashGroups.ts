@@ -62,6 +62,8 @@ export interface CrashListOptions {
   sort?: 'lastSeen' | 'firstSeen' | 'occurrences' | 'users';
   levels?: readonly CrashLevel[];
   environment?: string;
+  /** only the occurrences with this tag (a chip of the crash page) */
+  tag?: { key: string; value: string };
 }
 
 /** The levels a crash list shows: messages only when asked for. */
@@ -244,12 +246,12 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async list(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number, opts: CrashListOptions = {}) {
       const rows = await groups.rows(projectId, status);
       const levels = listLevels(opts);
-      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key), { levels, environment: opts.environment });
+      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key), { levels, environment: opts.environment, tag: opts.tag });
       const key = SORT_KEY[opts.sort ?? 'lastSeen'];
       // A group whose first occurrence is not readable yet is listed from its own row, when its
       // default level is shown and no environment is asked for; one with occurrences, none of
       // them of the levels or environment asked for, is not.
-      const unread = opts.environment === undefined
+      const unread = opts.environment === undefined && opts.tag === undefined
         ? await occurrences.withoutOccurrences(projectId, rows.filter((r) => !facts.has(r.group_key)).map((r) => r.group_key))
         : new Set<string>();
       const shown = (r: GroupRow) => facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));
