@@ -58,7 +58,7 @@ export interface CrashContext {
   dropped: DroppedField[];
 }
 
-/** The optional fields as they arrive: anything at all (the schema does not type them, so they never fail the report). */
+/** The optional fields as they arrive: anything at all (untyped in the schema, so they never fail the report). */
 export interface RawCrashContext {
   environment?: unknown;
   userId?: unknown;
@@ -126,7 +126,8 @@ function sanitised(v: unknown, removed: { n: number }): unknown {
     for (const [k, x] of Object.entries(v)) {
       if (RESERVED_KEYS.has(k)) { removed.n++; continue; }
       // defineProperty: an own key never reaches a prototype, whatever its name
-      Object.defineProperty(out, cleanText(k), { value: sanitised(x, removed), enumerable: true, writable: true, configurable: true });
+      const value = sanitised(x, removed);
+      Object.defineProperty(out, cleanText(k), { value, enumerable: true, writable: true, configurable: true });
     }
     return out;
   }
@@ -149,8 +150,12 @@ export function resolveLevel(raw: unknown, isFatal: boolean): { level: CrashLeve
     return { level: fallback, reason: `must be one of ${CRASH_LEVELS.join(', ')}; ${fallback} used` };
   }
   const level = raw as CrashLevel;
-  if (isFatal && level !== 'fatal') return { level: 'fatal', reason: `"${level}" contradicts isFatal: true; fatal used` };
-  if (!isFatal && level === 'fatal') return { level: 'error', reason: '"fatal" contradicts isFatal: false; error used' };
+  if (isFatal && level !== 'fatal') {
+    return { level: 'fatal', reason: `"${level}" contradicts isFatal: true; fatal used` };
+  }
+  if (!isFatal && level === 'fatal') {
+    return { level: 'error', reason: '"fatal" contradicts isFatal: false; error used' };
+  }
   return { level };
 }
 
@@ -186,12 +191,18 @@ function boundContext(raw: unknown, drop: (field: string, reason: string) => voi
   if (raw === undefined || raw === null) return '';
   if (!isPlainObject(raw)) { drop('context', `must be an object, got ${kindOf(raw)}`); return ''; }
   // Depth first, iteratively: a value nested 100k deep must not reach a recursive walk.
-  if (nestsDeeperThan(raw, LIMITS.contextDepth)) { drop('context', `nests deeper than ${LIMITS.contextDepth} levels`); return ''; }
+  if (nestsDeeperThan(raw, LIMITS.contextDepth)) {
+    drop('context', `nests deeper than ${LIMITS.contextDepth} levels`);
+    return '';
+  }
   const removed = { n: 0 };
   const text = JSON.stringify(sanitised(raw, removed));
   if (removed.n > 0) drop('context', `${removed.n} reserved key(s) (__proto__, constructor, prototype) removed`);
   const bytes = utf8Bytes(text);
-  if (bytes > LIMITS.contextBytes) { drop('context', `larger than ${LIMITS.contextBytes} bytes as JSON (${bytes})`); return ''; }
+  if (bytes > LIMITS.contextBytes) {
+    drop('context', `larger than ${LIMITS.contextBytes} bytes as JSON (${bytes})`);
+    return '';
+  }
   return text === '{}' ? '' : text;
 }
 
@@ -214,20 +225,26 @@ function breadcrumb(raw: unknown, i: number, drop: (field: string, reason: strin
   }
   let level: Breadcrumb['level'] = 'info';
   if (raw.level !== undefined && raw.level !== null) {
-    if (typeof raw.level === 'string' && (BREADCRUMB_LEVELS as readonly string[]).includes(raw.level)) level = raw.level as Breadcrumb['level'];
+    const known = typeof raw.level === 'string' && (BREADCRUMB_LEVELS as readonly string[]).includes(raw.level);
+    if (known) level = raw.level as Breadcrumb['level'];
     else drop(field, `level must be one of ${BREADCRUMB_LEVELS.join(', ')}; info used`);
   }
   const out: Breadcrumb = { timestamp: ts, category: category.ok, message: cleanText(m), level };
   const data = raw.data;
   if (data !== undefined && data !== null) {
     if (!isPlainObject(data)) drop(`${field}.data`, `must be an object, got ${kindOf(data)}`);
-    else if (nestsDeeperThan(data, LIMITS.breadcrumbDataDepth)) drop(`${field}.data`, `nests deeper than ${LIMITS.breadcrumbDataDepth} levels`);
+    else if (nestsDeeperThan(data, LIMITS.breadcrumbDataDepth)) {
+      drop(`${field}.data`, `nests deeper than ${LIMITS.breadcrumbDataDepth} levels`);
+    }
     else {
       const removed = { n: 0 };
       const clean = sanitised(data, removed) as Record<string, unknown>;
       const bytes = utf8Bytes(JSON.stringify(clean));
       if (removed.n > 0) drop(`${field}.data`, `${removed.n} reserved key(s) removed`);
-      if (bytes > LIMITS.breadcrumbDataBytes) drop(`${field}.data`, `larger than ${LIMITS.breadcrumbDataBytes} bytes as JSON (${bytes})`);
+      if (bytes > LIMITS.breadcrumbDataBytes) {
+        drop(`${field}.data`, `larger than ${LIMITS.breadcrumbDataBytes} bytes as JSON (${bytes})`);
+      }
+
       else if (Object.keys(clean).length > 0) out.data = clean;
     }
   }

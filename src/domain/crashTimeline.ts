@@ -27,7 +27,9 @@ export function describeEvent(e: SessionEvent): string {
     case 'navigate': s = d.from ? `${text(d.from)} → ${text(d.to)}` : `→ ${text(d.to)}`; break;
     case 'tap': s = d.target ? `tap ${text(d.target)}` : `tap at ${text(d.x)}, ${text(d.y)}`; break;
     case 'custom': s = text(d.name); break;
-    case 'network': s = `${text(d.method)} ${text(d.url)} ${d.error ? text(d.error) : text(d.statusCode)}`.trim(); break;
+    case 'network':
+      s = `${text(d.method)} ${text(d.url)} ${d.error ? text(d.error) : text(d.statusCode)}`.trim();
+      break;
     default: s = e.type;
   }
   return s.length > 500 ? `${s.slice(0, 500)}…` : s;
@@ -42,7 +44,11 @@ export function crashTimeline(
   const entries: (TimelineEntry & { order: number })[] = [];
   breadcrumbs.forEach((b, i) => {
     if (b.timestamp > crash.at) return;
-    entries.push({ at: b.timestamp, source: 'breadcrumb', kind: b.category, level: b.level, message: b.message, data: b.data ?? null, order: i });
+    entries.push({
+      at: b.timestamp, source: 'breadcrumb', kind: b.category, level: b.level, message: b.message, data: b.data ?? null,
+      order: i,
+    });
+
   });
   events.forEach((e, i) => {
     if (e.at > crash.at) return;

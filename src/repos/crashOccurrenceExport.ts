@@ -5,7 +5,8 @@ import { concatParquet } from '../domain/parquetConcat.ts';
 import { chChunks, chCount, chPage, type ChKeyset, type ChSource } from './exportCore/clickhouse.ts';
 import { encodeRows } from './exportCore/postgres.ts';
 import type { ParquetColumn } from './exportCore/parquet.ts';
-import type { DateFilter, ExportResource, Row } from './exportCore/types.ts';
+import type { ChunkSize, DateFilter, Encoding, ExportResource, Row } from './exportCore/types.ts';
+
 import { OCCURRENCES } from './crashOccurrences.ts';
 
 /**
@@ -28,21 +29,28 @@ export const OCCURRENCE_FIELDS = [
   'tags', 'context', 'breadcrumbs', 'dropped',
 ] as const;
 
+const REQUIRED = new Set([
+  'id', 'sessionId', 'occurredAt', 'level', 'environment', 'message', 'stackTrace', 'isFatal', 'handled', 'tags',
+  'breadcrumbs', 'dropped',
+]);
+
 // Objects are JSON text in Parquet, as in CSV: one column, whatever their shape.
 const PARQUET: readonly ParquetColumn[] = OCCURRENCE_FIELDS.map((name) => ({
   name,
   type: name === 'occurredAt' ? 'timestamp' : name === 'isFatal' || name === 'handled' ? 'boolean' : 'string',
-  nullable: !['id', 'sessionId', 'occurredAt', 'level', 'environment', 'message', 'stackTrace', 'isFatal', 'handled', 'tags', 'breadcrumbs', 'dropped'].includes(name),
+  nullable: !REQUIRED.has(name),
 }));
 
 interface ChRow {
-  at: number; id: string; group_key: string; session_id: string; level: string; environment: string; user_id: string | null;
-  message: string; stack_trace: string; symbolicated_stack: string; is_fatal: boolean | number; handled: boolean | number;
-  platform: string | null; os_version: string | null; app_version: string | null; brand: string | null; model: string | null;
+  at: number; id: string; group_key: string; session_id: string; level: string; environment: string;
+  user_id: string | null; message: string; stack_trace: string; symbolicated_stack: string;
+  is_fatal: boolean | number; handled: boolean | number; platform: string | null; os_version: string | null;
+  app_version: string | null; brand: string | null; model: string | null;
   tags: Record<string, string>; context: string; breadcrumbs: string; dropped: string;
 }
 
-const SELECT = `toUnixTimestamp64Milli(occurred_at) AS at, id, group_key, toString(session_id) AS session_id, level, environment,
+const SELECT = `toUnixTimestamp64Milli(occurred_at) AS at, id, group_key, toString(session_id) AS session_id, level,
+  environment,
   user_id, message, stack_trace, symbolicated_stack, is_fatal, handled, platform, os_version, app_version, brand, model,
   tags, context, breadcrumbs, dropped`;
 
@@ -96,15 +104,22 @@ const parsed = (text: string, empty: unknown) => {
   }
 };
 
-const asText = (r: Row): Row =>
-  Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v]));
+const asText = (r: Row): Row => Object.fromEntries(
+  Object.entries(r).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v]),
+);
+
+
 
 export function crashOccurrenceExport(
   ch: ClickHouse,
-  groups: { byKeys(projectId: string, keys: string[]): Promise<{ id: string; group_key: string }[]>; byId(projectId: string, id: string): Promise<string[]> },
+  groups: {
+    byKeys(projectId: string, keys: string[]): Promise<{ id: string; group_key: string }[]>;
+    byId(projectId: string, id: string): Promise<string[]>;
+  },
 ): ExportResource<OccurrenceExportFilter> {
   async function shape(projectId: string, rows: ChRow[]): Promise<Row[]> {
-    const ids = new Map((await groups.byKeys(projectId, [...new Set(rows.map((r) => r.group_key))])).map((g) => [g.group_key, g.id]));
+    const known = await groups.byKeys(projectId, [...new Set(rows.map((r) => r.group_key))]);
+    const ids = new Map(known.map((g) => [g.group_key, g.id]));
     return rows.map((r) => ({
       id: r.id,
       // null: the group's row is being created by this very occurrence (the occurrence is written first)
@@ -140,7 +155,7 @@ export function crashOccurrenceExport(
   }
 
   /** ClickHouse's keyset chunks (bounded in rows and bytes) as JSON lines, each chunk shaped and encoded here. */
-  async function* chunks(projectId: string, f: OccurrenceExportFilter, enc: 'csv' | 'ndjson' | 'parquet', size: { rows: number; bytes: number }) {
+  async function* chunks(projectId: string, f: OccurrenceExportFilter, enc: Encoding, size: ChunkSize) {
     let first = true;
     for await (const buf of chChunks(ch, source(projectId, f), 'ndjson', size)) {
       const rows = buf.toString('utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as ChRow);
@@ -165,6 +180,7 @@ export function crashOccurrenceExport(
     async pageEncoded(projectId, f, offset, limit, enc) {
       return encode(await page(projectId, f, offset, limit), enc, true);
     },
-    chunks: (projectId, f, enc, size) => (enc === 'parquet' ? concatParquet(chunks(projectId, f, enc, size)) : chunks(projectId, f, enc, size)),
+    chunks: (projectId, f, enc, size) =>
+      (enc === 'parquet' ? concatParquet(chunks(projectId, f, enc, size)) : chunks(projectId, f, enc, size)),
   };
 }

@@ -157,7 +157,11 @@ const toDetail = (r: OccurrenceReadRow & DetailRow): OccurrenceDetail => ({
 const ONE_GROUP = 'project_id = {project:String} AND group_key = {key:String}';
 
 /** Which of a group's occurrences a read counts: some levels, one environment ('' = sent without one). */
-export interface OccurrenceScope { levels?: readonly string[]; environment?: string; tag?: { key: string; value: string } }
+export interface OccurrenceScope {
+  levels?: readonly string[];
+  environment?: string;
+  tag?: { key: string; value: string };
+}
 
 function scopeOf(s: OccurrenceScope): { where: string; params: Record<string, unknown> } {
   let where = '';
@@ -185,7 +189,9 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
    * The occurrences' aggregate per group, for the given groups of one project; with `only`, of
    * the occurrences of those levels / that environment (a group with none has no entry).
    */
-  async function factsOf(projectId: string, groupKeys: string[], only: OccurrenceScope = {}): Promise<Map<string, OccurrenceFacts>> {
+  async function factsOf(
+    projectId: string, groupKeys: string[], only: OccurrenceScope = {},
+  ): Promise<Map<string, OccurrenceFacts>> {
     if (groupKeys.length === 0) return new Map();
     const scope = scopeOf(only);
     // uniqExact(id), not count(): a retried report is a second physical row until a merge.
@@ -242,11 +248,14 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
       const scope = scopeOf(only);
       const params = { project: projectId, key: groupKey, ...scope.params };
       const inGroup = ONE_GROUP + scope.where;
-      const [agg] = await ch.query<{ u: number }>(`SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${inGroup}`, params);
+      const [agg] = await ch.query<{ u: number }>(
+        `SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${inGroup}`, params);
       const versions = await ch.query<{ v: string | null; n: number }>(
-        `SELECT app_version AS v, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${inGroup} GROUP BY app_version ORDER BY n DESC, v LIMIT 100`, params);
+        `SELECT app_version AS v, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${inGroup}
+         GROUP BY app_version ORDER BY n DESC, v LIMIT 100`, params);
       const [l] = await ch.query<OccurrenceReadRow & { stack_trace: string; symbolicated_stack: string; handled: boolean | number }>(
-        `SELECT ${OCCURRENCE_READ}, stack_trace, symbolicated_stack, handled FROM ${OCCURRENCES} WHERE ${inGroup} ORDER BY occurred_at DESC, id LIMIT 1`, params);
+        `SELECT ${OCCURRENCE_READ}, stack_trace, symbolicated_stack, handled FROM ${OCCURRENCES} WHERE ${inGroup}
+         ORDER BY occurred_at DESC, id LIMIT 1`, params);
       return {
         usersAffected: Number(agg?.u ?? 0),
         appVersionCounts: versions.map((v) => ({ appVersion: v.v, occurrences: Number(v.n) })),
@@ -258,13 +267,17 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
      * The `index`-th occurrence of a group, newest first (0: the latest), whole, with its crash
      * context; and how many there are (of the environment, when one is given).
      */
-    async occurrenceAt(projectId: string, groupKey: string, index: number, only: OccurrenceScope = {}): Promise<{ total: number; occurrence: OccurrenceDetail | null }> {
+    async occurrenceAt(
+      projectId: string, groupKey: string, index: number, only: OccurrenceScope = {},
+    ): Promise<{ total: number; occurrence: OccurrenceDetail | null }> {
       const scope = scopeOf(only);
       const params = { project: projectId, key: groupKey, offset: index, ...scope.params };
-      const [total] = await ch.query<{ n: number }>(`SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
+      const [total] = await ch.query<{ n: number }>(
+        `SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
       const [r] = await ch.query<OccurrenceReadRow & DetailRow>(
         `SELECT ${OCCURRENCE_READ}, id, stack_trace, symbolicated_stack, handled, tags, context, breadcrumbs, dropped
-         FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP}${scope.where} ORDER BY occurred_at DESC, id LIMIT 1 OFFSET {offset:UInt64}`, params);
+         FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP}${scope.where}
+         ORDER BY occurred_at DESC, id LIMIT 1 OFFSET {offset:UInt64}`, params);
       return { total: Number(total?.n ?? 0), occurrence: r ? toDetail(r) : null };
     },
 
@@ -272,7 +285,8 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     async withoutOccurrences(projectId: string, groupKeys: string[]): Promise<Set<string>> {
       if (groupKeys.length === 0) return new Set();
       const rows = await ch.query<{ k: string }>(
-        `SELECT DISTINCT group_key AS k FROM ${OCCURRENCES} WHERE project_id = {project:String} AND group_key IN {keys:Array(String)}`,
+        `SELECT DISTINCT group_key AS k FROM ${OCCURRENCES}
+         WHERE project_id = {project:String} AND group_key IN {keys:Array(String)}`,
         { project: projectId, keys: groupKeys });
       const seen = new Set(rows.map((r) => r.k));
       return new Set(groupKeys.filter((k) => !seen.has(k)));
@@ -281,7 +295,8 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     /** The environments of a group's occurrences, most occurrences first (at most 50). */
     async environments(projectId: string, groupKey: string): Promise<{ environment: string; occurrences: number }[]> {
       const rows = await ch.query<{ e: string; n: number }>(
-        `SELECT environment AS e, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP} GROUP BY e ORDER BY n DESC, e LIMIT 50`,
+        `SELECT environment AS e, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}
+         GROUP BY e ORDER BY n DESC, e LIMIT 50`,
         { project: projectId, key: groupKey });
       return rows.map((r) => ({ environment: r.e, occurrences: Number(r.n) }));
     },
@@ -292,7 +307,8 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
       const params = { project: projectId, key: groupKey, ...scope.params };
       const by = async (expr: string): Promise<BreakdownRow[]> =>
         (await ch.query<{ v: string | null; n: number; d: number }>(
-          `SELECT ${expr} AS v, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}
+          `SELECT ${expr} AS v, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d FROM ${OCCURRENCES}
+           WHERE ${ONE_GROUP}${scope.where}
            GROUP BY v ORDER BY d DESC, n DESC, v LIMIT 20`, params)).map((r) => ({ value: r.v, occurrences: Number(r.n), devices: Number(r.d) }));
       return {
         platforms: await by('platform'),
@@ -307,10 +323,12 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     async page(projectId: string, groupKey: string, page: number, limit: number, only: OccurrenceScope = {}) {
       const scope = scopeOf(only);
       const params = { project: projectId, key: groupKey, limit, offset: (page - 1) * limit, ...scope.params };
-      const [total] = await ch.query<{ n: number }>(`SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
+      const [total] = await ch.query<{ n: number }>(
+        `SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
       // FINAL: a retried report is one occurrence in the list, as in the count.
       const rows = await ch.query<OccurrenceReadRow>(
-        `SELECT ${OCCURRENCE_READ} FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP}${scope.where} ORDER BY occurred_at DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, params);
+        `SELECT ${OCCURRENCE_READ} FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP}${scope.where}
+         ORDER BY occurred_at DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, params);
       return pageEnvelope(rows.map(toOccurrence), Number(total?.n ?? 0), page, limit);
     },
 
@@ -323,7 +341,9 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
         // Messages (info, warning) are no crash: a group of messages is not a new crash group.
       `SELECT v, p, count() AS n FROM (
            SELECT group_key, ifNull(platform, '') AS p, argMin(ifNull(app_version, ''), (occurred_at, id)) AS v
-           FROM ${OCCURRENCES} WHERE project_id = {project:String} AND level NOT IN ('warning', 'info') GROUP BY group_key, p)
+           FROM ${OCCURRENCES} WHERE project_id = {project:String} AND level NOT IN ('warning', 'info')
+           GROUP BY group_key, p)
+
          GROUP BY v, p`,
         { project: projectId },
       );

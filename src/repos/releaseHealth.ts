@@ -33,6 +33,8 @@ const sec = (ms: number) => Math.floor(ms / 1000);
 const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const onePlatform = (p: string | undefined) => (p === undefined ? '' : ' AND platform = {platform:String}');
 const key = (x: { v: string; p: string }) => `${x.p}\u0000${x.v}`;
+const oneEnvironment = (e: string | undefined) => (e === undefined ? '' : ' AND environment = {env:String}');
+
 
 export function releaseHealthRepo(ch: ClickHouse) {
   return {
@@ -47,10 +49,14 @@ export function releaseHealthRepo(ch: ClickHouse) {
            uniqCombinedMerge(14)(crashed_sessions) AS cs, uniqCombinedMerge(14)(crashed_users) AS cu,
            grouping(d) AS whole
          FROM ${r.environment === undefined ? DAILY : ENV_DAILY}
-         WHERE project_id = {project:String}${r.environment === undefined ? '' : ' AND environment = {env:String}'}${onePlatform(r.platform)}
+         WHERE project_id = {project:String}${oneEnvironment(r.environment)}${onePlatform(r.platform)}
            AND day >= {from:Date} AND day < {to:Date}
          GROUP BY GROUPING SETS ((d, v, p), (v, p))`,
-        { project: projectId, platform: r.platform ?? '', env: r.environment ?? '', from: date(r.fromMs), to: date(r.toMs) },
+        {
+          project: projectId, platform: r.platform ?? '', env: r.environment ?? '', from: date(r.fromMs),
+          to: date(r.toMs),
+        },
+
       );
       const out: RangeFigures = { totals: [], daily: [] };
       for (const x of rows) {

@@ -136,7 +136,9 @@ export interface CrashingSession {
   environment?: string | null;
 }
 
-const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, app_build_number, started_at, environment';
+const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, '
+  + 'device_fingerprint, app_build_number, started_at, environment';
+
 
 /** A session as release health counts it (repos/sessionFacts.ts). */
 export interface SessionFactSource {
@@ -146,7 +148,9 @@ export interface SessionFactSource {
   environment?: string | null;
 }
 
-const FACT_COLUMNS = 'project_id::text AS project_id, id::text AS id, started_at, app_version, platform, user_id, device_fingerprint, status, environment';
+const FACT_COLUMNS = 'project_id::text AS project_id, id::text AS id, started_at, app_version, platform, user_id, '
+  + 'device_fingerprint, status, environment';
+
 
 /** Counts of stored events per session: they live in another store (ClickHouse). */
 export type EventCounts = (projectId: string, sessionIds: string[]) => Promise<Map<string, number>>;

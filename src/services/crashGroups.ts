@@ -1,10 +1,13 @@
 import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { isoMs, isoTime } from '../domain/time.ts';
-import { boundCrashContext, CRASH_LIST_LEVELS, isMessageLevel, MESSAGE_LEVELS, type CrashLevel, type RawCrashContext } from '../domain/crashContext.ts';
+import {
+  boundCrashContext, CRASH_LIST_LEVELS, isMessageLevel, MESSAGE_LEVELS, type CrashLevel, type RawCrashContext,
+} from '../domain/crashContext.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { CRASH_FIELDS, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
-import { chTime, type OccurrenceScope, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
+import type { OccurrenceScope } from '../repos/crashOccurrences.ts';
+import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
 import type { CrashingSession, SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
 import type { SymbolicationService } from './symbolication.ts';
@@ -246,15 +249,17 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async list(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number, opts: CrashListOptions = {}) {
       const rows = await groups.rows(projectId, status);
       const levels = listLevels(opts);
-      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key), { levels, environment: opts.environment, tag: opts.tag });
+      const only = { levels, environment: opts.environment, tag: opts.tag };
+      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key), only);
       const key = SORT_KEY[opts.sort ?? 'lastSeen'];
       // A group whose first occurrence is not readable yet is listed from its own row, when its
       // default level is shown and no environment is asked for; one with occurrences, none of
       // them of the levels or environment asked for, is not.
       const unread = opts.environment === undefined && opts.tag === undefined
-        ? await occurrences.withoutOccurrences(projectId, rows.filter((r) => !facts.has(r.group_key)).map((r) => r.group_key))
+        ? await occurrences.withoutOccurrences(projectId, rows.map((r) => r.group_key).filter((k) => !facts.has(k)))
         : new Set<string>();
-      const shown = (r: GroupRow) => facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));
+      const shown = (r: GroupRow) =>
+        facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));
       const all = rows.filter(shown)
         .map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
         .filter((g) => opts.kind === undefined || opts.kind === 'message' || g.isFatal === (opts.kind === 'fatal'))
@@ -306,7 +311,10 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     },
 
     /** Source lines around the frames of an occurrence's stack that its release's source maps map. */
-    async sourceLines(projectId: string, o: { sessionId: string; appVersion: string | null; stackTrace: string }): Promise<FrameSource[]> {
+    async sourceLines(
+      projectId: string, o: { sessionId: string; appVersion: string | null; stackTrace: string },
+    ): Promise<FrameSource[]> {
+
       if (!d.symbols?.sourceContext) return [];
       const session = await d.sessions.forCrash(projectId, o.sessionId);
       return d.symbols.sourceContext(projectId, o.appVersion, session?.app_build_number ?? null, o.stackTrace);

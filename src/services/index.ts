@@ -104,7 +104,9 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     }),
     exports: exportService({
       endpoints: exportEndpoints({
-        sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export, releases: releases.export,
+        sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export,
+        releases: releases.export,
+
         crashOccurrences: crashOccurrenceExport(stores.ch, { byKeys: groupRows.byKeys, byId: crashGroups.keysOf }),
       }),
       chunkRows: config.exportChunkRows,

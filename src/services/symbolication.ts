@@ -95,7 +95,9 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
     return maps;
   }
 
-  async function read(projectId: string, appVersion: string | null, build: string | null, stack: string, message: string): Promise<SymbolicatedStack> {
+  async function read(
+    projectId: string, appVersion: string | null, build: string | null, stack: string, message: string,
+  ): Promise<SymbolicatedStack> {
     const unchanged = { stack, message, mapped: 0 };
     const refs = await refsFor(projectId, appVersion, build);
     if (refs.length === 0) return unchanged;
@@ -124,7 +126,10 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
      * `sourcesContent` (bounded: domain/symbolication/sourceContext.ts); [] when none does or an
      * artifact cannot be read.
      */
-    async sourceContext(projectId: string, appVersion: string | null, build: string | null, stack: string): Promise<FrameSource[]> {
+    async sourceContext(
+      projectId: string, appVersion: string | null, build: string | null, stack: string,
+    ): Promise<FrameSource[]> {
+
       try {
         const refs = await refsFor(projectId, appVersion, build);
         if (!refs.some((a) => a.kind === 'sourcemap')) return [];

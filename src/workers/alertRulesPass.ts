@@ -10,7 +10,10 @@ import { projectsRepo } from '../repos/projects.ts';
 import { enqueueJob, RULE_EMAIL_JOB } from '../repos/outbox.ts';
 import { webhookTargets } from '../repos/webhooks.ts';
 import { enqueueDelivery } from '../repos/webhookDeliveries.ts';
-import { crashFreePercent, describeFiring, levelsCounted, ruleTransitions, type AlertRule, type Measure } from '../domain/alertRules.ts';
+import {
+  crashFreePercent, describeFiring, levelsCounted, ruleTransitions, type AlertRule, type Measure,
+} from '../domain/alertRules.ts';
+
 import { crashGroupLink } from '../domain/crashAlert.ts';
 import { deliveryBody } from '../domain/webhooks.ts';
 import { loggableError } from '../domain/log.ts';

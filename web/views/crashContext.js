@@ -12,7 +12,8 @@ const userText = (tag, text) => h(tag, { dir: 'auto' }, text);
 // In JSON shown as code, bidi controls are written as escapes: an override character would
 // otherwise reorder the rest of its line (keys, quotes) on screen.
 const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-const shownJson = (v, indent) => JSON.stringify(v, null, indent).replace(BIDI, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const escapeBidi = (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+const shownJson = (v, indent) => JSON.stringify(v, null, indent).replace(BIDI, escapeBidi);
 
 /** Tags as chips, each a link to the crash list of the occurrences with that tag. */
 function tagChips(projectId, tags) {
@@ -34,22 +35,29 @@ function droppedBlock(dropped) {
 function timelineBlock(entries) {
   if (entries.length <= 1) return h('p.hint', 'No breadcrumbs or session events before this crash.');
   return h('ol.timeline.crash-trail', entries.map((e) => {
-    const cls = e.source === 'crash' ? '.tl-crash' : e.source === 'event' ? `.tl-${e.kind}${e.level === 'error' ? '.tl-failed' : ''}` : '.tl-breadcrumb';
+    const failed = e.level === 'error' ? '.tl-failed' : '';
+    const cls = e.source === 'crash' ? '.tl-crash' : e.source === 'event' ? `.tl-${e.kind}${failed}` : '.tl-breadcrumb';
+    const level = e.level && e.level !== 'info' ? ` · ${e.level}` : '';
+    const note = e.source === 'breadcrumb' ? `breadcrumb${level}` : e.source === 'event' ? 'event' : e.level;
     return h(`li.tl${cls}`, { dataset: { source: e.source } },
       h('span.tl-time', fmtTime(new Date(e.at).toISOString())),
       h('span.tl-type', { dir: 'auto' }, e.kind),
       h('span.tl-body',
         userText('span', e.message || '—'),
         e.source === 'breadcrumb' && e.data ? h('code.props', { dir: 'ltr' }, shownJson(e.data)) : null),
-      h('span.tl-seq.hint', e.source === 'breadcrumb' ? `breadcrumb${e.level && e.level !== 'info' ? ` · ${e.level}` : ''}` : e.source === 'event' ? 'event' : e.level));
+      h('span.tl-seq.hint', note));
   }));
 }
 
 /** Source lines around each frame a source map maps (from its sourcesContent), the frame's own line marked. */
 export function sourceBlock(frames) {
-  if (!frames.length) return h('p.hint', 'No source lines: no source map of this release with sourcesContent maps these frames.');
-  return h('div.source-frames', frames.map((f) => h(`div.source-frame${f.inApp ? '' : '.library'}`, { dataset: { frame: f.index } },
-    h('p.source-where', h('code', { dir: 'ltr' }, `${f.file}:${f.line}${f.column ? `:${f.column}` : ''}`), f.inApp ? null : h('span.hint', ' · library')),
+  if (!frames.length) {
+    return h('p.hint', 'No source lines: no source map of this release with sourcesContent maps these frames.');
+  }
+  return h('div.source-frames', frames.map((f) => h(`div.source-frame${f.inApp ? '' : '.library'}`,
+    { dataset: { frame: f.index } },
+    h('p.source-where', h('code', { dir: 'ltr' }, `${f.file}:${f.line}${f.column ? `:${f.column}` : ''}`),
+      f.inApp ? null : h('span.hint', ' · library')),
     f.lines.length
       ? h('pre.source', { tabindex: '0' }, f.lines.map((l) => h(`span.src-line${l.line === f.line ? '.src-here' : ''}`,
         h('span.src-no', { 'aria-hidden': 'true' }, String(l.line).padStart(5, ' ')), ' ', l.text, '\n')))
@@ -68,25 +76,35 @@ export function occurrenceBlock(projectId, groupId, environment) {
     if (!o) return h('p.empty', 'No occurrence stored.');
     const fact = (k, v) => [h('dt', k), h('dd', v === null || v === undefined || v === '' ? '—' : v)];
     const nav = h('nav.pager', { 'aria-label': 'Occurrences' },
-      h('button', { type: 'button', disabled: r.index <= 0, dataset: { go: 'newer' }, onclick: () => show(r.index - 1) }, '← Newer'),
+      h('button', {
+        type: 'button', disabled: r.index <= 0, dataset: { go: 'newer' }, onclick: () => show(r.index - 1),
+      }, '← Newer'),
+
       h('span', { id: 'occurrence-position' }, `Occurrence ${fmtCount(r.index + 1)} of ${fmtCount(r.total)}`),
-      h('button', { type: 'button', disabled: r.index + 1 >= r.total, dataset: { go: 'older' }, onclick: () => show(r.index + 1) }, 'Older →'));
+      h('button', {
+        type: 'button', disabled: r.index + 1 >= r.total, dataset: { go: 'older' }, onclick: () => show(r.index + 1),
+      }, 'Older →'));
+    const sessionLink = `#/p/${projectId}/sessions/${o.sessionId}?crash=${encodeURIComponent(o.occurredAt)}`;
     return h('div', { dataset: { occurrence: o.id } },
       nav,
       h('dl.facts.occurrence-facts',
         fact('Time', fmtDate(o.occurredAt)),
         fact('Level', levelBadge(o.level)),
-        fact('Environment', o.environment ? h('span', { id: 'occ-env', dir: 'auto' }, o.environment) : h('span.hint', 'none sent')),
+        fact('Environment', o.environment
+          ? h('span', { id: 'occ-env', dir: 'auto' }, o.environment) : h('span.hint', 'none sent')),
         fact('User', o.userId ? h('span', { id: 'occ-user', dir: 'auto' }, o.userId) : h('span.hint', 'no user id')),
         fact('App version', o.appVersion),
         fact('Device', [o.brand, o.model].filter(Boolean).join(' ') || null),
-        fact('Session', h('a', { href: `#/p/${projectId}/sessions/${o.sessionId}?crash=${encodeURIComponent(o.occurredAt)}` }, h('span.mono', o.sessionId.slice(0, 8)), ' at the crash →'))),
+        fact('Session', h('a', { href: sessionLink }, h('span.mono', o.sessionId.slice(0, 8)), ' at the crash →'))),
       droppedBlock(o.dropped),
       h('h3', 'Tags'), tagChips(projectId, o.tags),
       h('h3', 'Context'),
-      o.context ? h('pre.context-json', { tabindex: '0', dir: 'ltr' }, shownJson(o.context, 2)) : h('p.hint', 'No context.'),
+      o.context
+        ? h('pre.context-json', { tabindex: '0', dir: 'ltr' }, shownJson(o.context, 2))
+        : h('p.hint', 'No context.'),
       h('h3', 'Before the crash'),
-      h('p.hint', 'Breadcrumbs the SDK sent and the events flightrec stored for the session, in time order (UTC); the crash last.'),
+      h('p.hint', 'Breadcrumbs the SDK sent and the events flightrec stored for the session, in time order (UTC); '
+        + 'the crash last.'),
       timelineBlock(r.timeline),
       h('h3', 'Source'),
       sourceBlock(r.source));
@@ -99,7 +117,9 @@ export function occurrenceBlock(projectId, groupId, environment) {
 export function environmentPicker(g, onPick) {
   const envs = g.environments ?? [];
   if (envs.length <= 1 && !g.environment) return null;
-  const sel = h('select', { id: 'crash-env', onchange: (e) => onPick(e.target.value === '*' ? undefined : e.target.value) },
+  const pick = (e) => onPick(e.target.value === '*' ? undefined : e.target.value);
+  const sel = h('select', { id: 'crash-env', onchange: pick },
+
     h('option', { value: '*', selected: g.environment === null }, 'all environments'),
     envs.map((e) => h('option', { value: e.environment, selected: g.environment === e.environment },
       `${e.environment || '(none)'} · ${fmtCount(e.occurrences)}`)));

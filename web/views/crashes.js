@@ -11,7 +11,10 @@ const ACTION = { acknowledged: 'Acknowledge', resolved: 'Resolve', ignored: 'Ign
 const kind = (g) => (g.isFatal ? 'fatal' : 'non-fatal') + (g.handled ? ', handled' : '');
 // Fatal crashes and (handled or unhandled) non-fatal errors, told apart at a glance.
 const kindBadge = (g) => (g.isFatal ? badge('Fatal crash', 'bad') : badge(g.handled ? 'Handled error' : 'Non-fatal error', 'warn'));
-const KINDS = [['', 'crashes & errors'], ['fatal', 'fatal crashes'], ['nonfatal', 'handled & non-fatal errors'], ['message', 'messages (info, warning)']];
+const KINDS = [
+  ['', 'crashes & errors'], ['fatal', 'fatal crashes'], ['nonfatal', 'handled & non-fatal errors'],
+  ['message', 'messages (info, warning)'],
+];
 const SORTS = [['lastSeen', 'last seen'], ['firstSeen', 'first seen'], ['occurrences', 'occurrences'], ['users', 'users affected']];
 const device = (o) => [o.brand, o.model].filter(Boolean).join(' ') || '—';
 const platformLine = (o) => [o.platform, o.osVersion].filter(Boolean).join(' ');
@@ -31,8 +34,14 @@ export function crashesView(projectId, params) {
   const envInput = environmentFilter(base, params);
   const list = h('div');
   withLoading(list, async () => {
-    const r = await get(dash(`/projects/${projectId}/crash-groups${qs({ status: params.status, kind: params.kind, sort: params.sort, environment: params.environment, tag: params.tag, page, limit: 50 })}`));
-    if (!r.data.length) return h('p.empty', params.status || params.kind || params.environment !== undefined || params.tag ? 'No crash groups match these filters.' : 'No crashes reported. 🎉');
+    const { status, kind, sort, environment, tag } = params;
+    const q = qs({ status, kind, sort, environment, tag, page, limit: 50 });
+    const r = await get(dash(`/projects/${projectId}/crash-groups${q}`));
+    const filtered = status || kind || environment !== undefined || tag;
+    if (!r.data.length) {
+      return h('p.empty', filtered ? 'No crash groups match these filters.' : 'No crashes reported. 🎉');
+    }
+
     return h('div',
       h('p.hint', `${fmtCount(r.total)} crash group${r.total === 1 ? '' : 's'} · times in UTC`),
       h('div.table-wrap', h('table.crashes.stack-sm',
@@ -66,7 +75,9 @@ export function crashesView(projectId, params) {
 
 /** The list's environment filter: typed (production, staging…); empty shows every environment. */
 function environmentFilter(base, params) {
-  const input = h('input', { id: 'c-env', value: params.environment ?? '', placeholder: 'any', maxlength: '64', autocomplete: 'off', size: '12' });
+  const input = h('input', {
+    id: 'c-env', value: params.environment ?? '', placeholder: 'any', maxlength: '64', autocomplete: 'off', size: '12',
+  });
   const form = h('form', {
     onsubmit: (e) => {
       e.preventDefault();
@@ -245,7 +256,9 @@ export function crashView(projectId, groupId, params = {}) {
           }, 'Reading the stack again…')))
         : h('pre.stack', { tabindex: '0' }, g.stackHead),
       h('h2', 'One occurrence'),
-      h('p.hint', 'Its environment, level, user, tags and context, the trail before the crash, and the source around its frames.'),
+      h('p.hint', 'Its environment, level, user, tags and context, the trail before the crash, '
+        + 'and the source around its frames.'),
+
       occurrenceBlock(projectId, groupId, environment),
       h('h2', 'Occurrences'),
       occ,

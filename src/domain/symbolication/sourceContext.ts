@@ -23,7 +23,8 @@ export interface FrameSource {
   lines: SourceLine[];
 }
 
-const LIBRARY = /(?:^|\/)(?:node_modules|bower_components|jspm_packages)\/|^webpack\/(?:bootstrap|runtime)|^\(webpack\)/;
+const LIBRARY =
+  /(?:^|\/)(?:node_modules|bower_components|jspm_packages)\/|^webpack\/(?:bootstrap|runtime)|^\(webpack\)/;
 
 /** The lines [from, to] (1-based) of a text, without splitting all of it. */
 function linesOf(content: string, from: number, to: number): SourceLine[] {
@@ -80,7 +81,9 @@ export function sourceContext(stack: string, mapFor: (path: string) => TraceMap 
     if (pos.source === null || pos.line === null) continue;
     const content = sourceContentFor(map, pos.source);
     const file = readableSource(pos.source);
-    const around = content ? bounded(linesOf(content, Math.max(1, pos.line - SOURCE_LIMITS.radius), pos.line + SOURCE_LIMITS.radius), pos.line) : [];
+    const from = Math.max(1, pos.line - SOURCE_LIMITS.radius);
+    const around = content ? bounded(linesOf(content, from, pos.line + SOURCE_LIMITS.radius), pos.line) : [];
+
     out.push({
       index: i, file, line: pos.line, column: pos.column === null ? null : pos.column + 1,
       inApp: !LIBRARY.test(file), lines: around,

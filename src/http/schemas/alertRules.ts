@@ -21,8 +21,10 @@ const ruleFields = {
   webhookIds: { type: 'array', maxItems: 20, items: uuid },
   enabled: { type: 'boolean' },
   levels: {
-    type: ['array', 'null'], minItems: 1, maxItems: 4, uniqueItems: true, items: { type: 'string', enum: ['fatal', 'error', 'warning', 'info'] },
-    description: "spike: the crash levels counted; null (default): fatal and error. ['warning', 'info'] alerts on messages",
+    type: ['array', 'null'], minItems: 1, maxItems: 4, uniqueItems: true,
+    items: { type: 'string', enum: ['fatal', 'error', 'warning', 'info'] },
+    description: "spike: the crash levels counted; null (default): fatal and error. ['warning', 'info']: messages",
+
   },
 } as const;
 

@@ -52,7 +52,10 @@ export const releasesQuery = {
     from: dateParam('inclusive, on the session start, to the hour; default: 14 days before to'),
     to: dateParam('inclusive; a date-only value includes that whole UTC day; default: now. At most 366 days'),
     platform: { type: 'string', maxLength: 50, description: 'only this platform (ios, android, …); the adoption shares are then of that platform' },
-    environment: { type: 'string', maxLength: 64, description: 'only sessions started in this environment (sessions, users, crashes); adoption stays over every environment' },
+    environment: {
+      type: 'string', maxLength: 64,
+      description: 'only sessions started in this environment (sessions, users, crashes); adoption: every environment',
+    },
   },
 } as const;
 
@@ -62,8 +65,14 @@ export const crashOccurrencesQuery = {
     ...common,
     from: dateParam('inclusive, on occurredAt'),
     to: dateParam('inclusive, on occurredAt; a date-only value includes that whole UTC day'),
-    groupId: { type: 'string', format: 'uuid', description: "only this crash group's occurrences (404 when it is not the project's)" },
-    environment: { type: 'string', maxLength: 64, description: 'only this environment ("" for occurrences sent without one)' },
+    groupId: {
+      type: 'string', format: 'uuid', description: "only this crash group's occurrences (404: not the project's)",
+
+    },
+    environment: {
+      type: 'string', maxLength: 64, description: 'only this environment ("" for occurrences sent without one)',
+    },
+
     level: { type: 'string', maxLength: 64, description: 'comma-separated levels: fatal, error, warning, info' },
   },
 } as const;

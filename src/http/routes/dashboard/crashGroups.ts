@@ -5,7 +5,10 @@ import { paging, params, projectAccess, tags } from './common.ts';
 import type { CrashLevel } from '../../../domain/crashContext.ts';
 
 const scopeQuery = {
-  level: { type: 'string', maxLength: 64, pattern: '^(fatal|error|warning|info)(,(fatal|error|warning|info)){0,3}$', description: 'comma-separated levels counted (default: fatal,error; kind=message: warning,info)' },
+  level: {
+    type: 'string', maxLength: 64, pattern: '^(fatal|error|warning|info)(,(fatal|error|warning|info)){0,3}$',
+    description: 'comma-separated levels counted (default: fatal,error; kind=message: warning,info)',
+  },
   environment: { type: 'string', maxLength: 64, description: 'only the occurrences of this environment' },
 } as const;
 
@@ -21,7 +24,8 @@ function tagParam(v: string | undefined): { key: string; value: string } | undef
   return { key: v.slice(0, i), value: v.slice(i + 1) };
 }
 
-const levelsParam = (v: string | undefined) => (v === undefined ? undefined : [...new Set(v.split(','))] as CrashLevel[]);
+const levelsParam = (v: string | undefined) =>
+  (v === undefined ? undefined : [...new Set(v.split(','))] as CrashLevel[]);
 
 /** The Crashes page and a crash group's page: facts, occurrences, status. */
 export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
@@ -35,7 +39,10 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
         type: 'object',
         properties: {
           status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] },
-          kind: { type: 'string', enum: ['fatal', 'nonfatal', 'message'], description: 'fatal crashes, handled and other non-fatal errors, or messages (info, warning)' },
+          kind: {
+            type: 'string', enum: ['fatal', 'nonfatal', 'message'],
+            description: 'fatal crashes, handled and other non-fatal errors, or messages (info, warning)',
+          },
           ...scopeQuery,
           tag: tagQuery,
           sort: { type: 'string', enum: ['lastSeen', 'firstSeen', 'occurrences', 'users'], description: 'descending; lastSeen by default' },
@@ -45,19 +52,28 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
     },
   }, async (req) => {
     const { status, kind, sort, page, limit, level, environment, tag } = req.query;
-    return dashboard.crashGroups(req.params.projectId, status, page, limit, { kind, sort, levels: levelsParam(level), environment, tag: tagParam(tag) });
+    return dashboard.crashGroups(req.params.projectId, status, page, limit, {
+      kind, sort, levels: levelsParam(level), environment, tag: tagParam(tag),
+    });
   });
 
   app.get('/projects/:projectId/crash-groups/:groupId', {
-    schema: { tags, params: params('projectId', 'groupId'), querystring: { type: 'object', properties: { environment: scopeQuery.environment } } },
+    schema: {
+      tags, params: params('projectId', 'groupId'),
+      querystring: { type: 'object', properties: { environment: scopeQuery.environment } },
+    },
   }, async (req) => {
     return dashboard.crashGroup(req.params.projectId, req.params.groupId, { environment: req.query.environment });
   });
 
   app.get('/projects/:projectId/crash-groups/:groupId/occurrences', {
-    schema: { tags, params: params('projectId', 'groupId'), querystring: { type: 'object', properties: { ...paging, environment: scopeQuery.environment } } },
+    schema: {
+      tags, params: params('projectId', 'groupId'),
+      querystring: { type: 'object', properties: { ...paging, environment: scopeQuery.environment } },
+    },
   }, async (req) => {
-    return dashboard.occurrences(req.params.projectId, req.params.groupId, req.query.page, req.query.limit, { environment: req.query.environment });
+    const { page, limit, environment } = req.query;
+    return dashboard.occurrences(req.params.projectId, req.params.groupId, page, limit, { environment });
   });
 
   app.get('/projects/:projectId/crash-groups/:groupId/occurrence', {
@@ -66,13 +82,18 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
       querystring: {
         type: 'object',
         properties: {
-          index: { type: 'integer', minimum: 0, maximum: 1_000_000, default: 0, description: '0: the latest occurrence, 1: the one before, …' },
+          index: {
+            type: 'integer', minimum: 0, maximum: 1_000_000, default: 0,
+            description: '0: the latest occurrence, 1: the one before, …',
+          },
           environment: scopeQuery.environment,
         },
       },
     },
   }, async (req) => {
-    return dashboard.occurrence(req.params.projectId, req.params.groupId, req.query.index, { environment: req.query.environment });
+    const { index, environment } = req.query;
+    return dashboard.occurrence(req.params.projectId, req.params.groupId, index, { environment });
+
   });
 
   app.patch('/projects/:projectId/crash-groups/:groupId', {

@@ -4,7 +4,8 @@ import { dateRange } from '../../../domain/exportParams.ts';
 import { dateParam, paging, params, projectAccess, tags } from './common.ts';
 
 const text = { type: 'string', maxLength: 100 } as const;
-const range = { from: dateParam, to: dateParam, platform: text, environment: { type: 'string', maxLength: 64 } } as const;
+const environment = { type: 'string', maxLength: 64 } as const;
+const range = { from: dateParam, to: dateParam, platform: text, environment } as const;
 
 /** The Releases page: release health per version and platform, the daily trend, two releases compared. */
 export const releaseRoutes = (svc: Services): Routes => async (app) => {
@@ -19,7 +20,9 @@ export const releaseRoutes = (svc: Services): Routes => async (app) => {
   }, async (req) => {
     const { from, to, platform, environment, page, limit } = req.query;
     const r = dateRange(from || undefined, to || undefined);
-    return svc.releases.page(req.params.projectId, { ...r, ...(platform ? { platform } : {}), ...(environment ? { environment } : {}) }, page, limit);
+    const only = { ...(platform ? { platform } : {}), ...(environment ? { environment } : {}) };
+    return svc.releases.page(req.params.projectId, { ...r, ...only }, page, limit);
+
   });
 
   app.get('/projects/:projectId/releases/compare', {
