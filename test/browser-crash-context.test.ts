@@ -6,7 +6,9 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { dashboardProject, signup, type Account } from './helpers/accounts.ts';
 import { navigate, networkEvent, sessionStart, T0 } from './helpers/payloads.ts';
 import { release } from './helpers/bundle.ts';
-import { SHOTS, collectErrors, expectNoBadText, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession } from './helpers/browser.ts';
+import {
+  SHOTS, collectErrors, expectNoBadText, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession,
+} from './helpers/browser.ts';
 
 // The crash page's occurrence block in Chromium at 1280 and 390 px, fed hostile values in every
 // field: markup stays text, long unbroken strings and right-to-left text stay in their boxes,
@@ -24,6 +26,11 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
   const MARKUP = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>';
   const LONG = 'unbroken'.repeat(24);
   const RTL = 'مرحبا بالعالم ‮abc';
+  const MAP_NAME = '~/assets/index-8f3a2c.js.map';
+  // runs in the page: the occurrence picker shows this position
+  const atPosition = (text: string) => document.querySelector('#occurrence-position')?.textContent === text;
+
+
 
   async function open(width: number, height: number): Promise<Page> {
     const p = await (await withSession(await sizedContext(browser, width, height), account.cookie, base)).newPage();
@@ -40,7 +47,8 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
     const p = await dashboardProject(s, account, 'Shop');
     projectId = p.projectId;
     const up = await s.app.inject({
-      method: 'POST', url: `/api/dashboard/projects/${projectId}/releases/7.0.0/artifacts?name=${encodeURIComponent('~/assets/index-8f3a2c.js.map')}`,
+      method: 'POST',
+      url: `/api/dashboard/projects/${projectId}/releases/7.0.0/artifacts?name=${encodeURIComponent(MAP_NAME)}`,
       headers: { ...account.headers, 'content-type': 'application/json' }, payload: bundle.map,
     });
     expect(up.statusCode, up.body).toBe(201);
@@ -48,12 +56,19 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
     const report = async (environment: string, timestamp: number, extra: Record<string, unknown>) => {
       const st = sessionStart({ userId: 'session-user' });
       st.device = { ...st.device, appVersion: '7.0.0' };
-      expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode).toBe(201);
-      const events = [{ ...navigate(st.sessionId, 1, `/checkout/${LONG}`), timestamp: timestamp - 4000 }, { ...networkEvent(st.sessionId, 2, 503), timestamp: timestamp - 2000 }];
-      expect((await s.app.inject({ method: 'POST', url: '/ingest/events', headers: p.auth, payload: { sessionId: st.sessionId, events } })).statusCode).toBe(201);
+      const ingest = (url: string, payload: object) => s.app.inject({ method: 'POST', url, headers: p.auth, payload });
+      expect((await ingest('/ingest/session', st)).statusCode).toBe(201);
+      const events = [
+        { ...navigate(st.sessionId, 1, `/checkout/${LONG}`), timestamp: timestamp - 4000 },
+        { ...networkEvent(st.sessionId, 2, 503), timestamp: timestamp - 2000 },
+      ];
+      expect((await ingest('/ingest/events', { sessionId: st.sessionId, events })).statusCode).toBe(201);
       const r = await s.app.inject({
         method: 'POST', url: '/ingest/crash', headers: p.auth,
-        payload: { sessionId: st.sessionId, message: 'Error: Order 1042 not found', stackTrace: bundle.stack, isFatal: true, handled: false, timestamp, environment, ...extra },
+        payload: {
+          sessionId: st.sessionId, message: 'Error: Order 1042 not found', stackTrace: bundle.stack, isFatal: true,
+          handled: false, timestamp, environment, ...extra,
+        },
       });
       expect(r.statusCode, r.body).toBe(201);
     };
@@ -68,7 +83,8 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
       ],
       environment: 'production',
     });
-    const rows = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [projectId]);
+    const rows = await s.svc.stores.pg.query<{ id: string }>(
+      'SELECT id FROM crash_groups WHERE project_id = $1', [projectId]);
     groupId = rows.rows[0]!.id;
     browser = await launchChromium();
   });
@@ -78,7 +94,8 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
   });
 
   for (const [label, width, height] of [['laptop', 1280, 800], ['phone', 390, 844]] as const) {
-    it(`${label} (${width} px): context, tags, dropped values, one timeline and the source, hostile values as text`, async () => {
+    it(`${label} (${width} px): context, tags, dropped, timeline and source; hostile values as text`, async () => {
+
       const page = await open(width, height);
       await page.goto(`${base}/#/p/${projectId}/crashes/${groupId}`);
       await page.locator('#occurrence [data-occurrence]').waitFor();
@@ -91,11 +108,13 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
       expect(await page.locator('li.chip[data-tag=markup] .chip-value').textContent()).toBe(MARKUP);
       expect(await page.locator('.dropped').textContent()).toContain('tags');
       // context pretty-printed as text
-      expect(JSON.parse((await page.locator('pre.context-json').textContent())!)).toEqual({ cart: { note: MARKUP, sku: LONG, rtl: RTL, items: 3 } });
+      expect(JSON.parse((await page.locator('pre.context-json').textContent())!))
+        .toEqual({ cart: { note: MARKUP, sku: LONG, rtl: RTL, items: 3 } });
       // a right-to-left override in JSON is shown as its escape, so it cannot reorder the line
       expect(await page.locator('pre.context-json').textContent()).toContain('\\u202e');
       // one timeline: the session's events and the breadcrumbs in time order, the crash last
-      const sources = await page.locator('ol.crash-trail > li').evaluateAll((li) => li.map((x) => x.getAttribute('data-source')));
+      const sources = await page.locator('ol.crash-trail > li')
+        .evaluateAll((li) => li.map((x) => x.getAttribute('data-source')));
       expect(sources).toEqual(['event', 'breadcrumb', 'event', 'breadcrumb', 'crash']);
       expect(await page.locator('ol.crash-trail > li').nth(1).textContent()).toContain(MARKUP);
       // the source around the throwing line, from the map's sourcesContent
@@ -117,11 +136,11 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
       expect(await page.locator('li.chip[data-tag=markup] a').getAttribute('href')).toContain('tag=markup%3D');
       // the previous occurrence, then the environment filter
       await page.getByRole('button', { name: 'Older →' }).click();
-      await page.waitForFunction(() => document.querySelector('#occurrence-position')?.textContent === 'Occurrence 2 of 2');
+      await page.waitForFunction(atPosition, 'Occurrence 2 of 2');
       expect(await page.locator('#occ-env').textContent()).toBe('staging');
       await page.locator('#crash-env').selectOption('staging');
       await page.waitForFunction(() => location.hash.includes('environment=staging'));
-      await page.waitForFunction(() => document.querySelector('#occurrence-position')?.textContent === 'Occurrence 1 of 1');
+      await page.waitForFunction(atPosition, 'Occurrence 1 of 1');
       expect(await overflowX(page)).toBe(0);
       await page.context().close();
       expect(errors).toEqual([]);

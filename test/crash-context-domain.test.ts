@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { boundCrashContext, isMessageLevel, LIMITS, resolveLevel } from '../src/domain/crashContext.ts';
 
-const reasons = (r: { dropped: { field: string; reason: string }[] }) => r.dropped.map((d) => `${d.field}: ${d.reason}`);
+const reasons = (r: { dropped: { field: string; reason: string }[] }) =>
+  r.dropped.map((d) => `${d.field}: ${d.reason}`);
 
 /** A value nested `n` objects deep, built without recursion. */
 function nested(n: number): Record<string, unknown> {
@@ -38,7 +39,9 @@ describe('crash context bounding', () => {
   });
 
   it('nothing sent: defaults, nothing dropped', () => {
-    expect(boundCrashContext({}, true)).toEqual({ environment: '', userId: null, tags: {}, context: '', breadcrumbs: [], level: 'fatal', dropped: [] });
+    expect(boundCrashContext({}, true)).toEqual({
+      environment: '', userId: null, tags: {}, context: '', breadcrumbs: [], level: 'fatal', dropped: [],
+    });
     expect(boundCrashContext({ environment: null, tags: null }, false).level).toBe('error');
   });
 
@@ -47,9 +50,12 @@ describe('crash context bounding', () => {
     expect(resolveLevel(undefined, false)).toEqual({ level: 'error' });
     expect(resolveLevel('info', false)).toEqual({ level: 'info' });
     expect(resolveLevel('warning', false)).toEqual({ level: 'warning' });
-    expect(resolveLevel('warning', true)).toMatchObject({ level: 'fatal', reason: expect.stringContaining('contradicts isFatal') });
-    expect(resolveLevel('fatal', false)).toMatchObject({ level: 'error', reason: expect.stringContaining('contradicts isFatal') });
-    expect(resolveLevel('FATAL', false)).toMatchObject({ level: 'error', reason: expect.stringContaining('must be one of') });
+    const contradicts = expect.stringContaining('contradicts isFatal');
+    expect(resolveLevel('warning', true)).toMatchObject({ level: 'fatal', reason: contradicts });
+    expect(resolveLevel('fatal', false)).toMatchObject({ level: 'error', reason: contradicts });
+    const unknown = expect.stringContaining('must be one of');
+    expect(resolveLevel('FATAL', false)).toMatchObject({ level: 'error', reason: unknown });
+
     expect(resolveLevel(3, true)).toMatchObject({ level: 'fatal' });
     expect(isMessageLevel('info') && isMessageLevel('warning')).toBe(true);
     expect(isMessageLevel('error') || isMessageLevel('fatal')).toBe(false);
@@ -71,7 +77,8 @@ describe('crash context bounding', () => {
   });
 
   it('tags: each bad entry dropped alone, prototype keys refused, at most 50 kept', () => {
-    const tags = JSON.parse('{"__proto__": "polluted", "constructor": "c", "ok": "yes", "n": 3, "bad key": "v", "long": "' +
+    const tags = JSON.parse('{"__proto__": "polluted", "constructor": "c", "ok": "yes", "n": 3, "bad key": "v", '
+      + '"long": "' +
       'v'.repeat(201) + '", "ctl": "a\\u0007b", "' + 'k'.repeat(33) + '": "v"}');
     const r = boundCrashContext({ tags }, true);
     expect(r.tags).toEqual({ ok: 'yes' });
@@ -91,10 +98,11 @@ describe('crash context bounding', () => {
     expect(Object.keys(m.tags)).toHaveLength(LIMITS.tags);
     expect(m.tags.t0).toBe('v0');
     expect(reasons(m)).toEqual(['tags: more than 50 tags: 20 dropped']);
-    expect(reasons(boundCrashContext({ tags: ['a'] }, true))).toEqual(['tags: must be an object of strings, got an array']);
+    expect(reasons(boundCrashContext({ tags: ['a'] }, true)))
+      .toEqual(['tags: must be an object of strings, got an array']);
   });
 
-  it('context: must be an object, bounded in depth and bytes, prototype keys removed, deep hostile nesting is safe', () => {
+  it('context: an object, bounded in depth and bytes, prototype keys removed, deep hostile nesting safe', () => {
     expect(reasons(boundCrashContext({ context: 'x' }, true))).toEqual(['context: must be an object, got a string']);
     expect(reasons(boundCrashContext({ context: [1] }, true))).toEqual(['context: must be an object, got an array']);
     expect(boundCrashContext({ context: nested(5) }, true).context).toBe('{"a":{"a":{"a":{"a":{}}}}}');
@@ -102,11 +110,13 @@ describe('crash context bounding', () => {
     expect(deep.context).toBe('');
     expect(reasons(deep)).toEqual(['context: nests deeper than 5 levels']);
     // 200k levels: a recursive walk (JSON.stringify included) would overflow the stack
-    expect(reasons(boundCrashContext({ context: nested(200_000) }, true))).toEqual(['context: nests deeper than 5 levels']);
+    expect(reasons(boundCrashContext({ context: nested(200_000) }, true)))
+      .toEqual(['context: nests deeper than 5 levels']);
     const big = boundCrashContext({ context: { s: 'x'.repeat(9000) } }, true);
     expect(big.context).toBe('');
     expect(reasons(big)[0]).toMatch(/^context: larger than 8192 bytes as JSON/);
-    const proto = boundCrashContext({ context: JSON.parse('{"a": {"__proto__": {"x": 1}, "b": 1}, "constructor": 2}') }, true);
+    const hostile = JSON.parse('{"a": {"__proto__": {"x": 1}, "b": 1}, "constructor": 2}');
+    const proto = boundCrashContext({ context: hostile }, true);
     expect(JSON.parse(proto.context)).toEqual({ a: { b: 1 } });
     expect(reasons(proto)).toEqual(['context: 2 reserved key(s) (__proto__, constructor, prototype) removed']);
     const ctl = boundCrashContext({ context: { t: 'a\u0000b\u001bc\nd', n: Infinity } }, true);
@@ -114,7 +124,9 @@ describe('crash context bounding', () => {
   });
 
   it('breadcrumbs: the last 100 kept, bad entries dropped alone, oldest cut over the byte budget', () => {
-    const crumbs = Array.from({ length: 130 }, (_, i) => ({ timestamp: 1000 + i, category: 'nav', message: `m${i}`, level: 'info' }));
+    const crumbs = Array.from({ length: 130 }, (_, i) => ({
+      timestamp: 1000 + i, category: 'nav', message: `m${i}`, level: 'info',
+    }));
     const r = boundCrashContext({ breadcrumbs: crumbs }, true);
     expect(r.breadcrumbs).toHaveLength(100);
     expect(r.breadcrumbs[0]!.message).toBe('m30');
@@ -167,7 +179,10 @@ describe('crash context bounding', () => {
   });
 
   it('lone surrogates become U+FFFD (ClickHouse refuses them)', () => {
-    const r = boundCrashContext({ userId: 'a\ud800b', tags: { k: 'x\udc00' }, breadcrumbs: [{ timestamp: 1, category: 'c', message: '\ud83d' }] }, true);
+    const r = boundCrashContext({
+      userId: 'a\ud800b', tags: { k: 'x\udc00' }, breadcrumbs: [{ timestamp: 1, category: 'c', message: '\ud83d' }],
+    }, true);
+
     expect(r.userId).toBe('a\uFFFDb');
     expect(r.tags.k).toBe('x\uFFFD');
     expect(r.breadcrumbs[0]!.message).toBe('\uFFFD');

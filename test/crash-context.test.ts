@@ -22,16 +22,22 @@ afterAll(async () => {
 
 async function session(overrides: Record<string, unknown> = {}): Promise<string> {
   const st = sessionStart({ userId: 'session-user', ...overrides });
-  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(201);
+  expect((await inject('POST', '/ingest/session', auth, st)).statusCode).toBe(201);
   return st.sessionId;
 }
+
+const inject = (method: 'GET' | 'POST', url: string, headers: Record<string, string>, payload?: object) =>
+  s.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 
 const post = (payload: unknown) => s.app.inject({
   method: 'POST', url: '/ingest/crash', headers: { ...auth, 'content-type': 'application/json' },
   payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
 });
 
-interface Row { environment: string; level: string; user_id: string | null; tags: Record<string, string>; context: string; breadcrumbs: string; dropped: string }
+interface Row {
+  environment: string; level: string; user_id: string | null; tags: Record<string, string>; context: string;
+  breadcrumbs: string; dropped: string;
+}
 async function stored(sessionId: string): Promise<Row> {
   const rows = await s.svc.stores.ch.query<Row>(
     `SELECT environment, level, user_id, tags, context, breadcrumbs, dropped FROM crash_occurrences
@@ -67,7 +73,9 @@ describe('crash context at ingest', () => {
   it('without the fields: the session user, the default level, empty context', async () => {
     const sid = await session();
     expect((await post(crash(sid))).statusCode).toBe(201);
-    expect(await stored(sid)).toEqual({ environment: '', level: 'fatal', user_id: 'session-user', tags: {}, context: '', breadcrumbs: '', dropped: '' });
+    expect(await stored(sid)).toEqual({
+      environment: '', level: 'fatal', user_id: 'session-user', tags: {}, context: '', breadcrumbs: '', dropped: '',
+    });
   });
 
   it('hostile values of every field: still 201, each dropped with a reason', async () => {
@@ -76,8 +84,10 @@ describe('crash context at ingest', () => {
     const body = JSON.stringify(crash(sid, {
       environment: 'prod<script>', userId: 'u'.repeat(2000), level: 'warning',
       context: { s: 'x'.repeat(10_000) },
-      breadcrumbs: [{ timestamp: 'yesterday', category: 'c', message: 'm' }, { timestamp: T0, category: 'ui', message: 'ok\u0007' }],
-    })).replace('"tags"', '"unused"').replace(/}$/, ', "tags": {"__proto__": {"x": "y"}, "constructor": "z", "good": "\\u202etxt"}}');
+      breadcrumbs: [
+        { timestamp: 'yesterday', category: 'c', message: 'm' }, { timestamp: T0, category: 'ui', message: 'ok\u0007' },
+      ],
+    })).replace(/}$/, ', "tags": {"__proto__": {"x": "y"}, "constructor": "z", "good": "\\u202etxt"}}');
     const r = await post(body);
     expect(r.statusCode, r.body).toBe(201);
     const row = await stored(sid);
@@ -86,7 +96,8 @@ describe('crash context at ingest', () => {
     expect(row.level).toBe('fatal');
     expect(row.tags).toEqual({ good: '\u202etxt' });
     expect(row.context).toBe('');
-    expect(JSON.parse(row.breadcrumbs)).toEqual([{ timestamp: T0, category: 'ui', message: 'ok\uFFFD', level: 'info' }]);
+    expect(JSON.parse(row.breadcrumbs))
+      .toEqual([{ timestamp: T0, category: 'ui', message: 'ok\uFFFD', level: 'info' }]);
     expect(JSON.parse(row.dropped).map((d: { field: string }) => d.field)).toEqual([
       'environment', 'userId', 'tags.__proto__', 'tags.constructor', 'context', 'breadcrumbs[0]', 'level',
     ]);
@@ -94,7 +105,9 @@ describe('crash context at ingest', () => {
 
   it('wrong types at the top level never fail the report', async () => {
     const sid = await session();
-    const r = await post(crash(sid, { environment: 5, userId: {}, tags: 'a', context: [1], breadcrumbs: { a: 1 }, level: 7 }));
+    const r = await post(crash(sid, {
+      environment: 5, userId: {}, tags: 'a', context: [1], breadcrumbs: { a: 1 }, level: 7,
+    }));
     expect(r.statusCode, r.body).toBe(201);
     expect(JSON.parse((await stored(sid)).dropped)).toHaveLength(6);
   });
@@ -104,20 +117,24 @@ describe('crash context at ingest', () => {
     const deep = '{"a":'.repeat(50_000) + '1' + '}'.repeat(50_000);
     const r = await post(JSON.stringify(crash(sid)).replace(/}$/, `, "context": ${deep}}`));
     expect(r.statusCode, r.body).toBe(201);
-    expect(JSON.parse((await stored(sid)).dropped)).toEqual([{ field: 'context', reason: 'nests deeper than 5 levels' }]);
+    expect(JSON.parse((await stored(sid)).dropped))
+      .toEqual([{ field: 'context', reason: 'nests deeper than 5 levels' }]);
   });
 
   it('what was kept and what was dropped reads back the same in every export format', async () => {
     const json = await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?limit=1000', headers: auth });
     expect(json.statusCode).toBe(200);
-    const rows = json.json().data as { sessionId: string; tags: Record<string, string>; dropped: { field: string }[]; breadcrumbs: unknown[] }[];
+    type Out = {
+      sessionId: string; tags: Record<string, string>; dropped: { field: string }[]; breadcrumbs: unknown[];
+    };
+    const rows = json.json().data as Out[];
     expect(rows.length).toBeGreaterThanOrEqual(5);
     const hostile = rows.find((r) => r.dropped.some((d) => d.field === 'tags.__proto__'))!;
     expect(hostile.tags).toEqual({ good: '\u202etxt' });
     expect(hostile.breadcrumbs).toHaveLength(1);
     const nd = await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?stream=true', headers: auth });
     expect(nd.body.trim().split('\n').map((l) => JSON.parse(l))).toEqual(rows);
-    const csv = parseCsv((await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?format=csv&limit=1000', headers: auth })).body);
+    const csv = parseCsv((await inject('GET', '/export/crash-occurrences?format=csv&limit=1000', auth)).body);
     expect(csv.map((r) => JSON.parse(r.dropped!))).toEqual(rows.map((r) => r.dropped));
     expect(csv.map((r) => JSON.parse(r.tags!))).toEqual(rows.map((r) => r.tags));
   });
@@ -143,7 +160,16 @@ function parseCsv(text: string): Record<string, string>[] {
     if (quoted) {
       if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; } else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; } else cell += c;
+    else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+      i++;
+    } else cell += c;
   }
   if (cell !== '' || row.length) { row.push(cell); rows.push(row); }
   const [head, ...body] = rows;
@@ -160,8 +186,8 @@ describe('GET /export/crash-occurrences', () => {
     p = await s.createProject('occurrence export');
     const send = async (over: Record<string, unknown>) => {
       const st = sessionStart({ userId: 'su' });
-      expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode).toBe(201);
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(st.sessionId, over) });
+      expect((await inject('POST', '/ingest/session', p.auth, st)).statusCode).toBe(201);
+      const r = await inject('POST', '/ingest/crash', p.auth, crash(st.sessionId, over));
       expect(r.statusCode, r.body).toBe(201);
     };
     const A = 'at a (a.js:1:1)\nat b (b.js:2:2)';
@@ -169,9 +195,12 @@ describe('GET /export/crash-occurrences', () => {
     await send({ ...FULL, stackTrace: A, timestamp: T0 + 1, isFatal: false, handled: true, environment: 'production' });
     await send({ stackTrace: A, timestamp: T0 + 2, environment: 'staging', tags: { k: '=HYPERLINK("x")' } });
     await send({ stackTrace: A, timestamp: T0 + 3, environment: 'production', level: 'fatal' });
-    await send({ stackTrace: B, timestamp: T0 + 86_400_000 * 2, isFatal: false, handled: true, level: 'info', message: 'checkout shown', environment: 'production' });
-    await send({ stackTrace: B, timestamp: T0 + 86_400_000 * 2 + 1, isFatal: false, handled: true, level: 'warning', message: 'slow', environment: 'bad env!' });
-    const r = await s.svc.stores.pg.query<{ id: string; stack_head: string }>('SELECT id, stack_head FROM crash_groups WHERE project_id = $1', [p.projectId]);
+    const message = { stackTrace: B, isFatal: false, handled: true };
+    const day2 = T0 + 86_400_000 * 2;
+    await send({ ...message, timestamp: day2, level: 'info', message: 'checkout shown', environment: 'production' });
+    await send({ ...message, timestamp: day2 + 1, level: 'warning', message: 'slow', environment: 'bad env!' });
+    const r = await s.svc.stores.pg.query<{ id: string; stack_head: string }>(
+      'SELECT id, stack_head FROM crash_groups WHERE project_id = $1', [p.projectId]);
     groupA = r.rows.find((g) => g.stack_head.startsWith('at a'))!.id;
   });
 
@@ -198,8 +227,9 @@ describe('GET /export/crash-occurrences', () => {
     expect(last[0].dropped).toEqual([{ field: 'environment', reason: 'must be made of letters, digits, _ . -' }]);
   });
 
-  it('filters: groupId, environment, level (a list), from/to; an unknown group is a 404, a bad level a 400', async () => {
-    const ids = async (q: string) => (await get(q)).json().data.map((o: { occurredAt: string }) => Date.parse(o.occurredAt) - T0);
+  it('filters: groupId, environment, level (a list), from/to; an unknown group 404, a bad level 400', async () => {
+    const ids = async (q: string) =>
+      (await get(q)).json().data.map((o: { occurredAt: string }) => Date.parse(o.occurredAt) - T0);
     expect(await ids(`groupId=${groupA}`)).toEqual([1, 2, 3]);
     expect(await ids('environment=production')).toEqual([1, 3, 86_400_000 * 2]);
     expect(await ids(`environment=production&groupId=${groupA}`)).toEqual([1, 3]);
@@ -227,7 +257,11 @@ describe('GET /export/crash-occurrences', () => {
       expect(rows[1]!.tags).toBe(JSON.stringify({ k: '=HYPERLINK("x")' }));
     }
     const empty = await get('format=csv&stream=true&environment=none');
-    expect(empty.body.split('\r\n')[0]!.replaceAll('"', '')).toBe('id,groupId,sessionId,occurredAt,level,environment,userId,message,stackTrace,symbolicatedStack,isFatal,handled,platform,osVersion,appVersion,brand,model,tags,context,breadcrumbs,dropped');
+    expect(empty.body.split('\r\n')[0]!.replaceAll('"', '')).toBe([
+      'id', 'groupId', 'sessionId', 'occurredAt', 'level', 'environment', 'userId', 'message', 'stackTrace',
+      'symbolicatedStack', 'isFatal', 'handled', 'platform', 'osVersion', 'appVersion', 'brand', 'model', 'tags',
+      'context', 'breadcrumbs', 'dropped',
+    ].join(','));
   });
 
   it('NDJSON (paged and streamed): one JSON row per line, equal to the JSON rows', async () => {
@@ -244,7 +278,8 @@ describe('GET /export/crash-occurrences', () => {
     for (const q of ['format=parquet&limit=100', 'format=parquet&stream=true']) {
       const r = await get(q);
       expect(r.statusCode).toBe(200);
-      const rows = (await parquetReadObjects({ file: toArrayBuffer(r.rawPayload), compressors })) as Record<string, unknown>[];
+      const file = toArrayBuffer(r.rawPayload);
+      const rows = (await parquetReadObjects({ file, compressors })) as Record<string, unknown>[];
       expect(rows).toHaveLength(json.length);
       rows.forEach((row, i) => {
         const j = json[i]!;
@@ -264,18 +299,22 @@ describe('GET /export/crash-occurrences', () => {
 });
 
 describe('the crash page API: one occurrence whole, its timeline and source lines', () => {
-  it('shows the context, breadcrumbs merged with the session events (crash last), and the source around mapped frames', async () => {
+  it('context, breadcrumbs merged with the session events (crash last), source around mapped frames', async () => {
     const acct = await signup(s);
     const p = await dashboardProject(s, acct);
     const rel = release('https://shop.example.com/assets/index-8f3a2c.js', '8f3a2c');
+    const MAP = '~/assets/index-8f3a2c.js.map';
+
     const up = await s.app.inject({
-      method: 'POST', url: `/api/projects/${p.projectId}/releases/3.1.0/artifacts?name=${encodeURIComponent('~/assets/index-8f3a2c.js.map')}`,
+      method: 'POST',
+      url: `/api/projects/${p.projectId}/releases/3.1.0/artifacts?name=${encodeURIComponent(MAP)}`,
+
       headers: { ...s.admin, 'content-type': 'application/octet-stream' }, payload: rel.map,
     });
     expect(up.statusCode, up.body).toBe(201);
     const st = sessionStart({ userId: 'su' });
     st.device.appVersion = '3.1.0';
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode).toBe(201);
+    expect((await inject('POST', '/ingest/session', p.auth, st)).statusCode).toBe(201);
     const sid = st.sessionId;
     const at = T0 + 9000;
     const events = [
@@ -284,14 +323,15 @@ describe('the crash page API: one occurrence whole, its timeline and source line
       { ...tapEvent(sid, 3), timestamp: at - 1000 },
       { ...navigate(sid, 4, '/after'), timestamp: at + 1000 },
     ];
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/events', headers: p.auth, payload: { sessionId: sid, events } })).statusCode).toBe(201);
+    expect((await inject('POST', '/ingest/events', p.auth, { sessionId: sid, events })).statusCode).toBe(201);
     const hostile = '<script>alert(1)</script>';
-    const older = crash(sid, { stackTrace: rel.stack, message: 'Error: Order 1042 not found', timestamp: at - 100_000, environment: 'staging' });
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: older })).statusCode).toBe(201);
+    const message = 'Error: Order 1042 not found';
+    const older = crash(sid, { stackTrace: rel.stack, message, timestamp: at - 100_000, environment: 'staging' });
+    expect((await inject('POST', '/ingest/crash', p.auth, older)).statusCode).toBe(201);
     const r = await s.app.inject({
       method: 'POST', url: '/ingest/crash', headers: p.auth,
       payload: crash(sid, {
-        stackTrace: rel.stack, message: 'Error: Order 1042 not found', timestamp: at, environment: 'production', userId: hostile,
+        stackTrace: rel.stack, message, timestamp: at, environment: 'production', userId: hostile,
         tags: { screen: 'مرحبا‮', long: 'x'.repeat(200) }, context: { html: hostile },
         breadcrumbs: [
           { timestamp: at - 3000, category: 'console', message: hostile, level: 'warning' },
@@ -301,9 +341,11 @@ describe('the crash page API: one occurrence whole, its timeline and source line
       }),
     });
     expect(r.statusCode).toBe(201);
-    const [g] = (await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])).rows;
+    const [g] = (await s.svc.stores.pg.query<{ id: string }>(
+      'SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])).rows;
     const get = async (q: string) => {
-      const x = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${p.projectId}/crash-groups/${g!.id}/occurrence${q}`, headers: acct.headers });
+      const url = `/api/dashboard/projects/${p.projectId}/crash-groups/${g!.id}/occurrence${q}`;
+      const x = await inject('GET', url, acct.headers);
       expect(x.statusCode, x.body).toBe(200);
       return x.json();
     };
@@ -311,9 +353,11 @@ describe('the crash page API: one occurrence whole, its timeline and source line
     expect(latest).toMatchObject({ index: 0, total: 2 });
     expect(latest.occurrence).toMatchObject({
       environment: 'production', level: 'fatal', userId: hostile, tags: { screen: 'مرحبا‮', long: 'x'.repeat(200) },
-      context: { html: hostile }, dropped: [{ field: 'level', reason: '"warning" contradicts isFatal: true; fatal used' }],
+      context: { html: hostile },
+      dropped: [{ field: 'level', reason: '"warning" contradicts isFatal: true; fatal used' }],
     });
-    expect(latest.timeline.map((e: { source: string; kind: string; message: string }) => [e.source, e.kind, e.message])).toEqual([
+    type Entry = { source: string; kind: string; message: string };
+    expect(latest.timeline.map((e: Entry) => [e.source, e.kind, e.message])).toEqual([
       ['event', 'navigate', '/screen/0 → /cart'],
       ['breadcrumb', 'console', hostile],
       ['event', 'network', expect.stringContaining('500')],
@@ -326,7 +370,9 @@ describe('the crash page API: one occurrence whole, its timeline and source line
     expect(latest.source.length).toBeGreaterThan(0);
     const top = latest.source[0];
     expect(top).toMatchObject({ file: 'src/orders.ts', line: 6, inApp: true });
-    expect(top.lines.find((l: { line: number }) => l.line === 6).text).toContain("throw new Error('Order ' + id + ' not found')");
+    expect(top.lines.find((l: { line: number }) => l.line === 6).text)
+      .toContain("throw new Error('Order ' + id + ' not found')");
+
     expect(top.lines.length).toBeLessThanOrEqual(11);
     expect(top.lines[0].line).toBe(1);
 

@@ -19,18 +19,23 @@ afterAll(async () => {
   await s?.close();
 });
 
+const ingest = (url: string, payload: object) => s.app.inject({ method: 'POST', url, headers: auth, payload });
+const dashGet = (url: string) =>
+  s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}${url}`, headers: a.headers });
+const heads = (r: { data: { stackHead: string }[] }) => r.data.map((g) => g.stackHead);
+
 const NOW = Date.now();
 let ts = NOW - 120_000;
 async function report(stackTrace: string, over: Record<string, unknown>, appVersion = '3.0') {
   const st = sessionStart({ startedAt: NOW - 600_000 });
   st.device.appVersion = appVersion;
-  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(201);
-  const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash(st.sessionId, { stackTrace, timestamp: ts++, ...over }) });
+  expect((await ingest('/ingest/session', st)).statusCode).toBe(201);
+  const r = await ingest('/ingest/crash', crash(st.sessionId, { stackTrace, timestamp: ts++, ...over }));
   expect(r.statusCode, r.body).toBe(201);
   return st.sessionId;
 }
 const dash = async (url: string) => {
-  const r = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}${url}`, headers: a.headers });
+  const r = await dashGet(url);
   expect(r.statusCode, r.body).toBe(200);
   return r.json();
 };
@@ -45,21 +50,25 @@ describe('levels and environments', () => {
     await report(FATAL, { environment: 'production' });
     await report(FATAL, { environment: 'staging' });
     await report(HANDLED, { isFatal: false, handled: true, environment: 'staging' });
-    for (let i = 0; i < 4; i++) await report(MESSAGE, { isFatal: false, handled: true, level: i % 2 ? 'info' : 'warning', message: 'cart shown', environment: 'production' });
+    for (let i = 0; i < 4; i++) {
+      const level = i % 2 ? 'info' : 'warning';
+      await report(MESSAGE, { isFatal: false, handled: true, level, message: 'cart shown', environment: 'production' });
+    }
   });
 
   it('the crash list shows crashes and errors by default; messages have their own filter', async () => {
     const all = await dash('/crash-groups');
     expect(all.data.map((g: { stackHead: string }) => g.stackHead).sort()).toEqual([FATAL, HANDLED].sort());
-    expect(all.data.find((g: { stackHead: string }) => g.stackHead === FATAL)).toMatchObject({ level: 'fatal', occurrenceCount: 3 });
+    expect(all.data.find((g: { stackHead: string }) => g.stackHead === FATAL))
+      .toMatchObject({ level: 'fatal', occurrenceCount: 3 });
     const messages = await dash('/crash-groups?kind=message');
     expect(messages.data).toHaveLength(1);
     expect(messages.data[0]).toMatchObject({ stackHead: MESSAGE, level: 'warning', occurrenceCount: 4 });
-    expect((await dash('/crash-groups?level=info')).data[0]).toMatchObject({ stackHead: MESSAGE, occurrenceCount: 2, level: 'info' });
-    expect((await dash('/crash-groups?kind=fatal')).data.map((g: { stackHead: string }) => g.stackHead)).toEqual([FATAL]);
-    expect((await dash('/crash-groups?kind=nonfatal')).data.map((g: { stackHead: string }) => g.stackHead)).toEqual([HANDLED]);
-    const bad = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}/crash-groups?level=loud`, headers: a.headers });
-    expect(bad.statusCode).toBe(400);
+    expect((await dash('/crash-groups?level=info')).data[0])
+      .toMatchObject({ stackHead: MESSAGE, occurrenceCount: 2, level: 'info' });
+    expect(heads(await dash('/crash-groups?kind=fatal'))).toEqual([FATAL]);
+    expect(heads(await dash('/crash-groups?kind=nonfatal'))).toEqual([HANDLED]);
+    expect((await dashGet('/crash-groups?level=loud')).statusCode).toBe(400);
   });
 
   it('environment filters the list and its counts, and the crash page figures', async () => {
@@ -72,7 +81,9 @@ describe('levels and environments', () => {
 
     const id = prod.data[0].id;
     const page = await dash(`/crash-groups/${id}`);
-    expect(page.environments).toEqual([{ environment: 'production', occurrences: 2 }, { environment: 'staging', occurrences: 1 }]);
+    expect(page.environments).toEqual([
+      { environment: 'production', occurrences: 2 }, { environment: 'staging', occurrences: 1 },
+    ]);
     expect(page.appVersionCounts).toEqual([{ appVersion: '3.0', occurrences: 3 }]);
     const scoped = await dash(`/crash-groups/${id}?environment=staging`);
     expect(scoped.environment).toBe('staging');
@@ -91,8 +102,7 @@ describe('levels and environments', () => {
     expect(cart.data[0]).toMatchObject({ stackHead: TAGGED, occurrenceCount: 1 });
     expect((await dash(`/crash-groups?tag=${encodeURIComponent('flow=a=b')}`)).data).toHaveLength(1);
     expect((await dash(`/crash-groups?tag=${encodeURIComponent('screen=nowhere')}`)).data).toEqual([]);
-    const bad = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}/crash-groups?tag=novalue`, headers: a.headers });
-    expect(bad.statusCode).toBe(400);
+    expect((await dashGet('/crash-groups?tag=novalue')).statusCode).toBe(400);
   });
 
   it('release health counts no message as a crash, nor a message group as a new crash group', async () => {
@@ -105,7 +115,8 @@ describe('levels and environments', () => {
 
   it('a spike rule counts crashes and errors by default, and messages when its levels say so', async () => {
     const create = async (body: object) => {
-      const r = await s.app.inject({ method: 'POST', url: `/api/projects/${projectId}/alert-rules`, headers: s.admin, payload: body });
+      const url = `/api/projects/${projectId}/alert-rules`;
+      const r = await s.app.inject({ method: 'POST', url, headers: s.admin, payload: body });
       expect(r.statusCode, r.body).toBe(201);
       return r.json();
     };
@@ -113,11 +124,14 @@ describe('levels and environments', () => {
     expect(crashes.levels).toBeNull();
     // 3 fatal occurrences of one group, 4 messages of another: the default rule does not fire
     expect(await s.worker!.rules!.evaluate()).toBe(0);
-    const messages = await create({ name: 'messages', kind: 'spike', threshold: 4, windowMinutes: 60, emails: [], levels: ['warning', 'info'] });
+    const messages = await create({
+      name: 'messages', kind: 'spike', threshold: 4, windowMinutes: 60, emails: [], levels: ['warning', 'info'],
+    });
     expect(messages.levels).toEqual(['warning', 'info']);
     expect(await s.worker!.rules!.evaluate()).toBe(1);
     const patched = await s.app.inject({
-      method: 'PATCH', url: `/api/projects/${projectId}/alert-rules/${messages.id}`, headers: s.admin, payload: { levels: null },
+      method: 'PATCH', url: `/api/projects/${projectId}/alert-rules/${messages.id}`, headers: s.admin,
+      payload: { levels: null },
     });
     expect(patched.json().levels).toBeNull();
     const bad = await s.app.inject({
@@ -129,18 +143,20 @@ describe('levels and environments', () => {
 });
 
 describe('release health by environment', () => {
-  it('sessions carry an optional environment; release health filters on it; a crash without one takes its session\'s', async () => {
+  it('sessions carry an optional environment; release health filters on it; a crash takes its session\'s', async () => {
     const start = async (environment: unknown) => {
       const st = sessionStart({ startedAt: NOW - 600_000, ...(environment === undefined ? {} : { environment }) });
       st.device.appVersion = '9.0';
-      expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(201);
+      expect((await ingest('/ingest/session', st)).statusCode).toBe(201);
       return st.sessionId;
     };
     const prod = [await start('production'), await start('production'), await start('production')];
     await start('staging');
     await start('bad env!'); // ignored: the session is kept, without an environment
     const crashed = prod[0]!;
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash(crashed, { stackTrace: 'at envSite (e.js:1:1)', timestamp: NOW - 1000 }) });
+    const c = crash(crashed, { stackTrace: 'at envSite (e.js:1:1)', timestamp: NOW - 1000 });
+    const r = await ingest('/ingest/crash', c);
+
     expect(r.statusCode).toBe(201);
     const row = async (q: string) => {
       const x = await s.app.inject({ method: 'GET', url: `/export/releases${q}`, headers: auth });
@@ -148,13 +164,17 @@ describe('release health by environment', () => {
       return x.json().data.find((d: { appVersion: string }) => d.appVersion === '9.0');
     };
     expect(await row('')).toMatchObject({ sessions: 5, crashedSessions: 1 });
-    expect(await row('?environment=production')).toMatchObject({ sessions: 3, crashedSessions: 1, crashFreeSessions: 66.667 });
+    expect(await row('?environment=production'))
+      .toMatchObject({ sessions: 3, crashedSessions: 1, crashFreeSessions: 66.667 });
     expect(await row('?environment=staging')).toMatchObject({ sessions: 1, crashedSessions: 0 });
     expect(await row('?environment=nowhere')).toBeUndefined();
     const page = await dash('/releases?environment=production');
     expect(page.environment).toBe('production');
     expect(page.data.find((d: { appVersion: string }) => d.appVersion === '9.0')).toMatchObject({ sessions: 3 });
-    const occ = await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?environment=production', headers: auth });
+    const occ = await s.app.inject({
+      method: 'GET', url: '/export/crash-occurrences?environment=production', headers: auth,
+    });
+
     expect(occ.json().data.map((o: { sessionId: string }) => o.sessionId)).toContain(crashed);
   });
 });

@@ -7,7 +7,10 @@ import { release } from './helpers/bundle.ts';
 describe('crash timeline', () => {
   it('merges breadcrumbs and events in time order, leaves out what came after, the crash last', () => {
     const t = crashTimeline(
-      [{ timestamp: 20, category: 'ui.click', message: 'Pay', level: 'info' }, { timestamp: 50, category: 'late', message: 'x', level: 'info' }],
+      [
+        { timestamp: 20, category: 'ui.click', message: 'Pay', level: 'info' },
+        { timestamp: 50, category: 'late', message: 'x', level: 'info' },
+      ],
       [
         { at: 10, type: 'navigate', data: { from: null, to: '/cart' } },
         { at: 20, type: 'network', data: { method: 'POST', url: '/pay', statusCode: 500, error: null } },
@@ -26,7 +29,8 @@ describe('crash timeline', () => {
   it('describes each event type in one bounded line', () => {
     expect(describeEvent({ at: 0, type: 'tap', data: { x: 1, y: 2, target: null } })).toBe('tap at 1, 2');
     expect(describeEvent({ at: 0, type: 'tap', data: { target: 'Pay' } })).toBe('tap Pay');
-    expect(describeEvent({ at: 0, type: 'network', data: { method: 'GET', url: '/a', statusCode: null, error: 'timeout' } })).toBe('GET /a timeout');
+    const timedOut = { method: 'GET', url: '/a', statusCode: null, error: 'timeout' };
+    expect(describeEvent({ at: 0, type: 'network', data: timedOut })).toBe('GET /a timeout');
     expect(describeEvent({ at: 0, type: 'navigate', data: { to: 'x'.repeat(2000) } })).toHaveLength(501);
   });
 });
@@ -38,7 +42,8 @@ describe('source lines around mapped frames', () => {
 
   it('up to 5 lines each side of each mapped frame, its own line included, unmapped frames skipped', () => {
     const frames = sourceContext(`${rel.stack}\n    at other (https://x/y.js:1:1)`, mapFor);
-    expect(frames.map((f) => `${f.file}:${f.line}`)).toEqual(['src/orders.ts:6', 'src/orders.ts:12', 'src/orders.ts:17']);
+    expect(frames.map((f) => `${f.file}:${f.line}`))
+      .toEqual(['src/orders.ts:6', 'src/orders.ts:12', 'src/orders.ts:17']);
     expect(frames[0]!.lines.map((l) => l.line)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(frames[0]!.lines[5]!.text).toContain('throw new Error');
     expect(frames[2]!.lines.at(-1)!.line).toBe(19);
@@ -47,7 +52,9 @@ describe('source lines around mapped frames', () => {
 
   it('bounds lines in characters and frames in bytes, and marks library frames', () => {
     const wide = JSON.parse(rel.map);
-    wide.sourcesContent = [wide.sourcesContent[0].split('\n').map((l: string) => l + ' '.repeat(10) + 'y'.repeat(3000)).join('\n')];
+    const widen = (l: string) => l + ' '.repeat(10) + 'y'.repeat(3000);
+    wide.sourcesContent = [wide.sourcesContent[0].split('\n').map(widen).join('\n')];
+
     wide.sources = ['webpack://shop/node_modules/orders/index.ts'];
     const m = parseSourceMap(JSON.stringify(wide));
     const [f] = sourceContext(rel.stack, () => m);
