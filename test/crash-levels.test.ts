@@ -71,6 +71,15 @@ describe('levels and environments', () => {
     expect((await dashGet('/crash-groups?level=loud')).statusCode).toBe(400);
   });
 
+  it('a group opened by a message gets no new-crash alert; one opened by a crash does', async () => {
+    const jobs = async (stackHead: string) => (await s.svc.stores.pg.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM alert_outbox o JOIN crash_groups g ON g.id = o.group_id
+       WHERE g.project_id = $1 AND g.stack_head = $2`, [projectId, stackHead])).rows[0]!.n;
+    expect(await jobs(MESSAGE)).toBe(0);
+    expect(await jobs(FATAL)).toBeGreaterThan(0);
+  });
+
+
   it('environment filters the list and its counts, and the crash page figures', async () => {
     const prod = await dash('/crash-groups?environment=production');
     expect(prod.data).toHaveLength(1);

@@ -206,7 +206,10 @@ export function crashGroupsService(d: CrashGroupsDeps) {
           groupKey, message: sym.message, stackHead: stackHead(sym.stack), isFatal: c.isFatal, handled: c.handled,
           platform: session.platform, appVersion: session.app_version, osVersion: session.os_version,
           firstSeenAt: c.timestamp, firstSessionId: c.sessionId,
+          // a message is not a new crash: no crash alert (spike rules with its levels alert on messages)
+          alert: !isMessageLevel(cx.level),
         });
+
         group = await groups.byKey(projectId, groupKey);
         // Created above or by a concurrent first occurrence, and groups are never deleted.
         if (!group) throw new Error(`crash group ${groupKey} of project ${projectId} missing after its insert`);
