@@ -160,7 +160,26 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
     expect(errors).toEqual([]);
   });
 
+  it('a spike rule on messages is made from the Alerts page', async () => {
+    const page = await open(390, 844);
+    await page.goto(`${base}/#/p/${projectId}/alerts`);
+    await page.locator('#rule-form').waitFor();
+    await page.locator('#rule-name').fill('Message storm');
+    await page.locator('#rule-threshold').fill('10');
+    await page.locator('#rule-levels').selectOption('warning,info');
+    await page.locator('#rule-email-mode').selectOption('none');
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.locator('#alert-rules tbody tr', { hasText: 'Message storm' }).waitFor();
+    expect(await page.locator('#alert-rules tbody tr', { hasText: 'Message storm' }).textContent())
+      .toContain('warning, info reports');
+    const rules = await s.app.inject({ method: 'GET', url: `/api/projects/${projectId}/alert-rules`, headers: s.admin });
+    expect(rules.json().items.find((r: { name: string }) => r.name === 'Message storm').levels).toEqual(['warning', 'info']);
+    await page.context().close();
+    expect(errors).toEqual([]);
+  });
+
   it('the crash list takes an environment and a messages filter', async () => {
+
     const page = await open(390, 844);
     await page.goto(`${base}/#/p/${projectId}/crashes`);
     await page.locator('table.crashes tbody tr').first().waitFor();

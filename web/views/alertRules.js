@@ -7,8 +7,10 @@ import { api, dash, get, qs } from '../lib/api.js';
 const DELIVERY_KIND = { delivered: 'ok', retrying: 'warn', pending: 'info', failed: 'bad' };
 const hostOf = (url) => { try { return new URL(url).host; } catch { return url; } };
 
+// A spike rule counts crashes and errors unless it names levels (messages: warning, info).
+const counted = (r) => (r.levels ? ` (${r.levels.join(', ')} reports)` : '');
 const condition = (r) => (r.kind === 'spike'
-  ? `a crash group passes ${r.threshold} occurrences in ${r.windowMinutes} min`
+  ? `a crash group passes ${r.threshold} occurrences${counted(r)} in ${r.windowMinutes} min`
   : `crash-free sessions of a release fall below ${r.threshold} % over ${r.windowMinutes} min (at least ${r.minSessions} sessions)`);
 
 const recipients = (r) => (r.emails === null ? 'project’s alert recipients' : r.emails.length ? r.emails.join(', ') : 'no email');
@@ -64,8 +66,14 @@ export function alertRulesView(projectId) {
     const minSessions = h('input', { id: 'rule-min-sessions', type: 'number', min: 1, value: 50 });
     const minBox = field('rule-min-sessions', 'Minimum sessions', minSessions, 'A release with fewer sessions in the window is not judged.');
     minBox.hidden = true;
+    const levels = h('select', { id: 'rule-levels' },
+      h('option', { value: '' }, 'Crashes and errors'),
+      h('option', { value: 'warning,info' }, 'Messages (warning, info)'),
+      h('option', { value: 'fatal' }, 'Fatal crashes only'));
+    const levelsBox = field('rule-levels', 'Counts', levels);
     kind.addEventListener('change', () => {
       minBox.hidden = kind.value !== 'crash_free';
+      levelsBox.hidden = kind.value !== 'spike';
       threshold.value = kind.value === 'crash_free' ? 99 : 50;
       windowMinutes.value = kind.value === 'crash_free' ? 1440 : 60;
     });
@@ -87,6 +95,7 @@ export function alertRulesView(projectId) {
           emails: emailMode.value === 'project' ? null : emailMode.value === 'none' ? [] : emails.value.split(/[\s,;]+/).filter(Boolean),
           webhookIds: hookChecks.map((l) => l.querySelector('input')).filter((i) => i.checked).map((i) => i.value),
           ...(kind.value === 'crash_free' ? { minSessions: Number(minSessions.value) } : {}),
+          ...(kind.value === 'spike' && levels.value ? { levels: levels.value.split(',') } : {}),
         };
         submit.disabled = true;
         try {
@@ -104,6 +113,8 @@ export function alertRulesView(projectId) {
       field('rule-threshold', 'Threshold (occurrences, or %)', threshold),
       field('rule-window', 'Window (minutes)', windowMinutes),
       minBox,
+      levelsBox,
+
       field('rule-email-mode', 'Email', emailMode, 'Addresses of people outside the team get alerts once they confirm.'),
       emails,
       hookChecks.length ? h('fieldset', h('legend', 'Webhooks'), hookChecks) : h('p.hint', 'Add a webhook below to post this rule’s alerts too.'),
