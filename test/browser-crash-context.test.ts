@@ -172,8 +172,10 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
     await page.locator('#alert-rules tbody tr', { hasText: 'Message storm' }).waitFor();
     expect(await page.locator('#alert-rules tbody tr', { hasText: 'Message storm' }).textContent())
       .toContain('warning, info reports');
-    const rules = await s.app.inject({ method: 'GET', url: `/api/projects/${projectId}/alert-rules`, headers: s.admin });
-    expect(rules.json().items.find((r: { name: string }) => r.name === 'Message storm').levels).toEqual(['warning', 'info']);
+    const url = `/api/projects/${projectId}/alert-rules`;
+    const rules = (await s.app.inject({ method: 'GET', url, headers: s.admin })).json().items;
+    expect(rules.find((r: { name: string }) => r.name === 'Message storm').levels).toEqual(['warning', 'info']);
+
     await page.context().close();
     expect(errors).toEqual([]);
   });
