@@ -139,7 +139,24 @@ describe('crash context at ingest', () => {
     expect(csv.map((r) => JSON.parse(r.tags!))).toEqual(rows.map((r) => r.tags));
   });
 
+  it('a number too large for a double (1e400) in the context is dropped, not a 422', async () => {
+    const sid = await session();
+    const extra = ', "context": {"n": 1e400, "ok": 1}, "tags": {"t": 1e400}, '
+      + '"breadcrumbs": [{"timestamp": 1e400, "category": "c"}]}';
+    const body = JSON.stringify(crash(sid)).replace(/}$/, extra);
+    const r = await post(body);
+    expect(r.statusCode, r.body).toBe(201);
+    const row = await stored(sid);
+    expect(JSON.parse(row.context)).toEqual({ n: null, ok: 1 });
+    expect(JSON.parse(row.dropped).map((d: { field: string }) => d.field)).toEqual(['tags.t', 'breadcrumbs[0]']);
+    // outside the context a non-finite number is still refused
+    const huge = JSON.stringify(crash(sid)).replace(/"timestamp":\d+/, '"timestamp":1e400');
+    expect((await post(huge)).statusCode).toBe(422);
+
+  });
+
   it('a message (info) does not mark its session crashed', async () => {
+
     const sid = await session();
     expect((await post(crash(sid, { isFatal: false, handled: true, level: 'info' }))).statusCode).toBe(201);
     const r = await s.svc.stores.pg.query<{ status: string; has_crash: boolean }>(

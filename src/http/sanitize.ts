@@ -16,7 +16,16 @@ export interface BodyArrayLimit {
  */
 export interface PrototypeKeys {
   prototypeKeys?: 'keep';
+  /**
+   * Top-level fields whose numbers may be non-finite (1e400): the handler bounds them itself
+   * (a crash report's context is not refused over one number); elsewhere they are a 422.
+   */
+  freeFormFields?: readonly string[];
 }
+
+/** The paths that are not under one of the free-form fields. */
+const outside = (paths: string[], fields: readonly string[] | undefined) =>
+  (fields ? paths.filter((p) => !fields.some((f) => p === `/${f}` || p.startsWith(`/${f}/`))) : paths);
 
 declare module 'fastify' {
   interface FastifyContextConfig extends BodyArrayLimit, PrototypeKeys {}
@@ -107,7 +116,8 @@ export function registerJsonParser(app: FastifyInstance): void {
       if (err) return done(err, undefined);
       // 1e400 parses to Infinity, which no store keeps (it became null): refused, pointing at it.
       if (mayHoldHugeNumber(text)) {
-        const paths = nonFinitePaths(value, MAX_DETAILS);
+        const paths = outside(nonFinitePaths(value, MAX_DETAILS), req.routeOptions.config?.freeFormFields);
+
         if (paths.length) return done(new HttpError(422, 'Validation failed', paths.map((path) => ({ path, message: 'must be a finite number' }))), undefined);
       }
       if (SUSPECT_ESCAPE.test(text)) return done(null, sanitizeStrings(value));

@@ -68,7 +68,10 @@ export const ingestRoutes = (svc: Services): Routes => async (app) => {
   });
 
   app.post('/crash', {
-    config: { prototypeKeys: 'keep' } satisfies PrototypeKeys,
+    config: {
+      prototypeKeys: 'keep', freeFormFields: ['environment', 'userId', 'tags', 'context', 'breadcrumbs', 'level'],
+    } satisfies PrototypeKeys,
+
     schema: { tags: ['ingest'], security, body: S.crashBody, response: { 201: S.okResponse, ...errors } },
   }, async (req, reply) => {
     await svc.ingestion.crash(req.projectId, req.body);
