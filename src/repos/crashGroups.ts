@@ -31,6 +31,8 @@ const COLUMNS =
 export interface NewGroup {
   groupKey: string; message: string; stackHead: string; isFatal: boolean; handled: boolean;
   platform: string | null; appVersion: string | null; osVersion: string | null; firstSeenAt: number; firstSessionId: string;
+  /** false: no new-group alert or webhook (a group opened by a message: rules alert on those) */
+  alert?: boolean;
 }
 
 /** The part of a group the crash workflow decides on. */
@@ -148,9 +150,11 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           ],
         );
         const id = created.rows[0]?.id;
-        if (id !== undefined) await enqueueJob(q, projectId, id, NEW_GROUP_JOB);
+        const alert = id !== undefined && g.alert !== false;
+        if (alert) await enqueueJob(q, projectId, id, NEW_GROUP_JOB);
         // Only for projects with a webhook that wants new groups: the others get no extra job.
-        if (id !== undefined && (await hasSubscribers(q, projectId, 'crash_group.new'))) await enqueueJob(q, projectId, id, NEW_GROUP_WEBHOOKS_JOB);
+        if (alert && (await hasSubscribers(q, projectId, 'crash_group.new'))) await enqueueJob(q, projectId, id, NEW_GROUP_WEBHOOKS_JOB);
+
         return id !== undefined;
       });
     },

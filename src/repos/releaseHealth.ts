@@ -11,6 +11,8 @@ const DAILY = 'release_health_daily';
 const HOURLY = 'release_adoption_hourly';
 const SESSIONS = 'release_sessions';
 const SEEN = 'release_seen';
+// the same states per environment (clickhouse/008_crash_context.sql), read when one is asked for
+const ENV_DAILY = 'release_health_env_daily';
 
 /** The figures of one release over a range, or over one UTC day of it; platform null: all platforms together. */
 export interface ReleaseCounts {
@@ -25,8 +27,8 @@ export interface ReleaseCounts {
   crashedUsers: number;
 }
 
-/** Whole UTC days [fromMs, toMs), optionally one platform. */
-export interface HealthRange { fromMs: number; toMs: number; platform?: string }
+/** Whole UTC days [fromMs, toMs), optionally one platform, optionally one environment. */
+export interface HealthRange { fromMs: number; toMs: number; platform?: string; environment?: string }
 
 export interface RangeFigures {
   /** per version and platform, and per version over all platforms (platform null) */
@@ -44,6 +46,7 @@ const key = (x: { v: string; p: string }) => `${x.p}\u0000${x.v}`;
 const SETS = 'GROUPING SETS ((d, v, p), (v, p), (d, v), (v))';
 const setKey = (x: { d: string; v: string; p: string; noDay: number; noPlatform: number }) =>
   `${Number(x.noDay) ? '' : x.d}\u0000${x.v}\u0000${Number(x.noPlatform) ? '\u0001' : x.p}`;
+const oneEnvironment = (e: string | undefined) => (e === undefined ? '' : ' AND environment = {env:String}');
 
 export function releaseHealthRepo(ch: ClickHouse) {
   return {
@@ -53,20 +56,29 @@ export function releaseHealthRepo(ch: ClickHouse) {
      * collapsing a retried fact), users from the daily sketches.
      */
     async range(projectId: string, r: HealthRange): Promise<RangeFigures> {
-      const args = { project: projectId, platform: r.platform ?? '', from: date(r.fromMs), to: date(r.toMs) };
+      const args = { project: projectId, platform: r.platform ?? '', env: r.environment ?? '', from: date(r.fromMs), to: date(r.toMs) };
       const where = `project_id = {project:String}${onePlatform(r.platform)} AND day >= {from:Date} AND day < {to:Date}`;
       type Row = { d: string; v: string; p: string; noDay: number; noPlatform: number };
+      // Sessions are counted exactly over every environment; one environment's figures come from its
+      // daily sketches (release_sessions has no environment), exact to a few thousand sessions.
       const [exact, sketched] = await Promise.all([
-        ch.query<Row & { s: number; cs: number }>(
-          `SELECT toString(day) AS d, app_version AS v, platform AS p, count() AS s, countIf(crashed = 1) AS cs,
-             grouping(d) AS noDay, grouping(p) AS noPlatform
-           FROM ${SESSIONS} FINAL WHERE ${where} GROUP BY ${SETS}
-           SETTINGS do_not_merge_across_partitions_select_final = 1`, args),
+        r.environment === undefined
+          ? ch.query<Row & { s: number; cs: number }>(
+            `SELECT toString(day) AS d, app_version AS v, platform AS p, count() AS s, countIf(crashed = 1) AS cs,
+               grouping(d) AS noDay, grouping(p) AS noPlatform
+             FROM ${SESSIONS} FINAL WHERE ${where} GROUP BY ${SETS}
+             SETTINGS do_not_merge_across_partitions_select_final = 1`, args)
+          : ch.query<Row & { s: number; cs: number }>(
+            `SELECT toString(day) AS d, app_version AS v, platform AS p,
+               uniqCombinedMerge(14)(sessions) AS s, uniqCombinedMerge(14)(crashed_sessions) AS cs,
+               grouping(d) AS noDay, grouping(p) AS noPlatform
+             FROM ${ENV_DAILY} WHERE ${where}${oneEnvironment(r.environment)} GROUP BY ${SETS}`, args),
         ch.query<Row & { u: number; cu: number }>(
           `SELECT toString(day) AS d, app_version AS v, platform AS p,
              uniqCombinedMerge(14)(users) AS u, uniqCombinedMerge(14)(crashed_users) AS cu,
              grouping(d) AS noDay, grouping(p) AS noPlatform
-           FROM ${DAILY} WHERE ${where} GROUP BY ${SETS}`, args),
+           FROM ${r.environment === undefined ? DAILY : ENV_DAILY} WHERE ${where}${oneEnvironment(r.environment)}
+           GROUP BY ${SETS}`, args),
       ]);
       const users = new Map(sketched.map((x) => [setKey(x), x]));
       const out: RangeFigures = { totals: [], daily: [] };

@@ -1,12 +1,17 @@
 import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { isoMs, isoTime } from '../domain/time.ts';
+import {
+  boundCrashContext, CRASH_LIST_LEVELS, isMessageLevel, MESSAGE_LEVELS, type CrashLevel, type RawCrashContext,
+} from '../domain/crashContext.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { CRASH_FIELDS, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
+import type { OccurrenceScope } from '../repos/crashOccurrences.ts';
 import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
 import type { CrashingSession, SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
 import type { SymbolicationService } from './symbolication.ts';
+import type { FrameSource } from '../domain/symbolication/sourceContext.ts';
 import { ADMIN_ACTOR, recordHistory, SYSTEM_ACTOR, type Actor } from '../repos/crashGroupActivity.ts';
 
 export type RecordCrashResult =
@@ -38,6 +43,8 @@ export interface CrashGroup {
   resolvedVersions: string[];
   /** every platform seen (`platform` is the latest occurrence's) */
   platforms: string[];
+  /** the most severe level of its occurrences (fatal, error, warning, info) */
+  level: CrashLevel;
 }
 
 /** A crash group as the management API shows it: the read model plus its alert's state. */
@@ -47,10 +54,25 @@ export type SetStatusResult = { outcome: 'not-found' } | { outcome: 'ok'; group:
 
 export type { CrashBreakdown, CrashGroupFacts, CrashOccurrence };
 
-/** The crash list's filters and order (the dashboard): fatal crashes or non-fatal errors; by a counter or a time, descending. */
+/**
+ * The crash list's filters and order (the dashboard): fatal crashes or non-fatal errors, or
+ * messages; by a counter or a time, descending. Counts are of the occurrences of the levels
+ * shown (crashes and errors unless `kind` is message or `levels` says otherwise) and of the
+ * environment when one is given; a group with none of those is not listed.
+ */
 export interface CrashListOptions {
-  kind?: 'fatal' | 'nonfatal';
+  kind?: 'fatal' | 'nonfatal' | 'message';
   sort?: 'lastSeen' | 'firstSeen' | 'occurrences' | 'users';
+  levels?: readonly CrashLevel[];
+  environment?: string;
+  /** only the occurrences with this tag (a chip of the crash page) */
+  tag?: { key: string; value: string };
+}
+
+/** The levels a crash list shows: messages only when asked for. */
+export function listLevels(o: Pick<CrashListOptions, 'kind' | 'levels'>): readonly CrashLevel[] {
+  if (o.levels && o.levels.length > 0) return o.levels;
+  return o.kind === 'message' ? MESSAGE_LEVELS : CRASH_LIST_LEVELS;
 }
 
 const SORT_KEY = {
@@ -87,6 +109,7 @@ function toGroup(r: GroupRow, f: OccurrenceFacts | undefined): CrashGroup {
     appVersions: f ? f.versions : r.app_version === null ? [] : [r.app_version],
     resolvedVersions: r.resolved_versions,
     platforms: f ? f.platforms : r.platform === null ? [] : [r.platform],
+    level: f ? f.level : r.is_fatal ? 'fatal' : 'error',
   };
 }
 
@@ -99,7 +122,7 @@ export interface CrashGroupsDeps {
   sessions: SessionsRepo;
   outbox: OutboxRepo;
   /** Reads stacks with the release's uploaded source maps / R8 mappings (absent: stacks stay raw). */
-  symbols?: Pick<SymbolicationService, 'symbolicate'>;
+  symbols?: Pick<SymbolicationService, 'symbolicate'> & Partial<Pick<SymbolicationService, 'sourceContext'>>;
   /** A group had a new occurrence: its updatedAt moves (coalesced, services/index.ts). */
   touched?: (projectId: string, groupId: string) => void;
   /** A session's first fatal crash: release health's crash fact (services/releases.ts), committed before the session is flagged. */
@@ -143,9 +166,13 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      * more. Writing the occurrence first means a group never shows in Postgres with none to
      * count, and a failure in between is repaired by the SDK's retry.
      */
-    async record(projectId: string, c: CrashPayload): Promise<RecordCrashResult> {
+    async record(projectId: string, c: CrashPayload & RawCrashContext): Promise<RecordCrashResult> {
       const session = await d.sessions.forCrash(projectId, c.sessionId);
       if (!session) return { outcome: 'no-session' };
+      // Bounded, never refused (docs/decisions.md, "Crash context"). The occurrence's id stays
+      // the hash of the contract's fields: the context is what the SDK attached, not what
+      // happened, and a retry that re-attaches it differently is still the same occurrence.
+      const cx = boundCrashContext(c, c.isFatal);
       // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "Crash
       // grouping on the normalised stack"); the raw stack is kept as sent.
       const sym = d.symbols
@@ -162,10 +189,13 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       }
       await occurrences.add({
         project_id: projectId, group_key: groupKey, id: occurrenceId, occurred_at: chTime(c.timestamp),
-        session_id: c.sessionId, user_id: session.user_id, device_fingerprint: session.device_fingerprint,
+        session_id: c.sessionId, user_id: cx.userId ?? session.user_id, device_fingerprint: session.device_fingerprint,
         platform: session.platform, os_version: session.os_version, app_version: session.app_version,
         brand: session.brand, model: session.model, message: c.message, stack_trace: c.stackTrace,
         is_fatal: c.isFatal, handled: c.handled, symbolicated_stack: sym.mapped > 0 ? sym.stack : '',
+        environment: cx.environment || (session.environment ?? ''), level: cx.level, tags: cx.tags, context: cx.context,
+        breadcrumbs: cx.breadcrumbs.length > 0 ? JSON.stringify(cx.breadcrumbs) : '',
+        dropped: cx.dropped.length > 0 ? JSON.stringify(cx.dropped) : '',
       });
 
       let group = await groups.byKey(projectId, groupKey);
@@ -176,7 +206,10 @@ export function crashGroupsService(d: CrashGroupsDeps) {
           groupKey, message: sym.message, stackHead: stackHead(sym.stack), isFatal: c.isFatal, handled: c.handled,
           platform: session.platform, appVersion: session.app_version, osVersion: session.os_version,
           firstSeenAt: c.timestamp, firstSessionId: c.sessionId,
+          // a message is not a new crash: no crash alert (spike rules with its levels alert on messages)
+          alert: !isMessageLevel(cx.level),
         });
+
         group = await groups.byKey(projectId, groupKey);
         // Created above or by a concurrent first occurrence, and groups are never deleted.
         if (!group) throw new Error(`crash group ${groupKey} of project ${projectId} missing after its insert`);
@@ -192,7 +225,8 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         if (c.timestamp < Number(group.first_seen_at)) await groups.moveFirstSeen(projectId, group.id, c.timestamp);
         d.touched?.(projectId, group.id);
       }
-      if (!session.has_crash || (c.isFatal && session.status !== 'crashed')) {
+      // A message (level info or warning: captureMessage) is no crash: the session is not flagged.
+      if (!isMessageLevel(cx.level) && (!session.has_crash || (c.isFatal && session.status !== 'crashed'))) {
         // Before the flag: should the fact fail, the retry still finds the session unflagged.
         if (c.isFatal && session.status !== 'crashed') await d.crashedSession?.(projectId, c.sessionId, session);
         await d.sessions.markCrashed(projectId, c.sessionId, c.isFatal, c.timestamp);
@@ -217,10 +251,21 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      */
     async list(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number, opts: CrashListOptions = {}) {
       const rows = await groups.rows(projectId, status);
-      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key));
+      const levels = listLevels(opts);
+      const only = { levels, environment: opts.environment, tag: opts.tag };
+      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key), only);
       const key = SORT_KEY[opts.sort ?? 'lastSeen'];
-      const all = rows.map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
-        .filter((g) => opts.kind === undefined || g.isFatal === (opts.kind === 'fatal'))
+      // A group whose first occurrence is not readable yet is listed from its own row, when its
+      // default level is shown and no environment is asked for; one with occurrences, none of
+      // them of the levels or environment asked for, is not.
+      const unread = opts.environment === undefined && opts.tag === undefined
+        ? await occurrences.withoutOccurrences(projectId, rows.map((r) => r.group_key).filter((k) => !facts.has(k)))
+        : new Set<string>();
+      const shown = (r: GroupRow) =>
+        facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));
+      const all = rows.filter(shown)
+        .map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
+        .filter((g) => opts.kind === undefined || opts.kind === 'message' || g.isFatal === (opts.kind === 'fatal'))
         .sort((a, b) => {
           const x = key(a);
           const y = key(b);
@@ -230,16 +275,22 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     },
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
-    async facts(projectId: string, groupId: string): Promise<CrashGroupFacts> {
+    async facts(projectId: string, groupId: string, only: OccurrenceScope = {}): Promise<CrashGroupFacts> {
       const row = await groups.row(projectId, groupId);
       if (!row) return { usersAffected: 0, appVersionCounts: [], latest: null };
-      return occurrences.pageFacts(projectId, row.group_key);
+      return occurrences.pageFacts(projectId, row.group_key, only);
     },
 
     /** Who the group hit: platforms, device models, OS versions and app versions, each with its devices and occurrences. */
-    async breakdown(projectId: string, groupId: string): Promise<CrashBreakdown | null> {
+    async breakdown(projectId: string, groupId: string, only: OccurrenceScope = {}): Promise<CrashBreakdown | null> {
       const row = await groups.row(projectId, groupId);
-      return row ? occurrences.breakdown(projectId, row.group_key) : null;
+      return row ? occurrences.breakdown(projectId, row.group_key, only) : null;
+    },
+
+    /** The environments of a group's occurrences, with how many each ('' = sent without one). */
+    async environments(projectId: string, groupId: string): Promise<{ environment: string; occurrences: number }[]> {
+      const row = await groups.row(projectId, groupId);
+      return row ? occurrences.environments(projectId, row.group_key) : [];
     },
 
     /**
@@ -256,11 +307,27 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       return o.symbolicatedStack;
     },
 
+    /** The group's `index`-th occurrence, newest first, whole with its context (null: no group). */
+    async occurrenceAt(projectId: string, groupId: string, index: number, only: OccurrenceScope = {}) {
+      const row = await groups.row(projectId, groupId);
+      return row ? occurrences.occurrenceAt(projectId, row.group_key, index, only) : null;
+    },
+
+    /** Source lines around the frames of an occurrence's stack that its release's source maps map. */
+    async sourceLines(
+      projectId: string, o: { sessionId: string; appVersion: string | null; stackTrace: string },
+    ): Promise<FrameSource[]> {
+
+      if (!d.symbols?.sourceContext) return [];
+      const session = await d.sessions.forCrash(projectId, o.sessionId);
+      return d.symbols.sourceContext(projectId, o.appVersion, session?.app_build_number ?? null, o.stackTrace);
+    },
+
     /** The group's occurrences, newest first, each with the session it happened in. */
-    async occurrences(projectId: string, groupId: string, page: number, limit: number) {
+    async occurrences(projectId: string, groupId: string, page: number, limit: number, only: OccurrenceScope = {}) {
       const row = await groups.row(projectId, groupId);
       if (!row) return pageEnvelope<CrashOccurrence>([], 0, page, limit);
-      return occurrences.page(projectId, row.group_key, page, limit);
+      return occurrences.page(projectId, row.group_key, page, limit, only);
     },
 
     /**
@@ -289,6 +356,12 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         const x = byKey.get(o.groupKey);
         return { occurredAt: isoMs(o.at), isFatal: o.isFatal, groupId: x?.id ?? null, message: x?.message ?? null, groupStatus: x?.status ?? null };
       });
+    },
+
+    /** The group keys whose occurrences are the group's (none: no such group). */
+    async keysOf(projectId: string, groupId: string): Promise<string[]> {
+      const row = await groups.row(projectId, groupId);
+      return row ? [row.group_key] : [];
     },
 
     /** The crash-group export: each page's counters come from ClickHouse. */

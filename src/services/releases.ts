@@ -3,6 +3,7 @@ import {
 } from '../domain/releaseHealth.ts';
 import { DAY_MS } from '../domain/exportParams.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
+import { validEnvironment } from '../domain/crashContext.ts';
 import { InvalidParameterError } from '../domain/errors.ts';
 import { isoMs } from '../domain/time.ts';
 import type { SessionStart } from '../domain/session.ts';
@@ -68,8 +69,8 @@ export const RELEASE_PARQUET: ParquetColumn[] = [
 ];
 export const RELEASE_FIELDS = RELEASE_PARQUET.map((c) => c.name);
 
-/** The releases export's filter: a range of session starts and optionally one platform. */
-export type ReleaseFilter = DateFilter & { platform?: string };
+/** The releases export's filter: a range of session starts, optionally one platform and one environment. */
+export type ReleaseFilter = DateFilter & { platform?: string; environment?: string };
 
 const DEFAULT_DAYS = 14;
 const MAX_DAYS = 366;
@@ -121,7 +122,7 @@ export function releasesService(d: ReleasesDeps) {
     const fromMs = Math.floor((f.fromMs ?? toMs - DEFAULT_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
     if (fromMs >= toMs) throw new InvalidParameterError('from must be before to');
     if (toMs - fromMs > MAX_DAYS * DAY_MS) throw new InvalidParameterError(`A release range covers at most ${MAX_DAYS} days`);
-    return { fromMs, toMs, platform: f.platform };
+    return { fromMs, toMs, platform: f.platform, environment: f.environment };
   }
 
   const dailyPoint = (p: ReleaseCounts & { day: string }): DailyPoint => ({
@@ -211,6 +212,7 @@ export function releasesService(d: ReleasesDeps) {
         ? {
           project_id: projectId, id: s.sessionId, started_at: s.startedAt, app_version: s.device.appVersion ?? null,
           platform: s.device.platform ?? null, user_id: s.userId ?? null, device_fingerprint: deviceFingerprint(s.device), status: 'active' as const,
+          environment: validEnvironment(s.environment),
         }
         : await d.sessions.factOf(projectId, s.sessionId);
       if (src) await d.facts.add(factRow(src, false));
@@ -237,7 +239,7 @@ export function releasesService(d: ReleasesDeps) {
       const sorted = sortReleases(all.versions, sort, order);
       const data = sorted.slice((page - 1) * limit, page * limit);
       return {
-        from: isoMs(r.fromMs), to: isoMs(r.toMs), platform: r.platform ?? null, sort, order,
+        from: isoMs(r.fromMs), to: isoMs(r.toMs), platform: r.platform ?? null, environment: r.environment ?? null, sort, order,
         data, total: sorted.length, page, limit, pages: Math.ceil(sorted.length / limit),
         versions: sortReleases(all.versions, 'version', 'desc')
           .map((x) => ({ appVersion: x.appVersion, sessions: x.sessions })),

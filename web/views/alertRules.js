@@ -7,8 +7,10 @@ import { api, dash, get, qs } from '../lib/api.js';
 const DELIVERY_KIND = { delivered: 'ok', retrying: 'warn', pending: 'info', failed: 'bad' };
 const hostOf = (url) => { try { return new URL(url).host; } catch { return url; } };
 
+// A spike rule counts crashes and errors unless it names levels (messages: warning, info).
+const counted = (r) => (r.levels ? ` (${r.levels.join(', ')} reports)` : '');
 const condition = (r) => (r.kind === 'spike'
-  ? `a crash group passes ${r.threshold} occurrences in ${r.windowMinutes} min`
+  ? `a crash group passes ${r.threshold} occurrences${counted(r)} in ${r.windowMinutes} min`
   : r.kind === 'crash_free'
     ? `crash-free sessions of a release fall below ${r.threshold} % over ${r.windowMinutes} min (at least ${r.minSessions} sessions)`
     : `crash-free sessions of a release are significantly below the previous release's (95 % intervals apart${r.threshold ? ` by more than ${r.threshold} pts` : ''}) over ${r.windowMinutes} min (at least ${r.minSessions} sessions)`);
@@ -91,9 +93,16 @@ export function alertRulesView(projectId) {
     const minBox = field('rule-min-sessions', 'Minimum sessions', minSessions, 'A release with fewer sessions in the window is not judged.');
     const thresholdLabel = h('label', { for: 'rule-threshold' }, k0.unit);
     minBox.hidden = (rule?.kind ?? 'spike') === 'spike';
+    const levels = h('select', { id: 'rule-levels' },
+      h('option', { value: '', selected: !rule?.levels }, 'Crashes and errors'),
+      h('option', { value: 'warning,info', selected: rule?.levels?.join(',') === 'warning,info' }, 'Messages (warning, info)'),
+      h('option', { value: 'fatal', selected: rule?.levels?.join(',') === 'fatal' }, 'Fatal crashes only'));
+    const levelsBox = field('rule-levels', 'Counts', levels);
+    levelsBox.hidden = (rule?.kind ?? 'spike') !== 'spike';
     kind.addEventListener('change', () => {
       const x = KINDS[kind.value];
       minBox.hidden = kind.value === 'spike';
+      levelsBox.hidden = kind.value !== 'spike';
       threshold.value = x.threshold;
       windowMinutes.value = x.window;
       thresholdLabel.textContent = x.unit;
@@ -122,6 +131,7 @@ export function alertRulesView(projectId) {
           emails: emailMode.value === 'project' ? null : emailMode.value === 'none' ? [] : emails.value.split(/[\s,;]+/).filter(Boolean),
           webhookIds: hookChecks.map((l) => l.querySelector('input')).filter((i) => i.checked).map((i) => i.value),
           ...(kind.value !== 'spike' ? { minSessions: Number(minSessions.value) } : {}),
+          ...(kind.value === 'spike' && levels.value ? { levels: levels.value.split(',') } : {}),
         };
         submit.disabled = true;
         try {
@@ -139,6 +149,7 @@ export function alertRulesView(projectId) {
       h('div.field', thresholdLabel, threshold),
       field('rule-window', 'Window (minutes)', windowMinutes),
       minBox,
+      levelsBox,
       field('rule-email-mode', 'Email', emailMode, 'Addresses of people outside the team get alerts once they confirm.'),
       emails,
       hookChecks.length ? h('fieldset', h('legend', 'Webhooks'), hookChecks) : h('p.hint', 'Add a webhook below to post this rule’s alerts too.'),

@@ -25,6 +25,12 @@ const ruleFields = {
   },
   webhookIds: { type: 'array', maxItems: 20, items: uuid },
   enabled: { type: 'boolean' },
+  levels: {
+    type: ['array', 'null'], minItems: 1, maxItems: 4, uniqueItems: true,
+    items: { type: 'string', enum: ['fatal', 'error', 'warning', 'info'] },
+    description: "spike: the crash levels counted; null (default): fatal and error. ['warning', 'info']: messages",
+
+  },
 } as const;
 
 export const ruleCreateBody = {
@@ -40,6 +46,7 @@ export const rule = {
     windowMinutes: { type: 'integer' }, minSessions: { type: 'integer' }, cooldownMinutes: { type: 'integer' },
     emails: { type: ['array', 'null'], items: { type: 'string' } }, webhookIds: { type: 'array', items: { type: 'string' } },
     enabled: { type: 'boolean' }, createdAt: { type: 'string', format: 'date-time' },
+    levels: { type: ['array', 'null'], items: { type: 'string' } },
   },
 } as const;
 

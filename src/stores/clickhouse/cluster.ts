@@ -39,6 +39,7 @@ export const SHARD_KEYS: Readonly<Record<string, string>> = {
   // one row per session, beside its facts, so FINAL collapses its retries on its shard
   release_sessions: 'cityHash64(project_id, session_id)',
   release_seen: 'cityHash64(project_id, app_version, platform)',
+  release_health_env_daily: 'cityHash64(project_id, app_version, platform)',
 };
 
 export const localName = (table: string) => `${table}_local`;

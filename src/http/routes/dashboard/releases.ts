@@ -5,7 +5,8 @@ import { dateParam, paging, params, projectAccess, tags } from './common.ts';
 import { RELEASE_SORTS } from '../../../services/releases.ts';
 
 const text = { type: 'string', maxLength: 100 } as const;
-const range = { from: dateParam, to: dateParam, platform: text } as const;
+const environment = { type: 'string', maxLength: 64 } as const;
+const range = { from: dateParam, to: dateParam, platform: text, environment } as const;
 
 /** The Releases page: release health per version and platform, the daily trend, two releases compared. */
 export const releaseRoutes = (svc: Services): Routes => async (app) => {
@@ -28,9 +29,10 @@ export const releaseRoutes = (svc: Services): Routes => async (app) => {
       },
     },
   }, async (req) => {
-    const { from, to, platform, page, limit, sort, order } = req.query;
+    const { from, to, platform, environment, page, limit, sort, order } = req.query;
     const r = dateRange(from || undefined, to || undefined);
-    return svc.releases.page(req.params.projectId, { ...r, ...(platform ? { platform } : {}) }, page, limit, sort, order);
+    const only = { ...(platform ? { platform } : {}), ...(environment ? { environment } : {}) };
+    return svc.releases.page(req.params.projectId, { ...r, ...only }, page, limit, sort, order);
   });
 
   app.get('/projects/:projectId/releases/compare', {
