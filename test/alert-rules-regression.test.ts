@@ -30,6 +30,8 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   rxUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   s = await startTestServer({
+    // the receiver is on 127.0.0.1 (private destinations are refused by default)
+    WEBHOOK_ALLOW_PRIVATE: 'true',
     RUN_WORKER: 'true', PUBLIC_URL: 'https://flightrec.example.com', OUTBOX_POLL_MS: '100',
     OUTBOX_BACKOFF_BASE_MS: '100', OUTBOX_BACKOFF_MAX_MS: '200', ALERT_RULES_INTERVAL_MS: '86400000', RATE_LIMIT_AUTH_PER_MIN: '1000',
   });
