@@ -85,8 +85,8 @@ function defaultKey(stack: string, message: string, inAppPackages: readonly stri
   const parsed = parseStack(stack, inAppPackages);
   const head = parsed.slice(0, HEAD_LINES);
   // V8 and the JVM print the message as the stack's first line; Gecko and JavaScriptCore do not.
-  const rawMessage = head[0] ? firstLine(message) : firstLine(stack);
-  if (isChunkLoadFailure(rawMessage)) return { key: sha256('chunk-load'), source: 'chunk-load', text: 'chunk-load' };
+  const rawMessage = head[0] || stack.trim() === '' ? firstLine(message) : firstLine(stack);
+  if (isChunkLoadFailure(rawMessage) || isChunkLoadFailure(firstLine(message))) return { key: sha256('chunk-load'), source: 'chunk-load', text: 'chunk-load' };
   if (!head.some((f) => f !== null)) {
     // No frame parsed: the previous rule's five normalised lines (its key, so nothing moves),
     // or the message when the stack is empty.
