@@ -58,6 +58,14 @@ export function parseStack(stack: string, inAppPackages: readonly string[] = [],
   return stackLines(stack.split('\n', reach).join('\n')).map((l) => parseFrame(l, inAppPackages));
 }
 
+/** The crash page reads at most this many lines of a stack as frames. */
+export const SHOWN_LINES = 256;
+
+/** A stack's lines as the crash page shows them: each with its parsed frame (null for a message or other line). */
+export function stackFrames(stack: string, inAppPackages: readonly string[] = []): { text: string; frame: Frame | null }[] {
+  return stackLines(stack.split('\n', SHOWN_LINES).join('\n')).map((text) => ({ text, frame: parseFrame(text, inAppPackages) }));
+}
+
 /**
  * The frames the key hashes: the app frames among the head's lines (at most four), else, when
  * the head holds none, from the first app frame on; a stack of no app frame at all keeps its head.
