@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crashGroupKey, legacyGroupKey, stackHead } from '../src/domain/crashGrouping.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { sessionStart, T0 } from './helpers/payloads.ts';
+import { dashboardProject, signup } from './helpers/accounts.ts';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -129,5 +130,27 @@ describe('grouping on parsed frames over HTTP', () => {
     // Without the setting every frame reads as the framework's, and the framework frame splits them.
     expect(crashGroupKey(stack('performClick'))).not.toBe(crashGroupKey(stack('performLongClick')));
     expect(await groups(p.projectId)).toHaveLength(1);
+  });
+
+  it('the dashboard sets the in-app packages and its crash page returns the parsed frames with inApp', async () => {
+    const a = await signup(s);
+    const p = await dashboardProject(s, a, 'Frames');
+    const url = `/api/dashboard/projects/${p.projectId}`;
+    const r = await s.app.inject({ method: 'PATCH', url, headers: a.headers, payload: { inAppPackages: ['com.android.acme.'] } });
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json().inAppPackages).toEqual(['com.android.acme.']);
+    const list = await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers });
+    expect(list.json().data[0].inAppPackages).toEqual(['com.android.acme.']);
+    const sid = await session(p.auth);
+    await send(p.auth, report(sid, 'java.lang.IllegalStateException: x\n\tat android.view.View.performClick(View.java:7448)\n\tat com.android.acme.Pay.go(Pay.kt:3)'));
+    const [g] = await groups(p.projectId);
+    await s.svc.crashGroups.drain();
+    const page = await s.app.inject({ method: 'GET', url: `${url}/crash-groups/${g!.id}`, headers: a.headers });
+    expect(page.statusCode, page.body).toBe(200);
+    expect(page.json().latest.frames).toEqual([
+      { text: 'java.lang.IllegalStateException: x', frame: null },
+      { text: '\tat android.view.View.performClick(View.java:7448)', frame: { kind: 'jvm', module: 'android.view.View', function: 'performClick', line: 7448, column: null, inApp: false } },
+      { text: '\tat com.android.acme.Pay.go(Pay.kt:3)', frame: { kind: 'jvm', module: 'com.android.acme.Pay', function: 'go', line: 3, column: null, inApp: true } },
+    ]);
   });
 });
