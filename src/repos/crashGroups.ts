@@ -15,6 +15,8 @@ import type { ChangeFilter } from './exportCore/types.ts';
  * must not queue on the group's row lock (docs/decisions.md, Crashes).
  */
 const GROUPS = 'crash_groups';
+/** The keys that lead to a group (migration 013): its own, and those that joined it. */
+const KEYS = 'crash_group_keys';
 
 /** What Postgres holds of a group: identity, workflow, and the context of its first occurrence. */
 export interface GroupRow {
@@ -29,12 +31,13 @@ const COLUMNS =
 
 /** What a group's first occurrence writes. */
 export interface NewGroup {
-  groupKey: string; message: string; stackHead: string; isFatal: boolean; handled: boolean;
+  /** The group's own key (its occurrences are stored under it); it leads to the group with `ruleVersion`. */
+  groupKey: string; ruleVersion: number; message: string; stackHead: string; isFatal: boolean; handled: boolean;
   platform: string | null; appVersion: string | null; osVersion: string | null; firstSeenAt: number; firstSessionId: string;
 }
 
 /** The part of a group the crash workflow decides on. */
-export interface GroupState { id: string; status: CrashGroupStatus; first_seen_at: number; resolved_versions: string[] }
+export interface GroupState { id: string; group_key: string; status: CrashGroupStatus; first_seen_at: number; resolved_versions: string[] }
 
 /**
  * A group's updatedAt is the latest of its creation, its status or summary change, and the
@@ -116,12 +119,31 @@ export function crashGroupAlerts(db: Postgres) {
   };
 }
 
+/** A group's first key was taken by another group inside the creating transaction: it rolls back. */
+class KeyTaken extends Error {}
+
+async function insertKey(q: Queryable, projectId: string, key: string, groupId: string, ruleVersion: number): Promise<boolean> {
+  const r = await q.query(
+    `INSERT INTO ${KEYS} (project_id, key, group_id, rule_version) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (project_id, key) DO NOTHING RETURNING 1`,
+    [projectId, key, groupId, ruleVersion],
+  );
+  return r.rows.length > 0;
+}
+
 export type UpdateStatusResult = { outcome: 'not-found' } | { outcome: 'ok'; row: GroupRow };
 
 export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { changeLagMs: 0 }) {
+  /**
+   * The group a key leads to: through crash_group_keys (a group answers to several keys,
+   * migration 013), else the group whose own key it is (a row written without its key entry).
+   */
   const byKey = async (projectId: string, groupKey: string): Promise<GroupState | undefined> =>
     (await db.query<GroupState>(
-      `SELECT id, status, first_seen_at, resolved_versions FROM ${GROUPS} WHERE project_id = $1 AND group_key = $2`,
+      `SELECT id, group_key, status, first_seen_at, resolved_versions FROM ${GROUPS}
+       WHERE project_id = $1 AND id = COALESCE(
+         (SELECT group_id FROM ${KEYS} WHERE project_id = $1 AND key = $2),
+         (SELECT id FROM ${GROUPS} WHERE project_id = $1 AND group_key = $2))`,
       [projectId, groupKey],
     )).rows[0];
 
@@ -136,23 +158,49 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
      * call created it, false when it existed (or a concurrent first occurrence won).
      */
     async createFirst(projectId: string, g: NewGroup): Promise<boolean> {
-      return db.tx(async (q) => {
-        const created = await q.query<{ id: string }>(
-          `INSERT INTO ${GROUPS} (id, project_id, group_key, message, stack_head, is_fatal, handled,
-             platform, app_version, os_version, first_seen_at, first_session_id)
-           VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
-           ON CONFLICT (project_id, group_key) DO NOTHING RETURNING id`,
-          [
-            randomUUID(), projectId, g.groupKey, g.message, g.stackHead, g.isFatal, g.handled,
-            g.platform, g.appVersion, g.osVersion, g.firstSeenAt, g.firstSessionId,
-          ],
-        );
-        const id = created.rows[0]?.id;
-        if (id !== undefined) await enqueueJob(q, projectId, id, NEW_GROUP_JOB);
-        // Only for projects with a webhook that wants new groups: the others get no extra job.
-        if (id !== undefined && (await hasSubscribers(q, projectId, 'crash_group.new'))) await enqueueJob(q, projectId, id, NEW_GROUP_WEBHOOKS_JOB);
-        return id !== undefined;
-      });
+      try {
+        return await db.tx(async (q) => {
+          const created = await q.query<{ id: string }>(
+            `INSERT INTO ${GROUPS} (id, project_id, group_key, message, stack_head, is_fatal, handled,
+               platform, app_version, os_version, first_seen_at, first_session_id)
+             VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
+             ON CONFLICT (project_id, group_key) DO NOTHING RETURNING id`,
+            [
+              randomUUID(), projectId, g.groupKey, g.message, g.stackHead, g.isFatal, g.handled,
+              g.platform, g.appVersion, g.osVersion, g.firstSeenAt, g.firstSessionId,
+            ],
+          );
+          const id = created.rows[0]?.id;
+          if (id === undefined) return false;
+          // The key may have joined another group meanwhile (an upgrade's join, a merge): that
+          // group is the key's, and this one is not made.
+          if (!(await insertKey(q, projectId, g.groupKey, id, g.ruleVersion))) throw new KeyTaken();
+          await enqueueJob(q, projectId, id, NEW_GROUP_JOB);
+          // Only for projects with a webhook that wants new groups: the others get no extra job.
+          if (await hasSubscribers(q, projectId, 'crash_group.new')) await enqueueJob(q, projectId, id, NEW_GROUP_WEBHOOKS_JOB);
+          return true;
+        });
+      } catch (e) {
+        if (e instanceof KeyTaken) return false;
+        throw e;
+      }
+    },
+
+    /**
+     * Lets a key lead to an existing group (the current rule's key of a crash that joined the
+     * group under the previous rule's). A key that leads somewhere already keeps its group.
+     */
+    async addKey(projectId: string, key: string, groupId: string, ruleVersion: number): Promise<void> {
+      await insertKey(db, projectId, key, groupId, ruleVersion);
+    },
+
+    /** The keys that lead to a group, oldest first. */
+    async keysOf(projectId: string, groupId: string): Promise<{ key: string; ruleVersion: number }[]> {
+      const r = await db.query<{ key: string; rule_version: number }>(
+        `SELECT key, rule_version FROM ${KEYS} WHERE project_id = $1 AND group_id = $2 ORDER BY created_at, key`,
+        [projectId, groupId],
+      );
+      return r.rows.map((x) => ({ key: x.key, ruleVersion: Number(x.rule_version) }));
     },
 
     /**

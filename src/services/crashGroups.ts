@@ -1,4 +1,6 @@
-import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
+import {
+  crashGroupKey, crashOccurrenceId, GROUP_RULE_VERSION, LEGACY_RULE_VERSION, legacyGroupKey, stackHead, type CrashPayload,
+} from '../domain/crashGrouping.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { isoMs, isoTime } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
@@ -100,6 +102,8 @@ export interface CrashGroupsDeps {
   outbox: OutboxRepo;
   /** Reads stacks with the release's uploaded source maps / R8 mappings (absent: stacks stay raw). */
   symbols?: Pick<SymbolicationService, 'symbolicate'>;
+  /** The project's own packages, which the group key reads as app frames (absent: none). */
+  inAppPackagesOf?: (projectId: string) => Promise<string[]>;
   /** A group had a new occurrence: its updatedAt moves (coalesced, services/index.ts). */
   touched?: (projectId: string, groupId: string) => void;
   /** A session's first fatal crash: release health's crash fact (services/releases.ts), committed before the session is flagged. */
@@ -146,40 +150,74 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async record(projectId: string, c: CrashPayload): Promise<RecordCrashResult> {
       const session = await d.sessions.forCrash(projectId, c.sessionId);
       if (!session) return { outcome: 'no-session' };
-      // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "Crash
-      // grouping on the normalised stack"); the raw stack is kept as sent.
+      // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "One bug,
+      // one group: grouping on parsed frames"); the raw stack is kept as sent.
       const sym = d.symbols
         ? await d.symbols.symbolicate(projectId, session.app_version, session.app_build_number, c.stackTrace, c.message)
         : { stack: c.stackTrace, message: c.message, mapped: 0 };
       const occurrenceId = crashOccurrenceId(c);
-      let groupKey = crashGroupKey(sym.stack);
+      const keyOpts = { inAppPackages: (await d.inAppPackagesOf?.(projectId)) ?? [], fingerprint: c.fingerprint };
+
+      /**
+       * The group a stack leads to: by its key, else (an upgrade never splits a group) by the
+       * previous rule's key, which then records the new key. `store` is the key its
+       * occurrences are stored under in ClickHouse: the group's own.
+       */
+      const resolve = async (stack: string, message: string) => {
+        const key = crashGroupKey(stack, message, keyOpts);
+        const legacy = legacyGroupKey(stack);
+        let found = await groups.byKey(projectId, key);
+        if (!found && legacy !== key) {
+          const old = await groups.byKey(projectId, legacy);
+          if (old) {
+            await groups.addKey(projectId, key, old.id, GROUP_RULE_VERSION);
+            found = (await groups.byKey(projectId, key)) ?? old;
+          }
+        }
+        return { key, legacy, group: found, store: found?.group_key ?? key };
+      };
+
+      let at = await resolve(sym.stack, sym.message);
       if (sym.mapped > 0) {
         // A retry of a report first recorded before the release's artifacts arrived stays in
         // that try's group: its occurrence is stored under the raw stack's key, and a second
         // key would count it twice and open a group for it.
-        const rawKey = crashGroupKey(c.stackTrace);
-        if (rawKey !== groupKey && (await occurrences.has(projectId, rawKey, occurrenceId))) groupKey = rawKey;
+        const raw = await resolve(c.stackTrace, c.message);
+        if (raw.store !== at.store && (await occurrences.has(projectId, raw.store, occurrenceId))) at = raw;
       }
-      await occurrences.add({
+      let groupKey = at.store;
+      let ruleVersion = GROUP_RULE_VERSION;
+      if (!at.group && at.legacy !== at.key && (await occurrences.has(projectId, at.legacy, occurrenceId))) {
+        // A retry of a report whose first try, under the previous rule, stored its occurrence and
+        // failed before making its group: the group is made under that key, which holds it.
+        groupKey = at.legacy;
+        ruleVersion = LEGACY_RULE_VERSION;
+      }
+      const row = {
         project_id: projectId, group_key: groupKey, id: occurrenceId, occurred_at: chTime(c.timestamp),
         session_id: c.sessionId, user_id: session.user_id, device_fingerprint: session.device_fingerprint,
         platform: session.platform, os_version: session.os_version, app_version: session.app_version,
         brand: session.brand, model: session.model, message: c.message, stack_trace: c.stackTrace,
         is_fatal: c.isFatal, handled: c.handled, symbolicated_stack: sym.mapped > 0 ? sym.stack : '',
-      });
+      };
+      await occurrences.add(row);
 
-      let group = await groups.byKey(projectId, groupKey);
+      let group = at.group;
       let newGroup = false;
       let regressed = false;
       if (!group) {
         newGroup = await groups.createFirst(projectId, {
-          groupKey, message: sym.message, stackHead: stackHead(sym.stack), isFatal: c.isFatal, handled: c.handled,
+          groupKey, ruleVersion, message: sym.message, stackHead: stackHead(sym.stack), isFatal: c.isFatal, handled: c.handled,
           platform: session.platform, appVersion: session.app_version, osVersion: session.os_version,
           firstSeenAt: c.timestamp, firstSessionId: c.sessionId,
         });
         group = await groups.byKey(projectId, groupKey);
         // Created above or by a concurrent first occurrence, and groups are never deleted.
         if (!group) throw new Error(`crash group ${groupKey} of project ${projectId} missing after its insert`);
+        if (groupKey !== at.key) await groups.addKey(projectId, at.key, group.id, GROUP_RULE_VERSION);
+        // The key joined another group meanwhile (a concurrent upgrade's join): the occurrence is
+        // that group's, stored under its key (the same row on every retry).
+        if (group.group_key !== groupKey) await occurrences.add({ ...row, group_key: group.group_key });
       }
       if (!newGroup) {
         if (session.app_version !== null && statusAfterOccurrence(group.status, session.app_version, group.resolved_versions) === 'open') {

@@ -80,6 +80,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     sessions,
     outbox,
     touched: (p, g) => crashTouches.mark(p, g),
+    inAppPackagesOf: (p) => projectRows.inAppPackages(p),
     crashedSession: releases.crashed,
   });
   return {

@@ -110,6 +110,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       }
       const p = await projects.update(projectId, {
         name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: c.alertEmails, teamId, allowedOrigins: origins(c.allowedOrigins),
+        inAppPackages: c.inAppPackages,
       });
       if (!p) throw new ProjectNotFoundError();
       if (c.alertEmails !== undefined) await syncRecipients(projectId, p.alertEmails, 'operator');

@@ -32,6 +32,7 @@ export const project = {
     createdAt: { type: 'string' },
     teamId: { type: ['string', 'null'], description: 'the team whose dashboard shows it; null for a project no team has yet' },
     allowedOrigins: { type: ['array', 'null'], items: { type: 'string' }, description: 'browser origins that may send to /ingest; null: any origin' },
+    inAppPackages: { type: 'array', items: { type: 'string' }, description: "the project's own packages, read as app frames by crash grouping" },
   },
 } as const;
 
@@ -67,6 +68,10 @@ export const projectPatchBody = {
     allowedOrigins: {
       type: ['array', 'null'], maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 2048 },
       description: 'browser origins (https://app.example.com) that may send to /ingest; null (the default): any origin; []: no browser page',
+    },
+    inAppPackages: {
+      type: 'array', maxItems: 50, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 200, pattern: '^\\S+$' },
+      description: 'module or class prefixes the crash group key reads as the app\'s own frames (com.acme., @acme/, MyApp); [] for none',
     },
   },
 } as const;

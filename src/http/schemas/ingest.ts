@@ -100,6 +100,9 @@ export const crashBody = {
     isFatal: { type: 'boolean' },
     handled: { type: 'boolean' },
     timestamp: unixMs,
+    // Replaces the group key (1-10 strings of up to 200 characters, `{{default}}` for the default
+    // key); read by the domain, which drops an invalid value rather than failing the report.
+    fingerprint: { description: 'strings that replace the group key; {{default}} stands for the default key; an invalid value is ignored' },
   },
 } as const;
 

@@ -1,0 +1,99 @@
+/**
+ * The group key (docs/decisions.md, "One bug, one group: grouping on parsed frames"): the SHA-256
+ * of the message line, with its values replaced, and at most four frames written `module
+ * function`, the app's own before the runtime's and the OS's. Pure.
+ */
+import { createHash } from 'node:crypto';
+import { normaliseMessage, normaliseStack, stackLines } from '../stackNormalise.ts';
+import { frameText, parseFrame, type Frame } from './frames.ts';
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export interface GroupKeyOptions {
+  /** The project's own packages (module or class prefixes), read as app frames. */
+  inAppPackages?: readonly string[];
+  /** The report's `fingerprint` field, as sent: used when valid (validFingerprint), else ignored. */
+  fingerprint?: unknown;
+}
+
+export interface GroupKeyResult {
+  key: string;
+  /** What decided the key: parsed frames, the normalised lines (no frame parsed), a built-in or the report's fingerprint. */
+  source: 'frames' | 'lines' | 'chunk-load' | 'fingerprint';
+  /** The hashed text (tests, support). */
+  text: string;
+}
+
+/** The contract's head: the frames are read among these first lines. */
+export const HEAD_LINES = 5;
+/** At most this many frames are hashed. */
+export const KEY_FRAMES = 4;
+/** When no app frame is in the head, the first app frame is looked for down to this line. */
+export const APP_FRAME_REACH = 64;
+
+export const MAX_FINGERPRINT_PARTS = 10;
+export const MAX_FINGERPRINT_CHARS = 200;
+export const DEFAULT_FINGERPRINT = '{{default}}';
+
+/** A report's fingerprint when it is one (1–10 strings of at most 200 characters), else null: dropped, never an error. */
+export function validFingerprint(v: unknown): string[] | null {
+  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_FINGERPRINT_PARTS) return null;
+  return v.every((p) => typeof p === 'string' && p.length <= MAX_FINGERPRINT_CHARS) ? (v as string[]) : null;
+}
+
+// A script chunk that did not load (a deploy replaced it, the network dropped): one bug per
+// project whichever chunk. webpack, its CSS loader, Vite / native dynamic import in Chrome,
+// Firefox and Safari.
+const CHUNK_LOAD = /ChunkLoadError|Loading (?:CSS )?chunk \S{1,200} failed|Failed to fetch dynamically imported module|error loading dynamically imported module|Importing a module script failed/i;
+
+export const isChunkLoadFailure = (messageLine: string) => CHUNK_LOAD.test(messageLine);
+
+const firstLine = (s: string) => stackLines(s.slice(0, 4096))[0] ?? '';
+const withoutUncaught = (s: string) => s.replace(/^\s*Uncaught (?:\(in promise\) )?/, '');
+
+/** The frames of a stack's first `reach` lines (null where a line is no frame). */
+export function parseStack(stack: string, inAppPackages: readonly string[] = [], reach = APP_FRAME_REACH): (Frame | null)[] {
+  return stackLines(stack.split('\n', reach).join('\n')).map((l) => parseFrame(l, inAppPackages));
+}
+
+/** The frames the key hashes: app frames among the head's first four, else from the first app frame on. */
+export function keyFrames(parsed: readonly (Frame | null)[]): Frame[] {
+  const frames = (from: number, to = parsed.length) =>
+    parsed.slice(from, to).filter((f): f is Frame => f !== null).slice(0, KEY_FRAMES);
+  const head = frames(0, HEAD_LINES);
+  const app = head.filter((f) => f.inApp);
+  if (app.length > 0) return app;
+  const first = parsed.findIndex((f) => f !== null && f.inApp);
+  if (first >= 0) return frames(first).filter((f) => f.inApp);
+  return head;
+}
+
+/** The default key of a report, then its fingerprint's when it sends a valid one. */
+export function groupKey(stack: string, message: string, opts: GroupKeyOptions = {}): GroupKeyResult {
+  const def = defaultKey(stack, message, opts.inAppPackages ?? []);
+  const fp = validFingerprint(opts.fingerprint);
+  if (!fp) return def;
+  const text = JSON.stringify(['fingerprint', ...fp.map((p) => (p === DEFAULT_FINGERPRINT ? def.key : p))]);
+  return { key: sha256(text), source: 'fingerprint', text };
+}
+
+function defaultKey(stack: string, message: string, inAppPackages: readonly string[]): GroupKeyResult {
+  const parsed = parseStack(stack, inAppPackages);
+  const head = parsed.slice(0, HEAD_LINES);
+  // V8 and the JVM print the message as the stack's first line; Gecko and JavaScriptCore do not.
+  const rawMessage = head[0] ? firstLine(message) : firstLine(stack);
+  if (isChunkLoadFailure(rawMessage)) return { key: sha256('chunk-load'), source: 'chunk-load', text: 'chunk-load' };
+  if (!head.some((f) => f !== null)) {
+    // No frame parsed: the previous rule's five normalised lines (its key, so nothing moves),
+    // or the message when the stack is empty.
+    if (stack.trim() === '') {
+      const text = `message\n${normaliseMessage(withoutUncaught(firstLine(message)), { quoted: true })}`;
+      return { key: sha256(text), source: 'lines', text };
+    }
+    const text = normaliseStack(stack.split('\n', HEAD_LINES).join('\n')).join('\n');
+    return { key: sha256(text), source: 'lines', text };
+  }
+  const messageLine = normaliseMessage(withoutUncaught(rawMessage).trim(), { quoted: true });
+  const text = ['v2', messageLine, ...keyFrames(parsed).map(frameText)].join('\n');
+  return { key: sha256(text), source: 'frames', text };
+}
