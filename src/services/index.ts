@@ -72,6 +72,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const activity = crashGroupActivityRepo(stores.pg);
   const releases = releasesService({
     facts: sessionFactsRepo(stores.ch, budget), health: releaseHealthRepo(stores.ch), sessions, occurrences, activity,
+    mergedKeys: groupRows.mergedKeys,
   });
   const crashGroups = crashGroupsService({
     symbols,
