@@ -4,6 +4,8 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { dashboardProject, signup, type Account } from './helpers/accounts.ts';
 import { crash, sessionStart, T0 } from './helpers/payloads.ts';
 import { mergePlan } from '../src/domain/crashGroupMerge.ts';
+import { busyGroups } from '../src/repos/crashOccurrences.ts';
+import { crashGroupsRepo } from '../src/repos/crashGroups.ts';
 
 // Merging crash groups by hand, over HTTP and the real stores (Postgres for the groups and their
 // keys, ClickHouse for the occurrences): the merged group's keys lead to the kept group, its
@@ -171,6 +173,11 @@ describe('merging in the management API', () => {
     // every key leads to C
     const keys = await s.svc.stores.pg.query<{ group_id: string }>('SELECT DISTINCT group_id FROM crash_group_keys WHERE project_id = $1', [p.projectId]);
     expect(keys.rows.map((x) => x.group_id)).toEqual([c]);
+    // a spike rule counts the merged groups' occurrences as the kept group's
+    const own = async (id: string) => (await s.svc.stores.pg.query<{ group_key: string }>('SELECT group_key FROM crash_groups WHERE id = $1', [id])).rows[0]!.group_key;
+    const aliases = await crashGroupsRepo(s.svc.stores.pg).mergedKeys(p.projectId);
+    expect(await busyGroups(s.svc.stores.ch, p.projectId, T0, 3, aliases)).toEqual([{ groupKey: await own(c!), occurrences: 3 }]);
+    expect(await busyGroups(s.svc.stores.ch, p.projectId, T0, 3)).toEqual([]);
     // status changes through a merged id move the kept group
     const moved = await s.app.inject({ method: 'PATCH', url: `/api/projects/${p.projectId}/crash-groups/${a}`, headers: s.admin, payload: { status: 'resolved' } });
     expect(moved.json()).toMatchObject({ id: c, status: 'resolved' });
