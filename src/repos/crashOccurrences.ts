@@ -98,29 +98,44 @@ const toOccurrence = (r: OccurrenceReadRow): CrashOccurrence => ({
   message: r.message,
 });
 
-const ONE_GROUP = 'project_id = {project:String} AND group_key = {key:String}';
+/** One group's occurrences: those stored under any of its keys (its own and its merged groups', repos/crashGroups.ts). */
+const ONE_GROUP = 'project_id = {project:String} AND group_key IN {keys:Array(String)}';
+
+/**
+ * Reads a stored key as the key of the group it belongs to now (a merged group's key as the
+ * kept group's), so aggregates over a merged group count each occurrence, device and user once.
+ */
+export interface KeyAliases { from: string[]; to: string[] }
+const canonical = (a: KeyAliases | undefined) =>
+  a && a.from.length ? 'transform(group_key, {aliasFrom:Array(String)}, {aliasTo:Array(String)}, group_key)' : 'group_key';
+const aliasParams = (a: KeyAliases | undefined) => (a && a.from.length ? { aliasFrom: a.from, aliasTo: a.to } : {});
 
 export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
   const writer = new InsertBatcher(ch, OCCURRENCES, budget, OCCURRENCE_BATCH);
 
-  /** The occurrences' aggregate per group, for the given groups of one project. */
-  async function factsOf(projectId: string, groupKeys: string[]): Promise<Map<string, OccurrenceFacts>> {
-    if (groupKeys.length === 0) return new Map();
+  /**
+   * The occurrences' aggregate per group, for the given groups of one project: each group is
+   * its keys, the first (its own) naming it in the answer.
+   */
+  async function factsOf(projectId: string, groups: string[][]): Promise<Map<string, OccurrenceFacts>> {
+    if (groups.length === 0) return new Map();
+    const aliases: KeyAliases = { from: [], to: [] };
+    for (const keys of groups) for (const k of keys.slice(1)) aliases.from.push(k), aliases.to.push(keys[0]!);
     // uniqExact(id), not count(): a retried report is a second physical row until a merge.
     // Duplicates are identical rows, so min, max and argMax need no FINAL.
     const rows = await ch.query<{
       k: string; n: number; d: number; u: number; first: number; last: number; latest: [string | null, string | null, string | null];
       fatal: boolean | number; handled: boolean | number; versions: string[]; platforms: string[];
     }>(
-      `SELECT group_key AS k, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d, uniqExact(user_id) AS u,
+      `SELECT ${canonical(aliases)} AS k, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d, uniqExact(user_id) AS u,
          toUnixTimestamp64Milli(min(occurred_at)) AS first, toUnixTimestamp64Milli(max(occurred_at)) AS last,
          argMax(tuple(platform, app_version, os_version), (occurred_at, id)) AS latest,
          max(is_fatal) AS fatal, min(handled) AS handled, arraySort(groupUniqArray(app_version)) AS versions,
          arraySort(groupUniqArray(platform)) AS platforms
        FROM ${OCCURRENCES}
        WHERE project_id = {project:String} AND group_key IN {keys:Array(String)}
-       GROUP BY group_key`,
-      { project: projectId, keys: groupKeys },
+       GROUP BY k`,
+      { project: projectId, keys: groups.flat(), ...aliasParams(aliases) },
     );
     return new Map(rows.map((r) => [r.k, {
       occurrences: Number(r.n), devices: Number(r.d), users: Number(r.u), firstSeen: Number(r.first), lastSeen: Number(r.last),
@@ -150,13 +165,13 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     factsOf,
 
     /** The app versions a group has had so far: what resolving it snapshots. */
-    async versionsOf(projectId: string, groupKey: string): Promise<string[]> {
-      return (await factsOf(projectId, [groupKey])).get(groupKey)?.versions ?? [];
+    async versionsOf(projectId: string, keys: string[]): Promise<string[]> {
+      return (await factsOf(projectId, [keys])).get(keys[0]!)?.versions ?? [];
     },
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
-    async pageFacts(projectId: string, groupKey: string): Promise<CrashGroupFacts> {
-      const params = { project: projectId, key: groupKey };
+    async pageFacts(projectId: string, keys: string[]): Promise<CrashGroupFacts> {
+      const params = { project: projectId, keys };
       const [agg] = await ch.query<{ u: number }>(`SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${ONE_GROUP}`, params);
       const versions = await ch.query<{ v: string | null; n: number }>(
         `SELECT app_version AS v, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP} GROUP BY app_version ORDER BY n DESC, v LIMIT 100`, params);
@@ -170,8 +185,8 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     },
 
     /** The group's occurrences broken down by platform, device model, OS and app version (distinct devices and occurrences of each). */
-    async breakdown(projectId: string, groupKey: string): Promise<CrashBreakdown> {
-      const params = { project: projectId, key: groupKey };
+    async breakdown(projectId: string, keys: string[]): Promise<CrashBreakdown> {
+      const params = { project: projectId, keys };
       const by = async (expr: string): Promise<BreakdownRow[]> =>
         (await ch.query<{ v: string | null; n: number; d: number }>(
           `SELECT ${expr} AS v, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d FROM ${OCCURRENCES} WHERE ${ONE_GROUP}
@@ -186,8 +201,8 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     },
 
     /** A group's occurrences, newest first, each with the session it happened in. */
-    async page(projectId: string, groupKey: string, page: number, limit: number) {
-      const params = { project: projectId, key: groupKey, limit, offset: (page - 1) * limit };
+    async page(projectId: string, keys: string[], page: number, limit: number) {
+      const params = { project: projectId, keys, limit, offset: (page - 1) * limit };
       const [total] = await ch.query<{ n: number }>(`SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}`, params);
       // FINAL: a retried report is one occurrence in the list, as in the count.
       const rows = await ch.query<OccurrenceReadRow>(
@@ -199,20 +214,20 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
      * Groups new in each release: per (group, platform), the app version of its earliest
      * occurrence there, counted per (version, platform). Unknown version or platform is ''.
      */
-    async newGroupsByRelease(projectId: string): Promise<{ appVersion: string; platform: string; groups: number }[]> {
+    async newGroupsByRelease(projectId: string, aliases?: KeyAliases): Promise<{ appVersion: string; platform: string; groups: number }[]> {
       const rows = await ch.query<{ v: string; p: string; n: number }>(
         `SELECT v, p, count() AS n FROM (
-           SELECT group_key, ifNull(platform, '') AS p, argMin(ifNull(app_version, ''), (occurred_at, id)) AS v
-           FROM ${OCCURRENCES} WHERE project_id = {project:String} GROUP BY group_key, p)
+           SELECT ${canonical(aliases)} AS g, ifNull(platform, '') AS p, argMin(ifNull(app_version, ''), (occurred_at, id)) AS v
+           FROM ${OCCURRENCES} WHERE project_id = {project:String} GROUP BY g, p)
          GROUP BY v, p`,
-        { project: projectId },
+        { project: projectId, ...aliasParams(aliases) },
       );
       return rows.map((r) => ({ appVersion: r.v, platform: r.p, groups: Number(r.n) }));
     },
 
     /** A group's occurrences and distinct users per bucket (ms starts) from `fromMs`, and its first and last release. */
-    async activity(projectId: string, groupKey: string, fromMs: number, bucketMs: number) {
-      const params = { project: projectId, key: groupKey, from: fromMs, bucket: Math.round(bucketMs / 1000) };
+    async activity(projectId: string, keys: string[], fromMs: number, bucketMs: number) {
+      const params = { project: projectId, keys, from: fromMs, bucket: Math.round(bucketMs / 1000) };
       const rows = await ch.query<{ b: number; n: number; u: number }>(
         `SELECT toUnixTimestamp(toStartOfInterval(occurred_at, toIntervalSecond({bucket:UInt32}))) * 1000 AS b,
            uniqExact(id) AS n, uniqExact(user_id) AS u
@@ -244,12 +259,15 @@ export type CrashOccurrencesRepo = ReturnType<typeof crashOccurrencesRepo>;
  * Groups of a project with at least `min` occurrences since `sinceMs` (a spike rule's pass).
  * Bounded by the project's groups; uniqExact(id) because a retried report is a second row until a merge.
  */
-export async function busyGroups(ch: ClickHouse, projectId: string, sinceMs: number, min: number): Promise<{ groupKey: string; occurrences: number }[]> {
+export async function busyGroups(
+  ch: ClickHouse, projectId: string, sinceMs: number, min: number, aliases?: KeyAliases,
+): Promise<{ groupKey: string; occurrences: number }[]> {
+  // A merged group's occurrences count with the kept group's (its own key names it).
   const rows = await ch.query<{ k: string; n: number }>(
-    `SELECT group_key AS k, uniqExact(id) AS n FROM ${OCCURRENCES}
+    `SELECT ${canonical(aliases)} AS k, uniqExact(id) AS n FROM ${OCCURRENCES}
      WHERE project_id = {project:String} AND occurred_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC')
-     GROUP BY group_key HAVING n >= {min:UInt64}`,
-    { project: projectId, since: sinceMs, min: Math.max(0, Math.ceil(min)) },
+     GROUP BY k HAVING n >= {min:UInt64}`,
+    { project: projectId, since: sinceMs, min: Math.max(0, Math.ceil(min)), ...aliasParams(aliases) },
   );
   return rows.map((r) => ({ groupKey: r.k, occurrences: Number(r.n) }));
 }

@@ -3,8 +3,9 @@ import {
 } from '../domain/crashGrouping.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { isoMs, isoTime } from '../domain/time.ts';
+import { ValidationError } from '../domain/errors.ts';
 import { pageEnvelope } from '../domain/paging.ts';
-import { CRASH_FIELDS, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
+import { CRASH_FIELDS, storageKeys, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
 import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
 import type { CrashingSession, SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
@@ -46,6 +47,8 @@ export interface CrashGroup {
 export type CrashGroupView = CrashGroup & { alert: AlertState | null };
 
 export type SetStatusResult = { outcome: 'not-found' } | { outcome: 'ok'; group: CrashGroup };
+
+export type MergeGroupsResult = { outcome: 'not-found' } | { outcome: 'ok'; group: CrashGroup; merged: string[] };
 
 export type { CrashBreakdown, CrashGroupFacts, CrashOccurrence };
 
@@ -123,7 +126,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
   const { groups, occurrences } = d;
 
   async function withFacts(projectId: string, rows: GroupRow[]): Promise<CrashGroup[]> {
-    const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key));
+    const facts = await occurrences.factsOf(projectId, rows.map(storageKeys));
     return rows.map((r) => toGroup(r, facts.get(r.group_key)));
   }
 
@@ -255,7 +258,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      */
     async list(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number, opts: CrashListOptions = {}) {
       const rows = await groups.rows(projectId, status);
-      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key));
+      const facts = await occurrences.factsOf(projectId, rows.map(storageKeys));
       const key = SORT_KEY[opts.sort ?? 'lastSeen'];
       const all = rows.map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
         .filter((g) => opts.kind === undefined || g.isFatal === (opts.kind === 'fatal'))
@@ -271,13 +274,13 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async facts(projectId: string, groupId: string): Promise<CrashGroupFacts> {
       const row = await groups.row(projectId, groupId);
       if (!row) return { usersAffected: 0, appVersionCounts: [], latest: null };
-      return occurrences.pageFacts(projectId, row.group_key);
+      return occurrences.pageFacts(projectId, storageKeys(row));
     },
 
     /** Who the group hit: platforms, device models, OS versions and app versions, each with its devices and occurrences. */
     async breakdown(projectId: string, groupId: string): Promise<CrashBreakdown | null> {
       const row = await groups.row(projectId, groupId);
-      return row ? occurrences.breakdown(projectId, row.group_key) : null;
+      return row ? occurrences.breakdown(projectId, storageKeys(row)) : null;
     },
 
     /**
@@ -298,7 +301,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async occurrences(projectId: string, groupId: string, page: number, limit: number) {
       const row = await groups.row(projectId, groupId);
       if (!row) return pageEnvelope<CrashOccurrence>([], 0, page, limit);
-      return occurrences.page(projectId, row.group_key, page, limit);
+      return occurrences.page(projectId, storageKeys(row), page, limit);
     },
 
     /**
@@ -310,12 +313,33 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async setStatus(projectId: string, groupId: string, to: CrashGroupStatus, actor: Actor = ADMIN_ACTOR): Promise<SetStatusResult> {
       const r = await groups.updateStatus(projectId, groupId, async (row) => {
         if (!canTransition(row.status, to)) return null;
-        return { status: to, resolvedVersions: to === 'resolved' ? await occurrences.versionsOf(projectId, row.group_key) : null };
-      }, (q, from) => recordHistory(q, { projectId, groupId, kind: 'status', fromStatus: from, toStatus: to, actor }));
+        return { status: to, resolvedVersions: to === 'resolved' ? await occurrences.versionsOf(projectId, storageKeys(row)) : null };
+      }, (q, from, _to, id) => recordHistory(q, { projectId, groupId: id, kind: 'status', fromStatus: from, toStatus: to, actor }));
       if (r.outcome === 'not-found') return r;
       const [group] = await withFacts(projectId, [r.row]);
       if (!group) throw new Error(`crash group ${groupId} lost its read model`);
       return { outcome: 'ok', group };
+    },
+
+    /**
+     * A person merges groups into the one they keep (docs/decisions.md, "Merging crash groups"):
+     * the merged groups' keys lead to the kept group from now on (a crash of theirs is an
+     * occurrence of it, never a new group, so no alert fires), their occurrences count in it
+     * (reads take the merged groups' keys), and their history and comments join it. Ids of
+     * groups already part of the kept one change nothing; an unknown id is a 422 and changes nothing.
+     */
+    async merge(projectId: string, groupId: string, groupIds: string[], actor: Actor = ADMIN_ACTOR): Promise<MergeGroupsResult> {
+      const r = await groups.merge(projectId, groupId, groupIds, (q, keptId, mergedIds) => recordHistory(q, {
+        projectId, groupId: keptId, kind: 'merge', actor, detail: mergedIds.join(', '),
+      }));
+      if (r.outcome === 'not-found') return r;
+      if (r.outcome === 'unknown') {
+        throw new ValidationError(groupIds.flatMap((id, i) => (r.missing.includes(id) ? [{ path: `/groupIds/${i}`, message: 'no such crash group in this project' }] : [])));
+      }
+      if (r.merged.length) d.touched?.(projectId, r.keptId);
+      const group = await get(projectId, r.keptId);
+      if (!group) throw new Error(`crash group ${r.keptId} lost its read model`);
+      return { outcome: 'ok', group, merged: r.merged };
     },
 
     /** The session's crashes with their group, where they happened on the timeline. */

@@ -140,5 +140,12 @@ export function dashboardService(d: {
       if (r.outcome === 'not-found') throw new NotFoundError('Crash group not found');
       return page(projectId, r.group);
     },
+
+    /** Merges groups into this one (services/crashGroups.ts); answers with the kept group's page. */
+    async mergeGroups(projectId: string, groupId: string, groupIds: string[], actor: Actor) {
+      const r = await d.crashGroups.merge(projectId, groupId, groupIds, actor);
+      if (r.outcome === 'not-found') throw new NotFoundError('Crash group not found');
+      return page(projectId, r.group);
+    },
   };
 }

@@ -35,6 +35,7 @@ import { crashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import { releasesService } from './releases.ts';
 import { crashGroupActivityService } from './crashGroupActivity.ts';
 import { alertRulesService } from './alertRules.ts';
+import { fingerprintRulesService } from './fingerprintRules.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
@@ -71,6 +72,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const activity = crashGroupActivityRepo(stores.pg);
   const releases = releasesService({
     facts: sessionFactsRepo(stores.ch, budget), health: releaseHealthRepo(stores.ch), sessions, occurrences, activity,
+    mergedKeys: groupRows.mergedKeys,
   });
   const crashGroups = crashGroupsService({
     symbols,
@@ -111,6 +113,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
     alertRules: alertRulesService(stores.pg),
+    fingerprintRules: fingerprintRulesService(stores.pg),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs, inAppPackagesOf: (p) => projectRows.inAppPackages(p) }),
     releases,
     groupActivity: crashGroupActivityService({ groups: groupRows, occurrences, activity, accounts: accountRows, projects: projectRows }),

@@ -2,6 +2,7 @@ import type { Routes } from '../../typeProvider.ts';
 import type { Services } from '../../../services/index.ts';
 import { CRASH_GROUP_STATUSES } from '../../../domain/crashGroupStatus.ts';
 import { paging, params, projectAccess, tags } from './common.ts';
+import { crashGroupMergeBody } from '../../schemas/crashGroups.ts';
 
 /** The Crashes page and a crash group's page: facts, occurrences, status. */
 export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
@@ -45,5 +46,11 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
     },
   }, async (req) => {
     return dashboard.setStatus(req.params.projectId, req.params.groupId, req.body.status, { name: req.user.email, userId: req.user.id });
+  });
+
+  app.post('/projects/:projectId/crash-groups/:groupId/merge', {
+    schema: { tags, params: params('projectId', 'groupId'), body: crashGroupMergeBody },
+  }, async (req) => {
+    return dashboard.mergeGroups(req.params.projectId, req.params.groupId, req.body.groupIds, { name: req.user.email, userId: req.user.id });
   });
 };
