@@ -45,10 +45,7 @@ describe('grouping corpus', () => {
     expect(twoBugShare).toBeLessThanOrEqual(1);
   });
 
-  // EXPECTED FAILURE until the frame-based key (DESIGN "Group key (revised)") lands: today's key
-  // hashes the raw first five lines, so the same throw in two browsers splits. When this starts
-  // failing, the key reaches the target: switch `it.fails` to `it`.
-  it.fails('merges at least 80 % of the pairs their sources call one bug (expected to fail until the new key)', () => {
+  it('merges at least 80 % of the pairs their sources call one bug', () => {
     expect(oneBugShare).toBeGreaterThanOrEqual(80);
   });
 });

@@ -57,7 +57,8 @@ const URL_QUERY = /(\b[a-z][a-z0-9+.-]{0,31}:\/\/(?=([^\s?#()]+))\2)[?#][^\s()]*
 
 // A quoted value in a message ('total', "<!DOCTYPE …", `id`): an opening quote not inside a word
 // (an apostrophe is not one) up to the next one, read once.
-const QUOTED = /(?<![\w'"`])(['"`])[^'"`\n]{0,256}\1/g;
+// V8 cuts a long quoted value with "...", which goes with it.
+const QUOTED = /(?<![\w'"`])(['"`])[^'"`\n]{0,256}\1(?:\.\.\.)?/g;
 export const QUOTED_PLACEHOLDER = '<s>';
 
 /**

@@ -1,6 +1,7 @@
 import { allowedTransitions, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { summaryView } from '../domain/crashSummary.ts';
 import { stackHead } from '../domain/crashGrouping.ts';
+import { stackFrames } from '../domain/grouping/groupKey.ts';
 import { DAY_MS, parseIsoDate } from '../domain/exportParams.ts';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
 import type { Actor, CrashBreakdown, CrashGroup, CrashGroupFacts, CrashGroupsService, CrashListOptions } from './crashGroups.ts';
@@ -34,7 +35,7 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
  * The crash page: the group, who and what it hit (by platform, model, OS and app version), its
  * latest occurrence whole (raw, and as the release's artifacts read it), a summary that agrees with it.
  */
-function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashBreakdown | null; readableStack: string | null }) {
+function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashBreakdown | null; readableStack: string | null; inAppPackages: string[] }) {
   const latest = f.latest;
   const summary = summaryView(g, {
     // a map uploaded after the crash makes the fallback summary name the original frames too
@@ -53,6 +54,9 @@ function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashB
       stackTraceComplete: latest.stackTrace !== null,
       // null: the release has no artifact that maps this stack (the raw one is what there is)
       symbolicatedStack: extra.readableStack,
+      // Each line with its parsed frame (module, function, line, column, inApp), as the group key reads it.
+      frames: stackFrames(latest.stackTrace ?? g.stackHead, extra.inAppPackages),
+      symbolicatedFrames: extra.readableStack === null ? null : stackFrames(extra.readableStack, extra.inAppPackages),
     },
     summary,
   };
@@ -74,12 +78,17 @@ export type SessionListQuery = Omit<SessionListFilter, 'from' | 'to'> & { from?:
  * The dashboard's reads (project-scoped; the caller checks access through the projects
  * service). Each goes to the owner of its table; this only presents and combines them.
  */
-export function dashboardService(d: { sessions: SessionsRepo; crashGroups: CrashGroupsService; events: EventsRepo; networkLogs: NetworkLogsRepo }) {
+export function dashboardService(d: {
+  sessions: SessionsRepo; crashGroups: CrashGroupsService; events: EventsRepo; networkLogs: NetworkLogsRepo;
+  /** The project's own packages, shown as app frames (absent: none). */
+  inAppPackagesOf?: (projectId: string) => Promise<string[]>;
+}) {
   async function page(projectId: string, g: CrashGroup) {
     const f = await d.crashGroups.facts(projectId, g.id);
     const breakdown = await d.crashGroups.breakdown(projectId, g.id);
     const readableStack = f.latest ? await d.crashGroups.readableStack(projectId, f.latest) : null;
-    return crashPage(g, f, { breakdown, readableStack });
+    const inAppPackages = (await d.inAppPackagesOf?.(projectId)) ?? [];
+    return crashPage(g, f, { breakdown, readableStack, inAppPackages });
   }
 
   return {

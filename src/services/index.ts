@@ -116,7 +116,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
     alertRules: alertRulesService(stores.pg),
     fingerprintRules,
-    dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
+    dashboard: dashboardService({ sessions, crashGroups, events, networkLogs, inAppPackagesOf: (p) => projectRows.inAppPackages(p) }),
     releases,
     groupActivity: crashGroupActivityService({ groups: groupRows, occurrences, activity, accounts: accountRows, projects: projectRows }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */

@@ -198,6 +198,33 @@ function fingerprintRules(project) {
   return details;
 }
 
+/** The project's own packages: frames in them count as the app's when crashes are grouped. */
+function inAppForm(project) {
+  const input = h('input', {
+    id: `inapp-${project.id}`, type: 'text', value: (project.inAppPackages ?? []).join(', '), placeholder: 'com.acme., @acme/, AcmeKit',
+  });
+  const status = h('div', { 'aria-live': 'polite' });
+  return h('form.inline', {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const list = [...new Set(input.value.split(/[,\s]+/).map((x) => x.trim()).filter(Boolean))];
+      status.replaceChildren(h('span.hint', 'Saving…'));
+      try {
+        const p = await api('PATCH', dash(`/projects/${project.id}`), { inAppPackages: list });
+        project.inAppPackages = p.inAppPackages;
+        status.replaceChildren(h('span.hint', 'Saved.'));
+      } catch (err) {
+        status.replaceChildren(errorBox(err));
+      }
+    },
+  },
+    h('label', { for: `inapp-${project.id}` }, 'In-app packages'),
+    h('div.key-row', input, h('button', { type: 'submit' }, 'Save')),
+    h('p.hint', 'Module or class prefixes of your own code. Crashes are grouped on your app’s frames first; frames of these packages count as yours even where they look like a library’s.'),
+    status,
+  );
+}
+
 function newKeyForm(project, keysBody, slot, rerender) {
   const name = h('input', { id: `key-name-${project.id}`, maxlength: 100, placeholder: 'e.g. iOS app, CI export' });
   return h('form.inline', {
@@ -256,6 +283,7 @@ function projectCard(project, rerender) {
     newKeyForm(project, keysBody, slot, rerender),
     h('p.hint', 'Keys made here are ingest-only, the kind to embed in an app: anyone holding the app can read its key, and this one cannot download the project through /export.'),
     alertForm(project),
+    inAppForm(project),
     fingerprintRules(project),
   );
 }

@@ -11,7 +11,7 @@ import { isAppFrame, type FrameKind } from './systemFrames.ts';
 
 export interface Frame {
   kind: FrameKind;
-  /** Script path without scheme, host, query and content hash (its last two segments); class; native image. */
+  /** Script file name without scheme, host, directories, query and content hash; class; native image. */
   module: string;
   /** Without runtime prefixes and generated-name markers; null when the frame names none. */
   function: string | null;
@@ -53,11 +53,10 @@ export function jsModule(file: string): string {
   const bang = p.lastIndexOf('!/');
   if (bang >= 0) p = p.slice(bang + 2);
   p = normaliseFrame(p);
+  // The file alone: its directories tell apart nothing a deploy does not move (a CDN prefix, a
+  // version directory, the install or checkout path, a test page's folder).
   const segments = p.split('/').filter((s) => s !== '' && s !== '.');
-  // A bundle's directory tells apart nothing a build does not move (its install path, a CDN
-  // prefix, a version directory): the key keeps the file and the directory it is in.
-  const kept = /\.(?:bundle|hbc|jsbundle)$/.test(segments.at(-1) ?? '') ? segments.slice(-1) : segments.slice(-2);
-  return kept.map((s) => (/^v?\d+(?:[._-]\d+)*$/.test(s) && kept.length > 1 && s !== kept.at(-1) ? '*' : s)).join('/');
+  return segments.at(-1) ?? '';
 }
 
 const ANON_JS = new Set(['', '<anonymous>', 'anonymous', 'global code', 'eval code', 'module code', '<computed>', 'Anonymous function']);
@@ -108,7 +107,9 @@ function jsFrame(fnRaw: string | null, loc: string, inApp: readonly string[]): F
     module: native ? 'native' : file === '' ? 'bundle' : jsModule(file),
     function: fn,
     line: pos ? pos[1] : null,
-    column: pos ? pos[2] : null,
+    // The column of one anonymous frame differs between engines (JavaScriptCore points at another
+    // token of the line): an anonymous frame is told apart by its line.
+    column: null,
     inApp: !native && (file === '' || isAppFrame('js', file.startsWith('node:') ? file : location.replace(/^\//, '/'), fn, inApp) &&
       !/^(?:chrome|moz|safari(?:-web)?)-extension:/.test(file)),
   };

@@ -49,23 +49,35 @@ const CHUNK_LOAD = /ChunkLoadError|Loading (?:CSS )?chunk \S{1,200} failed|Faile
 export const isChunkLoadFailure = (messageLine: string) => CHUNK_LOAD.test(messageLine);
 
 const firstLine = (s: string) => stackLines(s.slice(0, 4096))[0] ?? '';
-const withoutUncaught = (s: string) => s.replace(/^\s*Uncaught (?:\(in promise\) )?/, '');
+// "Uncaught" is how window.onerror words it; a plain `Error:` is what V8 prints for an Error whose
+// report (and Gecko's) carries the bare message: neither tells two bugs apart.
+const bareMessage = (s: string) => s.replace(/^\s*Uncaught (?:\(in promise\) )?/, '').replace(/^Error: /, '');
 
 /** The frames of a stack's first `reach` lines (null where a line is no frame). */
 export function parseStack(stack: string, inAppPackages: readonly string[] = [], reach = APP_FRAME_REACH): (Frame | null)[] {
   return stackLines(stack.split('\n', reach).join('\n')).map((l) => parseFrame(l, inAppPackages));
 }
 
-/** The frames the key hashes: app frames among the head's first four, else from the first app frame on. */
+/** The crash page reads at most this many lines of a stack as frames. */
+export const SHOWN_LINES = 256;
+
+/** A stack's lines as the crash page shows them: each with its parsed frame (null for a message or other line). */
+export function stackFrames(stack: string, inAppPackages: readonly string[] = []): { text: string; frame: Frame | null }[] {
+  return stackLines(stack.split('\n', SHOWN_LINES).join('\n')).map((text) => ({ text, frame: parseFrame(text, inAppPackages) }));
+}
+
+/**
+ * The frames the key hashes: the app frames among the head's lines (at most four), else, when
+ * the head holds none, from the first app frame on; a stack of no app frame at all keeps its head.
+ */
 export function keyFrames(parsed: readonly (Frame | null)[]): Frame[] {
-  const frames = (from: number, to = parsed.length) =>
-    parsed.slice(from, to).filter((f): f is Frame => f !== null).slice(0, KEY_FRAMES);
+  const frames = (from: number, to: number) => parsed.slice(from, to).filter((f): f is Frame => f !== null);
   const head = frames(0, HEAD_LINES);
   const app = head.filter((f) => f.inApp);
-  if (app.length > 0) return app;
+  if (app.length > 0) return app.slice(0, KEY_FRAMES);
   const first = parsed.findIndex((f) => f !== null && f.inApp);
-  if (first >= 0) return frames(first).filter((f) => f.inApp);
-  return head;
+  if (first >= 0) return frames(first, parsed.length).filter((f) => f.inApp).slice(0, KEY_FRAMES);
+  return head.slice(0, KEY_FRAMES);
 }
 
 /** The default key of a report, then its fingerprint's when it sends a valid one. */
@@ -81,19 +93,19 @@ function defaultKey(stack: string, message: string, inAppPackages: readonly stri
   const parsed = parseStack(stack, inAppPackages);
   const head = parsed.slice(0, HEAD_LINES);
   // V8 and the JVM print the message as the stack's first line; Gecko and JavaScriptCore do not.
-  const rawMessage = head[0] ? firstLine(message) : firstLine(stack);
-  if (isChunkLoadFailure(rawMessage)) return { key: sha256('chunk-load'), source: 'chunk-load', text: 'chunk-load' };
+  const rawMessage = head[0] || stack.trim() === '' ? firstLine(message) : firstLine(stack);
+  if (isChunkLoadFailure(rawMessage) || isChunkLoadFailure(firstLine(message))) return { key: sha256('chunk-load'), source: 'chunk-load', text: 'chunk-load' };
   if (!head.some((f) => f !== null)) {
     // No frame parsed: the previous rule's five normalised lines (its key, so nothing moves),
     // or the message when the stack is empty.
     if (stack.trim() === '') {
-      const text = `message\n${normaliseMessage(withoutUncaught(firstLine(message)), { quoted: true })}`;
+      const text = `message\n${normaliseMessage(bareMessage(firstLine(message)), { quoted: true })}`;
       return { key: sha256(text), source: 'lines', text };
     }
     const text = normaliseStack(stack.split('\n', HEAD_LINES).join('\n')).join('\n');
     return { key: sha256(text), source: 'lines', text };
   }
-  const messageLine = normaliseMessage(withoutUncaught(rawMessage).trim(), { quoted: true });
+  const messageLine = normaliseMessage(bareMessage(rawMessage).trim(), { quoted: true });
   const text = ['v2', messageLine, ...keyFrames(parsed).map(frameText)].join('\n');
   return { key: sha256(text), source: 'frames', text };
 }
