@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
-  fingerprintKey, fingerprintRuleProblems, firstMatchingRule, globMatch, keyUnderRules, MATCH_TEXT_LIMIT, ruleMatches,
+  fingerprintInput, fingerprintKey, fingerprintRuleProblems, firstMatchingRule, globMatch, keyUnderRules, MATCH_TEXT_LIMIT, ruleMatches,
   type FingerprintInput,
 } from '../src/domain/fingerprintRules.ts';
 
@@ -99,6 +99,27 @@ describe('first match wins', () => {
     expect(withDefault).not.toBe(fingerprintKey(['{{default}}', 'checkout'], createHash('sha256').update('other').digest('hex')));
     // the parts are hashed as a list: ['a b'] and ['a', 'b'] are two fingerprints
     expect(fingerprintKey(['a b'], def)).not.toBe(fingerprintKey(['a', 'b'], def));
+  });
+});
+
+describe('fingerprintInput', () => {
+  it('reads the type and message from the message line and the parsed frames', () => {
+    const v8 = fingerprintInput("TypeError: Cannot read properties of null (reading 'x')\n    at Object.renderCart (https://a.b/assets/cart-8f3a2c.js:1:2)", 'ignored');
+    expect(v8.type).toBe('TypeError');
+    expect(v8.message).toBe("Cannot read properties of null (reading 'x')");
+    expect(v8.frames.map((f) => f.function)).toContain('renderCart');
+    const gecko = fingerprintInput('renderCart@https://a.b/cart.js:1:2', 'RangeError: bad');
+    expect([gecko.type, gecko.message]).toEqual(['RangeError', 'bad']);
+    const jvm = fingerprintInput('java.lang.IllegalStateException: no cart\n\tat com.shop.Cart.total(Cart.java:12)', '');
+    expect([jvm.type, jvm.message]).toEqual(['java.lang.IllegalStateException', 'no cart']);
+    expect(jvm.frames[0]).toMatchObject({ function: expect.stringContaining('total') });
+    expect(fingerprintInput('', 'something broke: badly')).toMatchObject({ type: '', message: 'something broke: badly' });
+    expect(fingerprintInput('Uncaught Error: boom\n    at f (a.js:1:1)', '')).toMatchObject({ type: 'Error', message: 'boom' });
+  });
+
+  it('reads a long name-like line in one pass', () => {
+    const head = `a${'$'.repeat(5000)}!: x`;
+    expect(fingerprintInput(head, '').type).toBe('');
   });
 });
 

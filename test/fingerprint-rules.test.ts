@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { dashboardProject, signup } from './helpers/accounts.ts';
 import { MAX_RULES_PER_PROJECT } from '../src/domain/fingerprintRules.ts';
+import { crash, sessionStart, T0 } from './helpers/payloads.ts';
 
 // A project's fingerprint rules over HTTP and the real stores: the management API (ADMIN_TOKEN)
 // and the dashboard (a team member's session) share one service.
@@ -86,6 +87,44 @@ describe('fingerprint rules in the management API', () => {
     expect(refused.map((r) => r.statusCode)).toEqual(Array(5).fill(422));
     const items = (await api('GET', base)).json().items as { position: number }[];
     expect(items.map((r) => r.position)).toEqual([...Array(MAX_RULES_PER_PROJECT).keys()]);
+  });
+});
+
+describe('fingerprint rules on the crash path', () => {
+  it('groups the crashes a rule matches as one, whatever their messages and stacks, and leaves the others alone', async () => {
+    const p = await s.createProject();
+    const st = sessionStart();
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode).toBe(201);
+    let ts = T0 + 1000;
+    const report = async (message: string, stackTrace: string) => {
+      const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(st.sessionId, { message, stackTrace, timestamp: ts++ }) });
+      expect(r.statusCode).toBe(201);
+    };
+    const groups = async () => (await s.svc.stores.pg.query<{ message: string }>(
+      'SELECT message FROM crash_groups WHERE project_id = $1 AND merged_into IS NULL ORDER BY first_seen_at', [p.projectId])).rows.map((r) => r.message);
+
+    const rule = await api('POST', `/projects/${p.projectId}/fingerprint-rules`, {
+      match: { type: 'TypeError', message: "Cannot read properties of * (reading 'total')", function: 'renderCart' }, fingerprint: ['cart-total'],
+    });
+    expect(rule.statusCode).toBe(201);
+    await report("TypeError: Cannot read properties of undefined (reading 'total')",
+      "TypeError: Cannot read properties of undefined (reading 'total')\n    at renderCart (https://shop.example/assets/cart-1a2b3c.js:10:5)");
+    await report("TypeError: Cannot read properties of null (reading 'total')",
+      "TypeError: Cannot read properties of null (reading 'total')\n    at Cart.render (https://cdn.example/x.js:1:1)\n    at renderCart (https://cdn.example/assets/cart-9f8e7d.js:12:9)");
+    // the same message from another function: not the rule's
+    await report("TypeError: Cannot read properties of null (reading 'total')",
+      "TypeError: Cannot read properties of null (reading 'total')\n    at renderOrders (https://shop.example/assets/orders.js:4:4)");
+    expect(await groups()).toEqual(["TypeError: Cannot read properties of undefined (reading 'total')", "TypeError: Cannot read properties of null (reading 'total')"]);
+
+    // a Firefox stack carries no message line: the report's message is read
+    await report("TypeError: Cannot read properties of undefined (reading 'total')", 'renderCart@https://shop.example/assets/cart.js:10:5');
+    expect(await groups()).toHaveLength(2);
+
+    // deleting the rule: the next such crash is grouped by its stack again
+    expect((await api('DELETE', `/projects/${p.projectId}/fingerprint-rules/${rule.json().id}`)).statusCode).toBe(204);
+    await report("TypeError: Cannot read properties of undefined (reading 'total')",
+      "TypeError: Cannot read properties of undefined (reading 'total')\n    at renderCart (https://shop.example/assets/cart-1a2b3c.js:10:5)");
+    expect(await groups()).toHaveLength(3);
   });
 });
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { parseStack } from './grouping/groupKey.ts';
 
 /**
  * A project's fingerprint rules: "crashes that match this are one group, whatever the default
@@ -130,4 +131,25 @@ export function fingerprintRuleProblems(r: FingerprintRuleSpec): { path: string;
     problems.push({ path: '/match', message: `name at least one of ${FINGERPRINT_RULE_FIELDS.join(', ')}` });
   }
   return problems;
+}
+
+// `.` is in no run's class, so the pattern reads a name in one pass (no backtracking).
+const TYPE = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
+
+/**
+ * What the rules read of a crash: its message line (the stack's first line when that is not a
+ * frame, as V8 and the JVM print it, else the report's message) split into the exception's type
+ * and message at the first `: ` when what comes before is a name (`TypeError`,
+ * `java.lang.IllegalStateException`); otherwise no type and the whole line as the message. The
+ * frames are the parsed ones among the stack's first lines (src/domain/grouping/groupKey.ts).
+ */
+export function fingerprintInput(stack: string, message: string, inAppPackages: readonly string[] = []): FingerprintInput {
+  const parsed = parseStack(stack, inAppPackages);
+  const first = (t: string) => (t.slice(0, MATCH_TEXT_LIMIT * 4).split('\n', 1)[0] ?? '').replace(/\r$/, '').trim();
+  const line = first(parsed[0] || stack.trim() === '' ? message : stack).replace(/^Uncaught (?:\(in promise\) )?/, '');
+  const colon = line.indexOf(': ');
+  const head = colon > 0 && colon <= MAX_PATTERN_LENGTH ? line.slice(0, colon) : '';
+  const [type, text] = TYPE.test(head) ? [head, line.slice(colon + 2)] : ['', line];
+  const frames = parsed.filter((f) => f !== null).map((f) => ({ module: f.module, function: f.function ?? '' }));
+  return { type, message: text, frames };
 }

@@ -4,6 +4,7 @@ import {
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { isoMs, isoTime } from '../domain/time.ts';
 import { ValidationError } from '../domain/errors.ts';
+import { fingerprintInput, fingerprintKey, firstMatchingRule, type FingerprintRuleSpec } from '../domain/fingerprintRules.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { CRASH_FIELDS, storageKeys, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
 import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
@@ -107,6 +108,8 @@ export interface CrashGroupsDeps {
   symbols?: Pick<SymbolicationService, 'symbolicate'>;
   /** The project's own packages, which the group key reads as app frames (absent: none). */
   inAppPackagesOf?: (projectId: string) => Promise<string[]>;
+  /** The project's fingerprint rules in order (src/domain/fingerprintRules.ts; absent: none). */
+  fingerprintRulesOf?: (projectId: string) => Promise<readonly FingerprintRuleSpec[]>;
   /** A group had a new occurrence: its updatedAt moves (coalesced, services/index.ts). */
   touched?: (projectId: string, groupId: string) => void;
   /** A session's first fatal crash: release health's crash fact (services/releases.ts), committed before the session is flagged. */
@@ -160,6 +163,14 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         : { stack: c.stackTrace, message: c.message, mapped: 0 };
       const occurrenceId = crashOccurrenceId(c);
       const keyOpts = { inAppPackages: (await d.inAppPackagesOf?.(projectId)) ?? [], fingerprint: c.fingerprint };
+      const rules = (await d.fingerprintRulesOf?.(projectId)) ?? [];
+
+      /** The key of a stack: the project's first matching fingerprint rule's, else the default key. */
+      const keyOf = (stack: string, message: string) => {
+        const base = crashGroupKey(stack, message, keyOpts);
+        const rule = rules.length ? firstMatchingRule(rules, fingerprintInput(stack, message, keyOpts.inAppPackages)) : undefined;
+        return { base, key: rule ? fingerprintKey(rule.fingerprint, base) : base };
+      };
 
       /**
        * The group a stack leads to: by its key, else (an upgrade never splits a group) by the
@@ -167,8 +178,9 @@ export function crashGroupsService(d: CrashGroupsDeps) {
        * occurrences are stored under in ClickHouse: the group's own.
        */
       const resolve = async (stack: string, message: string) => {
-        const key = crashGroupKey(stack, message, keyOpts);
-        const legacy = legacyGroupKey(stack);
+        const { base, key } = keyOf(stack, message);
+        // A project's rule names its group itself: the previous rule's key is not consulted.
+        const legacy = key === base ? legacyGroupKey(stack) : key;
         let found = await groups.byKey(projectId, key);
         if (!found && legacy !== key) {
           const old = await groups.byKey(projectId, legacy);

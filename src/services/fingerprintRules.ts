@@ -5,6 +5,7 @@ import {
   fingerprintRuleProblems, MAX_RULES_PER_PROJECT, type FingerprintMatch, type FingerprintRuleSpec,
 } from '../domain/fingerprintRules.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import { BoundedMap } from '../domain/boundedMap.ts';
 
 export interface FingerprintRuleInput {
   match?: FingerprintMatch;
@@ -20,8 +21,13 @@ export type { StoredFingerprintRule };
  * have already checked access to the project. Edits of one project take turns (its row is
  * locked), so the cap and the order hold under concurrent requests.
  */
-export function fingerprintRulesService(db: Postgres) {
+export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number } = {}) {
   const projects = projectsRepo(db);
+  // The crash path reads a project's rules on every crash: kept a few seconds per process
+  // (this process's edits drop its entry at once; another process's show within cacheMs).
+  const cacheMs = opts.cacheMs ?? 5_000;
+  const cache = new BoundedMap<string, { at: number; rules: Promise<StoredFingerprintRule[]> }>(10_000);
+  const changed = (projectId: string) => cache.delete(projectId);
 
   async function project(projectId: string) {
     if (!(await projects.getProject(projectId))) throw new NotFoundError('Project not found');
@@ -65,6 +71,7 @@ export function fingerprintRulesService(db: Postgres) {
         await rules.renumber(projectId, ordered([...ids, newId], newId, input.position));
         return newId;
       });
+      changed(projectId);
       return this.get(projectId, id);
     },
 
@@ -80,6 +87,7 @@ export function fingerprintRulesService(db: Postgres) {
           await rules.renumber(projectId, ordered((await rules.list(projectId)).map((r) => r.id), id, patch.position));
         }
       });
+      changed(projectId);
       return this.get(projectId, id);
     },
 
@@ -90,10 +98,18 @@ export function fingerprintRulesService(db: Postgres) {
         if (!(await rules.remove(projectId, id))) throw new NotFoundError('Fingerprint rule not found');
         await rules.renumber(projectId, (await rules.list(projectId)).map((r) => r.id));
       });
+      changed(projectId);
     },
 
-    /** The rules a crash of the project is grouped under, in order. */
-    rulesOf: (projectId: string) => fingerprintRulesRepo(db).list(projectId),
+    /** The rules a crash of the project is grouped under, in order (cached for cacheMs). */
+    rulesOf(projectId: string): Promise<StoredFingerprintRule[]> {
+      const hit = cache.get(projectId);
+      if (hit && Date.now() - hit.at < cacheMs) return hit.rules;
+      const rules = fingerprintRulesRepo(db).list(projectId);
+      cache.set(projectId, { at: Date.now(), rules });
+      rules.catch(() => cache.delete(projectId));
+      return rules;
+    },
   };
 }
 

@@ -74,7 +74,9 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     facts: sessionFactsRepo(stores.ch, budget), health: releaseHealthRepo(stores.ch), sessions, occurrences, activity,
     mergedKeys: groupRows.mergedKeys,
   });
+  const fingerprintRules = fingerprintRulesService(stores.pg);
   const crashGroups = crashGroupsService({
+    fingerprintRulesOf: (p) => fingerprintRules.rulesOf(p),
     symbols,
     groups: groupRows,
     occurrences,
@@ -113,7 +115,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
     alertRules: alertRulesService(stores.pg),
-    fingerprintRules: fingerprintRulesService(stores.pg),
+    fingerprintRules,
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs, inAppPackagesOf: (p) => projectRows.inAppPackages(p) }),
     releases,
     groupActivity: crashGroupActivityService({ groups: groupRows, occurrences, activity, accounts: accountRows, projects: projectRows }),

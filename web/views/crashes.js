@@ -214,9 +214,47 @@ function uploadBlock(projectId, appVersion, onDone) {
   return h('details.upload-box', h('summary', 'Upload source maps or mapping.txt'), form);
 }
 
+/**
+ * Merging by hand: other groups of the project, picked here, become part of this one (their
+ * crashes count here from then on, their later crashes land here, and they leave the list).
+ */
+function mergeBlock(projectId, g, onMerged) {
+  const list = h('div.merge-list');
+  const msg = h('div', { 'aria-live': 'polite' });
+  const button = h('button', { type: 'button', disabled: true }, 'Merge into this group');
+  const picked = () => [...list.querySelectorAll('input[type=checkbox]:checked')].map((c) => c.value);
+  list.addEventListener('change', () => { button.disabled = picked().length === 0; });
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      onMerged(await api('POST', dash(`/projects/${projectId}/crash-groups/${g.id}/merge`), { groupIds: picked() }));
+    } catch (err) {
+      msg.replaceChildren(errorBox(err));
+      button.disabled = false;
+    }
+  });
+  const details = h('details.merge', {
+    ontoggle: () => {
+      if (!details.open || list.childElementCount) return;
+      withLoading(list, async () => {
+        const others = (await get(dash(`/projects/${projectId}/crash-groups${qs({ sort: 'occurrences', limit: 200 })}`))).data.filter((x) => x.id !== g.id);
+        return others.length
+          ? h('ul.plain', others.map((x) => h('li', h('label',
+            h('input', { type: 'checkbox', value: x.id }), ' ', x.message || '(no message)', ' ',
+            h('span.hint', `${fmtCount(x.occurrenceCount)} occurrences · ${x.status}`)))))
+          : h('p.empty', 'No other group in this project.');
+      }, 'Loading the project\'s groups…');
+    },
+  },
+    h('summary', 'Merge other groups into this one'),
+    h('p.hint', 'Pick the groups that are this same bug. Their crashes count here, their later crashes land here (no new alert), and they leave the crash list.'),
+    list, button, msg);
+  return details;
+}
+
 export function crashView(projectId, groupId) {
   const body = h('div');
-  const occ = occurrences(projectId, groupId);
+  let occ = occurrences(projectId, groupId);
   const render = (g) => {
     const msg = h('div', { 'aria-live': 'polite' });
     const actions = h('div.actions', { role: 'group', 'aria-label': 'Change status' }, g.allowedTransitions.map((to) =>
@@ -239,6 +277,7 @@ export function crashView(projectId, groupId) {
     const latest = g.latest;
     body.replaceChildren(h('div',
       h('h1', g.message || '(no message)'),
+      g.id !== groupId ? h('p.hint', { id: 'merged-note' }, 'The group you opened was merged into this one.') : null,
       h('p', kindBadge(g), ' Status: ', h('span', { id: 'group-status', tabindex: '-1', 'data-status': g.status }, groupStatus(g.status))),
       actions, msg,
       h('dl.facts',
@@ -250,7 +289,11 @@ export function crashView(projectId, groupId) {
         fact('Platforms', h('span', { id: 'platforms' }, (g.platforms ?? []).join(', '))),
         fact('First seen', fmtDate(g.firstSeenAt)), fact('Last seen', fmtDate(g.lastSeenAt)),
         fact('Latest on', [g.platform, g.osVersion, g.appVersion && `app ${g.appVersion}`].filter(Boolean).join(' · '))),
-      groupActivity(projectId, groupId),
+      groupActivity(projectId, g.id),
+      mergeBlock(projectId, g, (kept) => {
+        occ = occurrences(projectId, kept.id);
+        render(kept);
+      }),
       h('h2', 'Who it hit'),
       breakdownBlock(g.breakdown),
       h('h2', 'Summary'),
