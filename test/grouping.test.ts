@@ -164,7 +164,7 @@ https://cdn.shop.com/assets/index-8f3a2c.js:33:25`;
   it('a native assert deep in libsystem: one group across OS versions, two app asserts stay apart', () => {
     expect(crashGroupKey(assert('16', '-[Cart total]'), 'SIGABRT')).toBe(crashGroupKey(assert('17', '-[Cart total]'), 'SIGABRT'));
     expect(crashGroupKey(assert('16', '-[Cart total]'), 'SIGABRT')).not.toBe(crashGroupKey(assert('16', '-[Login submit]'), 'SIGABRT'));
-    expect(groupKey(assert('16', '-[Cart total]'), 'SIGABRT').text).toBe('v2\nSIGABRT\nMyApp -[Cart total]\nMyApp main');
+    expect(groupKey(assert('16', '-[Cart total]'), 'SIGABRT').text).toBe('v2\n<signal>\nMyApp -[Cart total]\nMyApp main');
   });
 
   it('keeps the contract: the same first five lines are one group (nothing after line 5 counts while an app frame is in them)', () => {
@@ -250,7 +250,17 @@ Thread 2 Crashed:
     const c = report({ id: '0A1B2C3D-4E5F-6071-8293-A4B5C6D7E8F9', model: 'iPhone15,3', os: '17.2 (21C62)', slide: '0x0000000104b8d3e4', abortOff: 12, app: '-[Login submit]', thread0App: 'main' });
     expect(crashGroupKey(a, 'SIGABRT')).toBe(crashGroupKey(b, 'SIGABRT'));
     expect(crashGroupKey(a, 'SIGABRT')).not.toBe(crashGroupKey(c, 'SIGABRT'));
-    expect(groupKey(a, 'SIGABRT').text).toBe('v2\nEXC_CRASH (SIGABRT)\nMyApp -[Cart total]');
+    // Another reporter words the signal alone, and another CPU raises another signal: one bug still.
+    expect(crashGroupKey(a.replace('EXC_CRASH (SIGABRT)', 'EXC_BAD_ACCESS (SIGBUS)'), 'SIGBUS')).toBe(crashGroupKey(a, 'SIGABRT'));
+    expect(groupKey(a, 'SIGABRT').text).toBe('v2\n<signal>\nMyApp -[Cart total]');
+  });
+
+  it('a native signal is one placeholder; other messages stay', () => {
+    const f = '\n0   MyApp   0x0000000102a4c3f4 -[Cart total] + 12';
+    for (const m of ['SIGSEGV', 'EXC_BAD_ACCESS (SIGSEGV)', 'EXC_BAD_INSTRUCTION (SIGILL)', 'EXC_CRASH (SIGABRT)', 'SIGBUS']) {
+      expect(groupKey(`${m}${f}`, '').text).toBe('v2\n<signal>\nMyApp -[Cart total]');
+    }
+    expect(groupKey(`SIGSEGV in parser${f}`, '').text).toBe('v2\nSIGSEGV in parser\nMyApp -[Cart total]');
   });
 
   it('frames only after a long message: read from the first app frame', () => {

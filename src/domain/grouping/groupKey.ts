@@ -113,6 +113,13 @@ function crashReport(stack: string): { from: number; lines: string[]; exceptionT
   return { from: from + 1, lines, exceptionType };
 }
 
+// A native crash's signal or Mach exception ("EXC_BAD_ACCESS (SIGSEGV)", "SIGSEGV", "SIGBUS"): each
+// crash reporter words it its own way, and one bug raises SIGSEGV on one CPU and SIGBUS on
+// another; the frames tell native bugs apart, so the key reads the words as one placeholder.
+const NATIVE_SIGNAL = /^(?:EXC_[A-Z_]{1,40}(?:\s*\((?:SIG[A-Z]{2,8}|code[^()]{0,40})\))?|SIG[A-Z]{2,8}|Signal \d+|signal \d+)\.?$/;
+export const SIGNAL_PLACEHOLDER = '<signal>';
+const nativeMessage = (line: string) => (NATIVE_SIGNAL.test(line.trim()) ? SIGNAL_PLACEHOLDER : line);
+
 function defaultKey(stack: string, message: string, inAppPackages: readonly string[]): GroupKeyResult {
   const report = crashReport(stack);
   if (report) {
@@ -120,7 +127,7 @@ function defaultKey(stack: string, message: string, inAppPackages: readonly stri
     // key reads the exception type (or the report's message) and the blamed backtrace's frames.
     const parsed = report.lines.slice(report.from, report.from + APP_FRAME_REACH).map((l) => parseFrame(l, inAppPackages));
     if (parsed.some((f) => f !== null)) {
-      const messageLine = normaliseMessage(report.exceptionType ?? bareMessage(firstLine(message)).trim(), { quoted: true });
+      const messageLine = nativeMessage(normaliseMessage(report.exceptionType ?? bareMessage(firstLine(message)).trim(), { quoted: true }));
       const text = ['v2', messageLine, ...keyFrames(parsed).map(frameText)].join('\n');
       return { key: sha256(text), source: 'frames', text };
     }
@@ -142,7 +149,7 @@ function defaultKey(stack: string, message: string, inAppPackages: readonly stri
   }
   // Frames only after the head (a long message, a log's preamble): the first app frame on, as
   // when the head holds only system frames.
-  const messageLine = normaliseMessage(bareMessage(rawMessage).trim(), { quoted: true });
+  const messageLine = nativeMessage(normaliseMessage(bareMessage(rawMessage).trim(), { quoted: true }));
   const text = ['v2', messageLine, ...keyFrames(parsed).map(frameText)].join('\n');
   return { key: sha256(text), source: 'frames', text };
 }
