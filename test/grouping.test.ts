@@ -23,6 +23,8 @@ describe('frame parser: one shape for every runtime', () => {
     ['    at Module._compile (node:internal/modules/cjs/loader:1256:14)', 'loader _compile [lib]'],
     ['    at render (/srv/app/node_modules/react-dom/cjs/react-dom.production.min.js:1:2)', 'react-dom.production.min.js render [lib]'],
     ['    at Array.map (<anonymous>)', 'native map [lib]'],
+    ['    at inject (chrome-extension://abcdefghijklmnop/content.js:1:2)', 'content.js inject [lib]'],
+    ['    at webpackJsonpCallback (https://a.b/static/js/vendors~main.3f2a1b9c.chunk.js:1:2)', 'vendors~main.*.chunk.js webpackJsonpCallback [lib]'],
     ['    at async Promise.all (index 0)', 'native all [lib]'],
     // react-native-v8 and Hermes
     ['onPress(index.android.bundle:1:2345)', 'index.android.bundle onPress'],

@@ -110,8 +110,9 @@ function jsFrame(fnRaw: string | null, loc: string, inApp: readonly string[]): F
     // The column of one anonymous frame differs between engines (JavaScriptCore points at another
     // token of the line): an anonymous frame is told apart by its line.
     column: null,
-    inApp: !native && (file === '' || isAppFrame('js', file.startsWith('node:') ? file : location.replace(/^\//, '/'), fn, inApp) &&
-      !/^(?:chrome|moz|safari(?:-web)?)-extension:/.test(file)),
+    // A browser extension's script is not the app's, whatever its path (its scheme says so).
+    inApp: !native && (file === '' || (isAppFrame('js', file.startsWith('node:') ? file : location, fn, inApp) &&
+      !/^(?:chrome|moz|safari(?:-web)?)-extension:/.test(file))),
   };
 }
 
