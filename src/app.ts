@@ -21,6 +21,7 @@ import { webRoutes } from './http/routes/web.ts';
 import { alertRecipientRoutes } from './http/routes/alertRecipients.ts';
 import { registerEarlyNotFound } from './http/earlyNotFound.ts';
 import { alertRuleRoutes } from './http/routes/alertRules.ts';
+import { fingerprintRuleRoutes } from './http/routes/fingerprintRules.ts';
 
 export interface AppOptions {
   logger?: boolean | object;
@@ -109,6 +110,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   await app.register(crashGroupRoutes(svc), { prefix: '/api' });
   await app.register(artifactApiRoutes(svc), { prefix: '/api' });
   await app.register(alertRuleRoutes(svc), { prefix: '/api' });
+  await app.register(fingerprintRuleRoutes(svc), { prefix: '/api' });
   await app.register(exportRoutes(svc), { prefix: '/export' });
   await app.register(authRoutes(svc), { prefix: '/api/auth' });
   await app.register(dashboardRoutes(svc), { prefix: '/api/dashboard' });

@@ -73,7 +73,8 @@ describe('webhooks', () => {
     expect(webhookUrlProblem('ftp://x.example/')).toMatch(/http/);
     expect(webhookUrlProblem('https://u:p@x.example/')).toMatch(/credentials/);
     expect(webhookUrlProblem('not a url')).toMatch(/valid/);
-    expect(webhookUrlProblem('http://127.0.0.1:8080/hook')).toBeNull();
+    expect(webhookUrlProblem('http://127.0.0.1:8080/hook')).toMatch(/private/);
+    expect(webhookUrlProblem('http://127.0.0.1:8080/hook', true)).toBeNull();
     for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '::1', 'fd00::1', '::ffff:127.0.0.1', '0.0.0.0']) {
       expect(isPrivateAddress(a), a).toBe(true);
     }

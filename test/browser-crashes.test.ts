@@ -19,6 +19,7 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
   let projectId = '';
   let fatalId = '';
   let unmappedId = '';
+  let ingestAuth: { authorization: string } | null = null;
   const other = release('https://shop.example.com/assets/index-0ddba11.js', '0ddba11');
   const pageErrors: string[] = [];
   const bundle = release('https://shop.example.com/assets/index-8f3a2c.js', '8f3a2c');
@@ -41,6 +42,7 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
     account = await signup(s);
     const p = await dashboardProject(s, account, 'Shop');
     projectId = p.projectId;
+    ingestAuth = p.auth;
     // the source map uploaded from the dashboard (session auth)
     const up = await s.app.inject({
       method: 'POST', url: `/api/dashboard/projects/${projectId}/releases/7.0.0/artifacts?name=${encodeURIComponent('~/assets/index-8f3a2c.js.map')}`,
@@ -117,6 +119,36 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
       await page.context().close();
     });
   }
+
+  it('desktop: app frames are shown, library frames folded behind a toggle; the text stays whole', async () => {
+    const st = sessionStart();
+    const ingest = ingestAuth;
+    await s.app.inject({ method: 'POST', url: '/ingest/session', headers: ingest!, payload: st });
+    const stackTrace = [
+      'TypeError: Cannot read properties of undefined (reading \'total\')',
+      '    at priceCart (/srv/app/dist/cart.js:812:19)',
+      '    at process.processTicksAndRejections (node:internal/process/task_queues:105:5)',
+      '    at async Promise.all (index 0)',
+      '    at checkout (/srv/app/dist/checkout.js:40:3)',
+    ].join('\n');
+    const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: ingest!, payload: { sessionId: st.sessionId, timestamp: T0 + 99_000, isFatal: true, handled: false, message: 'TypeError', stackTrace } });
+    expect(r.statusCode).toBe(201);
+    const g = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1 AND stack_head LIKE $2', [projectId, '%priceCart%']);
+    const page = await open(1366, 768);
+    await page.goto(`${base}/#/p/${projectId}/crashes/${g.rows[0]!.id}`);
+    await page.locator('pre.stack').waitFor();
+    await settled(page);
+    expect(await page.locator('pre.stack .line.app').allTextContents()).toEqual([
+      '    at priceCart (/srv/app/dist/cart.js:812:19)\n', '    at checkout (/srv/app/dist/checkout.js:40:3)',
+    ]);
+    expect(await page.locator('pre.stack .line.lib').first().isVisible()).toBe(false);
+    expect(await page.locator('pre.stack .lib-fold').getAttribute('data-count')).toBe('2');
+    expect(await page.locator('pre.stack').textContent()).toBe(stackTrace);
+    await page.getByRole('button', { name: 'Library frames' }).click();
+    expect(await page.locator('pre.stack .line.lib').first().isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Library frames' }).getAttribute('aria-pressed')).toBe('true');
+    await page.context().close();
+  });
 
   it('desktop: a source map uploaded from the crash page re-reads its stack', async () => {
     const page = await open(1366, 768);

@@ -30,7 +30,7 @@ describe('management API', () => {
     const r = await s.app.inject({ method: 'POST', url: '/api/projects', headers: s.admin, payload: { name: 'Shop app' } });
     expect(r.statusCode).toBe(201);
     const body = r.json();
-    expect(body.project).toEqual({ id: expect.any(String), name: 'Shop app', alertEmails: null, createdAt: expect.stringMatching(/Z$/), teamId: null, allowedOrigins: null });
+    expect(body.project).toEqual({ id: expect.any(String), name: 'Shop app', alertEmails: null, createdAt: expect.stringMatching(/Z$/), teamId: null, allowedOrigins: null, inAppPackages: [] });
     expect(body.apiKey).toMatch(/^frk_[0-9A-Za-z]{38}$/);
     const stored = await s.svc.stores.pg.query<{ key_hash: string }>('SELECT key_hash FROM api_keys WHERE project_id = $1', [body.project.id]);
     expect(stored.rows).toHaveLength(1);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { crashGroupKey, normalisedHead } from '../src/domain/crashGrouping.ts';
+// The normalised lines as the previous rule (v1) hashes them: what groups made before the frame
+// rule, and stacks with no parsed frame, are keyed by (the frame rule: test/grouping.test.ts).
+import { legacyGroupKey as crashGroupKey, normalisedHead } from '../src/domain/crashGrouping.ts';
 import { isFrame, MAX_LINE_CHARS, normaliseFrame, normaliseMessage, normaliseStack } from '../src/domain/stackNormalise.ts';
 import { parseJsFrame } from '../src/domain/symbolication/jsFrames.ts';
 

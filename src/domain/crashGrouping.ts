@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import { normaliseStack } from './stackNormalise.ts';
+import { groupKey, type GroupKeyOptions } from './grouping/groupKey.ts';
+
+export type { GroupKeyOptions };
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -14,11 +17,24 @@ export function normalisedHead(stackTrace: string): string {
 }
 
 /**
- * Crashes with the same normalised stack head are one group. `stackTrace` is the stack as
- * symbolicated with the release's artifacts where it has any (the caller's job).
+ * The previous rule (v1), frozen: the SHA-256 of the stack's first five lines as
+ * normaliseStack reads them. Groups made before the frame rule have these keys; a crash whose
+ * current key has no group joins the group of its v1 key (docs/decisions.md, "One bug, one group").
  */
-export function crashGroupKey(stackTrace: string): string {
+export function legacyGroupKey(stackTrace: string): string {
   return sha256(normalisedHead(stackTrace));
+}
+
+export const LEGACY_RULE_VERSION = 1;
+export const GROUP_RULE_VERSION = 2;
+
+/**
+ * Crashes with the same key are one group (src/domain/grouping/groupKey.ts). `stackTrace` is the
+ * stack as symbolicated with the release's artifacts where it has any (the caller's job);
+ * `message` is the report's, read when the stack prints no message line (Gecko, JavaScriptCore).
+ */
+export function crashGroupKey(stackTrace: string, message = '', opts: GroupKeyOptions = {}): string {
+  return groupKey(stackTrace, message, opts).key;
 }
 
 export interface CrashPayload {
@@ -28,6 +44,8 @@ export interface CrashPayload {
   isFatal: boolean;
   handled: boolean;
   timestamp: number;
+  /** Replaces the group key when valid (src/domain/grouping/groupKey.ts); not part of the occurrence's identity. */
+  fingerprint?: unknown;
 }
 
 /** An occurrence is its whole payload: a retried report has the same id and adds nothing. */

@@ -55,9 +55,18 @@ const STATUS_WORD_REACH = 32;
 // back-reference: an atomic group), so a line of many `://` or dots is read in linear time.
 const URL_QUERY = /(\b[a-z][a-z0-9+.-]{0,31}:\/\/(?=([^\s?#()]+))\2)[?#][^\s()]*/gi;
 
-/** A message line: the exception type and text stay, the values in it go (URL query strings too). */
-export function normaliseMessage(line: string): string {
-  return line
+// A quoted value in a message ('total', "<!DOCTYPE …", `id`): an opening quote not inside a word
+// (an apostrophe is not one) up to the next one, read once.
+// V8 cuts a long quoted value with "...", which goes with it.
+const QUOTED = /(?<![\w'"`])(['"`])[^'"`\n]{0,256}\1(?:\.\.\.)?/g;
+export const QUOTED_PLACEHOLDER = '<s>';
+
+/**
+ * A message line: the exception type and text stay, the values in it go (URL query strings too).
+ * `quoted`: quoted values go too (the frame-based group key; the previous rule kept them).
+ */
+export function normaliseMessage(line: string, opts: { quoted?: boolean } = {}): string {
+  const out = line
     .replace(URL_QUERY, '$1')
     .replace(UUID, PLACEHOLDER.uuid)
     // A script's URL in a message ("Failed to fetch dynamically imported module: …/Page-B_2kZ-9x.js"):
@@ -70,6 +79,8 @@ export function normaliseMessage(line: string): string {
     .replace(HEX_RUN, PLACEHOLDER.hex)
     .replace(NUMBER, (n: string, at: number, whole: string) =>
       (HTTP_STATUS.test(n) && STATUS_WORD_BEFORE.test(whole.slice(Math.max(0, at - STATUS_WORD_REACH), at)) ? n : PLACEHOLDER.number));
+  // Last: a status named by a quoted key ({"statusCode":502}) is read before its key goes.
+  return opts.quoted ? out.replace(QUOTED, `$1${QUOTED_PLACEHOLDER}$1`) : out;
 }
 
 /**

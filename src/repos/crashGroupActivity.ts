@@ -17,7 +17,7 @@ export const SYSTEM_ACTOR: Actor = { name: 'flightrec', userId: null };
 
 export interface HistoryEntry {
   at: string;
-  kind: 'status' | 'regression' | 'assignee';
+  kind: 'status' | 'regression' | 'assignee' | 'merge';
   fromStatus: string | null;
   toStatus: string | null;
   actor: string;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import type { CrashGroupStatus } from '../domain/crashGroupStatus.ts';
+import { mergePlan } from '../domain/crashGroupMerge.ts';
 import { enqueueJob, NEW_GROUP_JOB, NEW_GROUP_WEBHOOKS_JOB, REGRESSION_JOB } from './outbox.ts';
 import { hasSubscribers } from './webhooks.ts';
 import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';
@@ -15,6 +16,8 @@ import type { ChangeFilter } from './exportCore/types.ts';
  * must not queue on the group's row lock (docs/decisions.md, Crashes).
  */
 const GROUPS = 'crash_groups';
+/** The keys that lead to a group (migration 013): its own, and those that joined it. */
+const KEYS = 'crash_group_keys';
 
 /** What Postgres holds of a group: identity, workflow, and the context of its first occurrence. */
 export interface GroupRow {
@@ -22,21 +25,31 @@ export interface GroupRow {
   platform: string | null; app_version: string | null; os_version: string | null; first_seen_at: number;
   updated_at: number; stack_head: string; summary: string | null; summary_source: string | null; summary_at: Date | string | null;
   resolved_versions: string[];
+  /** The own keys of the groups merged into this one: their occurrences are stored under them. */
+  merged_keys: string[];
 }
 
+/** Every key a group's occurrences are stored under in ClickHouse: its own and its merged groups'. */
+export const storageKeys = (r: Pick<GroupRow, 'group_key' | 'merged_keys'>): string[] => [r.group_key, ...r.merged_keys];
+
 const COLUMNS =
-  'id, group_key, message, status, is_fatal, handled, platform, app_version, os_version, first_seen_at, updated_at, stack_head, summary, summary_source, summary_at, resolved_versions';
+  'id, group_key, message, status, is_fatal, handled, platform, app_version, os_version, first_seen_at, updated_at, stack_head, summary, summary_source, summary_at, resolved_versions, ' +
+  `ARRAY(SELECT m.group_key FROM crash_groups m WHERE m.merged_into = crash_groups.id ORDER BY m.group_key) AS merged_keys`;
+
+/** The id a group id answers for: the group it was merged into, or itself (`$1` the project, `n` the id's parameter). */
+const resolvedId = (n: number) => `COALESCE((SELECT merged_into FROM crash_groups WHERE project_id = $1 AND id = $${n}), $${n})`;
 
 /** What a group's first occurrence writes. */
 export interface NewGroup {
-  groupKey: string; message: string; stackHead: string; isFatal: boolean; handled: boolean;
+  /** The group's own key (its occurrences are stored under it); it leads to the group with `ruleVersion`. */
+  groupKey: string; ruleVersion: number; message: string; stackHead: string; isFatal: boolean; handled: boolean;
   platform: string | null; appVersion: string | null; osVersion: string | null; firstSeenAt: number; firstSessionId: string;
   /** false: no new-group alert or webhook (a group opened by a message: rules alert on those) */
   alert?: boolean;
 }
 
 /** The part of a group the crash workflow decides on. */
-export interface GroupState { id: string; status: CrashGroupStatus; first_seen_at: number; resolved_versions: string[] }
+export interface GroupState { id: string; group_key: string; status: CrashGroupStatus; first_seen_at: number; resolved_versions: string[] }
 
 /**
  * A group's updatedAt is the latest of its creation, its status or summary change, and the
@@ -118,12 +131,37 @@ export function crashGroupAlerts(db: Postgres) {
   };
 }
 
+/** A group's first key was taken by another group inside the creating transaction: it rolls back. */
+class KeyTaken extends Error {}
+
+async function insertKey(q: Queryable, projectId: string, key: string, groupId: string, ruleVersion: number): Promise<boolean> {
+  const r = await q.query(
+    `INSERT INTO ${KEYS} (project_id, key, group_id, rule_version) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (project_id, key) DO NOTHING RETURNING 1`,
+    [projectId, key, groupId, ruleVersion],
+  );
+  return r.rows.length > 0;
+}
+
 export type UpdateStatusResult = { outcome: 'not-found' } | { outcome: 'ok'; row: GroupRow };
 
+export type MergeResult =
+  | { outcome: 'not-found' }
+  | { outcome: 'unknown'; missing: string[] }
+  | { outcome: 'ok'; keptId: string; merged: string[] };
+
 export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { changeLagMs: 0 }) {
+  /**
+   * The group a key leads to: through crash_group_keys (a group answers to several keys,
+   * migration 013), else the group whose own key it is (a row written without its key entry).
+   */
   const byKey = async (projectId: string, groupKey: string): Promise<GroupState | undefined> =>
     (await db.query<GroupState>(
-      `SELECT id, status, first_seen_at, resolved_versions FROM ${GROUPS} WHERE project_id = $1 AND group_key = $2`,
+      `WITH k AS (SELECT COALESCE(
+         (SELECT group_id FROM ${KEYS} WHERE project_id = $1 AND key = $2),
+         (SELECT id FROM ${GROUPS} WHERE project_id = $1 AND group_key = $2)) AS id)
+       SELECT id, group_key, status, first_seen_at, resolved_versions FROM ${GROUPS}
+       WHERE project_id = $1 AND id = (SELECT COALESCE(g.merged_into, g.id) FROM ${GROUPS} g, k WHERE g.project_id = $1 AND g.id = k.id)`,
       [projectId, groupKey],
     )).rows[0];
 
@@ -138,25 +176,52 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
      * call created it, false when it existed (or a concurrent first occurrence won).
      */
     async createFirst(projectId: string, g: NewGroup): Promise<boolean> {
-      return db.tx(async (q) => {
-        const created = await q.query<{ id: string }>(
-          `INSERT INTO ${GROUPS} (id, project_id, group_key, message, stack_head, is_fatal, handled,
-             platform, app_version, os_version, first_seen_at, first_session_id)
-           VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
-           ON CONFLICT (project_id, group_key) DO NOTHING RETURNING id`,
-          [
-            randomUUID(), projectId, g.groupKey, g.message, g.stackHead, g.isFatal, g.handled,
-            g.platform, g.appVersion, g.osVersion, g.firstSeenAt, g.firstSessionId,
-          ],
-        );
-        const id = created.rows[0]?.id;
-        const alert = id !== undefined && g.alert !== false;
-        if (alert) await enqueueJob(q, projectId, id, NEW_GROUP_JOB);
-        // Only for projects with a webhook that wants new groups: the others get no extra job.
-        if (alert && (await hasSubscribers(q, projectId, 'crash_group.new'))) await enqueueJob(q, projectId, id, NEW_GROUP_WEBHOOKS_JOB);
+      try {
+        return await db.tx(async (q) => {
+          const created = await q.query<{ id: string }>(
+            `INSERT INTO ${GROUPS} (id, project_id, group_key, message, stack_head, is_fatal, handled,
+               platform, app_version, os_version, first_seen_at, first_session_id)
+             VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
+             ON CONFLICT (project_id, group_key) DO NOTHING RETURNING id`,
+            [
+              randomUUID(), projectId, g.groupKey, g.message, g.stackHead, g.isFatal, g.handled,
+              g.platform, g.appVersion, g.osVersion, g.firstSeenAt, g.firstSessionId,
+            ],
+          );
+          const id = created.rows[0]?.id;
+          if (id === undefined) return false;
+          // The key may have joined another group meanwhile (an upgrade's join, a merge): that
+          // group is the key's, and this one is not made.
+          if (!(await insertKey(q, projectId, g.groupKey, id, g.ruleVersion))) throw new KeyTaken();
+          // A group opened by a message alerts only through rules (g.alert false).
+          if (g.alert !== false) {
+            await enqueueJob(q, projectId, id, NEW_GROUP_JOB);
+            // Only for projects with a webhook that wants new groups: the others get no extra job.
+            if (await hasSubscribers(q, projectId, 'crash_group.new')) await enqueueJob(q, projectId, id, NEW_GROUP_WEBHOOKS_JOB);
+          }
+          return true;
+        });
+      } catch (e) {
+        if (e instanceof KeyTaken) return false;
+        throw e;
+      }
+    },
 
-        return id !== undefined;
-      });
+    /**
+     * Lets a key lead to an existing group (the current rule's key of a crash that joined the
+     * group under the previous rule's). A key that leads somewhere already keeps its group.
+     */
+    async addKey(projectId: string, key: string, groupId: string, ruleVersion: number): Promise<void> {
+      await insertKey(db, projectId, key, groupId, ruleVersion);
+    },
+
+    /** The keys that lead to a group, oldest first. */
+    async keysOf(projectId: string, groupId: string): Promise<{ key: string; ruleVersion: number }[]> {
+      const r = await db.query<{ key: string; rule_version: number }>(
+        `SELECT key, rule_version FROM ${KEYS} WHERE project_id = $1 AND group_id = $2 ORDER BY created_at, key`,
+        [projectId, groupId],
+      );
+      return r.rows.map((x) => ({ key: x.key, ruleVersion: Number(x.rule_version) }));
     },
 
     /**
@@ -193,24 +258,78 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
     },
 
     async row(projectId: string, groupId: string): Promise<GroupRow | null> {
-      const r = await db.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = $2`, [projectId, groupId]);
+      const r = await db.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = ${resolvedId(2)}`, [projectId, groupId]);
       return r.rows[0] ?? null;
     },
 
-    /** The project's groups, of one status or all. */
+    /** The project's groups, of one status or all (merged groups are part of the one they were merged into). */
     async rows(projectId: string, status?: CrashGroupStatus): Promise<GroupRow[]> {
       const params: unknown[] = [projectId];
-      const w = status ? `project_id = $1 AND status = $${params.push(status)}` : 'project_id = $1';
+      const w = `project_id = $1 AND merged_into IS NULL${status ? ` AND status = $${params.push(status)}` : ''}`;
       return (await db.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE ${w}`, params)).rows;
     },
 
-    /** Groups by key, for a session's occurrences. */
+    /**
+     * Groups by the key their occurrences are stored under (a session's occurrences, a spike's
+     * keys): a merged group's key answers with the group it was merged into.
+     */
     async byKeys(projectId: string, keys: string[]) {
       if (keys.length === 0) return [];
       return (await db.query<{ id: string; group_key: string; message: string; status: CrashGroupStatus }>(
-        `SELECT id, group_key, message, status FROM ${GROUPS} WHERE project_id = $1 AND group_key = ANY($2::text[])`,
+        `SELECT COALESCE(k.id, g.id) AS id, g.group_key, COALESCE(k.message, g.message) AS message, COALESCE(k.status, g.status) AS status
+         FROM ${GROUPS} g LEFT JOIN ${GROUPS} k ON k.id = g.merged_into
+         WHERE g.project_id = $1 AND g.group_key = ANY($2::text[])`,
         [projectId, keys],
       )).rows;
+    },
+
+    /**
+     * Merges groups into the one kept, in one transaction: every key that led to a merged group
+     * leads to the kept one, the merged rows are marked (so their own keys' occurrences count
+     * in the kept group, and their ids answer with it), their history and comments move, and the
+     * kept group's firstSeenAt is the earliest. A merged id stands for the group it was merged
+     * into; ids that already are part of the kept group change nothing (a retry is harmless).
+     * `merged` runs in the transaction with the groups actually merged.
+     */
+    async merge(
+      projectId: string, keptId: string, ids: string[], merged?: (q: Queryable, keptId: string, mergedIds: string[]) => Promise<void>,
+    ): Promise<MergeResult> {
+      return db.tx(async (q): Promise<MergeResult> => {
+        // Row locks in id order, so two merges of overlapping groups wait rather than deadlock.
+        const lock = async (xs: string[]) => new Map((await q.query<{ id: string; merged_into: string | null }>(
+          `SELECT id, merged_into FROM ${GROUPS} WHERE project_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE`,
+          [projectId, xs],
+        )).rows.map((r) => [r.id, r.merged_into]));
+        const plan = mergePlan(await lock([...new Set([keptId, ...ids])]), keptId, ids);
+        if (plan.outcome !== 'ok') return plan;
+        const { kept, sources } = plan;
+        if (sources.length === 0) return { outcome: 'ok', keptId: kept, merged: [] };
+        await lock([kept, ...sources]);
+        await q.query(
+          `UPDATE ${GROUPS} SET merged_into = $2, ${STAMP} WHERE project_id = $1 AND (id = ANY($3::uuid[]) OR merged_into = ANY($3::uuid[]))`,
+          [projectId, kept, sources],
+        );
+        await q.query(`UPDATE ${KEYS} SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`, [projectId, kept, sources]);
+        await q.query(`UPDATE crash_group_history SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`, [projectId, kept, sources]);
+        await q.query(`UPDATE crash_group_comments SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`, [projectId, kept, sources]);
+        await q.query(
+          `UPDATE ${GROUPS} SET ${STAMP}, first_seen_at = LEAST(first_seen_at,
+             (SELECT min(first_seen_at) FROM ${GROUPS} WHERE project_id = $1 AND id = ANY($3::uuid[])))
+           WHERE project_id = $1 AND id = $2`,
+          [projectId, kept, sources],
+        );
+        await merged?.(q, kept, sources);
+        return { outcome: 'ok', keptId: kept, merged: sources };
+      });
+    },
+
+    /** The project's merged groups' own keys and the own key of the group each was merged into. */
+    async mergedKeys(projectId: string): Promise<{ from: string[]; to: string[] }> {
+      const r = await db.query<{ f: string; t: string }>(
+        `SELECT g.group_key AS f, k.group_key AS t FROM ${GROUPS} g JOIN ${GROUPS} k ON k.id = g.merged_into WHERE g.project_id = $1`,
+        [projectId],
+      );
+      return { from: r.rows.map((x) => x.f), to: r.rows.map((x) => x.t) };
     },
 
     /**
@@ -222,10 +341,10 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
       groupId: string,
       decide: (row: GroupRow) => Promise<{ status: CrashGroupStatus; resolvedVersions: string[] | null } | null>,
       /** Runs in the change's transaction (its history entry commits with it). */
-      changed?: (q: Queryable, from: CrashGroupStatus, to: CrashGroupStatus) => Promise<void>,
+      changed?: (q: Queryable, from: CrashGroupStatus, to: CrashGroupStatus, groupId: string) => Promise<void>,
     ): Promise<UpdateStatusResult> {
       return db.tx(async (q): Promise<UpdateStatusResult> => {
-        const g = await q.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = $2 FOR UPDATE`, [projectId, groupId]);
+        const g = await q.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = ${resolvedId(2)} FOR UPDATE`, [projectId, groupId]);
         const row = g.rows[0];
         if (!row) return { outcome: 'not-found' };
         const change = await decide(row);
@@ -233,11 +352,11 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
         const u = await q.query<GroupRow>(
           `UPDATE ${GROUPS} SET status = $3, ${STAMP}, resolved_versions = COALESCE($4::text[], resolved_versions)
            WHERE project_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-          [projectId, groupId, change.status, change.resolvedVersions],
+          [projectId, row.id, change.status, change.resolvedVersions],
         );
         const updated = u.rows[0];
         if (!updated) throw new Error(`crash group ${groupId} vanished under its row lock`);
-        await changed?.(q, row.status, change.status);
+        await changed?.(q, row.status, change.status, row.id);
         return { outcome: 'ok', row: updated };
       });
     },
@@ -254,7 +373,8 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
         table: GROUPS,
         columns: COLUMNS,
         key: ['first_seen_at', 'id'],
-        where: () => '',
+        // a merged group is part of the one it was merged into
+        where: () => ' AND merged_into IS NULL',
         shape,
       }, { lagMs: opts.changeLagMs }),
   };

@@ -154,7 +154,17 @@ const toDetail = (r: OccurrenceReadRow & DetailRow): OccurrenceDetail => ({
   dropped: jsonOr<DroppedField[]>(r.dropped, []),
 });
 
-const ONE_GROUP = 'project_id = {project:String} AND group_key = {key:String}';
+/** One group's occurrences: those stored under any of its keys (its own and its merged groups', repos/crashGroups.ts). */
+const ONE_GROUP = 'project_id = {project:String} AND group_key IN {keys:Array(String)}';
+
+/**
+ * Reads a stored key as the key of the group it belongs to now (a merged group's key as the
+ * kept group's), so aggregates over a merged group count each occurrence, device and user once.
+ */
+export interface KeyAliases { from: string[]; to: string[] }
+const canonical = (a: KeyAliases | undefined) =>
+  a && a.from.length ? 'transform(group_key, {aliasFrom:Array(String)}, {aliasTo:Array(String)}, group_key)' : 'group_key';
+const aliasParams = (a: KeyAliases | undefined) => (a && a.from.length ? { aliasFrom: a.from, aliasTo: a.to } : {});
 
 /** Which of a group's occurrences a read counts: some levels, one environment ('' = sent without one). */
 export interface OccurrenceScope {
@@ -186,29 +196,32 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
   const writer = new InsertBatcher(ch, OCCURRENCES, budget, OCCURRENCE_BATCH);
 
   /**
-   * The occurrences' aggregate per group, for the given groups of one project; with `only`, of
-   * the occurrences of those levels / that environment (a group with none has no entry).
+   * The occurrences' aggregate per group, for the given groups of one project: each group is
+   * its keys, the first (its own) naming it in the answer; with `only`, of the occurrences of
+   * those levels / that environment (a group with none has no entry).
    */
   async function factsOf(
-    projectId: string, groupKeys: string[], only: OccurrenceScope = {},
+    projectId: string, groups: string[][], only: OccurrenceScope = {},
   ): Promise<Map<string, OccurrenceFacts>> {
-    if (groupKeys.length === 0) return new Map();
+    if (groups.length === 0) return new Map();
     const scope = scopeOf(only);
+    const aliases: KeyAliases = { from: [], to: [] };
+    for (const keys of groups) for (const k of keys.slice(1)) aliases.from.push(k), aliases.to.push(keys[0]!);
     // uniqExact(id), not count(): a retried report is a second physical row until a merge.
     // Duplicates are identical rows, so min, max and argMax need no FINAL.
     const rows = await ch.query<{
       k: string; n: number; d: number; u: number; first: number; last: number; latest: [string | null, string | null, string | null];
       fatal: boolean | number; handled: boolean | number; versions: string[]; platforms: string[]; levels: string[];
     }>(
-      `SELECT group_key AS k, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d, uniqExact(user_id) AS u,
+      `SELECT ${canonical(aliases)} AS k, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d, uniqExact(user_id) AS u,
          toUnixTimestamp64Milli(min(occurred_at)) AS first, toUnixTimestamp64Milli(max(occurred_at)) AS last,
          argMax(tuple(platform, app_version, os_version), (occurred_at, id)) AS latest,
          max(is_fatal) AS fatal, min(handled) AS handled, arraySort(groupUniqArray(app_version)) AS versions,
          arraySort(groupUniqArray(platform)) AS platforms, groupUniqArray(level) AS levels
        FROM ${OCCURRENCES}
        WHERE project_id = {project:String} AND group_key IN {keys:Array(String)}${scope.where}
-       GROUP BY group_key`,
-      { project: projectId, keys: groupKeys, ...scope.params },
+       GROUP BY k`,
+      { project: projectId, keys: groups.flat(), ...aliasParams(aliases), ...scope.params },
     );
     return new Map(rows.map((r) => [r.k, {
       occurrences: Number(r.n), devices: Number(r.d), users: Number(r.u), firstSeen: Number(r.first), lastSeen: Number(r.last),
@@ -239,14 +252,14 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     factsOf,
 
     /** The app versions a group has had so far: what resolving it snapshots. */
-    async versionsOf(projectId: string, groupKey: string): Promise<string[]> {
-      return (await factsOf(projectId, [groupKey])).get(groupKey)?.versions ?? [];
+    async versionsOf(projectId: string, keys: string[]): Promise<string[]> {
+      return (await factsOf(projectId, [keys])).get(keys[0]!)?.versions ?? [];
     },
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
-    async pageFacts(projectId: string, groupKey: string, only: OccurrenceScope = {}): Promise<CrashGroupFacts> {
+    async pageFacts(projectId: string, keys: string[], only: OccurrenceScope = {}): Promise<CrashGroupFacts> {
       const scope = scopeOf(only);
-      const params = { project: projectId, key: groupKey, ...scope.params };
+      const params = { project: projectId, keys, ...scope.params };
       const inGroup = ONE_GROUP + scope.where;
       const [agg] = await ch.query<{ u: number }>(
         `SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${inGroup}`, params);
@@ -268,10 +281,10 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
      * context; and how many there are (of the environment, when one is given).
      */
     async occurrenceAt(
-      projectId: string, groupKey: string, index: number, only: OccurrenceScope = {},
+      projectId: string, keys: string[], index: number, only: OccurrenceScope = {},
     ): Promise<{ total: number; occurrence: OccurrenceDetail | null }> {
       const scope = scopeOf(only);
-      const params = { project: projectId, key: groupKey, offset: index, ...scope.params };
+      const params = { project: projectId, keys, offset: index, ...scope.params };
       const [total] = await ch.query<{ n: number }>(
         `SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
       const [r] = await ch.query<OccurrenceReadRow & DetailRow>(
@@ -293,18 +306,18 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     },
 
     /** The environments of a group's occurrences, most occurrences first (at most 50). */
-    async environments(projectId: string, groupKey: string): Promise<{ environment: string; occurrences: number }[]> {
+    async environments(projectId: string, keys: string[]): Promise<{ environment: string; occurrences: number }[]> {
       const rows = await ch.query<{ e: string; n: number }>(
         `SELECT environment AS e, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}
          GROUP BY e ORDER BY n DESC, e LIMIT 50`,
-        { project: projectId, key: groupKey });
+        { project: projectId, keys });
       return rows.map((r) => ({ environment: r.e, occurrences: Number(r.n) }));
     },
 
     /** The group's occurrences broken down by platform, device model, OS and app version (distinct devices and occurrences of each). */
-    async breakdown(projectId: string, groupKey: string, only: OccurrenceScope = {}): Promise<CrashBreakdown> {
+    async breakdown(projectId: string, keys: string[], only: OccurrenceScope = {}): Promise<CrashBreakdown> {
       const scope = scopeOf(only);
-      const params = { project: projectId, key: groupKey, ...scope.params };
+      const params = { project: projectId, keys, ...scope.params };
       const by = async (expr: string): Promise<BreakdownRow[]> =>
         (await ch.query<{ v: string | null; n: number; d: number }>(
           `SELECT ${expr} AS v, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d FROM ${OCCURRENCES}
@@ -320,9 +333,9 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     },
 
     /** A group's occurrences, newest first, each with the session it happened in. */
-    async page(projectId: string, groupKey: string, page: number, limit: number, only: OccurrenceScope = {}) {
+    async page(projectId: string, keys: string[], page: number, limit: number, only: OccurrenceScope = {}) {
       const scope = scopeOf(only);
-      const params = { project: projectId, key: groupKey, limit, offset: (page - 1) * limit, ...scope.params };
+      const params = { project: projectId, keys, limit, offset: (page - 1) * limit, ...scope.params };
       const [total] = await ch.query<{ n: number }>(
         `SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
       // FINAL: a retried report is one occurrence in the list, as in the count.
@@ -336,23 +349,22 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
      * Groups new in each release: per (group, platform), the app version of its earliest
      * occurrence there, counted per (version, platform). Unknown version or platform is ''.
      */
-    async newGroupsByRelease(projectId: string): Promise<{ appVersion: string; platform: string; groups: number }[]> {
+    async newGroupsByRelease(projectId: string, aliases?: KeyAliases): Promise<{ appVersion: string; platform: string; groups: number }[]> {
       const rows = await ch.query<{ v: string; p: string; n: number }>(
         // Messages (info, warning) are no crash: a group of messages is not a new crash group.
-      `SELECT v, p, count() AS n FROM (
-           SELECT group_key, ifNull(platform, '') AS p, argMin(ifNull(app_version, ''), (occurred_at, id)) AS v
+        `SELECT v, p, count() AS n FROM (
+           SELECT ${canonical(aliases)} AS g, ifNull(platform, '') AS p, argMin(ifNull(app_version, ''), (occurred_at, id)) AS v
            FROM ${OCCURRENCES} WHERE project_id = {project:String} AND level NOT IN ('warning', 'info')
-           GROUP BY group_key, p)
-
+           GROUP BY g, p)
          GROUP BY v, p`,
-        { project: projectId },
+        { project: projectId, ...aliasParams(aliases) },
       );
       return rows.map((r) => ({ appVersion: r.v, platform: r.p, groups: Number(r.n) }));
     },
 
     /** A group's occurrences and distinct users per bucket (ms starts) from `fromMs`, and its first and last release. */
-    async activity(projectId: string, groupKey: string, fromMs: number, bucketMs: number) {
-      const params = { project: projectId, key: groupKey, from: fromMs, bucket: Math.round(bucketMs / 1000) };
+    async activity(projectId: string, keys: string[], fromMs: number, bucketMs: number) {
+      const params = { project: projectId, keys, from: fromMs, bucket: Math.round(bucketMs / 1000) };
       const rows = await ch.query<{ b: number; n: number; u: number }>(
         `SELECT toUnixTimestamp(toStartOfInterval(occurred_at, toIntervalSecond({bucket:UInt32}))) * 1000 AS b,
            uniqExact(id) AS n, uniqExact(user_id) AS u
@@ -385,14 +397,15 @@ export type CrashOccurrencesRepo = ReturnType<typeof crashOccurrencesRepo>;
  * Bounded by the project's groups; uniqExact(id) because a retried report is a second row until a merge.
  */
 export async function busyGroups(
-  ch: ClickHouse, projectId: string, sinceMs: number, min: number, levels: readonly string[],
+  ch: ClickHouse, projectId: string, sinceMs: number, min: number, levels: readonly string[], aliases?: KeyAliases,
 ): Promise<{ groupKey: string; occurrences: number }[]> {
+  // A merged group's occurrences count with the kept group's (its own key names it).
   const rows = await ch.query<{ k: string; n: number }>(
-    `SELECT group_key AS k, uniqExact(id) AS n FROM ${OCCURRENCES}
+    `SELECT ${canonical(aliases)} AS k, uniqExact(id) AS n FROM ${OCCURRENCES}
      WHERE project_id = {project:String} AND occurred_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC')
        AND level IN {levels:Array(String)}
-     GROUP BY group_key HAVING n >= {min:UInt64}`,
-    { project: projectId, since: sinceMs, min: Math.max(0, Math.ceil(min)), levels: [...levels] },
+     GROUP BY k HAVING n >= {min:UInt64}`,
+    { project: projectId, since: sinceMs, min: Math.max(0, Math.ceil(min)), levels: [...levels], ...aliasParams(aliases) },
   );
   return rows.map((r) => ({ groupKey: r.k, occurrences: Number(r.n) }));
 }

@@ -15,6 +15,8 @@ export interface Project {
   teamId: string | null;
   /** Browser origins that may send to /ingest; null: any (migration 012). */
   allowedOrigins: string[] | null;
+  /** The project's own packages, read as app frames by the crash group key (migration 013); empty: none. */
+  inAppPackages: string[];
 }
 
 interface ProjectRow {
@@ -24,9 +26,10 @@ interface ProjectRow {
   created_at: Date | string;
   team_id: string | null;
   allowed_origins: string[] | null;
+  in_app_packages: string[] | null;
 }
 
-const COLUMNS = 'id, name, alert_emails, created_at, team_id, allowed_origins';
+const COLUMNS = 'id, name, alert_emails, created_at, team_id, allowed_origins, in_app_packages';
 
 const toProject = (r: ProjectRow): Project => ({
   id: r.id,
@@ -35,6 +38,7 @@ const toProject = (r: ProjectRow): Project => ({
   createdAt: isoTime(r.created_at),
   teamId: r.team_id,
   allowedOrigins: r.allowed_origins ?? null,
+  inAppPackages: r.in_app_packages ?? [],
 });
 
 /** The fields of a project a change may set; an absent field stays as it is. */
@@ -43,6 +47,7 @@ export interface ProjectChange {
   alertEmails?: string[] | null;
   teamId?: string | null;
   allowedOrigins?: string[] | null;
+  inAppPackages?: string[];
 }
 
 /** The projects of some teams, inside the accounts transaction of a suspension. */
@@ -79,6 +84,12 @@ export function projectsRepo(db: Postgres) {
       return r.rows.map(toProject);
     },
 
+    /** The project's own packages for the crash group key (empty for none or an unknown project). */
+    async inAppPackages(id: string): Promise<string[]> {
+      const r = await db.query<{ in_app_packages: string[] | null }>(`SELECT in_app_packages FROM ${TABLE} WHERE id = $1`, [id]);
+      return r.rows[0]?.in_app_packages ?? [];
+    },
+
     async exists(id: string): Promise<boolean> {
       const r = await db.query(`SELECT 1 FROM ${TABLE} WHERE id = $1`, [id]);
       return r.rows.length > 0;
@@ -97,6 +108,7 @@ export function projectsRepo(db: Postgres) {
       if (c.alertEmails !== undefined) sets.push(`alert_emails = $${params.push(c.alertEmails)}`);
       if (c.teamId !== undefined) sets.push(`team_id = $${params.push(c.teamId)}::uuid`);
       if (c.allowedOrigins !== undefined) sets.push(`allowed_origins = $${params.push(c.allowedOrigins)}::text[]`);
+      if (c.inAppPackages !== undefined) sets.push(`in_app_packages = $${params.push(c.inAppPackages)}::text[]`);
       if (sets.length === 0) return this.getProject(id);
       const r = await db.query<ProjectRow>(`UPDATE ${TABLE} SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`, params);
       return r.rows[0] ? toProject(r.rows[0]) : null;

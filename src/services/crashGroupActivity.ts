@@ -1,7 +1,7 @@
 import { ACTIVITY_RANGES, buckets, groupBadge, type ActivityRange } from '../domain/releaseHealth.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { isoMs } from '../domain/time.ts';
-import type { CrashGroupsRepo } from '../repos/crashGroups.ts';
+import { storageKeys, type CrashGroupsRepo } from '../repos/crashGroups.ts';
 import type { CrashOccurrencesRepo } from '../repos/crashOccurrences.ts';
 import type { Actor, CrashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import type { AccountsRepo } from '../repos/accounts.ts';
@@ -45,9 +45,10 @@ export function crashGroupActivityService(d: {
   }
 
   async function details(projectId: string, groupId: string) {
+    // A merged group's id reads as the group it was merged into.
     const row = await groupRow(projectId, groupId);
     const [history, assigned, comments, team, b] = await Promise.all([
-      d.activity.history(projectId, groupId), d.activity.assignee(projectId, groupId), d.activity.comments(projectId, groupId),
+      d.activity.history(projectId, row.id), d.activity.assignee(projectId, row.id), d.activity.comments(projectId, row.id),
       members(projectId), badge(projectId, row),
     ]);
     const who = assigned && (team.find((m) => m.userId === assigned.userId)?.email ?? (await d.accounts.getUser(assigned.userId))?.email ?? null);
@@ -69,7 +70,7 @@ export function crashGroupActivityService(d: {
     async activity(projectId: string, groupId: string, range: ActivityRange) {
       const row = await groupRow(projectId, groupId);
       const starts = buckets(range, now());
-      const a = await d.occurrences.activity(projectId, row.group_key, starts[0]!, ACTIVITY_RANGES[range].bucketMs);
+      const a = await d.occurrences.activity(projectId, storageKeys(row), starts[0]!, ACTIVITY_RANGES[range].bucketMs);
       return {
         range,
         badge: await badge(projectId, row),
@@ -81,22 +82,22 @@ export function crashGroupActivityService(d: {
 
     /** Assigns the group to a member of the project's team, or with null to nobody; answers the details. */
     async assign(projectId: string, groupId: string, userId: string | null, actor: Actor) {
-      await groupRow(projectId, groupId);
+      const { id } = await groupRow(projectId, groupId);
       let label: string | null = null;
       if (userId !== null) {
         const m = (await members(projectId)).find((x) => x.userId === userId);
         if (!m) throw new ValidationError([{ path: '/userId', message: "must be a member of the project's team" }]);
         label = m.email;
       }
-      await d.activity.assign(projectId, groupId, userId, actor, label);
-      return details(projectId, groupId);
+      await d.activity.assign(projectId, id, userId, actor, label);
+      return details(projectId, id);
     },
 
     async comment(projectId: string, groupId: string, actor: Actor, body: string) {
-      await groupRow(projectId, groupId);
+      const { id } = await groupRow(projectId, groupId);
       const text = body.trim();
       if (text === '') throw new ValidationError([{ path: '/body', message: 'must not be empty' }]);
-      return d.activity.addComment(projectId, groupId, actor, text);
+      return d.activity.addComment(projectId, id, actor, text);
     },
   };
 }

@@ -1,11 +1,15 @@
-import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
+import {
+  crashGroupKey, crashOccurrenceId, GROUP_RULE_VERSION, LEGACY_RULE_VERSION, legacyGroupKey, stackHead, type CrashPayload,
+} from '../domain/crashGrouping.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { isoMs, isoTime } from '../domain/time.ts';
 import {
   boundCrashContext, CRASH_LIST_LEVELS, isMessageLevel, MESSAGE_LEVELS, type CrashLevel, type RawCrashContext,
 } from '../domain/crashContext.ts';
+import { ValidationError } from '../domain/errors.ts';
+import { fingerprintInput, fingerprintKey, firstMatchingRule, type FingerprintRuleSpec } from '../domain/fingerprintRules.ts';
 import { pageEnvelope } from '../domain/paging.ts';
-import { CRASH_FIELDS, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
+import { CRASH_FIELDS, storageKeys, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
 import type { OccurrenceScope } from '../repos/crashOccurrences.ts';
 import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
 import type { CrashingSession, SessionsRepo } from '../repos/sessions.ts';
@@ -51,6 +55,8 @@ export interface CrashGroup {
 export type CrashGroupView = CrashGroup & { alert: AlertState | null };
 
 export type SetStatusResult = { outcome: 'not-found' } | { outcome: 'ok'; group: CrashGroup };
+
+export type MergeGroupsResult = { outcome: 'not-found' } | { outcome: 'ok'; group: CrashGroup; merged: string[] };
 
 export type { CrashBreakdown, CrashGroupFacts, CrashOccurrence };
 
@@ -123,6 +129,10 @@ export interface CrashGroupsDeps {
   outbox: OutboxRepo;
   /** Reads stacks with the release's uploaded source maps / R8 mappings (absent: stacks stay raw). */
   symbols?: Pick<SymbolicationService, 'symbolicate'> & Partial<Pick<SymbolicationService, 'sourceContext'>>;
+  /** The project's own packages, which the group key reads as app frames (absent: none). */
+  inAppPackagesOf?: (projectId: string) => Promise<string[]>;
+  /** The project's fingerprint rules in order (src/domain/fingerprintRules.ts; absent: none). */
+  fingerprintRulesOf?: (projectId: string) => Promise<readonly FingerprintRuleSpec[]>;
   /** A group had a new occurrence: its updatedAt moves (coalesced, services/index.ts). */
   touched?: (projectId: string, groupId: string) => void;
   /** A session's first fatal crash: release health's crash fact (services/releases.ts), committed before the session is flagged. */
@@ -142,7 +152,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
   const { groups, occurrences } = d;
 
   async function withFacts(projectId: string, rows: GroupRow[]): Promise<CrashGroup[]> {
-    const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key));
+    const facts = await occurrences.factsOf(projectId, rows.map(storageKeys));
     return rows.map((r) => toGroup(r, facts.get(r.group_key)));
   }
 
@@ -173,21 +183,59 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       // the hash of the contract's fields: the context is what the SDK attached, not what
       // happened, and a retry that re-attaches it differently is still the same occurrence.
       const cx = boundCrashContext(c, c.isFatal);
-      // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "Crash
-      // grouping on the normalised stack"); the raw stack is kept as sent.
+      // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "One bug,
+      // one group: grouping on parsed frames"); the raw stack is kept as sent.
       const sym = d.symbols
         ? await d.symbols.symbolicate(projectId, session.app_version, session.app_build_number, c.stackTrace, c.message)
         : { stack: c.stackTrace, message: c.message, mapped: 0 };
       const occurrenceId = crashOccurrenceId(c);
-      let groupKey = crashGroupKey(sym.stack);
+      const keyOpts = { inAppPackages: (await d.inAppPackagesOf?.(projectId)) ?? [], fingerprint: c.fingerprint };
+      const rules = (await d.fingerprintRulesOf?.(projectId)) ?? [];
+
+      /** The key of a stack: the project's first matching fingerprint rule's, else the default key. */
+      const keyOf = (stack: string, message: string) => {
+        const base = crashGroupKey(stack, message, keyOpts);
+        const rule = rules.length ? firstMatchingRule(rules, fingerprintInput(stack, message, keyOpts.inAppPackages)) : undefined;
+        return { base, key: rule ? fingerprintKey(rule.fingerprint, base) : base };
+      };
+
+      /**
+       * The group a stack leads to: by its key, else (an upgrade never splits a group) by the
+       * previous rule's key, which then records the new key. `store` is the key its
+       * occurrences are stored under in ClickHouse: the group's own.
+       */
+      const resolve = async (stack: string, message: string) => {
+        const { base, key } = keyOf(stack, message);
+        // A project's rule names its group itself: the previous rule's key is not consulted.
+        const legacy = key === base ? legacyGroupKey(stack) : key;
+        let found = await groups.byKey(projectId, key);
+        if (!found && legacy !== key) {
+          const old = await groups.byKey(projectId, legacy);
+          if (old) {
+            await groups.addKey(projectId, key, old.id, GROUP_RULE_VERSION);
+            found = (await groups.byKey(projectId, key)) ?? old;
+          }
+        }
+        return { key, legacy, group: found, store: found?.group_key ?? key };
+      };
+
+      let at = await resolve(sym.stack, sym.message);
       if (sym.mapped > 0) {
         // A retry of a report first recorded before the release's artifacts arrived stays in
         // that try's group: its occurrence is stored under the raw stack's key, and a second
         // key would count it twice and open a group for it.
-        const rawKey = crashGroupKey(c.stackTrace);
-        if (rawKey !== groupKey && (await occurrences.has(projectId, rawKey, occurrenceId))) groupKey = rawKey;
+        const raw = await resolve(c.stackTrace, c.message);
+        if (raw.store !== at.store && (await occurrences.has(projectId, raw.store, occurrenceId))) at = raw;
       }
-      await occurrences.add({
+      let groupKey = at.store;
+      let ruleVersion = GROUP_RULE_VERSION;
+      if (!at.group && at.legacy !== at.key && (await occurrences.has(projectId, at.legacy, occurrenceId))) {
+        // A retry of a report whose first try, under the previous rule, stored its occurrence and
+        // failed before making its group: the group is made under that key, which holds it.
+        groupKey = at.legacy;
+        ruleVersion = LEGACY_RULE_VERSION;
+      }
+      const row = {
         project_id: projectId, group_key: groupKey, id: occurrenceId, occurred_at: chTime(c.timestamp),
         session_id: c.sessionId, user_id: cx.userId ?? session.user_id, device_fingerprint: session.device_fingerprint,
         platform: session.platform, os_version: session.os_version, app_version: session.app_version,
@@ -196,14 +244,15 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         environment: cx.environment || (session.environment ?? ''), level: cx.level, tags: cx.tags, context: cx.context,
         breadcrumbs: cx.breadcrumbs.length > 0 ? JSON.stringify(cx.breadcrumbs) : '',
         dropped: cx.dropped.length > 0 ? JSON.stringify(cx.dropped) : '',
-      });
+      };
+      await occurrences.add(row);
 
-      let group = await groups.byKey(projectId, groupKey);
+      let group = at.group;
       let newGroup = false;
       let regressed = false;
       if (!group) {
         newGroup = await groups.createFirst(projectId, {
-          groupKey, message: sym.message, stackHead: stackHead(sym.stack), isFatal: c.isFatal, handled: c.handled,
+          groupKey, ruleVersion, message: sym.message, stackHead: stackHead(sym.stack), isFatal: c.isFatal, handled: c.handled,
           platform: session.platform, appVersion: session.app_version, osVersion: session.os_version,
           firstSeenAt: c.timestamp, firstSessionId: c.sessionId,
           // a message is not a new crash: no crash alert (spike rules with its levels alert on messages)
@@ -213,6 +262,10 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         group = await groups.byKey(projectId, groupKey);
         // Created above or by a concurrent first occurrence, and groups are never deleted.
         if (!group) throw new Error(`crash group ${groupKey} of project ${projectId} missing after its insert`);
+        if (groupKey !== at.key) await groups.addKey(projectId, at.key, group.id, GROUP_RULE_VERSION);
+        // The key joined another group meanwhile (a concurrent upgrade's join): the occurrence is
+        // that group's, stored under its key (the same row on every retry).
+        if (group.group_key !== groupKey) await occurrences.add({ ...row, group_key: group.group_key });
       }
       if (!newGroup) {
         if (session.app_version !== null && statusAfterOccurrence(group.status, session.app_version, group.resolved_versions) === 'open') {
@@ -253,7 +306,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       const rows = await groups.rows(projectId, status);
       const levels = listLevels(opts);
       const only = { levels, environment: opts.environment, tag: opts.tag };
-      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key), only);
+      const facts = await occurrences.factsOf(projectId, rows.map(storageKeys), only);
       const key = SORT_KEY[opts.sort ?? 'lastSeen'];
       // A group whose first occurrence is not readable yet is listed from its own row, when its
       // default level is shown and no environment is asked for; one with occurrences, none of
@@ -278,19 +331,19 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async facts(projectId: string, groupId: string, only: OccurrenceScope = {}): Promise<CrashGroupFacts> {
       const row = await groups.row(projectId, groupId);
       if (!row) return { usersAffected: 0, appVersionCounts: [], latest: null };
-      return occurrences.pageFacts(projectId, row.group_key, only);
+      return occurrences.pageFacts(projectId, storageKeys(row), only);
     },
 
     /** Who the group hit: platforms, device models, OS versions and app versions, each with its devices and occurrences. */
     async breakdown(projectId: string, groupId: string, only: OccurrenceScope = {}): Promise<CrashBreakdown | null> {
       const row = await groups.row(projectId, groupId);
-      return row ? occurrences.breakdown(projectId, row.group_key, only) : null;
+      return row ? occurrences.breakdown(projectId, storageKeys(row), only) : null;
     },
 
     /** The environments of a group's occurrences, with how many each ('' = sent without one). */
     async environments(projectId: string, groupId: string): Promise<{ environment: string; occurrences: number }[]> {
       const row = await groups.row(projectId, groupId);
-      return row ? occurrences.environments(projectId, row.group_key) : [];
+      return row ? occurrences.environments(projectId, storageKeys(row)) : [];
     },
 
     /**
@@ -310,7 +363,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     /** The group's `index`-th occurrence, newest first, whole with its context (null: no group). */
     async occurrenceAt(projectId: string, groupId: string, index: number, only: OccurrenceScope = {}) {
       const row = await groups.row(projectId, groupId);
-      return row ? occurrences.occurrenceAt(projectId, row.group_key, index, only) : null;
+      return row ? occurrences.occurrenceAt(projectId, storageKeys(row), index, only) : null;
     },
 
     /** Source lines around the frames of an occurrence's stack that its release's source maps map. */
@@ -327,7 +380,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async occurrences(projectId: string, groupId: string, page: number, limit: number, only: OccurrenceScope = {}) {
       const row = await groups.row(projectId, groupId);
       if (!row) return pageEnvelope<CrashOccurrence>([], 0, page, limit);
-      return occurrences.page(projectId, row.group_key, page, limit, only);
+      return occurrences.page(projectId, storageKeys(row), page, limit, only);
     },
 
     /**
@@ -339,12 +392,33 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async setStatus(projectId: string, groupId: string, to: CrashGroupStatus, actor: Actor = ADMIN_ACTOR): Promise<SetStatusResult> {
       const r = await groups.updateStatus(projectId, groupId, async (row) => {
         if (!canTransition(row.status, to)) return null;
-        return { status: to, resolvedVersions: to === 'resolved' ? await occurrences.versionsOf(projectId, row.group_key) : null };
-      }, (q, from) => recordHistory(q, { projectId, groupId, kind: 'status', fromStatus: from, toStatus: to, actor }));
+        return { status: to, resolvedVersions: to === 'resolved' ? await occurrences.versionsOf(projectId, storageKeys(row)) : null };
+      }, (q, from, _to, id) => recordHistory(q, { projectId, groupId: id, kind: 'status', fromStatus: from, toStatus: to, actor }));
       if (r.outcome === 'not-found') return r;
       const [group] = await withFacts(projectId, [r.row]);
       if (!group) throw new Error(`crash group ${groupId} lost its read model`);
       return { outcome: 'ok', group };
+    },
+
+    /**
+     * A person merges groups into the one they keep (docs/decisions.md, "Merging crash groups"):
+     * the merged groups' keys lead to the kept group from now on (a crash of theirs is an
+     * occurrence of it, never a new group, so no alert fires), their occurrences count in it
+     * (reads take the merged groups' keys), and their history and comments join it. Ids of
+     * groups already part of the kept one change nothing; an unknown id is a 422 and changes nothing.
+     */
+    async merge(projectId: string, groupId: string, groupIds: string[], actor: Actor = ADMIN_ACTOR): Promise<MergeGroupsResult> {
+      const r = await groups.merge(projectId, groupId, groupIds, (q, keptId, mergedIds) => recordHistory(q, {
+        projectId, groupId: keptId, kind: 'merge', actor, detail: mergedIds.join(', '),
+      }));
+      if (r.outcome === 'not-found') return r;
+      if (r.outcome === 'unknown') {
+        throw new ValidationError(groupIds.flatMap((id, i) => (r.missing.includes(id) ? [{ path: `/groupIds/${i}`, message: 'no such crash group in this project' }] : [])));
+      }
+      if (r.merged.length) d.touched?.(projectId, r.keptId);
+      const group = await get(projectId, r.keptId);
+      if (!group) throw new Error(`crash group ${r.keptId} lost its read model`);
+      return { outcome: 'ok', group, merged: r.merged };
     },
 
     /** The session's crashes with their group, where they happened on the timeline. */

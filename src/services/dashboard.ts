@@ -1,6 +1,7 @@
 import { allowedTransitions, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { summaryView } from '../domain/crashSummary.ts';
 import { stackHead } from '../domain/crashGrouping.ts';
+import { stackFrames } from '../domain/grouping/groupKey.ts';
 import { DAY_MS, parseIsoDate } from '../domain/exportParams.ts';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
 import type { Actor, CrashBreakdown, CrashGroup, CrashGroupFacts, CrashGroupsService, CrashListOptions } from './crashGroups.ts';
@@ -40,7 +41,7 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
  * The crash page: the group, who and what it hit (by platform, model, OS and app version), its
  * latest occurrence whole (raw, and as the release's artifacts read it), a summary that agrees with it.
  */
-function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashBreakdown | null; readableStack: string | null }) {
+function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashBreakdown | null; readableStack: string | null; inAppPackages: string[] }) {
   const latest = f.latest;
   const summary = summaryView(g, {
     // a map uploaded after the crash makes the fallback summary name the original frames too
@@ -59,6 +60,9 @@ function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashB
       stackTraceComplete: latest.stackTrace !== null,
       // null: the release has no artifact that maps this stack (the raw one is what there is)
       symbolicatedStack: extra.readableStack,
+      // Each line with its parsed frame (module, function, line, column, inApp), as the group key reads it.
+      frames: stackFrames(latest.stackTrace ?? g.stackHead, extra.inAppPackages),
+      symbolicatedFrames: extra.readableStack === null ? null : stackFrames(extra.readableStack, extra.inAppPackages),
     },
     summary,
   };
@@ -80,13 +84,18 @@ export type SessionListQuery = Omit<SessionListFilter, 'from' | 'to'> & { from?:
  * The dashboard's reads (project-scoped; the caller checks access through the projects
  * service). Each goes to the owner of its table; this only presents and combines them.
  */
-export function dashboardService(d: { sessions: SessionsRepo; crashGroups: CrashGroupsService; events: EventsRepo; networkLogs: NetworkLogsRepo }) {
+export function dashboardService(d: {
+  sessions: SessionsRepo; crashGroups: CrashGroupsService; events: EventsRepo; networkLogs: NetworkLogsRepo;
+  /** The project's own packages, shown as app frames (absent: none). */
+  inAppPackagesOf?: (projectId: string) => Promise<string[]>;
+}) {
   async function page(projectId: string, g: CrashGroup, only: OccurrenceScope = {}) {
     const f = await d.crashGroups.facts(projectId, g.id, only);
     const breakdown = await d.crashGroups.breakdown(projectId, g.id, only);
     const readableStack = f.latest ? await d.crashGroups.readableStack(projectId, f.latest) : null;
     const environments = await d.crashGroups.environments(projectId, g.id);
-    return { ...crashPage(g, f, { breakdown, readableStack }), environments, environment: only.environment ?? null };
+    const inAppPackages = (await d.inAppPackagesOf?.(projectId)) ?? [];
+    return { ...crashPage(g, f, { breakdown, readableStack, inAppPackages }), environments, environment: only.environment ?? null };
   }
 
   return {
@@ -154,6 +163,13 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
     /** Any manual move (the one workflow, shared with the management API); answers the crash page. */
     async setStatus(projectId: string, groupId: string, status: CrashGroupStatus, actor: Actor) {
       const r = await d.crashGroups.setStatus(projectId, groupId, status, actor);
+      if (r.outcome === 'not-found') throw new NotFoundError('Crash group not found');
+      return page(projectId, r.group);
+    },
+
+    /** Merges groups into this one (services/crashGroups.ts); answers with the kept group's page. */
+    async mergeGroups(projectId: string, groupId: string, groupIds: string[], actor: Actor) {
+      const r = await d.crashGroups.merge(projectId, groupId, groupIds, actor);
       if (r.outcome === 'not-found') throw new NotFoundError('Crash group not found');
       return page(projectId, r.group);
     },

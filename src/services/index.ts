@@ -36,6 +36,7 @@ import { crashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import { releasesService } from './releases.ts';
 import { crashGroupActivityService } from './crashGroupActivity.ts';
 import { alertRulesService } from './alertRules.ts';
+import { fingerprintRulesService } from './fingerprintRules.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
@@ -72,14 +73,18 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const activity = crashGroupActivityRepo(stores.pg);
   const releases = releasesService({
     facts: sessionFactsRepo(stores.ch, budget), health: releaseHealthRepo(stores.ch), sessions, occurrences, activity,
+    mergedKeys: groupRows.mergedKeys,
   });
+  const fingerprintRules = fingerprintRulesService(stores.pg);
   const crashGroups = crashGroupsService({
+    fingerprintRulesOf: (p) => fingerprintRules.rulesOf(p),
     symbols,
     groups: groupRows,
     occurrences,
     sessions,
     outbox,
     touched: (p, g) => crashTouches.mark(p, g),
+    inAppPackagesOf: (p) => projectRows.inAppPackages(p),
     crashedSession: releases.crashed,
   });
   return {
@@ -116,7 +121,8 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
     alertRules: alertRulesService(stores.pg, { allowPrivateWebhooks: config.webhooks.allowPrivate }),
-    dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
+    fingerprintRules,
+    dashboard: dashboardService({ sessions, crashGroups, events, networkLogs, inAppPackagesOf: (p) => projectRows.inAppPackages(p) }),
     releases,
     groupActivity: crashGroupActivityService({ groups: groupRows, occurrences, activity, accounts: accountRows, projects: projectRows }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */

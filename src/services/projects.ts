@@ -112,6 +112,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       }
       const p = await projects.update(projectId, {
         name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: c.alertEmails, teamId, allowedOrigins: origins(c.allowedOrigins),
+        inAppPackages: c.inAppPackages,
       });
       if (!p) throw new ProjectNotFoundError();
       if (c.alertEmails !== undefined) await syncRecipients(projectId, p.alertEmails, 'operator');
@@ -159,10 +160,10 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       return { project: { ...created.project, teamId: team.id, teamName: team.name }, apiKey: created.apiKey, key: created.key };
     },
 
-    async updateFor(userId: string, projectId: string, c: { name?: string; alertEmails?: string[] | null }) {
+    async updateFor(userId: string, projectId: string, c: { name?: string; alertEmails?: string[] | null; inAppPackages?: string[] }) {
       await access(userId, projectId);
       const p = await projects.update(projectId, {
-        name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: cleanEmails(c.alertEmails),
+        name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: cleanEmails(c.alertEmails), inAppPackages: c.inAppPackages,
       });
       if (!p) throw new ProjectNotFoundError();
       if (c.alertEmails === undefined) return p;

@@ -10,7 +10,7 @@ import type { SessionStart } from '../domain/session.ts';
 import type { SessionFactSource, SessionsRepo } from '../repos/sessions.ts';
 import { factRow, type SessionFactsRepo } from '../repos/sessionFacts.ts';
 import { ALL, type HealthRange, type ReleaseCounts, type ReleaseHealthRepo } from '../repos/releaseHealth.ts';
-import type { CrashOccurrencesRepo } from '../repos/crashOccurrences.ts';
+import type { CrashOccurrencesRepo, KeyAliases } from '../repos/crashOccurrences.ts';
 import type { CrashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import { computedResource } from '../repos/exportCore/memory.ts';
 import type { ParquetColumn } from '../repos/exportCore/parquet.ts';
@@ -105,6 +105,8 @@ export interface ReleasesDeps {
   sessions: SessionsRepo;
   occurrences: CrashOccurrencesRepo;
   activity: CrashGroupActivityRepo;
+  /** The project's merged groups' keys and the keys they lead to (a merged group is not new in a release of its own). */
+  mergedKeys?: (projectId: string) => Promise<KeyAliases>;
   now?: () => number;
 }
 
@@ -140,7 +142,7 @@ export function releasesService(d: ReleasesDeps) {
       d.health.range(projectId, r),
       d.health.adoption(projectId, end, r.platform),
       d.health.seen(projectId, r.platform),
-      d.occurrences.newGroupsByRelease(projectId),
+      (async () => d.occurrences.newGroupsByRelease(projectId, await d.mergedKeys?.(projectId)))(),
       d.activity.regressionsByRelease(projectId),
     ]);
     // Adoption of a version over all platforms: its platforms' sessions (a session has one platform).

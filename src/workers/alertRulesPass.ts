@@ -52,7 +52,7 @@ export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
   async function measure(rule: AlertRule, at: number): Promise<{ measures: Measure[]; groupOf: Map<string, { id: string; message: string }> }> {
     const since = at - rule.windowMinutes * 60_000;
     if (rule.kind === 'spike') {
-      const busy = await busyGroups(d.ch, rule.projectId, since, rule.threshold, levelsCounted(rule));
+      const busy = await busyGroups(d.ch, rule.projectId, since, rule.threshold, levelsCounted(rule), await groups.mergedKeys(rule.projectId));
       const known = await groups.byKeys(rule.projectId, busy.map((b) => b.groupKey));
       // An ignored group stays quiet, as it does for every other alert.
       const groupOf = new Map(known.filter((g) => g.status !== 'ignored').map((g) => [g.group_key, { id: g.id, message: g.message }]));

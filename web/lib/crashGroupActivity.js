@@ -51,7 +51,9 @@ function historyLine(e) {
     ? [badge('Regression', 'bad'), ` reopened (${e.fromStatus} → ${e.toStatus}) by a crash from ${e.appVersion ?? 'an unknown version'}${e.platform ? ` on ${e.platform}` : ''}`]
     : e.kind === 'assignee'
       ? [e.detail ? `assigned to ${e.detail}` : 'unassigned']
-      : [`${e.fromStatus} → `, h('strong', e.toStatus)];
+      : e.kind === 'merge'
+        ? [`merged ${(e.detail ?? '').split(', ').filter(Boolean).length} group(s) into this one`]
+        : [`${e.fromStatus} → `, h('strong', e.toStatus)];
   return h('li', { dataset: { kind: e.kind } }, fmtDate(e.at), ' · ', h('span.who', e.actor), ': ', what);
 }
 

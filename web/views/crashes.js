@@ -145,23 +145,67 @@ function breakdownBlock(b) {
     list('App versions', b.appVersions, 'by-version'));
 }
 
-/** The latest occurrence's stack: symbolicated when the release's artifacts map it, the raw one as sent a click away. */
+/**
+ * A stack's lines in the <pre>, each marked by what the server parsed of it: app frames, library
+ * frames (runtime, framework, OS) and other lines. Library frames are folded while the stack has
+ * an app frame (a marker says how many); the text itself stays whole, for copying.
+ */
+function fillStack(pre, text, frames) {
+  const lines = text.split('\n');
+  const hasApp = (frames ?? []).some((x) => x.frame?.inApp);
+  const nodes = [];
+  let run = [];
+  const flush = () => {
+    if (run.length) nodes.push(h('span.lib-fold', { 'aria-hidden': 'true', dataset: { count: String(run.length) } }), ...run);
+    run = [];
+  };
+  lines.forEach((l, i) => {
+    const f = frames?.[i]?.frame ?? null;
+    const el = h(f ? (f.inApp ? 'span.line.app' : 'span.line.lib') : 'span.line', l + (i < lines.length - 1 ? '\n' : ''));
+    if (f && !f.inApp && hasApp) run.push(el);
+    else {
+      flush();
+      nodes.push(el);
+    }
+  });
+  flush();
+  pre.replaceChildren(...nodes);
+  return nodes.some((n) => n.classList.contains('lib-fold'));
+}
+
+/**
+ * The latest occurrence's stack: symbolicated when the release's artifacts map it, the raw one as
+ * sent a click away; app frames shown, library frames folded behind a toggle.
+ */
 function stackBlock(latest) {
   const sym = latest.symbolicatedStack;
-  const pre = h('pre.stack', { tabindex: '0', 'aria-label': sym ? 'Stack trace, symbolicated' : 'Stack trace', dataset: { view: sym ? 'symbolicated' : 'raw' } }, sym ?? latest.stackTrace);
+  const pre = h('pre.stack.folded', { tabindex: '0', 'aria-label': sym ? 'Stack trace, symbolicated' : 'Stack trace', dataset: { view: sym ? 'symbolicated' : 'raw' } });
+  const fold = h('button', {
+    type: 'button', 'aria-pressed': 'false', dataset: { show: 'library' },
+    onclick: () => {
+      const folded = pre.classList.toggle('folded');
+      fold.setAttribute('aria-pressed', String(!folded));
+    },
+  }, 'Library frames');
+  const show = (v) => {
+    const hasFold = v === 'raw' ? fillStack(pre, latest.stackTrace, latest.frames) : fillStack(pre, sym, latest.symbolicatedFrames);
+    fold.hidden = !hasFold;
+  };
+  show(sym ? 'symbolicated' : 'raw');
+  const foldBar = h('div.actions.stack-fold', fold, h('span.hint', ' app frames are shown; the runtime\'s, frameworks\' and the OS\'s are folded'));
   if (!sym) {
-    return h('div', pre, h('p.hint', 'Shown as sent: no source map or R8/ProGuard mapping of this release maps it (upload them from CI: see the SDK docs, "Build uploads").'));
+    return h('div', foldBar, pre, h('p.hint', 'Shown as sent: no source map or R8/ProGuard mapping of this release maps it (upload them from CI: see the SDK docs, "Build uploads").'));
   }
   const buttons = [['symbolicated', 'Symbolicated'], ['raw', 'Raw, as sent']].map(([v, label]) => h('button', {
     type: 'button', 'aria-pressed': String(v === 'symbolicated'), dataset: { show: v },
     onclick: () => {
-      pre.textContent = v === 'raw' ? latest.stackTrace : sym;
+      show(v);
       pre.dataset.view = v;
       pre.setAttribute('aria-label', v === 'raw' ? 'Stack trace, raw as sent' : 'Stack trace, symbolicated');
       buttons.forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.show === v)));
     },
   }, label));
-  return h('div', h('div.actions.stack-toggle', { role: 'group', 'aria-label': 'Stack trace view' }, buttons), pre);
+  return h('div', h('div.actions.stack-toggle', { role: 'group', 'aria-label': 'Stack trace view' }, buttons), foldBar, pre);
 }
 
 /**
@@ -199,11 +243,49 @@ function uploadBlock(projectId, appVersion, onDone) {
   return h('details.upload-box', h('summary', 'Upload source maps or mapping.txt'), form);
 }
 
+/**
+ * Merging by hand: other groups of the project, picked here, become part of this one (their
+ * crashes count here from then on, their later crashes land here, and they leave the list).
+ */
+function mergeBlock(projectId, g, onMerged) {
+  const list = h('div.merge-list');
+  const msg = h('div', { 'aria-live': 'polite' });
+  const button = h('button', { type: 'button', disabled: true }, 'Merge into this group');
+  const picked = () => [...list.querySelectorAll('input[type=checkbox]:checked')].map((c) => c.value);
+  list.addEventListener('change', () => { button.disabled = picked().length === 0; });
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      onMerged(await api('POST', dash(`/projects/${projectId}/crash-groups/${g.id}/merge`), { groupIds: picked() }));
+    } catch (err) {
+      msg.replaceChildren(errorBox(err));
+      button.disabled = false;
+    }
+  });
+  const details = h('details.merge', {
+    ontoggle: () => {
+      if (!details.open || list.childElementCount) return;
+      withLoading(list, async () => {
+        const others = (await get(dash(`/projects/${projectId}/crash-groups${qs({ sort: 'occurrences', limit: 200 })}`))).data.filter((x) => x.id !== g.id);
+        return others.length
+          ? h('ul.plain', others.map((x) => h('li', h('label',
+            h('input', { type: 'checkbox', value: x.id }), ' ', x.message || '(no message)', ' ',
+            h('span.hint', `${fmtCount(x.occurrenceCount)} occurrences · ${x.status}`)))))
+          : h('p.empty', 'No other group in this project.');
+      }, 'Loading the project\'s groups…');
+    },
+  },
+    h('summary', 'Merge other groups into this one'),
+    h('p.hint', 'Pick the groups that are this same bug. Their crashes count here, their later crashes land here (no new alert), and they leave the crash list.'),
+    list, button, msg);
+  return details;
+}
+
 export function crashView(projectId, groupId, params = {}) {
   const body = h('div');
   const environment = params.environment;
   const groupUrl = dash(`/projects/${projectId}/crash-groups/${groupId}${qs({ environment })}`);
-  const occ = occurrences(projectId, groupId);
+  let occ = occurrences(projectId, groupId);
   const render = (g) => {
     const msg = h('div', { 'aria-live': 'polite' });
     const actions = h('div.actions', { role: 'group', 'aria-label': 'Change status' }, g.allowedTransitions.map((to) =>
@@ -227,6 +309,7 @@ export function crashView(projectId, groupId, params = {}) {
     body.replaceChildren(h('div',
       h('h1', g.message || '(no message)'),
       environmentPicker(g, (env) => navigate(`#/p/${projectId}/crashes/${groupId}${qs({ environment: env })}`)),
+      g.id !== groupId ? h('p.hint', { id: 'merged-note' }, 'The group you opened was merged into this one.') : null,
       h('p', kindBadge(g), ' Status: ', h('span', { id: 'group-status', tabindex: '-1', 'data-status': g.status }, groupStatus(g.status))),
       actions, msg,
       h('dl.facts',
@@ -238,7 +321,11 @@ export function crashView(projectId, groupId, params = {}) {
         fact('Platforms', h('span', { id: 'platforms' }, (g.platforms ?? []).join(', '))),
         fact('First seen', fmtDate(g.firstSeenAt)), fact('Last seen', fmtDate(g.lastSeenAt)),
         fact('Latest on', [g.platform, g.osVersion, g.appVersion && `app ${g.appVersion}`].filter(Boolean).join(' · '))),
-      groupActivity(projectId, groupId),
+      groupActivity(projectId, g.id),
+      mergeBlock(projectId, g, (kept) => {
+        occ = occurrences(projectId, kept.id);
+        render(kept);
+      }),
       h('h2', 'Who it hit'),
       breakdownBlock(g.breakdown),
       h('h2', 'Summary'),

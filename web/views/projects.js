@@ -143,6 +143,96 @@ const SCOPES = [
   { scope: 'upload', label: 'Upload', hint: 'upload source maps and R8/ProGuard mappings: a CI key', roles: ['owner', 'member'] },
   { scope: 'export', label: 'Export', hint: 'read the whole project out through /export: the team’s owner only', roles: ['owner'] },
 ];
+const RULE_FIELDS = ['type', 'message', 'module', 'function'];
+
+/** A rule in words: "type ChunkLoadError, message Loading chunk * → chunk-load". */
+function ruleText(r) {
+  const on = RULE_FIELDS.filter((k) => r.match[k] !== undefined).map((k) => `${k} ${r.match[k]}`).join(', ');
+  return `${on} → ${r.fingerprint.join(' · ')}`;
+}
+
+/**
+ * The project's fingerprint rules: crashes that match a rule are one group whatever their
+ * stacks. Read top to bottom, the first match wins; loaded when the section is opened.
+ */
+function fingerprintRules(project) {
+  const list = h('ol.rules');
+  const status = h('div', { 'aria-live': 'polite' });
+  const base = dash(`/projects/${project.id}/fingerprint-rules`);
+  const draw = (rules) => list.replaceChildren(...(rules.length
+    ? rules.map((r) => h('li', { 'data-rule': r.id }, h('code', ruleText(r)), ' ',
+      h('button', {
+        type: 'button', 'aria-label': `Delete rule ${ruleText(r)}`,
+        onclick: async () => {
+          try {
+            await api('DELETE', `${base}/${r.id}`);
+            await load();
+          } catch (err) {
+            status.replaceChildren(errorBox(err));
+          }
+        },
+      }, 'Delete')))
+    : [h('li.empty', 'No rules: every crash is grouped by its stack.')]));
+  const load = async () => draw((await api('GET', base)).items);
+  const inputs = Object.fromEntries(RULE_FIELDS.map((k) => [k, h('input', { id: `fp-${k}-${project.id}`, maxlength: 200, placeholder: k === 'type' ? 'ChunkLoadError' : '*' })]));
+  const fingerprint = h('input', { id: `fp-fingerprint-${project.id}`, maxlength: 200, required: true, placeholder: 'chunk-load or {{default}}, checkout' });
+  const form = h('form.inline', {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const match = Object.fromEntries(RULE_FIELDS.filter((k) => inputs[k].value !== '').map((k) => [k, inputs[k].value]));
+      const parts = fingerprint.value.split(',').map((x) => x.trim()).filter(Boolean);
+      try {
+        await api('POST', base, { match, fingerprint: parts });
+        for (const i of [...Object.values(inputs), fingerprint]) i.value = '';
+        status.replaceChildren(h('span.hint', 'Rule added.'));
+        await load();
+      } catch (err) {
+        status.replaceChildren(errorBox(err));
+      }
+    },
+  },
+    h('div.form-grid', RULE_FIELDS.map((k) => h('div', h('label', { for: `fp-${k}-${project.id}` }, k[0].toUpperCase() + k.slice(1)), inputs[k]))),
+    h('label', { for: `fp-fingerprint-${project.id}` }, 'Fingerprint ', h('span.hint', '(comma-separated)')),
+    h('div.key-row', fingerprint, h('button', { type: 'submit' }, 'Add rule')));
+  const details = h('details.fingerprint-rules', {
+    ontoggle: () => {
+      if (details.open) load().catch((err) => status.replaceChildren(errorBox(err)));
+    },
+  },
+    h('summary', 'Fingerprint rules'),
+    h('p.hint', 'Crashes that match a rule are one group, whatever their stacks. Patterns use * for any text and ' +
+      'are case-sensitive; module and function must match one same frame. Read top to bottom; the first match wins. ' +
+      '{{default}} in a fingerprint stands for the usual group key.'),
+    list, form, status);
+  return details;
+}
+
+/** The project's own packages: frames in them count as the app's when crashes are grouped. */
+function inAppForm(project) {
+  const input = h('input', {
+    id: `inapp-${project.id}`, type: 'text', value: (project.inAppPackages ?? []).join(', '), placeholder: 'com.acme., @acme/, AcmeKit',
+  });
+  const status = h('div', { 'aria-live': 'polite' });
+  return h('form.inline', {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const list = [...new Set(input.value.split(/[,\s]+/).map((x) => x.trim()).filter(Boolean))];
+      status.replaceChildren(h('span.hint', 'Saving…'));
+      try {
+        const p = await api('PATCH', dash(`/projects/${project.id}`), { inAppPackages: list });
+        project.inAppPackages = p.inAppPackages;
+        status.replaceChildren(h('span.hint', 'Saved.'));
+      } catch (err) {
+        status.replaceChildren(errorBox(err));
+      }
+    },
+  },
+    h('label', { for: `inapp-${project.id}` }, 'In-app packages'),
+    h('div.key-row', input, h('button', { type: 'submit' }, 'Set packages')),
+    h('p.hint', 'Module or class prefixes of your own code. Crashes are grouped on your app’s frames first; frames of these packages count as yours even where they look like a library’s.'),
+    status,
+  );
+}
 
 function newKeyForm(project, keysBody, slot, rerender) {
   const role = state.teams.find((t) => t.id === project.teamId)?.role ?? 'member';
@@ -216,6 +306,8 @@ function projectCard(project, rerender) {
     newKeyForm(project, keysBody, slot, rerender),
     h('p.hint', 'Give an app’s key the ingest scope only: anyone holding the app can read its key. CI gets an upload key, a warehouse an export key.'),
     alertForm(project),
+    inAppForm(project),
+    fingerprintRules(project),
   );
 }
 

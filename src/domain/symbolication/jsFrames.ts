@@ -6,8 +6,11 @@
 import { MAX_LINE_CHARS } from '../stackNormalise.ts';
 
 export interface JsFrame {
-  /** The frame's syntax, kept when it is printed back. */
-  style: 'v8' | 'gecko';
+  /**
+   * The frame's syntax, kept when it is printed back: V8's `at fn (url:l:c)`, Gecko's
+   * `fn@url:l:c`, JavaScriptCore's bare `url:l:c`, React Native V8's `fn(url:l:c)`.
+   */
+  style: 'v8' | 'gecko' | 'bare' | 'rnv8';
   indent: string;
   fn: string | null;
   file: string;
@@ -30,6 +33,12 @@ const GECKO = /^(\s*)((?:global|eval|module) code|[^@\s]*)@(.+?):(\d+)(?::(\d+))
 // Hermes without a source URL: "fn@1:557290" (line 1 of the bundle, column = bytecode offset).
 const HERMES_BARE = /^(\s*)([^@\s]*)@(\d+):(\d+)\s*$/;
 
+// JavaScriptCore's anonymous frame: a bare URL or path with its line and column.
+// The path is taken up to the first `:line(:column)` that ends the line (each colon tried once).
+const BARE = /^(\s*)((?:[a-z][a-z0-9+.-]{0,31}:\/\/|\/)\S+?):(\d+)(?::(\d+))?\s*$/i;
+// React Native V8 (no `at`, no space): "onPress(index.android.bundle:1:2345)".
+const RN_V8 = /^(\s*)([^\s()@]+)\(([^\s()]+):(\d+):(\d+)\)\s*$/;
+
 export function parseJsFrame(line: string): JsFrame | null {
   // No frame is that long: a longer line is not read by any pattern (they would take its length squared).
   if (line.length > MAX_LINE_CHARS) return null;
@@ -41,12 +50,19 @@ export function parseJsFrame(line: string): JsFrame | null {
   }
   const g = GECKO.exec(line);
   if (g) return { style: 'gecko', indent: g[1] ?? '', fn: g[2] || null, file: g[3]!, line: Number(g[4]), column: g[5] === undefined ? null : Number(g[5]) };
+  const r = RN_V8.exec(line);
+  if (r) return { style: 'rnv8', indent: r[1] ?? '', fn: r[2]!, file: r[3]!, line: Number(r[4]), column: Number(r[5]) };
+  const b = BARE.exec(line);
+  if (b) return { style: 'bare', indent: b[1] ?? '', fn: null, file: b[2]!, line: Number(b[3]), column: b[4] === undefined ? null : Number(b[4]) };
   return null;
 }
 
 export function printJsFrame(f: JsFrame): string {
   const at = `${f.file}:${f.line}${f.column === null ? '' : `:${f.column}`}`;
   if (f.style === 'gecko') return `${f.indent}${f.fn ?? ''}@${at}`;
+  // Once mapped, a named frame of these syntaxes is written as its engine would name it.
+  if (f.style === 'bare') return f.fn ? `${f.indent}${f.fn}@${at}` : `${f.indent}${at}`;
+  if (f.style === 'rnv8') return f.fn ? `${f.indent}${f.fn}(${at})` : `${f.indent}at ${at}`;
   return f.fn ? `${f.indent}at ${f.fn} (${at})` : `${f.indent}at ${at}`;
 }
 

@@ -91,12 +91,18 @@ export interface RetracedFrame { className: string; method: string; file: string
 
 const simpleName = (cls: string) => (cls.split('.').at(-1) ?? cls).split('$')[0] ?? cls;
 
+/**
+ * A frame's "file" that names no file: R8's default `SourceFile`, the VM's `Unknown Source`, and
+ * R8's `r8-map-id-<hash>` (the mapping's id, new with every build).
+ */
+const isPlaceholderFile = (f: string) => f === 'SourceFile' || f === 'Unknown Source' || f.startsWith('r8-map-id-');
+
 /** The source file of an original class: R8's metadata, else its outer class's name + .java. */
 function fileOf(mapping: ProguardMapping, cls: string, given: string | null): string {
   const outer = cls.split('$')[0] ?? cls;
   const known = mapping.sourceFiles.get(cls) ?? mapping.sourceFiles.get(outer);
   if (known) return known;
-  if (given && given !== 'SourceFile' && given !== 'Unknown Source') return given;
+  if (given && !isPlaceholderFile(given)) return given;
   return `${simpleName(cls)}.java`;
 }
 

@@ -56,14 +56,17 @@ export function minifiedNameFor(path: string, artifacts: readonly ArtifactRef[])
   return bestMatch(artifacts.filter((a) => a.kind === 'minified').map((a) => a.name), path);
 }
 
-interface Mapped { frame: JsFrame; callee: string | null }
+interface Mapped { frame: JsFrame; callee: string | null; renames: boolean }
 
 /**
  * Each frame whose file has a map is rewritten to its original file, line, column and function.
  * A minified frame's own function name is not in the map at its position (that position is a
  * call inside it); the original name is the one written at its caller's call site, i.e. the
- * `name` mapped at the next frame's position (Sentry's rule). The outermost frame, which has no
- * mapped caller, keeps its name. Lines that are not frames, or have no map, stay as they are.
+ * `name` mapped at the next frame's position (Sentry's rule). A mapped frame is never named by
+ * its minified name: one whose caller's call site names nothing (the outermost frame, a call
+ * through a variable) loses its function and is read by its original file and line, the same
+ * in every build (a map with no names at all, from a build that renamed nothing, keeps the
+ * frame's own). Lines that are not frames, or have no map, stay as they are.
  */
 export function symbolicateJs(stack: string, mapFor: (path: string) => TraceMap | null): { stack: string; mapped: number } {
   const lines = stack.split('\n');
@@ -79,6 +82,8 @@ export function symbolicateJs(stack: string, mapFor: (path: string) => TraceMap 
     return {
       frame: { ...f, file: readableSource(pos.source), line: pos.line, column: pos.column === null ? null : pos.column + 1 },
       callee: pos.name,
+      // A map without names comes from a build that renamed nothing (tsc, Babel): the frame's own name is the original.
+      renames: map.names.length > 0,
     };
   });
   let mapped = 0;
@@ -89,7 +94,7 @@ export function symbolicateJs(stack: string, mapFor: (path: string) => TraceMap 
     // The caller is the next frame line (lines between frames, such as "Caused by", end a chain).
     const caller = out[i + 1];
     const name = caller?.callee ?? null;
-    const fn = name ? keepPrefix(m.frame.fn, name) : m.frame.fn;
+    const fn = name ? keepPrefix(m.frame.fn, name) : m.renames ? null : m.frame.fn;
     return printJsFrame({ ...m.frame, fn });
   });
   return { stack: result.join('\n'), mapped };

@@ -41,6 +41,20 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
     return svc.crashGroups.withAlert(r.group);
   });
 
+  app.post('/projects/:projectId/crash-groups/:groupId/merge', {
+    schema: {
+      tags: ['management'], security, params: S.crashGroupParams, body: S.crashGroupMergeBody,
+      description: 'Merges the groups of `groupIds` into this one and answers with it. A merged group leaves the lists; ' +
+        'its id answers with the group it was merged into. Naming groups already merged into this one is a no-op.',
+      response: { 200: S.crashGroup, ...errors },
+    },
+  }, async (req) => {
+    const { projectId, groupId } = req.params;
+    const r = await svc.crashGroups.merge(projectId, groupId, req.body.groupIds, ADMIN_ACTOR);
+    if (r.outcome === 'not-found') return notFound(projectId);
+    return svc.crashGroups.withAlert(r.group);
+  });
+
   // The group's activity (history, assignee, comments, chart); the actor is "admin".
   const a = svc.groupActivity;
   const found = <T>(projectId: string, p: Promise<T>) => p.catch(async (err: unknown) => {

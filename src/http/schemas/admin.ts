@@ -1,5 +1,11 @@
 import { KEY_SCOPES } from '../../domain/apiKey.ts';
 
+/** A project's own packages, read as app frames by the crash group key (management API and dashboard). */
+export const inAppPackagesSchema = {
+  type: 'array', maxItems: 50, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 200, pattern: '^\\S+$' },
+  description: 'module or class prefixes the crash group key reads as the app\'s own frames (com.acme., @acme/, MyApp); [] for none',
+} as const;
+
 export const projectNameSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
 export const keyNameSchema = { type: 'string', maxLength: 100 } as const;
 /** Alert recipients of a project; null falls back to ALERT_EMAIL_TO. */
@@ -32,6 +38,7 @@ export const project = {
     createdAt: { type: 'string' },
     teamId: { type: ['string', 'null'], description: 'the team whose dashboard shows it; null for a project no team has yet' },
     allowedOrigins: { type: ['array', 'null'], items: { type: 'string' }, description: 'browser origins that may send to /ingest; null: any origin' },
+    inAppPackages: { type: 'array', items: { type: 'string' }, description: "the project's own packages, read as app frames by crash grouping" },
   },
 } as const;
 
@@ -68,5 +75,6 @@ export const projectPatchBody = {
       type: ['array', 'null'], maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 2048 },
       description: 'browser origins (https://app.example.com) that may send to /ingest; null (the default): any origin; []: no browser page',
     },
+    inAppPackages: inAppPackagesSchema,
   },
 } as const;

@@ -1,3 +1,4 @@
+import { MAX_MERGE_GROUPS } from '../../domain/crashGroupMerge.ts';
 import { CRASH_GROUP_STATUSES } from '../../domain/crashGroupStatus.ts';
 
 export const crashGroupParams = {
@@ -13,6 +14,18 @@ export const crashGroupPatchBody = {
   type: 'object',
   required: ['status'],
   properties: { status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] } },
+} as const;
+
+export const crashGroupMergeBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['groupIds'],
+  properties: {
+    groupIds: {
+      type: 'array', minItems: 1, maxItems: MAX_MERGE_GROUPS, uniqueItems: true, items: { type: 'string', format: 'uuid' },
+      description: 'the groups merged into the one in the path: their keys lead to it, their occurrences, devices, releases and history join it',
+    },
+  },
 } as const;
 
 const nullableString = { type: ['string', 'null'] } as const;

@@ -114,6 +114,9 @@ export const crashBody = {
       description: 'array of {timestamp (ms), category, message, level, data?}: the last 100, at most 32 KiB',
     },
     level: { description: 'fatal | error | warning | info (default: fatal when isFatal, else error)' },
+    // Replaces the group key (1-10 strings of up to 200 characters, `{{default}}` for the default
+    // key); read by the domain, which drops an invalid value rather than failing the report.
+    fingerprint: { description: 'strings that replace the group key; {{default}} stands for the default key; an invalid value is ignored' },
   },
 } as const;
 

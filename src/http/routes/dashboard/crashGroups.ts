@@ -26,6 +26,7 @@ function tagParam(v: string | undefined): { key: string; value: string } | undef
 
 const levelsParam = (v: string | undefined) =>
   (v === undefined ? undefined : [...new Set(v.split(','))] as CrashLevel[]);
+import { crashGroupMergeBody } from '../../schemas/crashGroups.ts';
 
 /** The Crashes page and a crash group's page: facts, occurrences, status. */
 export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
@@ -103,5 +104,11 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
     },
   }, async (req) => {
     return dashboard.setStatus(req.params.projectId, req.params.groupId, req.body.status, { name: req.user.email, userId: req.user.id });
+  });
+
+  app.post('/projects/:projectId/crash-groups/:groupId/merge', {
+    schema: { tags, params: params('projectId', 'groupId'), body: crashGroupMergeBody },
+  }, async (req) => {
+    return dashboard.mergeGroups(req.params.projectId, req.params.groupId, req.body.groupIds, { name: req.user.email, userId: req.user.id });
   });
 };

@@ -10,6 +10,7 @@ import { artifactDashboardRoutes } from '../artifacts.ts';
 import { releaseRoutes } from './releases.ts';
 import { crashGroupActivityRoutes } from './crashGroupActivity.ts';
 import { alertRuleRoutes } from './alertRules.ts';
+import { fingerprintRuleRoutes } from './fingerprintRules.ts';
 
 /**
  * /api/dashboard: what a signed-in user sees and does, limited to their teams' projects. The
@@ -28,4 +29,5 @@ export const dashboardRoutes = (svc: Services): Routes => async (app) => {
   await app.register(crashGroupActivityRoutes(svc));
   await app.register(releaseRoutes(svc));
   await app.register(alertRuleRoutes(svc));
+  await app.register(fingerprintRuleRoutes(svc));
 };

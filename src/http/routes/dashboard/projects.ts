@@ -1,6 +1,6 @@
 import type { Routes } from '../../typeProvider.ts';
 import type { Services } from '../../../services/index.ts';
-import { alertEmailsSchema, projectNameSchema, keyCreateBody, keyNameSchema } from '../../schemas/admin.ts';
+import { alertEmailsSchema, inAppPackagesSchema, projectNameSchema, keyCreateBody, keyNameSchema } from '../../schemas/admin.ts';
 import { optionalBody } from '../../validation.ts';
 import { params, tags, uuid } from './common.ts';
 
