@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crashGroupKey, legacyGroupKey, stackHead } from '../src/domain/crashGrouping.ts';
+import { crashGroupKey, crashOccurrenceId, legacyGroupKey, stackHead } from '../src/domain/crashGrouping.ts';
+import { chTime } from '../src/repos/crashOccurrences.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { sessionStart, T0 } from './helpers/payloads.ts';
 import { dashboardProject, signup } from './helpers/accounts.ts';
@@ -90,6 +91,25 @@ describe('grouping on parsed frames over HTTP', () => {
     const g = await groups(p.projectId);
     expect(g).toEqual([{ id: expect.any(String), group_key: crashGroupKey(jvm(30), 'IllegalStateException') }]);
     expect(await keys(p.projectId)).toEqual([{ key: g[0]!.group_key, group_id: g[0]!.id, rule_version: 2 }]);
+    expect(await count(p.projectId, g[0]!.id)).toBe(1);
+  });
+
+  it('a retry of a report whose first try, before the upgrade, stored its occurrence and failed before its group: one group, one occurrence', async () => {
+    const p = await s.createProject();
+    const sid = await session(p.auth);
+    const r = report(sid, jvm(77));
+    const legacy = legacyGroupKey(r.stackTrace);
+    // The first try under the previous rule: its occurrence written under the v1 key, then the process died.
+    await s.svc.stores.ch.insert('crash_occurrences', [{
+      project_id: p.projectId, group_key: legacy, id: crashOccurrenceId(r), occurred_at: chTime(r.timestamp), session_id: sid,
+      user_id: null, device_fingerprint: 'd', platform: 'ios', os_version: '17.2', app_version: '1.0', brand: null, model: null,
+      message: r.message, stack_trace: r.stackTrace, is_fatal: true, handled: false, symbolicated_stack: '',
+    }]);
+    await send(p.auth, r);
+    await send(p.auth, r);
+    const g = await groups(p.projectId);
+    expect(g).toEqual([{ id: expect.any(String), group_key: legacy }]);
+    expect((await keys(p.projectId)).map((k) => k.key).sort()).toEqual([legacy, crashGroupKey(r.stackTrace, r.message)].sort());
     expect(await count(p.projectId, g[0]!.id)).toBe(1);
   });
 

@@ -215,4 +215,48 @@ https://cdn.shop.com/assets/index-8f3a2c.js:33:25`;
     expect(crashGroupKey(stack, long('m'))).toMatch(/^[0-9a-f]{64}$/);
     expect(MAX_LINE_CHARS).toBe(1024);
   });
+
+  const report = (o: { id: string; model: string; os: string; slide: string; abortOff: number; app: string; thread0App: string }) => `Incident Identifier: ${o.id}
+CrashReporter Key:   8f3a2c1d9e0b7a6c5d4e3f2a1b0c9d8e7f6a5b4c
+Hardware Model:      ${o.model}
+Process:             MyApp [${o.abortOff * 7}]
+Path:                /private/var/containers/Bundle/Application/${o.id}/MyApp.app/MyApp
+Identifier:          com.acme.MyApp
+Version:             4.2 (420)
+OS Version:          iPhone OS ${o.os}
+
+Exception Type:  EXC_CRASH (SIGABRT)
+Exception Codes: 0x0000000000000000, 0x0000000000000000
+Triggered by Thread:  2
+
+Thread 0 name:  Dispatch queue: com.apple.main-thread
+Thread 0:
+0   libsystem_kernel.dylib        	0x00000001e0a0e1b8 mach_msg_trap + 8
+1   CoreFoundation                	0x00000001a0b1c2d3 __CFRunLoopRun + 900
+2   MyApp                         	${o.slide} ${o.thread0App} + 40
+
+Thread 2 Crashed:
+0   libsystem_kernel.dylib        	0x00000001e0a0e1b8 __pthread_kill + ${o.abortOff}
+1   libsystem_pthread.dylib       	0x0000000200b1ef70 pthread_kill + 288
+2   libsystem_c.dylib             	0x00000001b0b6b75c abort + 180
+3   libsystem_c.dylib             	0x00000001b0b1ecd0 __assert_rtn + 284
+4   MyApp                         	${o.slide} ${o.app} + 120
+5   MyApp                         	${o.slide} -[SyncEngine run] + 64
+6   libdispatch.dylib             	0x00000001a9b8c2d3 _dispatch_call_block_and_release + 32`;
+
+  it('whole Apple crash reports: one assert on two devices and OS versions is one group; another assert is another', () => {
+    const a = report({ id: '6F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0', model: 'iPhone14,2', os: '16.4 (20E247)', slide: '0x0000000102a4c3f4', abortOff: 8, app: '-[Cart total]', thread0App: 'main' });
+    const b = report({ id: '0A1B2C3D-4E5F-6071-8293-A4B5C6D7E8F9', model: 'iPhone15,3', os: '17.2 (21C62)', slide: '0x0000000104b8d3e4', abortOff: 12, app: '-[Cart total]', thread0App: 'main' });
+    const c = report({ id: '0A1B2C3D-4E5F-6071-8293-A4B5C6D7E8F9', model: 'iPhone15,3', os: '17.2 (21C62)', slide: '0x0000000104b8d3e4', abortOff: 12, app: '-[Login submit]', thread0App: 'main' });
+    expect(crashGroupKey(a, 'SIGABRT')).toBe(crashGroupKey(b, 'SIGABRT'));
+    expect(crashGroupKey(a, 'SIGABRT')).not.toBe(crashGroupKey(c, 'SIGABRT'));
+    expect(groupKey(a, 'SIGABRT').text).toBe('v2\nEXC_CRASH (SIGABRT)\nMyApp -[Cart total]');
+  });
+
+  it('frames only after a long message: read from the first app frame', () => {
+    const msg = 'Error: line one\nline two\nline three\nline four\nline five';
+    const s1 = `${msg}\n    at load (https://a.b/app.js:1:2)`;
+    expect(groupKey(s1, '').source).toBe('frames');
+    expect(groupKey(s1, '').text).toBe('v2\nline one\napp.js load');
+  });
 });

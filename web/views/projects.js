@@ -219,7 +219,7 @@ function inAppForm(project) {
     },
   },
     h('label', { for: `inapp-${project.id}` }, 'In-app packages'),
-    h('div.key-row', input, h('button', { type: 'submit' }, 'Save')),
+    h('div.key-row', input, h('button', { type: 'submit' }, 'Set packages')),
     h('p.hint', 'Module or class prefixes of your own code. Crashes are grouped on your app’s frames first; frames of these packages count as yours even where they look like a library’s.'),
     status,
   );

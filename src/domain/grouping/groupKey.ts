@@ -77,7 +77,7 @@ export function keyFrames(parsed: readonly (Frame | null)[]): Frame[] {
   if (app.length > 0) return app.slice(0, KEY_FRAMES);
   const first = parsed.findIndex((f) => f !== null && f.inApp);
   if (first >= 0) return frames(first, parsed.length).filter((f) => f.inApp).slice(0, KEY_FRAMES);
-  return head.slice(0, KEY_FRAMES);
+  return (head.length > 0 ? head : frames(0, parsed.length)).slice(0, KEY_FRAMES);
 }
 
 /** The default key of a report, then its fingerprint's when it sends a valid one. */
@@ -89,13 +89,48 @@ export function groupKey(stack: string, message: string, opts: GroupKeyOptions =
   return { key: sha256(text), source: 'fingerprint', text };
 }
 
+/** A whole Apple crash report is read from its crashed thread; its header is looked through this far. */
+export const CRASH_REPORT_REACH = 1024;
+// The backtrace an Apple crash report blames: the uncaught exception's, else the crashed thread's.
+const EXCEPTION_BACKTRACE = /^Last Exception Backtrace:/;
+const CRASHED_THREAD = /^Thread \d+ Crashed:/;
+const EXCEPTION_TYPE = /^Exception Type:\s*(.*)$/;
+
+/**
+ * A whole Apple crash report sent as the stack (a header of device and process facts, then one
+ * backtrace per thread): where its blamed backtrace starts and what its exception type says, or null.
+ */
+function crashReport(stack: string): { from: number; lines: string[]; exceptionType: string | null } | null {
+  const lines = stackLines(stack.split('\n', CRASH_REPORT_REACH).join('\n'));
+  let from = lines.findIndex((l) => EXCEPTION_BACKTRACE.test(l));
+  if (from < 0) from = lines.findIndex((l) => CRASHED_THREAD.test(l));
+  if (from < 0) return null;
+  let exceptionType: string | null = null;
+  for (const l of lines.slice(0, from)) {
+    const m = EXCEPTION_TYPE.exec(l);
+    if (m) exceptionType = m[1]!.trim();
+  }
+  return { from: from + 1, lines, exceptionType };
+}
+
 function defaultKey(stack: string, message: string, inAppPackages: readonly string[]): GroupKeyResult {
+  const report = crashReport(stack);
+  if (report) {
+    // The header (incident id, hardware model, OS version, paths) differs on every device: the
+    // key reads the exception type (or the report's message) and the blamed backtrace's frames.
+    const parsed = report.lines.slice(report.from, report.from + APP_FRAME_REACH).map((l) => parseFrame(l, inAppPackages));
+    if (parsed.some((f) => f !== null)) {
+      const messageLine = normaliseMessage(report.exceptionType ?? bareMessage(firstLine(message)).trim(), { quoted: true });
+      const text = ['v2', messageLine, ...keyFrames(parsed).map(frameText)].join('\n');
+      return { key: sha256(text), source: 'frames', text };
+    }
+  }
   const parsed = parseStack(stack, inAppPackages);
   const head = parsed.slice(0, HEAD_LINES);
   // V8 and the JVM print the message as the stack's first line; Gecko and JavaScriptCore do not.
   const rawMessage = head[0] || stack.trim() === '' ? firstLine(message) : firstLine(stack);
   if (isChunkLoadFailure(rawMessage) || isChunkLoadFailure(firstLine(message))) return { key: sha256('chunk-load'), source: 'chunk-load', text: 'chunk-load' };
-  if (!head.some((f) => f !== null)) {
+  if (!parsed.some((f) => f !== null)) {
     // No frame parsed: the previous rule's five normalised lines (its key, so nothing moves),
     // or the message when the stack is empty.
     if (stack.trim() === '') {
@@ -105,6 +140,8 @@ function defaultKey(stack: string, message: string, inAppPackages: readonly stri
     const text = normaliseStack(stack.split('\n', HEAD_LINES).join('\n')).join('\n');
     return { key: sha256(text), source: 'lines', text };
   }
+  // Frames only after the head (a long message, a log's preamble): the first app frame on, as
+  // when the head holds only system frames.
   const messageLine = normaliseMessage(bareMessage(rawMessage).trim(), { quoted: true });
   const text = ['v2', messageLine, ...keyFrames(parsed).map(frameText)].join('\n');
   return { key: sha256(text), source: 'frames', text };
