@@ -74,8 +74,11 @@ export interface Config {
   exportIdleTimeoutMs: number;
   /** Whether anyone may create an account at /api/auth/signup (a private install may close it). */
   signupEnabled: boolean;
-  /** Symbolication artifacts: the largest one accepted, a project's total (uncompressed bytes), and the parsed maps kept in memory. */
-  artifacts: { maxBytes: number; projectMaxBytes: number; cacheBytes: number };
+  /**
+   * Symbolication artifacts: the largest one accepted, a project's total (uncompressed bytes), the parsed maps kept
+   * in memory, and the most memory one source map may decode to.
+   */
+  artifacts: { maxBytes: number; projectMaxBytes: number; cacheBytes: number; maxDecodedBytes: number };
 
   /** Emails per day to one address, and caused by one account (verification, invitations, confirmations, alerts). */
   mailCaps: { perAddress: number; perAccount: number };
@@ -283,6 +286,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxBytes: int(env, 'ARTIFACT_MAX_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       projectMaxBytes: int(env, 'ARTIFACT_PROJECT_MAX_BYTES', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
       cacheBytes: int(env, 'ARTIFACT_CACHE_BYTES', 256 * 1024 * 1024, 0, 64 * 1024 * 1024 * 1024),
+      // a source map's decoded form (src/domain/symbolication/sourceMapSize.ts); past it, a 422 at upload
+      maxDecodedBytes: int(env, 'ARTIFACT_MAX_DECODED_BYTES', 128 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     },
 
     mailCaps: { perAddress: int(env, 'MAIL_ADDRESS_DAILY_MAX', 20, 1, 1_000_000), perAccount: int(env, 'MAIL_ACCOUNT_DAILY_MAX', 50, 1, 1_000_000) },
