@@ -259,7 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       perMinute: int(env, 'WEBHOOK_MAX_PER_MINUTE', 60, 1, 100_000),
-      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', true),
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     },
     rateLimits: {
       ingest: int(env, 'RATE_LIMIT_INGEST_PER_MIN', 600, 1, 1e9),

@@ -28,7 +28,7 @@ async function startReceiver() {
     req.on('end', () => {
       got.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '' });
       res.statusCode = answers.shift() ?? 200;
-      res.end(res.statusCode === 200 ? 'ok' : 'receiver down');
+      res.end(res.statusCode === 200 ? 'ok' : 'receiver down: internal-secret-0123');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -54,6 +54,8 @@ beforeAll(async () => {
     // the tests run the rules' pass themselves
     ALERT_RULES_INTERVAL_MS: '86400000',
     WEBHOOK_TIMEOUT_MS: '2000',
+    // the receiver is on 127.0.0.1 (private destinations are refused by default)
+    WEBHOOK_ALLOW_PRIVATE: 'true',
   });
 }, 60_000);
 afterAll(async () => {
@@ -260,6 +262,21 @@ describe('webhooks', () => {
     expect(log[0]).toMatchObject({ webhookId: created.id, event: 'rule.fired', status: 'delivered', attempts: 2, responseCode: 200, error: null });
     expect(typeof log[0].latencyMs).toBe('number');
     expect(log[0].deliveredAt).not.toBeNull();
+  }, 60_000);
+
+  it("the delivery log shows a failed attempt's status and timing, never the receiver's answer", async () => {
+    const p = await s.createProject('Answer text');
+    const created = await webhook(p.projectId, { url: `${rx.url}/answer`, events: ['crash_group.new'] });
+    rx.answers.push(503, 503, 503, 503, 503, 503);
+    await ingestCrash(p.auth, await session(p.auth, '4.1'), { stackTrace: stack(), message: 'Answer me', timestamp: Date.now() - 100 });
+    const log = await waitFor('a failed attempt in the log', async () => {
+      await s.worker!.worker.runDue();
+      const items = (await api('GET', `/api/projects/${p.projectId}/webhook-deliveries`)).json().items;
+      return items.find((x: { webhookId: string; responseCode: number | null }) => x.webhookId === created.id && x.responseCode === 503);
+    });
+    expect(log.error).toBe('HTTP 503');
+    expect(JSON.stringify(log)).not.toContain('internal-secret');
+    rx.answers.length = 0;
   }, 60_000);
 
   it("a Slack incoming-webhook URL gets Slack's {text} payload and no signature", async () => {

@@ -34,7 +34,8 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    s = await startTestServer({ RATE_LIMIT_AUTH_PER_MIN: '1000', RUN_WORKER: 'true', OUTBOX_POLL_MS: '100', ALERT_RULES_INTERVAL_MS: '86400000' });
+    // The receiver is on loopback: private destinations are allowed for this server only.
+    s = await startTestServer({ WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_AUTH_PER_MIN: '1000', RUN_WORKER: 'true', OUTBOX_POLL_MS: '100', ALERT_RULES_INTERVAL_MS: '86400000' });
     await s.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = s.app.server.address() as AddressInfo;
     base = `http://127.0.0.1:${addr.port}`;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { crashGroupKey, normalisedHead } from '../src/domain/crashGrouping.ts';
-import { isFrame, normaliseFrame, normaliseMessage, normaliseStack } from '../src/domain/stackNormalise.ts';
+import { isFrame, MAX_LINE_CHARS, normaliseFrame, normaliseMessage, normaliseStack } from '../src/domain/stackNormalise.ts';
+import { parseJsFrame } from '../src/domain/symbolication/jsFrames.ts';
 
 // Volatile values as real reports carry them.
 const hex = (min: number, max: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${min},${max}}$`)).filter((s) => /\d/.test(s) && /[a-f]/.test(s));
@@ -322,5 +323,44 @@ describe('stack normalisation: script names in a message', () => {
     }));
     expect(normaliseMessage('Error: Failed to load https://a.b/_next/static/Xk2Qa9bC1dE3fG4hI5jK6/_buildManifest.js'))
       .toBe('Error: Failed to load https://a.b/_next/static/<hex>/_buildManifest.js');
+  });
+});
+
+describe('stack normalisation: hostile lines are read in bounded time', () => {
+  // The fourth probe's inputs: one 262 KB line held the event loop ~330 s, 16 KB lines of a1…
+  // or /a… 0.7-1.1 s each. Every pattern now sees at most MAX_LINE_CHARS of a line.
+  const long = (unit: string, n = 262_124) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+  const hostile = [
+    `E\n#00 pc 1234 ${long('a')}`,
+    `E\n${long('a1', 16_384)}`,
+    `E\n${long('/a', 16_384)}`,
+    `E\n    at ${long('a-')}`,
+    long('http://a.'),
+    `${long('status 404 ')}\n${long('/_next/static/chunks/a')}`,
+  ];
+
+  it('a line is keyed by its first KiB, so nothing past it is ever read', () => {
+    for (const s of hostile) {
+      const [first, ...rest] = s.split('\n');
+      const cut = [first!.slice(0, MAX_LINE_CHARS), ...rest.map((l) => l.slice(0, MAX_LINE_CHARS))].join('\n');
+      expect(crashGroupKey(s)).toBe(crashGroupKey(cut));
+      expect(normalisedHead(s).split('\n').every((l) => l.length <= MAX_LINE_CHARS * 2)).toBe(true);
+    }
+  });
+
+  it('every probe input costs well under a second of CPU (it was minutes)', () => {
+    // Generous on purpose: a busy machine must not fail it; the quadratic patterns took 0.7-330 s.
+    const before = process.cpuUsage();
+    for (const s of hostile) {
+      crashGroupKey(s);
+      parseJsFrame(s.split('\n')[1] ?? s);
+    }
+    const used = process.cpuUsage(before);
+    expect((used.user + used.system) / 1000).toBeLessThan(2000);
+  });
+
+  it('a frame line longer than any frame is not parsed for symbolication', () => {
+    expect(parseJsFrame(`    at f (${long('a', 2000)}.js:1:2)`)).toBeNull();
+    expect(parseJsFrame('    at f (app.js:1:2)')).not.toBeNull();
   });
 });

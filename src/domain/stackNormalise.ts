@@ -19,9 +19,19 @@ export const PLACEHOLDER = {
   offset: '<offset>',
 } as const;
 
-/** Lines as the group key reads them: split on \n, a trailing \r dropped. */
+/**
+ * A line is read to this many characters before any pattern runs on it: the time every pattern
+ * takes is then bounded whatever a client sends (a frame is never this long; a longer message
+ * line is one group by its first KiB).
+ */
+export const MAX_LINE_CHARS = 1024;
+
+/** Lines as the group key reads them: split on \n, a trailing \r dropped, each cut at MAX_LINE_CHARS. */
 export function stackLines(stack: string): string[] {
-  return stack.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+  return stack.split('\n').map((l) => {
+    const line = l.endsWith('\r') ? l.slice(0, -1) : l;
+    return line.length > MAX_LINE_CHARS ? line.slice(0, MAX_LINE_CHARS) : line;
+  });
 }
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
@@ -37,9 +47,13 @@ const NUMBER = /(?<![\w$.])-?\d+(?:[.,]\d+)*(?![\w$])/g;
 // Only 100-599 and only directly after such a word; any other number ("Order 1042") is volatile.
 const STATUS_WORD_BEFORE = /(?:\bHTTP(?:\/\d(?:\.\d)?)?|\bstatus(?:[ _]?code)?|\bcode)["']?\s*[:=]?\s*$/i;
 const HTTP_STATUS = /^[1-5]\d\d$/;
+// The word is read in the few characters before the number, not in the whole line before it.
+const STATUS_WORD_REACH = 32;
 
 // A URL's query string or fragment inside a message ("Client request(GET https://…/orders?token=…)").
-const URL_QUERY = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s?#()]+)[?#][^\s()]*/gi;
+// The scheme is bounded and the part before the query is taken whole (a lookahead and its
+// back-reference: an atomic group), so a line of many `://` or dots is read in linear time.
+const URL_QUERY = /(\b[a-z][a-z0-9+.-]{0,31}:\/\/(?=([^\s?#()]+))\2)[?#][^\s()]*/gi;
 
 /** A message line: the exception type and text stay, the values in it go (URL query strings too). */
 export function normaliseMessage(line: string): string {
@@ -55,7 +69,7 @@ export function normaliseMessage(line: string): string {
     .replace(HEX_PREFIXED, PLACEHOLDER.hex)
     .replace(HEX_RUN, PLACEHOLDER.hex)
     .replace(NUMBER, (n: string, at: number, whole: string) =>
-      (HTTP_STATUS.test(n) && STATUS_WORD_BEFORE.test(whole.slice(0, at)) ? n : PLACEHOLDER.number));
+      (HTTP_STATUS.test(n) && STATUS_WORD_BEFORE.test(whole.slice(Math.max(0, at - STATUS_WORD_REACH), at)) ? n : PLACEHOLDER.number));
 }
 
 /**
@@ -82,16 +96,30 @@ const isMessageLine = (line: string, index: number) =>
 // A content hash joined to a bundle's base name by - . or _: hex of 6+ with a digit (webpack,
 // Parcel, Metro, Next.js, CRA's `main.3f2a1b9c.chunk.js`), Vite/Rollup's 8-character base64url
 // with a digit or mixed case, or esbuild's 8 capitals (base32: `chunk-ABCDEFGH.js` is one build in
-// five). Turbopack puts `._` before the extension (`src_app_page_tsx_5d7a7a1c._.js`).
+// five). Turbopack puts `._` before the extension (`src_app_page_tsx_5d7a7a1c._.js`). The
+// lookaheads are bounded to the 8-character token they test (unbounded, `a-a-a-…` took cubic time).
 const BUNDLE_HASH =
-  /(?<=[\w)])([-._])((?=[0-9a-f]*\d)[0-9a-f]{6,}|(?=[\w-]*\d|[\w-]*[a-z][\w-]*[A-Z]|[\w-]*[A-Z][\w-]*[a-z])[A-Za-z0-9_-]{8}|[A-Z]{8})(?=(?:\.[a-z0-9_]+)*\.(?:m?js|cjs|jsx?|tsx?|bundle|hbc|css|wasm)\b)/g;
+  /(?<=[\w)])([-._])((?=[0-9a-f]*\d)[0-9a-f]{6,}|(?=[\w-]{0,7}\d|[\w-]{0,6}[a-z][\w-]{0,6}[A-Z]|[\w-]{0,6}[A-Z][\w-]{0,6}[a-z])[A-Za-z0-9_-]{8}|[A-Z]{8})(?=(?:\.[a-z0-9_]+)*\.(?:m?js|cjs|jsx?|tsx?|bundle|hbc|css|wasm)\b)/g;
 // Next.js: the build id directory (`/_next/static/<buildId>/_buildManifest.js`, a new nanoid or a
 // custom id per build) is every segment right under /_next/static/ but Next's own directories.
 const NEXT_BUILD_ID = /(?<=\/_next\/static\/)(?!(?:chunks|css|media|webpack)\/)[^/\s()?#]+(?=\/)/g;
 // Turbopack's production chunks are named by their hash alone (`/_next/static/chunks/8f3a2c1d9e0b7a6c.js`).
-const NEXT_HASH_NAME = /(?<=\/_next\/static\/chunks\/(?:[^/\s()]+\/)*)(?=[\w-]*\d)[\w-]{8,}(?=\.m?js\b)/g;
+// Read from the one place a line names that directory, segment by segment (a lookbehind over the
+// directories took quadratic time on a line of many `/`).
+const NEXT_CHUNKS = '/_next/static/chunks/';
+const NEXT_HASH_SEGMENT = /(?<=^|\/)(?=[\w-]*\d)[\w-]{8,}(?=\.m?js\b)/g;
+function replaceNextHashNames(s: string): string {
+  const at = s.indexOf(NEXT_CHUNKS);
+  if (at < 0) return s;
+  const from = at + NEXT_CHUNKS.length;
+  const end = s.slice(from).search(/[\s()]/);
+  const to = end < 0 ? s.length : from + end;
+  return s.slice(0, from) + s.slice(from, to).replace(NEXT_HASH_SEGMENT, '*') + s.slice(to);
+}
 // A query string or fragment of a URL (dropped), up to the frame's :line:col, a closing paren or a space.
-const QUERY = /(?<=\.[A-Za-z0-9]+|\/)[?#][^\s()]*?(?=(?::\d+){1,2}(?=[)\s]|$)|[)\s]|$)/g;
+// What precedes it is captured and put back, not looked behind for (a lookbehind over a run of
+// letters is read again at every position of the run).
+const QUERY = /(\.[A-Za-z0-9]+|\/)[?#][^\s()]*?(?=(?::\d+){1,2}(?=[)\s]|$)|[)\s]|$)/g;
 // Per-install paths: Android's random install dirs (internal storage, or an adopted SD card's
 // /mnt/expand/<uuid>/app/), a home directory's owner.
 const ANDROID_INSTALL = /(\/(?:data|mnt\/expand\/[^/\s]+)\/app\/)(?:~~[A-Za-z0-9_=-]+\/)?([\w.]+)-[A-Za-z0-9_=-]+\//g;
@@ -116,13 +144,13 @@ export function normaliseFrame(line: string): string {
   // White space stays as sent (so a stack with nothing volatile keeps the key it had before this
   // rule), except in Apple frames, whose columns are padded to the longest image name of the report.
   let s = APPLE_FRAME.test(line) ? line.trim().replace(/\s+/g, ' ') : line;
-  s = s.replace(QUERY, ''); // present or not (a cache-buster added later), the same frame
+  s = s.replace(QUERY, '$1'); // present or not (a cache-buster added later), the same frame
   s = s.replace(ANDROID_INSTALL, '$1$2-*/');
   s = s.replace(HOME, '$1~');
   s = s.replace(PATH_UUID, PLACEHOLDER.uuid);
   s = s.replace(NEXT_BUILD_ID, '*');
   s = s.replace(BUNDLE_HASH, '$1*');
-  s = s.replace(NEXT_HASH_NAME, '*');
+  s = replaceNextHashNames(s);
   s = s.replace(PAREN_SYMBOL_OFFSET, `($1+${PLACEHOLDER.offset})`);
   s = s.replace(PLUS_OFFSET, (_m, base: string, plus: string, offset: string) =>
     (/^0x[0-9a-f]+$/i.test(base) ? `${PLACEHOLDER.address}${plus}${offset}` : `${base}${plus}${PLACEHOLDER.offset}`));

@@ -36,8 +36,12 @@ export function isSlackUrl(url: string): boolean {
   }
 }
 
-/** Why a webhook URL is refused, or null. Only http(s), no credentials in the URL. */
-export function webhookUrlProblem(url: string): string | null {
+/**
+ * Why a webhook URL is refused, or null. Only http(s), no credentials in the URL; unless private
+ * destinations are allowed, no loopback name and no private address written in the URL (a name
+ * that resolves inside is refused when it is connected to, src/workers/webhookJob.ts).
+ */
+export function webhookUrlProblem(url: string, allowPrivate = false): string | null {
   let u: URL;
   try {
     u = new URL(url);
@@ -46,7 +50,18 @@ export function webhookUrlProblem(url: string): string | null {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'url must be http or https';
   if (u.username || u.password) return 'url must not carry credentials';
+  if (!allowPrivate && isInsideHost(u.hostname)) return PRIVATE_DESTINATION;
   return null;
+}
+
+export const PRIVATE_DESTINATION = 'url must not point to a loopback, private or link-local address';
+
+/** A host written in a URL that can only mean this machine or its network (the URL parser has
+ * already turned `2130706433`, `0x7f.1` and `[::ffff:127.0.0.1]` into their canonical forms). */
+function isInsideHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  return isIP(host) !== 0 && isPrivateAddress(host);
 }
 
 /** The event's body: the JSON our receivers get, or Slack's `{text}`. */

@@ -36,7 +36,7 @@ export type Actor = 'operator' | 'member';
  * A project's alert rules and webhooks: the management API's and the dashboard's use cases.
  * Callers have already checked access to the project (the admin token, or team membership).
  */
-export function alertRulesService(db: Postgres) {
+export function alertRulesService(db: Postgres, opts: { allowPrivateWebhooks: boolean }) {
   const rules = alertRulesRepo(db);
   const hooks = webhooksRepo(db);
   const deliveries = webhookDeliveriesRepo(db);
@@ -128,7 +128,7 @@ export function alertRulesService(db: Postgres) {
     /** The secret is in this answer only: it is kept to sign deliveries, never shown again. */
     async createWebhook(projectId: string, input: { url: string; events?: string[] }): Promise<Webhook & { secret: string }> {
       await project(projectId);
-      const problem = webhookUrlProblem(input.url);
+      const problem = webhookUrlProblem(input.url, opts.allowPrivateWebhooks);
       if (problem) throw new ValidationError([{ path: '/url', message: problem }]);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
       const w = await hooks.create(projectId, { url: input.url, events: [...new Set(input.events ?? [])], secret });
@@ -138,7 +138,7 @@ export function alertRulesService(db: Postgres) {
     async updateWebhook(projectId: string, id: string, input: WebhookInput): Promise<Webhook> {
       await project(projectId);
       if (input.url !== undefined) {
-        const problem = webhookUrlProblem(input.url);
+        const problem = webhookUrlProblem(input.url, opts.allowPrivateWebhooks);
         if (problem) throw new ValidationError([{ path: '/url', message: problem }]);
       }
       const w = await hooks.update(projectId, id, { ...input, events: input.events && [...new Set(input.events)] });

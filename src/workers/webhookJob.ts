@@ -10,7 +10,7 @@ import { webhookTarget, webhooksRepo } from '../repos/webhooks.ts';
 import { isPrivateAddress, isSlackUrl, signatureHeader, SIGNATURE_HEADER } from '../domain/webhooks.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
 
-/** The receiver's answer is read this far, for the log; the rest is dropped. */
+/** The receiver's answer is read this far and dropped (never logged: it may be an internal service's). */
 const MAX_RESPONSE_BYTES = 4096;
 
 export interface PostResult {
@@ -76,6 +76,18 @@ export function postJson(url: string, body: string, headers: Record<string, stri
   });
 }
 
+/**
+ * What the delivery log says of a failed connection: a kind, never the socket's own words, which
+ * tell an open port ("socket hang up") from a closed one (ECONNREFUSED) to whoever made the webhook.
+ */
+export function deliveryFailure(err: unknown): string {
+  const e = err as { code?: string; message?: string } | null;
+  if (e?.code === 'EPRIVATE' || /private address/.test(e?.message ?? '')) return 'refused: private or loopback destination';
+  if (/timed out/.test(e?.message ?? '')) return 'timed out';
+  if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'host not found';
+  return 'connection failed';
+}
+
 export interface WebhookJobDeps {
   config: Pick<Config, 'webhooks'> & { outbox: Pick<Config['outbox'], 'maxAttempts'> };
   db: Postgres;
@@ -115,7 +127,7 @@ export function webhookJob(d: WebhookJobDeps) {
     try {
       res = await postJson(target.url, delivery.body, headers, d.config.webhooks);
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
+      const error = deliveryFailure(err);
       await deliveries.recordAttempt(job.ref, { status: last ? 'failed' : 'retrying', responseCode: null, latencyMs: 0, error });
       throw new Error(`webhook delivery failed: ${error}`);
     }
@@ -123,7 +135,8 @@ export function webhookJob(d: WebhookJobDeps) {
       await deliveries.recordAttempt(job.ref, { status: 'delivered', responseCode: res.status, latencyMs: res.latencyMs, error: null });
       return { note: `delivered (${res.status}) in ${res.latencyMs} ms` };
     }
-    const error = `HTTP ${res.status}${res.body ? `: ${res.body.replace(/\s+/g, ' ').slice(0, 200)}` : ''}`;
+    // The tenant sees the status and timing, never the receiver's answer (it may be an internal service's).
+    const error = `HTTP ${res.status}`;
     await deliveries.recordAttempt(job.ref, { status: last ? 'failed' : 'retrying', responseCode: res.status, latencyMs: res.latencyMs, error });
     throw new Error(`webhook answered ${error}`);
   };

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { originalPositionFor } from '@jridgewell/trace-mapping';
 import { describe, expect, it } from 'vitest';
-import { normaliseMessage, normaliseStack } from '../../src/domain/stackNormalise.ts';
+import { normaliseMessage, normaliseStack, stackLines } from '../../src/domain/stackNormalise.ts';
 import { crashGroupKey, stackHead } from '../../src/domain/crashGrouping.ts';
 import { framePath, parseJsFrame, readableSource, resolveBeside, sourceMappingUrl } from '../../src/domain/symbolication/jsFrames.ts';
 import { jsFilesOf, parseSourceMap, readSourceMap, symbolicateJs } from '../../src/domain/symbolication/sourceMaps.ts';
@@ -79,7 +79,8 @@ const mapping = parseProguardMapping(MAPPING);
 
 const PARSERS: Record<string, (text: string) => unknown> = {
   'stack normalisation': (t) => normaliseStack(t),
-  'message normalisation': (t) => normaliseMessage(t),
+  // as the code calls it: on lines already cut to their first KiB
+  'message normalisation': (t) => stackLines(t).map(normaliseMessage),
   'crash grouping key and head': (t) => [crashGroupKey(t), stackHead(t)],
   'JavaScript frames': (t) => t.split('\n').map(parseJsFrame),
   'JavaScript files of a stack': (t) => jsFilesOf(t),

@@ -3,6 +3,8 @@
  * (Firefox) and JavaScriptCore (Safari) print them: parsed into function, file, line and column,
  * and printed back in the same syntax once symbolicated.
  */
+import { MAX_LINE_CHARS } from '../stackNormalise.ts';
+
 export interface JsFrame {
   /** The frame's syntax, kept when it is printed back. */
   style: 'v8' | 'gecko';
@@ -18,9 +20,6 @@ export interface JsFrame {
 
 /** The path jsFilesOf and mapFor use for Hermes frames that name no file (the app's bundle). */
 export const IMPLICIT_BUNDLE = '';
-
-/** A longer line is not read as a frame (DESIGN: a frame line is cut at 1 KiB before any parsing). */
-export const MAX_FRAME_LINE = 1024;
 
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 
@@ -54,7 +53,8 @@ function location(s: string): { file: string; line: number; column: number | nul
  * - Hermes without a source URL: "fn@1:557290" (line 1 of the bundle, column = bytecode offset).
  */
 export function parseJsFrame(line: string): JsFrame | null {
-  if (line.length > MAX_FRAME_LINE) return null;
+  // no frame is that long: a longer line is not read (stackNormalise.ts cuts lines there too)
+  if (line.length > MAX_LINE_CHARS) return null;
   // trim's white space is the patterns' \s
   const body = line.trim();
   const indent = line.slice(0, line.length - line.trimStart().length);

@@ -12,6 +12,7 @@
  *       4:4:void load(long):60 -> a
  *       void refresh() -> b                      (no line information)
  */
+import { MAX_LINE_CHARS } from '../stackNormalise.ts';
 
 interface MemberMapping {
   /** obfuscated line range, or null when the line has no range */
@@ -43,8 +44,6 @@ export interface ProguardMapping {
  * characters, and bounded input keeps every pattern below linear in the file (issue 32).
  */
 const MAX_MAPPING_LINE = 4096;
-/** A stack line longer than this is left as it is (DESIGN: a frame line is cut at 1 KiB). */
-const MAX_FRAME_LINE = 1024;
 
 const CLASS_LINE = /^(\S+) -> (\S+):\s*$/;
 // [from:to:]returnType [class.]name(args)[:origFrom[:origTo]] -> obfuscated
@@ -173,8 +172,9 @@ export function retraceStack(mapping: ProguardMapping, stack: string): { stack: 
   let mapped = 0;
   const out: string[] = [];
   stack.split('\n').forEach((raw, i) => {
-    if (raw.length > MAX_FRAME_LINE) return void out.push(raw);
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    const line = raw.replace(/\r$/, '');
+    // A line longer than any frame is left as it is, unread: patterns see bounded text only.
+    if (line.length > MAX_LINE_CHARS) return void out.push(raw);
     const f = JVM_FRAME.exec(line);
     if (f) {
       const frames = retraceFrame(mapping, f[2]!, f[3]!, f[4] ?? null, f[5] === undefined ? null : Number(f[5]));
