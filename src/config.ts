@@ -44,10 +44,15 @@ export interface Config {
   /** Budget of one AI summary, retries included; past it the deterministic summary is used. */
   summaryTimeoutMs: number;
   /** The alert outbox worker: poll interval, lease, retry cap and backoff. */
-  outbox: { pollMs: number; leaseMs: number; maxAttempts: number; backoffBaseMs: number; backoffMaxMs: number };
+  outbox: {
+    pollMs: number; leaseMs: number; maxAttempts: number; backoffBaseMs: number; backoffMaxMs: number;
+    /** Jobs a worker runs at once, and a project's webhook deliveries among them (the fair queue). */
+    concurrency: number; projectConcurrency: number;
+  };
   /** Alert rules and webhooks (docs/alerts.md, Rules and webhooks). */
-  alertRules: { intervalMs: number };
-  webhooks: { timeoutMs: number; perMinute: number; allowPrivate: boolean };
+  /** Alert rules: how often the rules' pass runs, and how many rules a project may have. */
+  alertRules: { intervalMs: number; maxPerProject: number };
+  webhooks: { timeoutMs: number; perMinute: number; allowPrivate: boolean; maxPerProject: number };
   rateLimits: { ingest: number; export: number; auth: number; dashboard: number };
   keyCacheTtlMs: number;
   bodyLimitBytes: number;
@@ -254,12 +259,18 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: int(env, 'OUTBOX_MAX_ATTEMPTS', 8, 1, 100),
       backoffBaseMs: int(env, 'OUTBOX_BACKOFF_BASE_MS', 5_000, 1, 86_400_000),
       backoffMaxMs: int(env, 'OUTBOX_BACKOFF_MAX_MS', 3_600_000, 1, 86_400_000),
+      concurrency: int(env, 'OUTBOX_CONCURRENCY', 8, 1, 256),
+      projectConcurrency: int(env, 'OUTBOX_PROJECT_CONCURRENCY', 2, 1, 256),
     },
-    alertRules: { intervalMs: int(env, 'ALERT_RULES_INTERVAL_MS', 60_000, 10, 86_400_000) },
+    alertRules: {
+      intervalMs: int(env, 'ALERT_RULES_INTERVAL_MS', 60_000, 10, 86_400_000),
+      maxPerProject: int(env, 'ALERT_RULES_MAX_PER_PROJECT', 100, 1, 10_000),
+    },
     webhooks: {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       perMinute: int(env, 'WEBHOOK_MAX_PER_MINUTE', 60, 1, 100_000),
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      maxPerProject: int(env, 'WEBHOOKS_MAX_PER_PROJECT', 20, 1, 1_000),
     },
     rateLimits: {
       ingest: int(env, 'RATE_LIMIT_INGEST_PER_MIN', 600, 1, 1e9),

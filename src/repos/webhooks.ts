@@ -21,12 +21,15 @@ const toWebhook = (r: Row): Webhook => ({ id: r.id, projectId: r.project_id, url
 
 export function webhooksRepo(db: Queryable) {
   return {
-    async create(projectId: string, w: { url: string; events: string[]; secret: string }): Promise<Webhook> {
+    /** The new webhook, or null when the project already has `max` webhooks. */
+    async create(projectId: string, w: { url: string; events: string[]; secret: string }, max: number): Promise<Webhook | null> {
       const r = await db.query<Row>(
-        `INSERT INTO ${TABLE} (id, project_id, url, events, secret) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-        [randomUUID(), projectId, w.url, w.events, w.secret],
+        `INSERT INTO ${TABLE} (id, project_id, url, events, secret)
+         SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM ${TABLE} WHERE project_id = $2) < $6
+         RETURNING ${COLUMNS}`,
+        [randomUUID(), projectId, w.url, w.events, w.secret, max],
       );
-      return toWebhook(r.rows[0] as Row);
+      return r.rows[0] ? toWebhook(r.rows[0]) : null;
     },
 
     async list(projectId: string): Promise<Webhook[]> {

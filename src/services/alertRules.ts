@@ -8,7 +8,7 @@ import { projectsRepo } from '../repos/projects.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
 import { RULE_DEFAULTS, type AlertRule, type RuleKind } from '../domain/alertRules.ts';
 import { webhookUrlProblem } from '../domain/webhooks.ts';
-import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { normalizeEmail } from './accounts.ts';
 
 export interface RuleInput {
@@ -36,7 +36,7 @@ export type Actor = 'operator' | 'member';
  * A project's alert rules and webhooks: the management API's and the dashboard's use cases.
  * Callers have already checked access to the project (the admin token, or team membership).
  */
-export function alertRulesService(db: Postgres, opts: { allowPrivateWebhooks: boolean }) {
+export function alertRulesService(db: Postgres, opts: { allowPrivateWebhooks: boolean; maxRules: number; maxWebhooks: number }) {
   const rules = alertRulesRepo(db);
   const hooks = webhooksRepo(db);
   const deliveries = webhookDeliveriesRepo(db);
@@ -94,7 +94,8 @@ export function alertRulesService(db: Postgres, opts: { allowPrivateWebhooks: bo
         cooldownMinutes: input.cooldownMinutes ?? RULE_DEFAULTS.cooldownMinutes,
         emails: cleanEmails(input.emails) ?? null, webhookIds: [...new Set(input.webhookIds ?? [])], enabled: input.enabled ?? true,
       });
-      const rule = await rules.create(projectId, r);
+      const rule = await rules.create(projectId, r, opts.maxRules);
+      if (!rule) throw new ConflictError(`A project has at most ${opts.maxRules} alert rules (ALERT_RULES_MAX_PER_PROJECT): delete one first`);
       await syncRecipients(projectId, by, rule.emails ?? []);
       return rule;
     },
@@ -131,7 +132,8 @@ export function alertRulesService(db: Postgres, opts: { allowPrivateWebhooks: bo
       const problem = webhookUrlProblem(input.url, opts.allowPrivateWebhooks);
       if (problem) throw new ValidationError([{ path: '/url', message: problem }]);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
-      const w = await hooks.create(projectId, { url: input.url, events: [...new Set(input.events ?? [])], secret });
+      const w = await hooks.create(projectId, { url: input.url, events: [...new Set(input.events ?? [])], secret }, opts.maxWebhooks);
+      if (!w) throw new ConflictError(`A project has at most ${opts.maxWebhooks} webhooks (WEBHOOKS_MAX_PER_PROJECT): delete one first`);
       return { ...w, secret };
     },
 

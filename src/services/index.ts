@@ -109,7 +109,9 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     exportStreams: new StreamSlots(config.exportMaxStreams, stores.redis, config.redisKeyPrefix),
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
-    alertRules: alertRulesService(stores.pg, { allowPrivateWebhooks: config.webhooks.allowPrivate }),
+    alertRules: alertRulesService(stores.pg, {
+      allowPrivateWebhooks: config.webhooks.allowPrivate, maxRules: config.alertRules.maxPerProject, maxWebhooks: config.webhooks.maxPerProject,
+    }),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
     releases,
     groupActivity: crashGroupActivityService({ groups: groupRows, occurrences, activity, accounts: accountRows, projects: projectRows }),

@@ -43,6 +43,7 @@ export function createAlertWorker(
   const rules = overrides.ch ? alertRulesPass({ config, db, ch: overrides.ch, log, now: overrides.clock }) : undefined;
   const worker = new OutboxWorker(db, handlers, {
     pollMs: o.pollMs, leaseMs: o.leaseMs, maxAttempts: o.maxAttempts, baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs, clock: overrides.clock,
+    concurrency: o.concurrency, projectConcurrency: o.projectConcurrency,
   }, log, [recipientConfirmations(config, db, mailer, gate, log), verificationMails(config, db, mailer, gate, log), invitationMails(config, db, mailer, gate, log), ...(rules ? [rules.sweep] : [])]);
   return {
     worker,
