@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createServer } from './server.ts';
+import { DataDirInUseError } from './stores/dataDirLock.ts';
 import { loggableError } from './domain/log.ts';
 import { bearerMatches } from './http/auth.ts';
 
@@ -116,6 +117,8 @@ async function main() {
 main().catch((err) => {
   if (err instanceof ConfigError) {
     console.error(`flightrec: configuration error: ${err.message}`);
+  } else if (err instanceof DataDirInUseError) {
+    console.error(`flightrec: ${err.message}`);
   } else {
     console.error('flightrec: failed to start:', err);
   }

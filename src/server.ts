@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { openStores } from './stores/index.ts';
+import { lockDataDir, type DataDirLock } from './stores/dataDirLock.ts';
 import { createServices, type Services } from './services/index.ts';
 import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
 import { backfillSessionFacts } from './repos/sessionFactsBackfill.ts';
@@ -33,6 +34,17 @@ function servicesLog(config: Config, opts: AppOptions): Log {
 
 /** Opens the stores, wires the services and builds the HTTP app; does not listen. */
 export async function createServer(config: Config, opts: AppOptions = {}): Promise<Server> {
+  // Before anything under DATA_DIR is touched (the admin token file, either embedded store).
+  const dirLock = config.databaseUrl && config.clickhouse ? undefined : lockDataDir(config.dataDir);
+  try {
+    return await openServer(config, opts, dirLock);
+  } catch (err) {
+    dirLock?.release();
+    throw err;
+  }
+}
+
+async function openServer(config: Config, opts: AppOptions, dirLock: DataDirLock | undefined): Promise<Server> {
   const admin = resolveAdminToken(config);
   const stores = await openStores(config, [moveLegacyOccurrences, backfillSessionFacts]);
   const svc = createServices(config, stores, admin.token, servicesLog(config, opts));
@@ -66,6 +78,7 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
         await Promise.all([svc.touches.flush(), svc.crashTouches.flush()]);
         await svc.keys.stop();
         await stores.close();
+        dirLock?.release();
       })();
       return closing;
     },
