@@ -10,6 +10,8 @@ export interface Config {
   /** LOG_REQUESTS: a line per request (Fastify's own); else only 5xx and slow requests get one. */
   logRequests: boolean;
   adminToken: string | undefined;
+  /** SECRETS_KEY: seals webhook secrets at rest (unset: a key generated in DATA_DIR/secrets.key). */
+  secretsKey: string | undefined;
   databaseUrl: string | undefined;
   /** `cluster`: CLICKHOUSE_CLUSTER, the clustered schema (replicated local tables, Distributed tables over them). */
   clickhouse: { url: string; user: string; password: string; database: string; cluster: string | undefined } | undefined;
@@ -210,6 +212,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
   }
+  const secretsKey = str(env, 'SECRETS_KEY');
+  if (secretsKey !== undefined && secretsKey.length < 32) {
+    throw new ConfigError('SECRETS_KEY must be at least 32 characters (e.g. `openssl rand -base64 32`)');
+  }
   const requestTimeoutMs = int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
   const headersTimeoutMs = int(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000);
   // Node refuses a server whose headers may take longer than the whole request.
@@ -223,6 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
     logRequests: bool(env, 'LOG_REQUESTS', false),
     adminToken,
+    secretsKey,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     clickhouse: chUrl
       ? {

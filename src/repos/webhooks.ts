@@ -102,3 +102,15 @@ export async function webhookTargets(q: Queryable, projectId: string, by: { even
 }
 
 export type WebhooksRepo = ReturnType<typeof webhooksRepo>;
+
+/**
+ * Seals the secrets stored before they were encrypted (docs/decisions.md, "Secrets at rest"):
+ * run at start-up in the migration lock's transaction; a sealed secret is left as it is.
+ */
+export async function sealPlaintextSecrets(q: Queryable, seal: (plain: string) => string): Promise<number> {
+  const r = await q.query<{ id: string; secret: string }>(`SELECT id, secret FROM ${TABLE} WHERE secret NOT LIKE 'enc:v1:%'`);
+  for (const row of r.rows) {
+    await q.query(`UPDATE ${TABLE} SET secret = $2 WHERE id = $1 AND secret = $3`, [row.id, seal(row.secret), row.secret]);
+  }
+  return r.rows.length;
+}

@@ -8,6 +8,7 @@ import { projectsRepo } from '../repos/projects.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
 import { RULE_DEFAULTS, type AlertRule, type RuleKind } from '../domain/alertRules.ts';
 import { webhookUrlProblem } from '../domain/webhooks.ts';
+import { sealSecret } from '../domain/secretBox.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { normalizeEmail } from './accounts.ts';
 
@@ -36,7 +37,9 @@ export type Actor = 'operator' | 'member';
  * A project's alert rules and webhooks: the management API's and the dashboard's use cases.
  * Callers have already checked access to the project (the admin token, or team membership).
  */
-export function alertRulesService(db: Postgres, opts: { allowPrivateWebhooks: boolean; maxRules: number; maxWebhooks: number }) {
+export function alertRulesService(
+  db: Postgres, opts: { allowPrivateWebhooks: boolean; maxRules: number; maxWebhooks: number; secretsKey: Buffer },
+) {
   const rules = alertRulesRepo(db);
   const hooks = webhooksRepo(db);
   const deliveries = webhookDeliveriesRepo(db);
@@ -132,7 +135,9 @@ export function alertRulesService(db: Postgres, opts: { allowPrivateWebhooks: bo
       const problem = webhookUrlProblem(input.url, opts.allowPrivateWebhooks);
       if (problem) throw new ValidationError([{ path: '/url', message: problem }]);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
-      const w = await hooks.create(projectId, { url: input.url, events: [...new Set(input.events ?? [])], secret }, opts.maxWebhooks);
+      // stored sealed with the server key: the database's files alone do not give it away
+      const sealed = sealSecret(opts.secretsKey, secret);
+      const w = await hooks.create(projectId, { url: input.url, events: [...new Set(input.events ?? [])], secret: sealed }, opts.maxWebhooks);
       if (!w) throw new ConflictError(`A project has at most ${opts.maxWebhooks} webhooks (WEBHOOKS_MAX_PER_PROJECT): delete one first`);
       return { ...w, secret };
     },

@@ -45,3 +45,29 @@ export function lockDataDir(dir: string): DataDirLock {
     },
   };
 }
+
+/** New files 0600 and directories 0700, in this process (a worker thread cannot set it; its process has). */
+export function setOwnerOnlyUmask(): void {
+  try {
+    process.umask(0o077);
+  } catch {
+    // worker_threads: the umask is the process's
+  }
+}
+
+/** Every file under `dir` made 0600 and every directory 0700 where group or others had access. */
+export function tightenModes(dir: string): void {
+  const stack = [dir];
+  while (stack.length) {
+    const d = stack.pop()!;
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isSymbolicLink()) continue;
+      const mode = fs.statSync(p).mode & 0o777;
+      if (e.isDirectory()) stack.push(p);
+      if (mode & 0o077) fs.chmodSync(p, e.isDirectory() ? 0o700 : mode & 0o700);
+    }
+  }
+  const own = fs.statSync(dir).mode & 0o777;
+  if (own & 0o077) fs.chmodSync(dir, 0o700);
+}
