@@ -42,6 +42,8 @@ export interface Config {
   /** At most one alert email per project per window; new groups meanwhile come in one digest. */
   alertDigestWindowMs: number;
   publicUrl: string;
+  /** Whether PUBLIC_URL was set; unset, it is the listening address and the start-up log warns. */
+  publicUrlSet: boolean;
   openai: { apiKey: string; baseUrl: string | undefined; model: string } | undefined;
   /** Budget of one AI summary, retries included; past it the deterministic summary is used. */
   summaryTimeoutMs: number;
@@ -203,6 +205,16 @@ function secretToken(env: Env, name: string): string | undefined {
   return v;
 }
 
+/**
+ * PUBLIC_URL's default: the address this process listens on, so links in mail and webhooks work
+ * on any PORT; a loopback or wildcard host is written as localhost, an IPv6 one in brackets.
+ */
+export function listeningUrl(host: string, port: number): string {
+  const local = ['', '0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(host);
+  const h = local ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${h}:${port}`;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const chUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
   const chCluster = clickhouseCluster(env, chUrl);
@@ -251,7 +263,9 @@ export function loadConfig(env: Env = process.env): Config {
     alertEmailFrom: str(env, 'ALERT_EMAIL_FROM') ?? 'flightrec <alerts@flightrec.local>',
     alertEmailTo: emails(env, 'ALERT_EMAIL_TO'),
     alertDigestWindowMs: int(env, 'ALERT_DIGEST_WINDOW_MS', 300_000, 0, 86_400_000),
-    publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? 'http://localhost:3000').replace(/\/$/, ''),
+    publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? listeningUrl(str(env, 'HOST') ?? '127.0.0.1', int(env, 'PORT', 3000, 0, 65535)))
+      .replace(/\/$/, ''),
+    publicUrlSet: url(env, 'PUBLIC_URL', ['http:', 'https:']) !== undefined,
     openai: openaiKey
       ? {
           apiKey: openaiKey,
