@@ -3,6 +3,8 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { signup } from './helpers/accounts.ts';
 import { sessionStart } from './helpers/payloads.ts';
 import { listeningUrl, loadConfig } from '../src/config.ts';
+import { ADMIN_TOKEN, tempDataDir } from './helpers/server.ts';
+import { ChildService, freePort } from './reliability/child.ts';
 
 // Issue 32, finding 10: the setup page put the project's first key (ingest and export) into the
 // app snippet, so anyone who pulled it out of an app could export every session; links used
@@ -47,4 +49,17 @@ describe('PUBLIC_URL', () => {
     expect(listeningUrl('fd00::1', 3000)).toBe('http://[fd00::1]:3000');
     expect(loadConfig({ PUBLIC_URL: 'https://rec.example.com/', PORT: '4123' })).toMatchObject({ publicUrl: 'https://rec.example.com', publicUrlSet: true });
   });
+});
+
+describe('start-up', () => {
+  it('warns, naming the address it uses, when PUBLIC_URL is not set', async () => {
+    const port = await freePort();
+    const svc = new ChildService({ DATA_DIR: tempDataDir(), PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'warn' });
+    try {
+      await svc.start();
+      expect(svc.output).toContain(`PUBLIC_URL is not set: links in mail and webhooks use http://localhost:${port}`);
+    } finally {
+      await svc.stop('SIGTERM');
+    }
+  }, 120_000);
 });
