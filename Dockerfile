@@ -6,6 +6,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=optional --omit=dev --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+# the CLI as one JavaScript file (npm run cli starts it without compiling TypeScript)
+COPY scripts/build-cli.mjs scripts/cli.mjs ./scripts/
+RUN node scripts/build-cli.mjs
 COPY postgres ./postgres
 COPY clickhouse ./clickhouse
 # the dashboard, served as files by the API (src/http/routes/web.ts)

@@ -122,6 +122,11 @@ try {
   const end = Math.min(endMs, Date.now());
   const parts: [string, () => Promise<unknown>][] = [
     ['  daily states: range + days', () => health.range(projectId, { fromMs: Math.floor(startMs / 86_400_000) * 86_400_000, toMs: Math.ceil(endMs / 86_400_000) * 86_400_000 })],
+    // the two halves of the daily read: exact sessions (release_sessions, FINAL) and the users' sketches
+    ['  exact sessions, all days', () => ch.query(`SELECT app_version, platform, count(), countIf(crashed = 1) FROM release_sessions FINAL
+      WHERE project_id = {p:String} GROUP BY app_version, platform SETTINGS do_not_merge_across_partitions_select_final = 1`, { p: projectId })],
+    ['  sketched sessions (before), all', () => ch.query(`SELECT app_version, platform, uniqCombinedMerge(14)(sessions)
+      FROM release_health_daily WHERE project_id = {p:String} GROUP BY app_version, platform`, { p: projectId })],
     ['  hourly states: adoption', () => health.adoption(projectId, end)],
     ['  states: first/last seen', () => health.seen(projectId)],
     ['  occurrences: new groups', () => occurrences.newGroupsByRelease(projectId)],
@@ -139,8 +144,10 @@ try {
   }
 
   const page = (await app.inject({ method: 'GET', url: requests[0]![1], headers })).json();
-  const bad = page.data.find((r: { appVersion: string; platform: string }) => r.appVersion === '1.6' && r.platform === 'ios');
-  const good = page.data.find((r: { appVersion: string; platform: string }) => r.appVersion === '1.5' && r.platform === 'ios');
+  type Row = { appVersion: string; platform: string; platforms: Row[] };
+  const ios = (v: string) => page.data.find((r: Row) => r.appVersion === v)?.platforms.find((r: Row) => r.platform === 'ios');
+  const [bad, good] = [ios('1.6'), ios('1.5')];
+  // sessions and crashed sessions are exact (clickhouse/010): the count must be the sessions generated
   console.log(`\nreleases: ${page.total}; sessions counted ${page.data.reduce((n: number, r: { sessions: number }) => n + r.sessions, 0).toLocaleString('en')} of ${sessions.toLocaleString('en')}`);
   console.log(`1.5 ios: ${JSON.stringify(good)}`);
   console.log(`1.6 ios (the bad one): ${JSON.stringify(bad)}`);

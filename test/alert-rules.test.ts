@@ -397,9 +397,9 @@ describe('the CLI', () => {
     const hooks = (await api('GET', `/api/projects/${p.projectId}/webhooks`)).json().items;
     expect(hooks).toMatchObject([{ url: `${rx.url}/cli`, events: ['crash_group.regressed'] }]);
     const rule = await cli('alert-rules', 'create', '--project', p.projectId, '--name', 'CLI storm', '--kind', 'spike', '--threshold', '20',
-      '--window', '5', '--emails', 'none', '--webhooks', hooks[0].id);
+      '--window', '5', '--emails', 'none', '--webhooks', hooks[0].id, '--json');
     expect(JSON.parse(rule.stdout)).toMatchObject({ name: 'CLI storm', threshold: 20, windowMinutes: 5, emails: [], webhookIds: [hooks[0].id] });
-    const listed = await cli('alert-rules', 'list', '--project', p.projectId);
+    const listed = await cli('alert-rules', 'list', '--project', p.projectId, '--json');
     expect(JSON.parse(listed.stdout).items).toHaveLength(1);
     expect(listed.stdout).not.toContain(secret);
     const refused = await cli('alert-rules', 'create', '--project', p.projectId, '--name', 'x', '--kind', 'crash_free', '--threshold', '150').catch((e) => e);

@@ -135,9 +135,9 @@ describe('crash-group workflow', () => {
     const address = await s.app.listen({ host: '127.0.0.1', port: 0 });
     const cli = (...args: string[]) =>
       promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--url', address, '--token', ADMIN_TOKEN], { cwd: process.cwd() });
-    const set = await cli('crash-groups', 'set-status', '--project', g.projectId, '--group', g.groupId, '--status', 'acknowledged');
+    const set = await cli('crash-groups', 'set-status', '--project', g.projectId, '--group', g.groupId, '--status', 'acknowledged', '--json');
     expect(JSON.parse(set.stdout)).toMatchObject({ id: g.groupId, status: 'acknowledged' });
-    const shown = await cli('crash-groups', 'get', '--project', g.projectId, '--group', g.groupId);
+    const shown = await cli('crash-groups', 'get', '--project', g.projectId, '--group', g.groupId, '--json');
     expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'acknowledged', appVersions: ['1.0'] });
     const refused = await cli('crash-groups', 'set-status', '--project', g.projectId, '--group', g.groupId, '--status', 'fixed').catch((e) => e);
     expect(refused.code).toBe(1);

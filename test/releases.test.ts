@@ -3,6 +3,10 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { addMember, dashboardProject, signup, type Account } from './helpers/accounts.ts';
 import { crash, sessionStart } from './helpers/payloads.ts';
 import { backfillSessionFacts } from '../src/repos/sessionFactsBackfill.ts';
+import { factRow } from '../src/repos/sessionFacts.ts';
+import { readMigrations } from '../src/stores/migrations.ts';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 
 // Release health and a crash group's activity over the real HTTP stack and the real stores: two
 // releases (one bad), a regression from a third, the figures on the page, in the export (JSON and
@@ -71,20 +75,26 @@ describe('release health', () => {
     expect(body.total).toBe(2);
     const v = byVersion(body.data);
     expect(v['1.0']).toMatchObject({
-      platform: 'ios', sessions: 4, users: 4, crashedSessions: 0, crashedUsers: 0, crashFreeSessions: 100, crashFreeUsers: 100,
+      platform: null, sessions: 4, users: 4, crashedSessions: 0, crashedUsers: 0, crashFreeSessions: 100, crashFreeUsers: 100,
       adoption24h: 50, adoption7d: 50, newGroups: 0, regressedGroups: 0,
     });
     // The handled error does not count against 2.0; the fatal crash does (1 of 4 sessions, 1 of 3 users).
     expect(v['2.0']).toMatchObject({
-      platform: 'ios', sessions: 4, users: 3, crashedSessions: 1, crashedUsers: 1, crashFreeSessions: 75, crashFreeUsers: 66.667,
-      adoption24h: 50, adoption7d: 50, newGroups: 2, regressedGroups: 0,
+      platform: null, sessions: 4, users: 3, crashedSessions: 1, crashedUsers: 1, crashFreeSessions: 75, crashFreeUsers: 66.67,
+      adoption24h: 50, adoption7d: 50, newGroups: 2, regressedGroups: 0, previousVersion: '1.0',
+      // Wilson 95 %: 3 of 4 is 30.06–95.45 %, overlapping 1.0's 51.01–100 %: not significantly worse
+      crashFreeSessionsInterval: { low: 30.06, high: 95.45 }, significantlyWorse: false,
     });
+    // one row per platform under the version
+    expect((v['2.0']!.platforms as Row[]).map((p) => [p.platform, p.sessions, p.crashFreeSessions])).toEqual([['ios', 4, 75]]);
+    // "last seen" is the latest session start itself, never the end of its hour
+    expect(Date.parse(v['1.0']!.lastSeenAt as string)).toBe(at);
     expect(Date.parse(v['2.0']!.firstSeenAt as string)).toBeLessThanOrEqual(at);
     expect(Date.parse(v['2.0']!.lastSeenAt as string)).toBeGreaterThanOrEqual(at);
     // the daily series of each release, for the trend charts
     expect(body.daily).toEqual(expect.arrayContaining([
-      { day, appVersion: '2.0', platform: 'ios', sessions: 4, users: 3, crashFreeSessions: 75, crashFreeUsers: 66.667 },
-      { day, appVersion: '1.0', platform: 'ios', sessions: 4, users: 4, crashFreeSessions: 100, crashFreeUsers: 100 },
+      { day, appVersion: '2.0', platform: null, sessions: 4, users: 3, crashFreeSessions: 75, crashFreeUsers: 66.67 },
+      { day, appVersion: '1.0', platform: null, sessions: 4, users: 4, crashFreeSessions: 100, crashFreeUsers: 100 },
     ]));
     // another platform has none of them
     expect((await dash(`${base()}/releases?from=${day}&to=${day}&platform=android`)).json().data).toEqual([]);
@@ -107,7 +117,7 @@ describe('release health', () => {
     expect(v['2.1']).toMatchObject({ sessions: 1, users: 1, crashedSessions: 1, crashFreeSessions: 0, adoption24h: 100 });
   });
 
-  it('pages the releases: each page its own rows and only their daily series, together the whole list', async () => {
+  it('pages the releases: each page its own rows, every version\'s daily series, together the whole list', async () => {
     const whole = (await dash(`${base()}/releases?from=${day}&to=${day}&platform=ios`)).json();
     expect(whole.total).toBe(2);
     const pages = [];
@@ -117,7 +127,9 @@ describe('release health', () => {
       const body = r.json();
       expect(body).toMatchObject({ total: 2, page, limit: 1, pages: 2 });
       expect(body.data).toHaveLength(1);
-      expect(new Set(body.daily.map((d: Row) => d.appVersion))).toEqual(new Set([body.data[0].appVersion]));
+      // the charts reach every release of the range, whatever the page
+      expect(new Set(body.daily.map((d: Row) => d.appVersion))).toEqual(new Set(['1.0', '2.0']));
+      expect(body.versions.map((x: Row) => x.appVersion)).toEqual(['2.0', '1.0']);
       pages.push(...body.data);
     }
     expect(pages).toEqual(whole.data);
@@ -130,9 +142,11 @@ describe('release health', () => {
     expect(json.statusCode, json.body).toBe(200);
     const e = json.json();
     expect(e).toMatchObject({ total: 2, page: 1, pages: 1 });
-    expect(byVersion(e.data)['2.0']).toMatchObject({ sessions: 4, users: 3, crashFreeSessions: 75, crashFreeUsers: 66.667, newGroups: 2 });
+    expect(byVersion(e.data)['2.0']).toMatchObject({ platform: 'ios', sessions: 4, users: 3, crashFreeSessions: 75, crashFreeUsers: 66.67, newGroups: 2 });
     const page = (await dash(`${base()}/releases?from=${day}&to=${day}&platform=ios`)).json();
-    expect(e.data).toEqual(page.data);
+    const fields = Object.keys(e.data[0]);
+    const pick = (r: Row) => Object.fromEntries(fields.map((k) => [k, r[k]]));
+    expect(byVersion(e.data)).toEqual(byVersion(page.data.flatMap((x: Row) => x.platforms as Row[]).map(pick)));
 
     const csv = await s.app.inject({ method: 'GET', url: `/export/releases?from=${day}&to=${day}&platform=ios&format=csv`, headers: project.auth });
     expect(csv.statusCode).toBe(200);
@@ -141,7 +155,7 @@ describe('release health', () => {
     expect(header).toEqual(['appVersion', 'platform', 'sessions', 'users', 'crashedSessions', 'crashedUsers', 'crashFreeSessions',
       'crashFreeUsers', 'adoption24h', 'adoption7d', 'newGroups', 'regressedGroups', 'firstSeenAt', 'lastSeenAt']);
     const two = lines.find((l) => l[0] === '2.0')!;
-    expect(two.slice(0, 8)).toEqual(['2.0', 'ios', '4', '3', '1', '1', '75', '66.667']);
+    expect(two.slice(0, 8)).toEqual(['2.0', 'ios', '4', '3', '1', '1', '75', '66.67']);
     const pq = await s.app.inject({ method: 'GET', url: `/export/releases?from=${day}&to=${day}&format=parquet`, headers: project.auth });
     expect(pq.statusCode).toBe(200);
     expect(pq.rawPayload.subarray(0, 4).toString()).toBe('PAR1');
@@ -152,12 +166,66 @@ describe('release health', () => {
     await ch.exec('TRUNCATE TABLE session_facts');
     await ch.exec('TRUNCATE TABLE release_health_daily');
     await ch.exec('TRUNCATE TABLE release_adoption_hourly');
+    await ch.exec('TRUNCATE TABLE release_sessions');
+    await ch.exec('TRUNCATE TABLE release_seen');
     expect((await s.app.inject({ method: 'GET', url: `/export/releases?from=${day}&to=${day}`, headers: project.auth })).json().total).toBe(0);
     await pg.query('DELETE FROM session_facts_backfill');
     await pg.tx((q) => backfillSessionFacts(q, ch));
     expect(await pg.tx((q) => backfillSessionFacts(q, ch))).toBe(0); // done once
     const again = await s.app.inject({ method: 'GET', url: `/export/releases?from=${day}&to=${day}&platform=ios`, headers: project.auth });
     expect(again.json().data).toEqual(e.data);
+
+    // An install that had the facts before the exact counts: migration 010 copies them (twice is harmless).
+    await ch.exec('TRUNCATE TABLE release_sessions');
+    await ch.exec('TRUNCATE TABLE release_seen');
+    const m010 = readMigrations(path.join(import.meta.dirname, '../clickhouse')).find((m) => m.version === 10)!;
+    const copies = m010.statements.filter((x) => x.startsWith('INSERT'));
+    expect(copies).toHaveLength(2);
+    for (const x of [...copies, ...copies]) await ch.exec(x);
+    const migrated = await s.app.inject({ method: 'GET', url: `/export/releases?from=${day}&to=${day}&platform=ios`, headers: project.auth });
+    expect(migrated.json().data).toEqual(e.data);
+  });
+
+  it('counts sessions exactly, sorts versions as semver, and marks a release worse only when the intervals say so', async () => {
+    const p = await dashboardProject(s, owner, 'Rollout');
+    const rows: ReturnType<typeof factRow>[] = [];
+    const add = (appVersion: string, platform: string, n: number, crashed: number, startedAt = at) => {
+      for (let i = 0; i < n; i++) {
+        const f = { project_id: p.projectId, id: randomUUID(), started_at: startedAt + i, app_version: appVersion, platform, user_id: `u${i % 50}`, device_fingerprint: 'd', status: 'active' as const };
+        // every fact sent twice (a retry): counted once
+        rows.push(factRow(f, false), factRow(f, false));
+        if (i < crashed) rows.push(factRow(f, true), factRow(f, true));
+      }
+    };
+    add('1.9.0', 'ios', 300, 3);
+    add('1.9.0', 'android', 100, 1, at + 1000);
+    add('1.10.0', 'ios', 300, 30); // 90 % against 99 %: significantly worse
+    add('1.10.1', 'ios', 8, 1, at + 60_000); // a small early rollout, 87.5 %: too few sessions to tell
+    await s.svc.stores.ch.insert('session_facts', rows);
+    const url = `/api/dashboard/projects/${p.projectId}/releases?from=${day}&to=${day}`;
+    const r = (await dash(url)).json();
+    expect(r.data.map((x: Row) => [x.appVersion, x.sessions, x.crashedSessions])).toEqual([
+      ['1.10.1', 8, 1], ['1.10.0', 300, 30], ['1.9.0', 400, 4],
+    ]);
+    const v = byVersion(r.data);
+    expect(v['1.9.0']!.platforms).toHaveLength(2);
+    expect(v['1.9.0']).toMatchObject({ crashFreeSessions: 99, previousVersion: null, significantlyWorse: false });
+    expect(v['1.10.0']).toMatchObject({ crashFreeSessions: 90, previousVersion: '1.9.0', significantlyWorse: true });
+    expect(v['1.10.1']).toMatchObject({ crashFreeSessions: 87.5, previousVersion: '1.10.0', significantlyWorse: false });
+    expect(Date.parse(v['1.10.1']!.lastSeenAt as string)).toBe(at + 60_000 + 7);
+    expect(r.versions.map((x: Row) => x.appVersion)).toEqual(['1.10.1', '1.10.0', '1.9.0']);
+    const order = async (q: string) => (await dash(`${url}&${q}`)).json().data.map((x: Row) => x.appVersion);
+    expect(await order('sort=version&order=asc')).toEqual(['1.9.0', '1.10.0', '1.10.1']);
+    expect(await order('sort=sessions')).toEqual(['1.9.0', '1.10.0', '1.10.1']);
+    expect(await order('sort=crashFree&order=asc')).toEqual(['1.10.1', '1.10.0', '1.9.0']);
+    expect(await order('sort=adoption')).toEqual(['1.9.0', '1.10.0', '1.10.1']);
+    expect(await order('sort=lastSeen')).toEqual(['1.10.1', '1.9.0', '1.10.0']);
+    expect((await dash(`${url}&sort=nope`)).statusCode).toBe(400);
+    // compare over all platforms by default, or one platform
+    const cmp = (await dash(`/api/dashboard/projects/${p.projectId}/releases/compare?from=${day}&to=${day}&a=1.9.0&b=1.10.0`)).json();
+    expect([cmp.a.sessions, cmp.b.sessions, cmp.bSignificantlyWorse]).toEqual([400, 300, true]);
+    const ios = (await dash(`/api/dashboard/projects/${p.projectId}/releases/compare?from=${day}&to=${day}&a=1.9.0&aPlatform=ios&b=1.10.1`)).json();
+    expect([ios.a.sessions, ios.a.platform, ios.b.sessions, ios.bSignificantlyWorse]).toEqual([300, 'ios', 8, false]);
   });
 });
 

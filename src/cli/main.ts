@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 const USAGE = `Usage: npm run cli -- <command> [options]
 
 Commands:
+  projects list                          every project: id, name, team, created
   projects create --name NAME [--owner EMAIL | --team ID]
                                          create a project and its first API key; with --owner or
                                          --team it belongs to that team (its dashboard shows it)
@@ -31,16 +32,21 @@ Commands:
   mappings upload --project ID --release VERSION[+BUILD] mapping.txt
                                          upload an Android build's R8/ProGuard mapping
   alert-rules list --project ID
-  alert-rules create --project ID --name NAME --kind spike|crash_free --threshold N
+  alert-rules create --project ID --name NAME --kind spike|crash_free|crash_free_regression [--threshold N]
                      [--window MINUTES] [--min-sessions N] [--emails a@x,b@y|none] [--webhooks ID,ID]
                                          spike: a group passes N occurrences in the window;
-                                         crash_free: a release falls below N % crash-free sessions
+                                         crash_free: a release falls below N % crash-free sessions;
+                                         crash_free_regression: a release's crash-free sessions are
+                                         significantly below the previous release's (95 % intervals)
                                          (no --emails: the project's alert recipients)
+  alert-rules update --project ID RULE_ID [--name NAME] [--threshold N] [--window MINUTES]
+                     [--min-sessions N] [--emails a@x,b@y|none] [--webhooks ID,ID] [--enable|--disable]
   alert-rules delete --project ID RULE_ID
   webhooks list --project ID
   webhooks create --project ID --endpoint URL [--new-groups] [--regressions]
                                          prints the signing secret, shown once
   webhooks delete --project ID WEBHOOK_ID
+  webhooks test --project ID WEBHOOK_ID  send a signed test delivery (see it in webhooks deliveries)
   webhooks deliveries --project ID       the delivery log, newest first
 
 Options:
@@ -48,7 +54,7 @@ Options:
   --token TOKEN  admin token (default $ADMIN_TOKEN, else the file DATA_DIR/admin-token)
   --key KEY      for uploads: a project key with the upload scope (default $FLIGHTREC_UPLOAD_KEY,
                  else the admin token); CI should use such a key, never the app's ingest key
-  --json         print the raw JSON response`;
+  --json         print the service's JSON answer (for scripts); without it, tables and sentences`;
 
 /** One validation detail as a line a person reads: the field, then what is wrong with it. */
 function describeDetail(d: { path?: string; message?: string; allowedValues?: unknown }): string {
@@ -61,6 +67,51 @@ function describeDetail(d: { path?: string; message?: string; allowedValues?: un
 
 // The fields whose allowed values a person types on this command line.
 const ENUMS: Record<string, string> = { status: 'open, acknowledged, resolved, ignored' };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** An id given on the command line, checked before any request: a typo gets a sentence, not a schema error. */
+function id(v: string | undefined, flag: string, what: string): string {
+  if (v === undefined) return fail(`Missing ${flag}\n\n${USAGE}`);
+  if (!UUID.test(v)) {
+    const hint = what === 'project' ? ' (`npm run cli -- projects list` shows them)' : '';
+    return fail(`${flag} "${v}" is not a ${what} id: ids look like 2b0d7b3e-5c1a-4e0f-9d3b-1f2a3b4c5d6e${hint}`);
+  }
+  return v;
+}
+
+/** A server error as a sentence: "Invalid params parameter projectId" says little to a person. */
+function plainError(status: number, error: string): string {
+  const m = /^Invalid (params|querystring|body) parameter (\w+)$/.exec(error);
+  const idHint = ' (an id looks like 2b0d7b3e-5c1a-4e0f-9d3b-1f2a3b4c5d6e)';
+  if (m) return `Error ${status}: ${m[2]} is not valid${/Id$/.test(m[2] ?? '') ? idHint : ''}`;
+  return `Error ${status}: ${error}`;
+}
+
+/** Rows as an aligned text table, a header line first; a cell is cut to `max` characters. */
+function table(rows: Record<string, unknown>[], columns: [string, (r: any) => unknown][], max = 60): string {
+  if (!rows.length) return '(none)';
+  const cell = (v: unknown) => {
+    const t = v === null || v === undefined || v === '' ? '-' : Array.isArray(v) ? v.join(',') || '-' : String(v);
+    const line = t.replace(/\s+/g, ' ');
+    return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  };
+  const cells = rows.map((r) => columns.map(([, f]) => cell(f(r))));
+  const widths = columns.map(([h], i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!))).join('  ');
+  return [line(columns.map(([h]) => h)), ...cells.map(line)].join('\n');
+}
+
+/** One object as "field: value" lines (nested values as compact JSON). */
+function fields(o: Record<string, unknown>): string {
+  const w = Math.max(...Object.keys(o).map((k) => k.length));
+  const text = (v: unknown): string => {
+    if (v === null || v === undefined) return '-';
+    if (Array.isArray(v) && v.every((x) => typeof x !== 'object')) return v.join(', ') || '-';
+    return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  };
+  return Object.entries(o).map(([k, v]) => `${`${k}:`.padEnd(w + 1)} ${text(v)}`).join('\n');
+}
 
 function fail(msg: string): never {
   console.error(msg);
@@ -127,6 +178,8 @@ async function main() {
       endpoint: { type: 'string' },
       regressions: { type: 'boolean', default: false },
       'new-groups': { type: 'boolean', default: false },
+      enable: { type: 'boolean', default: false },
+      disable: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -138,15 +191,33 @@ async function main() {
   const base = (values.url ?? process.env.FLIGHTREC_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(/\/$/, '');
   const need = (v: string | undefined, flag: string) => v ?? fail(`Missing ${flag}\n\n${USAGE}`);
 
+  const projectId = () => id(values.project, '--project', 'project');
+
+  /** A rule's fields as given (absent: left out). */
+  const ruleFields = (): Record<string, unknown> => {
+    const num = (v: string | undefined, flag: string) => {
+      if (v === undefined) return undefined;
+      const n = Number(v);
+      return Number.isFinite(n) && v.trim() !== '' ? n : fail(`${flag} must be a number, not "${v}"`);
+    };
+    const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+    return {
+      name: values.name, threshold: num(values.threshold, '--threshold'), windowMinutes: num(values.window, '--window'),
+      minSessions: num(values['min-sessions'], '--min-sessions'),
+      emails: values.emails === undefined ? undefined : values.emails === 'none' ? [] : list(values.emails),
+      webhookIds: values.webhooks === undefined ? undefined : list(values.webhooks),
+    };
+  };
+
   const teamChange = (): Record<string, string | null> | null => {
     if (values.owner) return { teamOwnerEmail: values.owner };
-    if (values.team) return { teamId: values.team };
+    if (values.team) return { teamId: id(values.team, '--team', 'team') };
     if (values['no-team']) return { teamId: null };
     return null;
   };
 
   if (cmd0(resource, action) === 'sourcemaps upload' || cmd0(resource, action) === 'mappings upload') {
-    const project = need(values.project, '--project');
+    const project = projectId();
     const release = need(values.release, '--release');
     const target = need(arg, resource === 'sourcemaps' ? 'DIR' : 'mapping.txt');
     const key = values.key ?? process.env.FLIGHTREC_UPLOAD_KEY ?? adminToken(values.token);
@@ -166,77 +237,89 @@ async function main() {
       break;
     case 'projects rename':
       method = 'PATCH';
-      route = `/api/projects/${need(values.project, '--project')}`;
+      route = `/api/projects/${projectId()}`;
       body = { name: need(values.name, '--name') };
       break;
     case 'projects set-team':
       method = 'PATCH';
-      route = `/api/projects/${need(values.project, '--project')}`;
+      route = `/api/projects/${projectId()}`;
       body = teamChange() ?? fail(`Missing --owner EMAIL, --team ID or --no-team\n\n${USAGE}`);
       break;
     case 'projects get':
       method = 'GET';
-      route = `/api/projects/${need(values.project, '--project')}`;
+      route = `/api/projects/${projectId()}`;
       break;
     case 'projects set-alert-emails': {
       method = 'PATCH';
-      route = `/api/projects/${need(values.project, '--project')}`;
+      route = `/api/projects/${projectId()}`;
       const list = (values.emails ?? '').split(',').map((s) => s.trim()).filter(Boolean);
       body = { alertEmails: list.length ? list : null };
       break;
     }
     case 'projects set-origins': {
       method = 'PATCH';
-      route = `/api/projects/${need(values.project, '--project')}`;
+      route = `/api/projects/${projectId()}`;
       const raw = (values.origins ?? '').trim();
       const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
       body = { allowedOrigins: raw.toLowerCase() === 'none' ? [] : list.length ? list : null };
       break;
     }
     case 'keys create':
-      route = `/api/projects/${need(values.project, '--project')}/keys`;
+      route = `/api/projects/${projectId()}/keys`;
       body = values.name || values.scopes
         ? { ...(values.name ? { name: values.name } : {}), ...(values.scopes ? { scopes: values.scopes.split(',').map((x) => x.trim()).filter(Boolean) } : {}) }
         : undefined;
       break;
     case 'keys deactivate':
-      route = `/api/keys/${need(arg, 'KEY_ID')}/deactivate`;
+      route = `/api/keys/${id(arg, 'KEY_ID', 'key')}/deactivate`;
       break;
     case 'crash-groups get':
       method = 'GET';
-      route = `/api/projects/${need(values.project, '--project')}/crash-groups/${need(values.group, '--group')}`;
+      route = `/api/projects/${projectId()}/crash-groups/${id(values.group, '--group', 'crash group')}`;
       break;
     case 'crash-groups set-status':
       method = 'PATCH';
-      route = `/api/projects/${need(values.project, '--project')}/crash-groups/${need(values.group, '--group')}`;
+      route = `/api/projects/${projectId()}/crash-groups/${id(values.group, '--group', 'crash group')}`;
       body = { status: need(values.status, '--status') };
       break;
     case 'alert-rules list':
     case 'webhooks list':
     case 'webhooks deliveries':
       method = 'GET';
-      route = `/api/projects/${need(values.project, '--project')}/${cmd === 'alert-rules list' ? 'alert-rules' : cmd === 'webhooks list' ? 'webhooks' : 'webhook-deliveries'}`;
+      route = `/api/projects/${projectId()}/${cmd === 'alert-rules list' ? 'alert-rules' : cmd === 'webhooks list' ? 'webhooks' : 'webhook-deliveries'}`;
       break;
     case 'alert-rules create': {
-      route = `/api/projects/${need(values.project, '--project')}/alert-rules`;
-      const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
-      const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-      body = {
-        name: need(values.name, '--name'), kind: need(values.kind, '--kind'), threshold: num(need(values.threshold, '--threshold')),
-        windowMinutes: num(values.window), minSessions: num(values['min-sessions']),
-        emails: values.emails === undefined ? undefined : values.emails === 'none' ? [] : list(values.emails),
-        webhookIds: values.webhooks === undefined ? undefined : list(values.webhooks),
-      };
+      route = `/api/projects/${projectId()}/alert-rules`;
+      body = { ...ruleFields(), name: need(values.name, '--name'), kind: need(values.kind, '--kind') };
       break;
     }
     case 'webhooks create':
-      route = `/api/projects/${need(values.project, '--project')}/webhooks`;
+      route = `/api/projects/${projectId()}/webhooks`;
       body = { url: need(values.endpoint, '--endpoint'), events: [...(values['new-groups'] ? ['crash_group.new'] : []), ...(values.regressions ? ['crash_group.regressed'] : [])] };
       break;
     case 'alert-rules delete':
     case 'webhooks delete':
       method = 'DELETE';
-      route = `/api/projects/${need(values.project, '--project')}/${resource}/${need(arg, resource === 'webhooks' ? 'WEBHOOK_ID' : 'RULE_ID')}`;
+      route = `/api/projects/${projectId()}/${resource}/`
+        + (resource === 'webhooks' ? id(arg, 'WEBHOOK_ID', 'webhook') : id(arg, 'RULE_ID', 'alert rule'));
+      break;
+    case 'webhooks test':
+      route = `/api/projects/${projectId()}/webhooks/${id(arg, 'WEBHOOK_ID', 'webhook')}/test`;
+      break;
+    case 'alert-rules update': {
+      method = 'PATCH';
+      route = `/api/projects/${projectId()}/alert-rules/${id(arg, 'RULE_ID', 'alert rule')}`;
+      const change = ruleFields();
+      if (values.enable || values.disable) change.enabled = values.enable;
+      if (Object.values(change).every((v) => v === undefined)) {
+        fail(`Nothing to change: give --name, --threshold, --window, --min-sessions, --emails, --webhooks, --enable or --disable\n\n${USAGE}`);
+      }
+      body = change;
+      break;
+    }
+    case 'projects list':
+      method = 'GET';
+      route = '/api/projects';
       break;
     default:
       return fail(`Unknown command "${cmd}"\n\n${USAGE}`);
@@ -262,7 +345,7 @@ async function main() {
   if (values.json) {
     console.log(JSON.stringify(json, null, 2));
   } else if (!res.ok) {
-    console.error(`Error ${res.status}: ${json.error ?? text}`);
+    console.error(plainError(res.status, String(json.error ?? text)));
     // The validator's details say which field and why; a bare "Validation failed" does not.
     for (const d of Array.isArray(json.details) ? json.details : []) console.error(`  ${describeDetail(d)}`);
   } else if (cmd === 'projects create') {
@@ -283,9 +366,49 @@ async function main() {
   } else if (cmd === 'keys deactivate') {
     console.log(`Key ${arg} deactivated`);
   } else {
-    console.log(JSON.stringify(json, null, 2));
+    console.log(human(cmd, json));
   }
   if (!res.ok) process.exit(1);
+}
+
+const ruleLine = (r: any) => {
+  const when = r.kind === 'spike' ? `>= ${r.threshold} occurrences`
+    : r.kind === 'crash_free' ? `< ${r.threshold}% crash-free`
+      : `significantly below the previous release${r.threshold ? ` by > ${r.threshold} pts` : ''}`;
+  return `${r.kind} ${when} in ${r.windowMinutes} min`;
+};
+
+/** A successful answer as a person reads it: a table for a list, "field: value" lines for one thing. */
+function human(cmd: string, json: any): string {
+  switch (cmd) {
+    case 'projects list':
+      return table(json.items, [
+        ['ID', (p) => p.id], ['NAME', (p) => p.name], ['TEAM', (p) => p.teamId ?? 'none'],
+        ['CREATED', (p) => p.createdAt]]);
+    case 'alert-rules list':
+      return table(json.items, [
+        ['ID', (r) => r.id], ['NAME', (r) => r.name], ['FIRES WHEN', ruleLine],
+        ['ON', (r) => (r.enabled ? 'yes' : 'no')]]);
+    case 'alert-rules create':
+    case 'alert-rules update':
+      return `Rule "${json.name}" (${json.id}): ${ruleLine(json)}${json.enabled ? '' : ', off'}`;
+    case 'webhooks list':
+      return table(json.items, [
+        ['ID', (w) => w.id], ['URL', (w) => w.url], ['ALSO RECEIVES', (w) => w.events],
+        ['ON', (w) => (w.enabled ? 'yes' : 'no')]], 80);
+    case 'webhooks deliveries':
+      return table(json.items, [
+        ['CREATED', (d) => d.createdAt], ['WEBHOOK', (d) => d.webhookId], ['EVENT', (d) => d.event],
+        ['STATUS', (d) => d.status],
+        ['TRIES', (d) => d.attempts], ['HTTP', (d) => d.responseCode], ['ERROR', (d) => d.error]]);
+    case 'webhooks test':
+      return `Test delivery ${json.deliveryId} queued: \`npm run cli -- webhooks deliveries --project …\` `
+        + 'shows how it went';
+    case 'crash-groups set-status':
+      return `Crash group ${json.id}: ${json.status}`;
+    default:
+      return fields(json);
+  }
 }
 
 const cmd0 = (resource: string, action: string | undefined) => `${resource} ${action ?? ''}`.trim();
@@ -351,7 +474,7 @@ async function uploadArtifacts(base: string, key: string, project: string, relea
     if (!json) console.log(`${body.replaced ? 'Replaced' : 'Uploaded'} ${f.kind} ${f.name} (${body.artifact.size} bytes)`);
   }
   if (json) console.log(JSON.stringify(results, null, 2));
-  else console.log(`${files.length} artifact${files.length === 1 ? '' : 's'} of release ${release} uploaded`);
+  else process.stdout.write(`\n${files.length} artifact${files.length === 1 ? '' : 's'} of release ${release} uploaded\n`);
 }
 
 main().catch((err) => fail(String(err)));

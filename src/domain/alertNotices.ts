@@ -1,5 +1,5 @@
 import { isoMs } from './time.ts';
-import { crashGroupLink, type RenderedEmail } from './crashAlert.ts';
+import { crashGroupLink, releasesLink, type RenderedEmail } from './crashAlert.ts';
 
 /**
  * Alerts after the first occurrence (a regression, a rule firing): one line each, so that
@@ -46,7 +46,7 @@ export function ruleNotice(
     key: `rule-fired-${f.firingId}`,
     title: f.text,
     lines: [`Rule fired at ${isoMs(f.firedAt)}.`],
-    link: f.groupId ? crashGroupLink(publicUrl, f.projectId, f.groupId) : null,
+    link: f.groupId ? crashGroupLink(publicUrl, f.projectId, f.groupId) : releasesLink(publicUrl, f.projectId),
   };
 }
 

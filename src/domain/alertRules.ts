@@ -3,7 +3,9 @@
  * worker pass applies. Pure: the pass reads values and states, this decides what fires.
  */
 
-export const RULE_KINDS = ['spike', 'crash_free'] as const;
+import { compareVersions, crashFreeInterval, previousVersions, significanceGap } from './releaseHealth.ts';
+
+export const RULE_KINDS = ['spike', 'crash_free', 'crash_free_regression'] as const;
 export type RuleKind = (typeof RULE_KINDS)[number];
 
 export interface AlertRule {
@@ -11,7 +13,10 @@ export interface AlertRule {
   projectId: string;
   name: string;
   kind: RuleKind;
-  /** spike: occurrences of one group; crash_free: the percentage a release must stay at or above. */
+  /**
+   * spike: occurrences of one group; crash_free: the percentage a release must stay at or above;
+   * crash_free_regression: the gap in points the 95 % intervals must leave (0: any gap).
+   */
   threshold: number;
   windowMinutes: number;
   /** crash_free: a release with fewer sessions in the window is not judged. */
@@ -26,7 +31,12 @@ export interface AlertRule {
 }
 
 /** The defaults a rule gets when its creator leaves them out. */
-export const RULE_DEFAULTS = { windowMinutes: { spike: 60, crash_free: 1440 }, minSessions: 50, cooldownMinutes: 60 } as const;
+export const RULE_DEFAULTS = {
+  windowMinutes: { spike: 60, crash_free: 1440, crash_free_regression: 1440 }, minSessions: 50, cooldownMinutes: 60,
+} as const;
+
+/** Kinds judged per release, over sessions (with a minimum number of them). */
+export const judgesReleases = (kind: RuleKind) => kind !== 'spike';
 
 /** One measured subject: a crash group (its key) or a release (its app version). */
 export interface Measure {
@@ -34,6 +44,8 @@ export interface Measure {
   value: number;
   /** crash_free: the sessions the percentage is over. */
   sessions?: number;
+  /** crash_free_regression: the sentence that says what was compared (kept with the firing). */
+  detail?: string;
 }
 
 export interface SubjectState {
@@ -44,7 +56,10 @@ export interface SubjectState {
 /** Whether the value is on the alerting side of the threshold. */
 export function breaches(kind: RuleKind, threshold: number, value: number): boolean {
   // "passes N occurrences": reaching N counts; "falls below X %": X itself is fine.
-  return kind === 'spike' ? value >= threshold : value < threshold;
+  if (kind === 'spike') return value >= threshold;
+  // the gap the intervals leave between them: wider than the threshold (0: any gap at all)
+  if (kind === 'crash_free_regression') return value > threshold;
+  return value < threshold;
 }
 
 /**
@@ -54,6 +69,38 @@ export function breaches(kind: RuleKind, threshold: number, value: number): bool
 export function crashFreePercent(sessions: number, crashed: number, minSessions: number): number | null {
   if (sessions <= 0 || sessions < minSessions) return null;
   return ((sessions - Math.min(crashed, sessions)) / sessions) * 100;
+}
+
+/**
+ * crash_free_regression: each release with at least `minSessions` sessions in the window against
+ * the previous one (the next lower version, semver order, among those judged). The value is the
+ * gap between the previous release's lower bound and this one's upper bound, in points: above
+ * 0 the intervals do not overlap and the drop is significant, not the noise of a small rollout.
+ */
+export function regressionMeasures(
+  versions: readonly { appVersion: string; sessions: number; crashed: number }[],
+  minSessions: number,
+): Measure[] {
+  const judged = versions.filter((v) => v.sessions > 0 && v.sessions >= minSessions && v.appVersion !== '');
+  const byVersion = new Map(judged.map((v) => [v.appVersion, v]));
+  const prev = previousVersions(judged.map((v) => v.appVersion));
+  const out: Measure[] = [];
+  for (const v of [...judged].sort((a, b) => compareVersions(a.appVersion, b.appVersion))) {
+    const p = byVersion.get(prev.get(v.appVersion) ?? '');
+    if (!p) continue;
+    const [ci, pci] = [crashFreeInterval(v.sessions, v.crashed), crashFreeInterval(p.sessions, p.crashed)];
+    const gap = significanceGap(ci, pci);
+    if (gap === null || !ci || !pci) continue;
+    const rate = (x: { sessions: number; crashed: number }) =>
+      Math.round(((x.sessions - Math.min(x.crashed, x.sessions)) / x.sessions) * 10_000) / 100;
+    out.push({
+      subject: v.appVersion, value: gap, sessions: v.sessions,
+      detail: `crash-free sessions of release ${v.appVersion} are ${rate(v)}% `
+        + `(95 % interval ${ci.low}–${ci.high}%, ${v.sessions} sessions), significantly below release `
+        + `${p.appVersion} at ${rate(p)}% (${pci.low}–${pci.high}%, ${p.sessions} sessions)`,
+    });
+  }
+  return out;
 }
 
 export interface Transitions {
@@ -97,8 +144,12 @@ export function ruleTransitions(
 /** The one-line description of a firing, for the email subject, the webhook text and Slack. */
 export function describeFiring(
   rule: Pick<AlertRule, 'kind' | 'name' | 'threshold' | 'windowMinutes'>,
-  f: { subject: string; value: number; sessions?: number | null; groupMessage?: string | null },
+  f: { subject: string; value: number; sessions?: number | null; groupMessage?: string | null; detail?: string | null },
 ): string {
+  if (rule.kind === 'crash_free_regression') {
+    const what = f.detail ?? `crash-free sessions of release ${f.subject} are significantly below the previous release`;
+    return `${rule.name}: ${what} in ${rule.windowMinutes} min`;
+  }
   if (rule.kind === 'spike') {
     const what = f.groupMessage ? `"${f.groupMessage.replace(/\s+/g, ' ').slice(0, 120)}"` : `group ${f.subject.slice(0, 12)}`;
     return `${rule.name}: ${what} had ${f.value} occurrences in ${rule.windowMinutes} min (threshold ${rule.threshold})`;

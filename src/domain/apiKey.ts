@@ -61,3 +61,18 @@ export function keyScopes(asked: readonly string[] | undefined): KeyScope[] {
   if (asked === undefined) return [...DEFAULT_KEY_SCOPES];
   return KEY_SCOPES.filter((s) => asked.includes(s));
 }
+
+/**
+ * The scopes a team role may give a key it makes in the dashboard. Every member sends data
+ * (`ingest`) and uploads a build's symbol files (`upload`, CI); an `export` key reads the whole
+ * project out in bulk and outlives whoever made it, so only the team's owner makes one.
+ */
+export const ROLE_KEY_SCOPES: Readonly<Record<'owner' | 'member', readonly KeyScope[]>> = {
+  owner: KEY_SCOPES,
+  member: ['ingest', 'upload'],
+};
+
+/** The scopes of `asked` that `role` may not give, in canonical order (empty: all allowed). */
+export function scopesBeyondRole(role: 'owner' | 'member', asked: readonly KeyScope[]): KeyScope[] {
+  return asked.filter((s) => !ROLE_KEY_SCOPES[role].includes(s));
+}

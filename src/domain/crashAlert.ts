@@ -29,6 +29,11 @@ export function crashGroupLink(publicUrl: string, projectId: string, groupId: st
   return `${publicUrl.replace(/\/$/, '')}/#/p/${encodeURIComponent(projectId)}/crashes/${encodeURIComponent(groupId)}`;
 }
 
+/** The Releases page of a project, where a release's crash-free figures are read. */
+export function releasesLink(publicUrl: string, projectId: string): string {
+  return `${publicUrl.replace(/\/$/, '')}/#/p/${encodeURIComponent(projectId)}/releases`;
+}
+
 export const oneLine = (s: string, n: number) => {
   const t = s.replace(/\s+/g, ' ').trim();
   return t.length > n ? `${t.slice(0, n - 1)}…` : t;

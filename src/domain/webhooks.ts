@@ -5,6 +5,9 @@ import { isIP } from 'node:net';
 export const WEBHOOK_EVENTS = ['crash_group.new', 'crash_group.regressed', 'rule.fired'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
+/** A delivery a person asked for from the dashboard or the API, to check a receiver: never subscribed to. */
+export const TEST_EVENT = 'webhook.test';
+
 export const SIGNATURE_HEADER = 'X-Flightrec-Signature';
 
 /**
@@ -71,7 +74,7 @@ function isInsideHost(hostname: string): boolean {
 export const slackEscape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The event's body: the JSON our receivers get, or Slack's `{text}` (only our own link is markup). */
-export function deliveryBody(url: string, event: WebhookEvent, data: { text: string; link: string | null; [k: string]: unknown }, at: Date): string {
+export function deliveryBody(url: string, event: WebhookEvent | typeof TEST_EVENT, data: { text: string; link: string | null; [k: string]: unknown }, at: Date): string {
   if (isSlackUrl(url)) {
     const text = slackEscape(data.text);
     return JSON.stringify({ text: data.link ? `${text}\n<${slackEscape(data.link)}|Open in flightrec>` : text });

@@ -17,13 +17,27 @@ const PAGE_HEADERS = {
   'x-frame-options': 'DENY',
 };
 
-function html(title: string, body: string): string {
+// The dashboard's look (web/style.css) in a few rules: these pages load no stylesheet, so that
+// they work with the CSP above whatever the dashboard's files are.
+const STYLE = [
+  'body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;background:#f6f7f9;color:#1f2328;margin:0;line-height:1.5}',
+  'header{background:#fff;border-bottom:1px solid #d8dee4;padding:.6rem 1rem;font-weight:700}',
+  'header a{color:inherit;text-decoration:none}',
+  'main{max-width:34rem;margin:2.5rem auto;padding:1.25rem 1.5rem;background:#fff;border:1px solid #d8dee4;border-radius:8px}',
+  'h1{font-size:1.4rem;margin:0 0 .75rem}h1.ok{color:#1a7f37}h1.bad{color:#cf222e}',
+  'button{font:inherit;padding:.5rem 1rem;background:#2563eb;color:#fff;border:0;border-radius:6px;cursor:pointer}',
+  'a{color:#2563eb}.back{margin-top:1.25rem}',
+  '@media (max-width:640px){main{margin:1rem;padding:1rem}}',
+].join('');
+
+function html(title: string, body: string, kind: 'ok' | 'bad' | '' = ''): string {
   return [
     '<!doctype html><html lang="en"><head><meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${esc(title)} · flightrec</title>`,
-    '<style>body{font-family:system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;line-height:1.5}button{font:inherit;padding:.5rem 1rem}</style>',
-    `</head><body><h1>${esc(title)}</h1>${body}</body></html>`,
+    `<style>${STYLE}</style>`,
+    '</head><body><header><a href="/">flightrec</a></header>',
+    `<main><h1${kind ? ` class="${kind}"` : ''}>${esc(title)}</h1>${body}</main></body></html>`,
   ].join('\n');
 }
 
@@ -40,7 +54,9 @@ export function resultPage(reply: FastifyReply, accept: string | undefined, stat
     if (status >= 400) throw new HttpError(status, text);
     return reply.code(status).send({ ok: true, message: text });
   }
-  return reply.code(status).headers(PAGE_HEADERS).send(html(title, `<p>${esc(text)}</p>`));
+  // Always a way on: back to the dashboard (it asks to sign in when needed).
+  return reply.code(status).headers(PAGE_HEADERS).send(html(title,
+    `<p>${esc(text)}</p><p class="back"><a href="/">Back to flightrec</a></p>`, status >= 400 ? 'bad' : 'ok'));
 }
 
 /** The body limit of routes anyone may call with a few fields (sign-up, log-in, email links). */

@@ -375,15 +375,15 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
     },
 
     /** The user's membership of a team, with whether its owner is suspended; null when not a member. */
-    async membership(userId: string, teamId: string): Promise<{ teamId: string; ownerSuspended: boolean } | null> {
-      const r = await db.query<{ team_id: string; owner_suspended: boolean }>(
-        `SELECT t.id AS team_id, o.suspended_at IS NOT NULL AS owner_suspended
+    async membership(userId: string, teamId: string): Promise<{ teamId: string; ownerSuspended: boolean; role: 'owner' | 'member' } | null> {
+      const r = await db.query<{ team_id: string; owner_suspended: boolean; role: 'owner' | 'member' }>(
+        `SELECT t.id AS team_id, o.suspended_at IS NOT NULL AS owner_suspended, m.role
          FROM team_members m JOIN teams t ON t.id = m.team_id JOIN users o ON o.id = t.owner_id
          WHERE m.user_id = $1 AND m.team_id = $2`,
         [userId, teamId],
       );
       const row = r.rows[0];
-      return row ? { teamId: row.team_id, ownerSuspended: row.owner_suspended } : null;
+      return row ? { teamId: row.team_id, ownerSuspended: row.owner_suspended, role: row.role } : null;
     },
 
     /**

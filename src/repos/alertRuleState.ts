@@ -17,6 +17,7 @@ export interface Firing {
   groupId: string | null;
   value: number;
   sessions: number | null;
+  detail: string | null;
   firedAt: number;
 }
 
@@ -35,13 +36,13 @@ export function alertRuleStateRepo(db: Queryable) {
     },
 
     async firing(id: string): Promise<Firing | null> {
-      const r = await db.query<{ id: string; rule_id: string; project_id: string; subject: string; group_id: string | null; value: number; sessions: number | null; fired_at: Date | string }>(
-        `SELECT id, rule_id, project_id, subject, group_id, value, sessions, fired_at FROM ${FIRINGS} WHERE id = $1`, [id],
+      const r = await db.query<{ id: string; rule_id: string; project_id: string; subject: string; group_id: string | null; value: number; sessions: number | null; detail: string | null; fired_at: Date | string }>(
+        `SELECT id, rule_id, project_id, subject, group_id, value, sessions, detail, fired_at FROM ${FIRINGS} WHERE id = $1`, [id],
       );
       const x = r.rows[0];
       return x ? {
         id: x.id, ruleId: x.rule_id, projectId: x.project_id, subject: x.subject, groupId: x.group_id, value: Number(x.value),
-        sessions: x.sessions, firedAt: new Date(x.fired_at).getTime(),
+        sessions: x.sessions, detail: x.detail, firedAt: new Date(x.fired_at).getTime(),
       } : null;
     },
   };
@@ -63,8 +64,8 @@ export async function markFired(q: Queryable, ruleId: string, projectId: string,
   if (!r.rows.length) return null;
   const id = randomUUID();
   await q.query(
-    `INSERT INTO ${FIRINGS} (id, rule_id, project_id, subject, group_id, value, sessions) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [id, ruleId, projectId, m.subject, groupId, m.value, m.sessions ?? null],
+    `INSERT INTO ${FIRINGS} (id, rule_id, project_id, subject, group_id, value, sessions, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [id, ruleId, projectId, m.subject, groupId, m.value, m.sessions ?? null, m.detail ?? null],
   );
   return id;
 }

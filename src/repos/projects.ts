@@ -78,6 +78,12 @@ export function projectsRepo(db: Postgres) {
       return r.rows[0] ? toProject(r.rows[0]) : null;
     },
 
+    /** Every project, oldest first (the operator's `projects list`); at most `limit`. */
+    async listAll(limit: number): Promise<Project[]> {
+      const r = await db.query<ProjectRow>(`SELECT ${COLUMNS} FROM ${TABLE} ORDER BY created_at, id LIMIT $1`, [limit]);
+      return r.rows.map(toProject);
+    },
+
     async exists(id: string): Promise<boolean> {
       const r = await db.query(`SELECT 1 FROM ${TABLE} WHERE id = $1`, [id]);
       return r.rows.length > 0;

@@ -1,13 +1,13 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Postgres } from '../stores/postgres/port.ts';
 import { alertRulesRepo, ruleEmailsOf, type NewRule } from '../repos/alertRules.ts';
 import { webhooksRepo, type Webhook } from '../repos/webhooks.ts';
-import { webhookDeliveriesRepo, type Delivery } from '../repos/webhookDeliveries.ts';
+import { enqueueDelivery, webhookDeliveriesRepo, type Delivery } from '../repos/webhookDeliveries.ts';
 import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
 import { projectsRepo } from '../repos/projects.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
-import { RULE_DEFAULTS, type AlertRule, type RuleKind } from '../domain/alertRules.ts';
-import { webhookUrlProblem } from '../domain/webhooks.ts';
+import { judgesReleases, RULE_DEFAULTS, type AlertRule, type RuleKind } from '../domain/alertRules.ts';
+import { deliveryBody, TEST_EVENT, webhookUrlProblem } from '../domain/webhooks.ts';
 import { sealSecret } from '../domain/secretBox.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { normalizeEmail } from './accounts.ts';
@@ -65,6 +65,9 @@ export function alertRulesService(
   async function checked(projectId: string, r: NewRule): Promise<NewRule> {
     const problems: { path: string; message: string }[] = [];
     if (r.kind === 'crash_free' && (r.threshold <= 0 || r.threshold > 100)) problems.push({ path: '/threshold', message: 'a crash-free threshold is a percentage in (0, 100]' });
+    if (r.kind === 'crash_free_regression' && (r.threshold < 0 || r.threshold >= 100)) {
+      problems.push({ path: '/threshold', message: 'a regression threshold is a gap in points in [0, 100)' });
+    }
     if (r.kind === 'spike' && (r.threshold < 1 || !Number.isInteger(r.threshold))) problems.push({ path: '/threshold', message: 'a spike threshold is a whole number of occurrences, at least 1' });
     const known = new Set(await hooks.existing(projectId, r.webhookIds));
     r.webhookIds.forEach((id, i) => {
@@ -88,12 +91,17 @@ export function alertRulesService(
       return r;
     },
 
-    async createRule(projectId: string, input: Required<Pick<RuleInput, 'name' | 'kind' | 'threshold'>> & RuleInput, by: Actor): Promise<AlertRule> {
+    async createRule(projectId: string, input: Required<Pick<RuleInput, 'name' | 'kind'>> & RuleInput, by: Actor): Promise<AlertRule> {
       await project(projectId);
+      // A regression rule's threshold (the gap in points) defaults to 0; the others name theirs.
+      const threshold = input.threshold ?? (input.kind === 'crash_free_regression' ? 0 : undefined);
+      if (threshold === undefined) {
+        throw new ValidationError([{ path: '/threshold', message: 'a threshold is required for this kind' }]);
+      }
       const r = await checked(projectId, {
-        name: input.name.trim(), kind: input.kind, threshold: input.threshold,
+        name: input.name.trim(), kind: input.kind, threshold,
         windowMinutes: input.windowMinutes ?? RULE_DEFAULTS.windowMinutes[input.kind],
-        minSessions: input.minSessions ?? (input.kind === 'crash_free' ? RULE_DEFAULTS.minSessions : 0),
+        minSessions: input.minSessions ?? (judgesReleases(input.kind) ? RULE_DEFAULTS.minSessions : 0),
         cooldownMinutes: input.cooldownMinutes ?? RULE_DEFAULTS.cooldownMinutes,
         emails: cleanEmails(input.emails) ?? null, webhookIds: [...new Set(input.webhookIds ?? [])], enabled: input.enabled ?? true,
       });
@@ -156,6 +164,26 @@ export function alertRulesService(
     async deleteWebhook(projectId: string, id: string): Promise<void> {
       await project(projectId);
       if (!(await hooks.remove(projectId, id))) throw new NotFoundError('Webhook not found');
+    },
+
+    /**
+     * A test delivery: a signed `webhook.test` event through the outbox and the webhook job, as
+     * every alert goes (retries, backoff, the delivery log), so it checks the real path.
+     */
+    async testWebhook(projectId: string, id: string): Promise<{ deliveryId: string; status: 'pending' }> {
+      const p = await project(projectId);
+      const w = (await hooks.list(projectId)).find((x) => x.id === id);
+      if (!w) throw new NotFoundError('Webhook not found');
+      if (!w.enabled) {
+        throw new ValidationError([{ path: '/enabled', message: 'the webhook is turned off: turn it on to test it' }]);
+      }
+      const deliveryId = randomUUID();
+      const body = deliveryBody(w.url, TEST_EVENT, {
+        text: `[${p.name}] Test delivery from flightrec: this webhook receives the project's alerts.`,
+        link: null, projectId, webhookId: id,
+      }, new Date());
+      await db.tx((q) => enqueueDelivery(q, projectId, id, TEST_EVENT, body, deliveryId));
+      return { deliveryId, status: 'pending' };
     },
 
     async deliveries(projectId: string, webhookId: string | undefined, limit: number): Promise<Delivery[]> {

@@ -4,7 +4,7 @@ import type { AccountsRepo } from '../repos/accounts.ts';
 import { ForbiddenError, NotFoundError, ProjectNotFoundError, ValidationError } from '../domain/errors.ts';
 import { normalizeOrigins } from '../domain/origins.ts';
 import { normalizeEmail } from './accounts.ts';
-import { keyScopes } from '../domain/apiKey.ts';
+import { keyScopes, scopesBeyondRole } from '../domain/apiKey.ts';
 import { hashToken } from '../domain/ids.ts';
 import type { AlertRecipientsRepo } from '../repos/alertRecipients.ts';
 import { ruleEmailsOf } from '../repos/alertRules.ts';
@@ -17,6 +17,7 @@ import { UNSUBSCRIBE_SECRET, unsubscribeSignatureValid } from '../domain/unsubsc
 export interface ProjectAccess {
   teamId: string;
   ownerSuspended: boolean;
+  role: 'owner' | 'member';
 }
 
 const cleanName = (name: string) => name.trim() || name;
@@ -72,6 +73,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
     access,
     createProject: projects.createProject,
     getProject: projects.getProject,
+    listProjects: projects.listAll,
     alertRecipients: recipients.ofProject,
 
     /** The address whose confirmation link carried this token, now confirmed; null when unknown. */
@@ -172,9 +174,15 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       return { ...p, alertRecipients: await recipients.ofProject(projectId) };
     },
 
+    /** A dashboard key: ingest-only unless asked otherwise, and only the scopes the member's role may give. */
     async createKeyFor(userId: string, projectId: string, name: string | undefined, scopes?: readonly string[]) {
-      notSuspended(await access(userId, projectId));
-      return keys.insert(projectId, name?.trim() || null, keyScopes(scopes), false, userId);
+      const m = await access(userId, projectId);
+      notSuspended(m);
+      const asked = keyScopes(scopes ?? ['ingest']);
+      if (!asked.length) throw new ValidationError([{ path: '/scopes', message: 'a key needs at least one scope' }]);
+      const beyond = scopesBeyondRole(m.role, asked);
+      if (beyond.length) throw new ForbiddenError(`Only the team's owner can make ${beyond.join(', ')} keys`);
+      return keys.insert(projectId, name?.trim() || null, asked, false, userId);
     },
 
     async renameKeyFor(userId: string, projectId: string, keyId: string, name: string | null) {

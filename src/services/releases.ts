@@ -1,4 +1,6 @@
-import { adoptionEnd, crashFree, HOUR_MS, percent, releaseKey } from '../domain/releaseHealth.ts';
+import {
+  adoptionEnd, compareVersions, crashFree, crashFreeInterval, percent, previousVersions, significantlyWorse, type Interval,
+} from '../domain/releaseHealth.ts';
 import { DAY_MS } from '../domain/exportParams.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
 import { InvalidParameterError } from '../domain/errors.ts';
@@ -6,7 +8,7 @@ import { isoMs } from '../domain/time.ts';
 import type { SessionStart } from '../domain/session.ts';
 import type { SessionFactSource, SessionsRepo } from '../repos/sessions.ts';
 import { factRow, type SessionFactsRepo } from '../repos/sessionFacts.ts';
-import type { HealthRange, ReleaseCounts, ReleaseHealthRepo } from '../repos/releaseHealth.ts';
+import { ALL, type HealthRange, type ReleaseCounts, type ReleaseHealthRepo } from '../repos/releaseHealth.ts';
 import type { CrashOccurrencesRepo } from '../repos/crashOccurrences.ts';
 import type { CrashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import { computedResource } from '../repos/exportCore/memory.ts';
@@ -32,8 +34,24 @@ export interface ReleaseRow {
   /** crash groups a regression from this release reopened (all time) */
   regressedGroups: number;
   firstSeenAt: string | null;
+  /** the latest session start of the release (never the end of a bucket, so never in the future) */
   lastSeenAt: string | null;
+  /** 95 % Wilson score intervals of the crash-free shares, in percent */
+  crashFreeSessionsInterval: Interval | null;
+  crashFreeUsersInterval: Interval | null;
+  /** the next lower version (semver order) with sessions in the range, on the same platform(s) */
+  previousVersion: string | null;
+  /** this release's crash-free sessions interval lies wholly below the previous release's */
+  significantlyWorse: boolean;
 }
+
+/** A version over all platforms (or the one filtered on: then `platform` names it), with each platform's row. */
+export interface VersionRow extends ReleaseRow {
+  platforms: ReleaseRow[];
+}
+
+export const RELEASE_SORTS = ['version', 'sessions', 'adoption', 'crashFree', 'lastSeen'] as const;
+export type ReleaseSort = (typeof RELEASE_SORTS)[number];
 
 export interface DailyPoint {
   day: string; appVersion: string | null; platform: string | null; sessions: number; users: number;
@@ -55,7 +73,30 @@ export type ReleaseFilter = DateFilter & { platform?: string };
 
 const DEFAULT_DAYS = 14;
 const MAX_DAYS = 366;
-const orNull = (s: string) => (s === '' ? null : s);
+const orNull = (s: string | null) => (s === '' ? null : s);
+const key = (v: string, p: string | null) => `${p ?? ALL}\u0000${v}`;
+
+/** The export's order: most recently seen first. */
+const bySeen = (a: ReleaseRow, b: ReleaseRow) => (b.lastSeenAt ?? '').localeCompare(a.lastSeenAt ?? '') || b.sessions - a.sessions
+  || compareVersions(b.appVersion, a.appVersion) || (a.platform ?? '').localeCompare(b.platform ?? '');
+
+const nullsLast = (x: number | null, y: number | null) => (x === null ? (y === null ? 0 : 1) : y === null ? -1 : 0);
+const SORTERS: Record<ReleaseSort, (a: ReleaseRow, b: ReleaseRow) => number> = {
+  version: (a, b) => compareVersions(a.appVersion, b.appVersion),
+  sessions: (a, b) => a.sessions - b.sessions,
+  adoption: (a, b) => (a.adoption7d ?? -1) - (b.adoption7d ?? -1) || (a.adoption24h ?? -1) - (b.adoption24h ?? -1),
+  crashFree: (a, b) => nullsLast(a.crashFreeSessions, b.crashFreeSessions) || (a.crashFreeSessions ?? 0) - (b.crashFreeSessions ?? 0),
+  lastSeen: (a, b) => (a.lastSeenAt ?? '').localeCompare(b.lastSeenAt ?? ''),
+};
+
+/** Rows in the order asked for; ties fall back to the newest version first. */
+export function sortReleases<T extends ReleaseRow>(rows: readonly T[], sort: ReleaseSort, order: 'asc' | 'desc'): T[] {
+  const sign = order === 'asc' ? 1 : -1;
+  return [...rows].sort((a, b) => sign * SORTERS[sort](a, b) || compareVersions(b.appVersion, a.appVersion));
+}
+
+/** A release to compare: a version, on one platform or (none) all of them. */
+interface ReleasePick { appVersion: string; platform?: string }
 
 export interface ReleasesDeps {
   facts: SessionFactsRepo;
@@ -84,12 +125,15 @@ export function releasesService(d: ReleasesDeps) {
   }
 
   const dailyPoint = (p: ReleaseCounts & { day: string }): DailyPoint => ({
-    day: p.day, appVersion: orNull(p.appVersion), platform: orNull(p.platform), sessions: p.sessions, users: p.users,
+    day: p.day, appVersion: orNull(p.appVersion), platform: p.platform === null ? null : orNull(p.platform), sessions: p.sessions, users: p.users,
     crashFreeSessions: crashFree(p.sessions, p.crashedSessions), crashFreeUsers: crashFree(p.users, p.crashedUsers),
   });
 
-  /** Every release of the range, most recently seen first, and the daily series of each. */
-  async function figures(projectId: string, r: HealthRange): Promise<{ rows: ReleaseRow[]; daily: DailyPoint[] }> {
+  /**
+   * Every release of the range: one row per version (over all platforms, or the one filtered on)
+   * with its platforms' rows, and the daily series per version and per version and platform.
+   */
+  async function figures(projectId: string, r: HealthRange) {
     const end = adoptionEnd(r.toMs, now());
     const [f, adoption, seen, fresh, regressed] = await Promise.all([
       d.health.range(projectId, r),
@@ -98,24 +142,63 @@ export function releasesService(d: ReleasesDeps) {
       d.occurrences.newGroupsByRelease(projectId),
       d.activity.regressionsByRelease(projectId),
     ]);
+    // Adoption of a version over all platforms: its platforms' sessions (a session has one platform).
+    const overAll = (m: Map<string, number>) => {
+      const out = new Map(m);
+      for (const [k, n] of m) {
+        const v = k.slice(k.indexOf('\u0000') + 1);
+        out.set(key(v, null), (out.get(key(v, null)) ?? 0) + n);
+      }
+      return out;
+    };
     const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
     const [dayAll, weekAll] = [sum(adoption.day), sum(adoption.week)];
-    const count = (list: { appVersion: string; platform: string; groups: number }[]) => new Map(list.map((x) => [releaseKey(x), x.groups]));
+    const [day, week] = [overAll(adoption.day), overAll(adoption.week)];
+    const count = (list: { appVersion: string; platform: string; groups: number }[]) => {
+      const m = new Map<string, number>();
+      for (const x of list) {
+        for (const k of [key(x.appVersion, x.platform), key(x.appVersion, null)]) m.set(k, (m.get(k) ?? 0) + x.groups);
+      }
+      return m;
+    };
     const [freshBy, regressedBy] = [count(fresh), count(regressed)];
-    const rows = f.totals.map((c: ReleaseCounts): ReleaseRow => {
-      const k = releaseKey(c);
+    const row = (c: ReleaseCounts): ReleaseRow => {
+      const k = key(c.appVersion, c.platform);
       const s = seen.get(k);
       return {
-        appVersion: orNull(c.appVersion), platform: orNull(c.platform),
+        appVersion: orNull(c.appVersion), platform: c.platform === null ? (r.platform ?? null) : orNull(c.platform),
         sessions: c.sessions, users: c.users, crashedSessions: c.crashedSessions, crashedUsers: c.crashedUsers,
         crashFreeSessions: crashFree(c.sessions, c.crashedSessions), crashFreeUsers: crashFree(c.users, c.crashedUsers),
-        adoption24h: percent(adoption.day.get(k) ?? 0, dayAll), adoption7d: percent(adoption.week.get(k) ?? 0, weekAll),
+        adoption24h: percent(day.get(k) ?? 0, dayAll), adoption7d: percent(week.get(k) ?? 0, weekAll),
         newGroups: freshBy.get(k) ?? 0, regressedGroups: regressedBy.get(k) ?? 0,
-        firstSeenAt: s ? isoMs(s.first) : null, lastSeenAt: s ? isoMs(s.last + HOUR_MS - 1) : null,
+        firstSeenAt: s ? isoMs(s.first) : null, lastSeenAt: s ? isoMs(s.last) : null,
+        crashFreeSessionsInterval: crashFreeInterval(c.sessions, c.crashedSessions),
+        crashFreeUsersInterval: crashFreeInterval(c.users, c.crashedUsers),
+        previousVersion: null, significantlyWorse: false,
       };
-    }).sort((a, b) => (b.lastSeenAt ?? '').localeCompare(a.lastSeenAt ?? '') || b.sessions - a.sessions
-      || (a.appVersion ?? '').localeCompare(b.appVersion ?? '') || (a.platform ?? '').localeCompare(b.platform ?? ''));
-    return { rows, daily: f.daily.map(dailyPoint) };
+    };
+    /** Each row against the next lower version among the same rows (one platform, or all). */
+    const judge = (rows: ReleaseRow[]) => {
+      const prev = previousVersions(rows.map((x) => x.appVersion ?? ''));
+      const byVersion = new Map(rows.map((x) => [x.appVersion ?? '', x]));
+      for (const x of rows) {
+        const p = byVersion.get(prev.get(x.appVersion ?? '') ?? '\u0000');
+        x.previousVersion = p?.appVersion ?? null;
+        x.significantlyWorse = significantlyWorse(x.crashFreeSessionsInterval, p?.crashFreeSessionsInterval ?? null);
+      }
+      return rows;
+    };
+    const platformRows = f.totals.filter((c) => c.platform !== null).map(row);
+    for (const p of new Set(platformRows.map((x) => x.platform))) judge(platformRows.filter((x) => x.platform === p));
+    const versions: VersionRow[] = judge(f.totals.filter((c) => c.platform === null).map(row)).map((v) => ({
+      ...v,
+      platforms: platformRows.filter((x) => x.appVersion === v.appVersion).sort((a, b) => b.sessions - a.sessions),
+    }));
+    return {
+      versions, platformRows: [...platformRows].sort(bySeen),
+      daily: f.daily.filter((p) => p.platform === null).map(dailyPoint),
+      dailyByPlatform: f.daily.filter((p) => p.platform !== null).map(dailyPoint),
+    };
   }
 
   const sameRelease = (x: { appVersion: string | null; platform: string | null }, y: { appVersion: string | null; platform: string | null }) =>
@@ -141,37 +224,55 @@ export function releasesService(d: ReleasesDeps) {
     range,
 
     /**
-     * The Releases page: the releases of the range (a page of them, most recently seen first)
-     * and the daily series of those releases, for the trend charts and the compare view.
+     * The Releases page: a page of the range's versions in the order asked for (newest version
+     * first by default), each with its platforms, every version of the range (newest first, for
+     * the chart picker and compare), and the daily series of every version.
      */
-    async page(projectId: string, f: ReleaseFilter, page: number, limit: number) {
+    async page(
+      projectId: string, f: ReleaseFilter, page: number, limit: number,
+      sort: ReleaseSort = 'version', order: 'asc' | 'desc' = 'desc',
+    ) {
       const r = range(f);
       const all = await figures(projectId, r);
-      const data = all.rows.slice((page - 1) * limit, page * limit);
+      const sorted = sortReleases(all.versions, sort, order);
+      const data = sorted.slice((page - 1) * limit, page * limit);
       return {
-        from: isoMs(r.fromMs), to: isoMs(r.toMs), platform: r.platform ?? null,
-        data, total: all.rows.length, page, limit, pages: Math.ceil(all.rows.length / limit),
-        daily: all.daily.filter((p) => data.some((x) => sameRelease(x, p))),
+        from: isoMs(r.fromMs), to: isoMs(r.toMs), platform: r.platform ?? null, sort, order,
+        data, total: sorted.length, page, limit, pages: Math.ceil(sorted.length / limit),
+        versions: sortReleases(all.versions, 'version', 'desc')
+          .map((x) => ({ appVersion: x.appVersion, sessions: x.sessions })),
+        daily: all.daily,
       };
     },
 
-    /** Two releases side by side over the range, with their daily series. */
-    async compare(projectId: string, f: ReleaseFilter, a: { appVersion: string; platform: string }, b: { appVersion: string; platform: string }) {
-      const r = { ...range(f), platform: undefined };
-      const all = await figures(projectId, r);
-      const find = (x: { appVersion: string; platform: string }) => all.rows.find((row) => sameRelease(row, x)) ?? null;
+    /** Two releases side by side over the range, with their daily series; a platform of '' or none: all platforms. */
+    async compare(projectId: string, f: ReleaseFilter, a: ReleasePick, b: ReleasePick) {
+      const r = range(f);
+      const all = await figures(projectId, { ...r, platform: undefined });
+      const find = (x: ReleasePick) => (x.platform
+        ? all.platformRows.find((row) => sameRelease(row, { appVersion: x.appVersion, platform: x.platform ?? '' }))
+        : all.versions.find((row) => (row.appVersion ?? '') === x.appVersion)) ?? null;
+      const series = (x: ReleasePick) => (x.platform
+        ? all.dailyByPlatform.filter((p) => sameRelease(p, { appVersion: x.appVersion, platform: x.platform ?? '' }))
+        : all.daily.filter((p) => (p.appVersion ?? '') === x.appVersion));
+      const [ra, rb] = [find(a), find(b)];
+      const strip = (x: ReleaseRow | null) => (x && 'platforms' in x ? { ...x, platforms: undefined } : x);
       return {
-        from: isoMs(r.fromMs), to: isoMs(r.toMs), a: find(a), b: find(b),
-        daily: all.daily.filter((p) => sameRelease(p, a) || sameRelease(p, b)),
+        from: isoMs(r.fromMs), to: isoMs(r.toMs), a: strip(ra), b: strip(rb),
+        /** B's crash-free sessions interval lies wholly below A's */
+        bSignificantlyWorse: significantlyWorse(
+          rb?.crashFreeSessionsInterval ?? null, ra?.crashFreeSessionsInterval ?? null),
+        daily: [...series(a).map((p) => ({ ...p, release: 'a' })), ...series(b).map((p) => ({ ...p, release: 'b' }))],
       };
     },
 
-    /** GET /export/releases: the page's rows over from/to, every release. */
+    /** GET /export/releases: a row per version and platform over from/to, most recently seen first. */
     export: computedResource<ReleaseFilter>({
       name: 'releases',
       fields: RELEASE_FIELDS,
       parquet: RELEASE_PARQUET,
-      rows: async (projectId, f) => (await figures(projectId, range(f))).rows as unknown as Record<string, unknown>[],
+      rows: async (projectId, f) => (await figures(projectId, range(f))).platformRows
+        .map((x) => Object.fromEntries(RELEASE_FIELDS.map((k) => [k, x[k as keyof ReleaseRow]]))),
     }),
 
     drain: d.facts.drain,

@@ -10,8 +10,8 @@ import { projectsRepo } from '../repos/projects.ts';
 import { enqueueJob, RULE_EMAIL_JOB } from '../repos/outbox.ts';
 import { webhookTargets } from '../repos/webhooks.ts';
 import { enqueueDelivery } from '../repos/webhookDeliveries.ts';
-import { crashFreePercent, describeFiring, ruleTransitions, type AlertRule, type Measure } from '../domain/alertRules.ts';
-import { crashGroupLink } from '../domain/crashAlert.ts';
+import { crashFreePercent, describeFiring, regressionMeasures, ruleTransitions, type AlertRule, type Measure } from '../domain/alertRules.ts';
+import { crashGroupLink, releasesLink } from '../domain/crashAlert.ts';
 import { deliveryBody } from '../domain/webhooks.ts';
 import { loggableError } from '../domain/log.ts';
 import type { Sweep } from './outbox.ts';
@@ -56,8 +56,10 @@ export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
       const groupOf = new Map(known.filter((g) => g.status !== 'ignored').map((g) => [g.group_key, { id: g.id, message: g.message }]));
       return { measures: busy.filter((b) => groupOf.has(b.groupKey)).map((b) => ({ subject: b.groupKey, value: b.occurrences })), groupOf };
     }
+    const versions = await crashFreeByVersion(d.db, rule.projectId, since);
+    if (rule.kind === 'crash_free_regression') return { measures: regressionMeasures(versions, rule.minSessions), groupOf: new Map() };
     const measures: Measure[] = [];
-    for (const v of await crashFreeByVersion(d.db, rule.projectId, since)) {
+    for (const v of versions) {
       const pct = crashFreePercent(v.sessions, v.crashed, rule.minSessions);
       if (pct !== null) measures.push({ subject: v.appVersion, value: pct, sessions: v.sessions });
     }
@@ -65,8 +67,9 @@ export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
   }
 
   async function fire(rule: AlertRule, m: Measure, group: { id: string; message: string } | undefined, projectName: string): Promise<boolean> {
-    const text = `[${projectName}] ${describeFiring(rule, { subject: m.subject, value: m.value, sessions: m.sessions, groupMessage: group?.message })}`;
-    const link = group ? crashGroupLink(d.config.publicUrl, rule.projectId, group.id) : null;
+    const text = `[${projectName}] ${describeFiring(rule, { subject: m.subject, value: m.value, sessions: m.sessions, groupMessage: group?.message, detail: m.detail })}`;
+    // a release's rule links to the Releases page, a group's to its page
+    const link = group ? crashGroupLink(d.config.publicUrl, rule.projectId, group.id) : releasesLink(d.config.publicUrl, rule.projectId);
     return d.db.tx(async (q) => {
       const firingId = await markFired(q, rule.id, rule.projectId, m, group?.id ?? null, rule.cooldownMinutes);
       if (firingId === null) return false;

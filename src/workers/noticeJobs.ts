@@ -66,7 +66,7 @@ export function noticeJobs(d: NoticeJobDeps) {
       const rule = f && (await rules.byId(f.ruleId));
       if (!f || !rule) return null;
       const g = f.groupId ? await groups.alertFacts(f.groupId) : null;
-      const text = describeFiring(rule, { subject: f.subject, value: f.value, sessions: f.sessions, groupMessage: g?.message });
+      const text = describeFiring(rule, { subject: f.subject, value: f.value, sessions: f.sessions, groupMessage: g?.message, detail: f.detail });
       return { projectId: f.projectId, ownList: rule.emails, notice: ruleNotice(d.config.publicUrl, { firingId: f.id, projectId: f.projectId, groupId: f.groupId, text, firedAt: f.firedAt }) };
     }
     return null;

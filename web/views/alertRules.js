@@ -9,7 +9,19 @@ const hostOf = (url) => { try { return new URL(url).host; } catch { return url; 
 
 const condition = (r) => (r.kind === 'spike'
   ? `a crash group passes ${r.threshold} occurrences in ${r.windowMinutes} min`
-  : `crash-free sessions of a release fall below ${r.threshold} % over ${r.windowMinutes} min (at least ${r.minSessions} sessions)`);
+  : r.kind === 'crash_free'
+    ? `crash-free sessions of a release fall below ${r.threshold} % over ${r.windowMinutes} min (at least ${r.minSessions} sessions)`
+    : `crash-free sessions of a release are significantly below the previous release's (95 % intervals apart${r.threshold ? ` by more than ${r.threshold} pts` : ''}) over ${r.windowMinutes} min (at least ${r.minSessions} sessions)`);
+
+// Each kind's threshold: its label and the value a new rule starts from.
+const KINDS = {
+  spike: { label: 'Spike: a crash group passes N occurrences', threshold: 50, window: 60, unit: 'Threshold (occurrences)' },
+  crash_free: { label: 'Crash-free sessions of a release fall below X %', threshold: 99, window: 1440, unit: 'Threshold (%)' },
+  crash_free_regression: {
+    label: 'Crash-free sessions significantly below the previous release', threshold: 0, window: 1440,
+    unit: 'Gap between the 95 % intervals (points; 0: any gap)',
+  },
+};
 
 const recipients = (r) => (r.emails === null ? 'project’s alert recipients' : r.emails.length ? r.emails.join(', ') : 'no email');
 
@@ -22,6 +34,7 @@ export function alertRulesView(projectId) {
   const rulesBox = h('div');
   const hooksBox = h('div');
   const logBox = h('div');
+  const formSlot = h('div');
   let hooks = [];
 
   const refresh = async () => {
@@ -44,53 +57,75 @@ export function alertRulesView(projectId) {
           h('td', { 'data-label': 'Email' }, recipients(r)),
           h('td', { 'data-label': 'Webhooks' }, r.webhookIds.map((id) => hostOf(hooks.find((w) => w.id === id)?.url ?? 'deleted')).join(', ') || '—'),
           h('td', { 'data-label': '' },
+            h('button.link', {
+              type: 'button', 'aria-label': `Edit the rule ${r.name}`,
+              onclick: () => {
+                const form = ruleForm(r);
+                formSlot.replaceChildren(form);
+                form.scrollIntoView({ block: 'nearest' });
+                form.querySelector('input')?.focus();
+              },
+            }, 'Edit'),
+            ' ',
             h('button.link', { type: 'button', onclick: () => act(() => api('PATCH', `${base}/alert-rules/${r.id}`, { enabled: !r.enabled })) }, r.enabled ? 'Turn off' : 'Turn on'),
             ' ',
             h('button.link', { type: 'button', onclick: () => confirm(`Delete the rule “${r.name}”?`) && act(() => api('DELETE', `${base}/alert-rules/${r.id}`)) }, 'Delete'),
           ),
         )))))
       : h('p.empty', 'No rules yet. New crash groups and regressions are alerted without any.');
-    return h('div', list, ruleForm());
+    formSlot.replaceChildren(ruleForm());
+    return h('div', list, formSlot);
   }
 
-  function ruleForm() {
+  /** The form of a new rule, or of `rule` being edited (PATCH). */
+  function ruleForm(rule) {
+    const editing = Boolean(rule);
     const status = h('div', { 'aria-live': 'assertive' });
-    const name = h('input', { id: 'rule-name', required: true, maxlength: 200, placeholder: 'Crash storm' });
-    const kind = h('select', { id: 'rule-kind' },
-      h('option', { value: 'spike' }, 'Spike: a crash group passes N occurrences'),
-      h('option', { value: 'crash_free' }, 'Crash-free sessions of a release fall below X %'));
-    const threshold = h('input', { id: 'rule-threshold', type: 'number', required: true, min: 0, step: 'any', value: 50 });
-    const windowMinutes = h('input', { id: 'rule-window', type: 'number', min: 1, max: 43200, value: 60 });
-    const minSessions = h('input', { id: 'rule-min-sessions', type: 'number', min: 1, value: 50 });
+    const name = h('input', { id: 'rule-name', required: true, maxlength: 200, placeholder: 'Crash storm', value: rule?.name });
+    const kind = h('select', { id: 'rule-kind', disabled: editing },
+      Object.entries(KINDS).map(([k, x]) => h('option', { value: k, selected: rule?.kind === k }, x.label)));
+    const k0 = KINDS[rule?.kind ?? 'spike'];
+    const threshold = h('input', { id: 'rule-threshold', type: 'number', required: true, min: 0, step: 'any', value: rule?.threshold ?? k0.threshold });
+    const windowMinutes = h('input', { id: 'rule-window', type: 'number', min: 1, max: 43200, value: rule?.windowMinutes ?? k0.window });
+    const minSessions = h('input', { id: 'rule-min-sessions', type: 'number', min: 1, value: rule?.minSessions || 50 });
     const minBox = field('rule-min-sessions', 'Minimum sessions', minSessions, 'A release with fewer sessions in the window is not judged.');
-    minBox.hidden = true;
+    const thresholdLabel = h('label', { for: 'rule-threshold' }, k0.unit);
+    minBox.hidden = (rule?.kind ?? 'spike') === 'spike';
     kind.addEventListener('change', () => {
-      minBox.hidden = kind.value !== 'crash_free';
-      threshold.value = kind.value === 'crash_free' ? 99 : 50;
-      windowMinutes.value = kind.value === 'crash_free' ? 1440 : 60;
+      const x = KINDS[kind.value];
+      minBox.hidden = kind.value === 'spike';
+      threshold.value = x.threshold;
+      windowMinutes.value = x.window;
+      thresholdLabel.textContent = x.unit;
     });
+    const mode = rule ? (rule.emails === null ? 'project' : rule.emails.length ? 'list' : 'none') : 'project';
     const emailMode = h('select', { id: 'rule-email-mode' },
-      h('option', { value: 'project' }, 'The project’s alert recipients'),
-      h('option', { value: 'list' }, 'These addresses'),
-      h('option', { value: 'none' }, 'No email (webhooks only)'));
-    const emails = h('input', { id: 'rule-emails', type: 'text', placeholder: 'a@example.com, b@example.com', hidden: true });
+      h('option', { value: 'project', selected: mode === 'project' }, 'The project’s alert recipients'),
+      h('option', { value: 'list', selected: mode === 'list' }, 'These addresses'),
+      h('option', { value: 'none', selected: mode === 'none' }, 'No email (webhooks only)'));
+    const emails = h('input', {
+      id: 'rule-emails', type: 'text', placeholder: 'a@example.com, b@example.com', hidden: mode !== 'list', value: rule?.emails?.join(', '),
+    });
     emailMode.addEventListener('change', () => { emails.hidden = emailMode.value !== 'list'; });
-    const hookChecks = hooks.map((w) => h('label.check', h('input', { type: 'checkbox', value: w.id, name: 'rule-webhook' }), ' ', w.url));
-    const submit = h('button.primary', { type: 'submit' }, 'Add rule');
+    const hookChecks = hooks.map((w) => h('label.check', h('input', {
+      type: 'checkbox', value: w.id, name: 'rule-webhook', checked: rule?.webhookIds.includes(w.id),
+    }), ' ', w.url));
+    const submit = h('button.primary', { type: 'submit' }, editing ? 'Save rule' : 'Add rule');
     return h('form.card', {
       id: 'rule-form',
+      dataset: editing ? { editing: rule.id } : {},
       onsubmit: async (e) => {
         e.preventDefault();
         status.replaceChildren();
         const body = {
-          name: name.value, kind: kind.value, threshold: Number(threshold.value), windowMinutes: Number(windowMinutes.value),
+          name: name.value, ...(editing ? {} : { kind: kind.value }), threshold: Number(threshold.value), windowMinutes: Number(windowMinutes.value),
           emails: emailMode.value === 'project' ? null : emailMode.value === 'none' ? [] : emails.value.split(/[\s,;]+/).filter(Boolean),
           webhookIds: hookChecks.map((l) => l.querySelector('input')).filter((i) => i.checked).map((i) => i.value),
-          ...(kind.value === 'crash_free' ? { minSessions: Number(minSessions.value) } : {}),
+          ...(kind.value !== 'spike' ? { minSessions: Number(minSessions.value) } : {}),
         };
         submit.disabled = true;
         try {
-          await api('POST', `${base}/alert-rules`, body);
+          await api(editing ? 'PATCH' : 'POST', editing ? `${base}/alert-rules/${rule.id}` : `${base}/alert-rules`, body);
           await refresh();
         } catch (err) {
           status.replaceChildren(errorBox(err));
@@ -98,16 +133,17 @@ export function alertRulesView(projectId) {
         }
       },
     },
-      h('h3', 'New rule'),
+      h('h3', editing ? `Edit the rule “${rule.name}”` : 'New rule'),
       field('rule-name', 'Name', name),
-      field('rule-kind', 'Fires when', kind),
-      field('rule-threshold', 'Threshold (occurrences, or %)', threshold),
+      field('rule-kind', 'Fires when', kind, editing ? 'A rule keeps its kind: make a new rule for another.' : null),
+      h('div.field', thresholdLabel, threshold),
       field('rule-window', 'Window (minutes)', windowMinutes),
       minBox,
       field('rule-email-mode', 'Email', emailMode, 'Addresses of people outside the team get alerts once they confirm.'),
       emails,
       hookChecks.length ? h('fieldset', h('legend', 'Webhooks'), hookChecks) : h('p.hint', 'Add a webhook below to post this rule’s alerts too.'),
-      status, submit);
+      status, submit,
+      editing ? [' ', h('button.link', { type: 'button', onclick: () => formSlot.replaceChildren(ruleForm()) }, 'Cancel')] : null);
   }
 
   async function renderHooks() {
@@ -118,6 +154,21 @@ export function alertRulesView(projectId) {
           h('td', { 'data-label': 'URL' }, h('code.wrap', w.url), ' ', w.enabled ? null : badge('off', 'muted')),
           h('td', { 'data-label': 'Also receives' }, [w.events.includes('crash_group.new') && 'new crash groups', w.events.includes('crash_group.regressed') && 'regressions'].filter(Boolean).join(', ') || '—'),
           h('td', { 'data-label': '' },
+            w.enabled ? h('button.link', {
+              type: 'button', 'aria-label': `Send a test delivery to ${w.url}`,
+              onclick: async (e) => {
+                const note = e.target.parentElement.querySelector('.test-note') ?? h('span.hint.test-note', { role: 'status' });
+                e.target.after(note);
+                try {
+                  await api('POST', `${base}/webhooks/${w.id}/test`, {});
+                  note.textContent = ' Test delivery queued: see Deliveries below.';
+                  await withLoading(logBox, renderLog, 'Loading deliveries…');
+                } catch (err) {
+                  note.replaceChildren(errorBox(err));
+                }
+              },
+            }, 'Send a test delivery') : null,
+            ' ',
             h('button.link', { type: 'button', onclick: () => confirm(`Delete the webhook ${w.url}?`) && act(() => api('DELETE', `${base}/webhooks/${w.id}`)) }, 'Delete')),
         )))))
       : h('p.empty', 'No webhooks yet.');

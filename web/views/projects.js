@@ -5,7 +5,7 @@ import { updateTop } from '../lib/header.js';
 import { setupGuide } from '../lib/onboarding.js';
 
 /** The plaintext key, shown once: the server keeps only its hash (and its first characters). */
-function newKeyPanel(apiKey, onDone) {
+function newKeyPanel(apiKey, onDone, scopes = ['ingest']) {
   const code = h('code.key', { 'data-testid': 'new-key', tabindex: '0' }, apiKey);
   const copied = h('span.hint', { 'aria-live': 'polite' });
   const panel = h('div.key-once', { role: 'region', 'aria-label': 'New API key' },
@@ -28,7 +28,8 @@ function newKeyPanel(apiKey, onDone) {
       h('button.link', { type: 'button', onclick: () => { panel.remove(); onDone?.(); } }, 'Done, hide it'),
     ),
     copied,
-    h('p.hint', 'Send it as ', h('code', 'Authorization: Bearer <key>'), ' to ', h('code', '/ingest/*'), ' and ', h('code', '/export/*'), '.'),
+    h('p.hint', 'Scopes: ', scopes.join(', '), '. Send it as ', h('code', 'Authorization: Bearer <key>'),
+      scopes.includes('upload') ? [' (CI: ', h('code', 'FLIGHTREC_UPLOAD_KEY'), ' for ', h('code', 'npm run cli -- sourcemaps upload'), ')'] : null, '.'),
   );
   return panel;
 }
@@ -129,26 +130,47 @@ function alertForm(project) {
   },
     h('label', { for: `alerts-${project.id}` }, 'Crash alert recipients'),
     h('div.key-row', input, h('button', { type: 'submit' }, 'Save')),
-    h('p.hint', 'Emailed on the first occurrence of each new crash group. Empty: the server default (ALERT_EMAIL_TO).'),
+    h('p.hint', 'Emailed on the first occurrence of each new crash group and by alert rules. ', project.teamId
+      ? `Empty: every member of the team${project.teamName ? ` “${project.teamName}”` : ''}, at their own address.`
+      : 'Empty: the server default (ALERT_EMAIL_TO).'),
     status,
   );
 }
 
+// What each scope lets a key do, and which team role may give it (src/domain/apiKey.ts, ROLE_KEY_SCOPES).
+const SCOPES = [
+  { scope: 'ingest', label: 'Ingest', hint: 'send sessions, events and crashes: the key to embed in an app', roles: ['owner', 'member'] },
+  { scope: 'upload', label: 'Upload', hint: 'upload source maps and R8/ProGuard mappings: a CI key', roles: ['owner', 'member'] },
+  { scope: 'export', label: 'Export', hint: 'read the whole project out through /export: the team’s owner only', roles: ['owner'] },
+];
+
 function newKeyForm(project, keysBody, slot, rerender) {
-  const name = h('input', { id: `key-name-${project.id}`, maxlength: 100, placeholder: 'e.g. iOS app, CI export' });
-  return h('form.inline', {
+  const role = state.teams.find((t) => t.id === project.teamId)?.role ?? 'member';
+  const name = h('input', { id: `key-name-${project.id}`, maxlength: 100, placeholder: 'e.g. iOS app, CI upload, warehouse export' });
+  const checks = SCOPES.map((x) => {
+    const allowed = x.roles.includes(role);
+    return h('label.check', h('input', {
+      type: 'checkbox', name: `key-scope-${project.id}`, value: x.scope, checked: x.scope === 'ingest', disabled: !allowed,
+    }), ' ', h('strong', x.label), h('span.hint', ` — ${x.hint}`));
+  });
+  return h('form.inline.new-key', {
     onsubmit: async (e) => {
       e.preventDefault();
-      const btn = e.target.querySelector('button');
+      const btn = e.target.querySelector('button[type=submit]');
+      const scopes = checks.map((l) => l.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
+      if (!scopes.length) {
+        slot.replaceChildren(errorBox(new Error('Pick at least one scope for the key.')));
+        return;
+      }
       btn.disabled = true;
       try {
-        const r = await api('POST', dash(`/projects/${project.id}/keys`), { name: name.value.trim() || undefined, scopes: ['ingest'] });
+        const r = await api('POST', dash(`/projects/${project.id}/keys`), { name: name.value.trim() || undefined, scopes });
         const key = { ...r.key, active: true, suspended: false, deactivatedAt: null };
         project.keys.unshift(key);
         state.newKeys[project.id] = r.apiKey;
         keysBody.prepend(keyRow(project, key, rerender));
         name.value = '';
-        slot.replaceChildren(newKeyPanel(r.apiKey));
+        slot.replaceChildren(newKeyPanel(r.apiKey, undefined, key.scopes ?? scopes));
         slot.querySelector('[data-testid=new-key]')?.focus();
       } catch (err) {
         slot.replaceChildren(errorBox(err));
@@ -158,6 +180,8 @@ function newKeyForm(project, keysBody, slot, rerender) {
     },
   },
     h('label', { for: `key-name-${project.id}` }, 'New key ', h('span.hint', '(name it after where it will be used)')),
+    h('fieldset.scopes', h('legend', 'Scopes'), checks,
+      role === 'owner' ? null : h('p.hint', 'Export keys are made by the team’s owner.')),
     h('div.key-row', name, h('button', { type: 'submit' }, 'Create key')));
 }
 
@@ -190,7 +214,7 @@ function projectCard(project, rerender) {
         keysBody))
       : h('p.empty', 'No keys yet.'),
     newKeyForm(project, keysBody, slot, rerender),
-    h('p.hint', 'Keys made here are ingest-only, the kind to embed in an app: anyone holding the app can read its key, and this one cannot download the project through /export.'),
+    h('p.hint', 'Give an app’s key the ingest scope only: anyone holding the app can read its key. CI gets an upload key, a warehouse an export key.'),
     alertForm(project),
   );
 }

@@ -78,8 +78,9 @@ export function sessionsView(projectId, params) {
       return h('tr', { dataset: { session: x.id } },
         h('td', { 'data-label': 'Started (UTC)' }, h('a', { href }, fmtDate(x.startedAt)), h('div.hint.mono', x.id.slice(0, 8))),
         h('td', { 'data-label': 'Status' }, statusBadge(x.status),
-          // a crashed session already says so; the mark matters for handled errors in other sessions
-          x.hasCrash && x.status !== 'crashed' ? badge('✱ crash', 'bad', 'A crash or error was reported in this session') : null,
+          // A crashed session already says so: hasCrash without it means handled errors only, and the
+          // session counts as crash-free (as the chart and the Releases page count it), so no red crash mark.
+          x.hasCrash && x.status !== 'crashed' ? badge('handled error', 'muted', 'A handled error was reported; the session did not crash and counts as crash-free') : null,
           x.hasNetworkErrors ? badge('⚠ network errors', 'warn', 'At least one request failed (status ≥ 400 or a connection error)') : null),
         h('td', { 'data-label': 'Platform' }, x.platform ?? '—', x.osVersion ? h('span.hint', ` ${x.osVersion}`) : null),
         h('td', { 'data-label': 'App version' }, x.appVersion ?? '—'),

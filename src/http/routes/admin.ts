@@ -24,6 +24,16 @@ export const adminRoutes = (svc: Services): Routes => async (app) => {
     return reply.code(201).send(created);
   });
 
+  app.get('/projects', {
+    schema: {
+      tags: ['management'], security, description: 'every project, oldest first (at most `limit`)',
+      querystring: {
+        type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000 } },
+      },
+      response: { 200: { type: 'object', properties: { items: { type: 'array', items: A.project } } }, ...errors },
+    },
+  }, async (req) => ({ items: await svc.projects.listProjects(req.query.limit) }));
+
   app.get('/projects/:projectId', {
     schema: { tags: ['management'], security, params: A.projectIdParams, response: { 200: A.project, ...errors } },
   }, async (req) => {

@@ -63,6 +63,17 @@ export function alertRuleRoutesOn(r: App, svc: AlertRulesService, by: Actor, tag
     return reply.code(204).send();
   });
 
+  r.post('/projects/:projectId/webhooks/:webhookId/test', {
+    schema: {
+      ...base, params: S.webhookParams,
+      description: 'queues a signed `webhook.test` delivery through the outbox (as alerts go); '
+        + 'its result shows in the delivery log',
+      response: {
+        202: { type: 'object', properties: { deliveryId: { type: 'string' }, status: { type: 'string' } } }, ...errors,
+      },
+    },
+  }, async (req, reply) => reply.code(202).send(await svc.testWebhook(req.params.projectId, req.params.webhookId)));
+
   r.get('/projects/:projectId/webhook-deliveries', {
     schema: { ...base, params: S.projectParams, querystring: S.deliveriesQuery, response: { 200: S.listOf(S.delivery), ...errors } },
   }, async (req) => ({ items: await svc.deliveries(req.params.projectId, req.query.webhookId, req.query.limit) }));

@@ -82,7 +82,7 @@ export const authRoutes = (svc: Services): Routes => async (app) => {
   }, async (req, reply) => {
     const u = await accounts.verifyEmail(req.body.token);
     if (!u) return resultPage(reply, req.headers.accept, 404, 'Link expired', 'Unknown or expired verification link: sign in and send a new one');
-    return resultPage(reply, req.headers.accept, 200, 'Address verified', `${u.email} is verified. You can close this page and go back to flightrec.`);
+    return resultPage(reply, req.headers.accept, 200, 'Address verified', `${u.email} is verified. You can close this page, or go back to flightrec.`);
   });
 
   app.post('/verification', {

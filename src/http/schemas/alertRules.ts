@@ -9,10 +9,15 @@ export const webhookParams = { type: 'object', required: ['projectId', 'webhookI
 
 const ruleFields = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
-  kind: { type: 'string', enum: [...RULE_KINDS], description: 'spike: a group passes `threshold` occurrences in `windowMinutes`; crash_free: a release\'s crash-free sessions fall below `threshold` % over `windowMinutes`' },
+  kind: {
+    type: 'string', enum: [...RULE_KINDS],
+    description: 'spike: a group passes `threshold` occurrences in `windowMinutes`; crash_free: a release\'s crash-free sessions fall '
+      + 'below `threshold` % over `windowMinutes`; crash_free_regression: a release\'s crash-free sessions are significantly below '
+      + 'the previous release\'s (their 95 % Wilson intervals leave a gap wider than `threshold` points, default 0)',
+  },
   threshold: { type: 'number', minimum: 0, maximum: 1e9 },
-  windowMinutes: { type: 'integer', minimum: 1, maximum: 43_200, description: 'default 60 (spike) or 1440 (crash_free)' },
-  minSessions: { type: 'integer', minimum: 1, maximum: 1e9, description: 'crash_free: releases with fewer sessions in the window are not judged (default 50)' },
+  windowMinutes: { type: 'integer', minimum: 1, maximum: 43_200, description: 'default 60 (spike) or 1440 (crash_free, crash_free_regression)' },
+  minSessions: { type: 'integer', minimum: 1, maximum: 1e9, description: 'crash_free, crash_free_regression: releases with fewer sessions in the window are not judged (default 50)' },
   cooldownMinutes: { type: 'integer', minimum: 0, maximum: 43_200, description: 'a group or release that fired does not fire again sooner (default 60)' },
   emails: {
     type: ['array', 'null'], maxItems: 50, items: { type: 'string', format: 'email', maxLength: 320 },
@@ -23,7 +28,7 @@ const ruleFields = {
 } as const;
 
 export const ruleCreateBody = {
-  type: 'object', additionalProperties: false, required: ['name', 'kind', 'threshold'], properties: ruleFields,
+  type: 'object', additionalProperties: false, required: ['name', 'kind'], properties: ruleFields,
 } as const;
 
 export const rulePatchBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: ruleFields } as const;

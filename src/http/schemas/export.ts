@@ -102,7 +102,7 @@ export const networkRow = {
   },
 } as const;
 
-const pct = (what: string) => ({ type: ['number', 'null'], description: `${what}, a percentage with three decimals; null without sessions` }) as const;
+const pct = (what: string) => ({ type: ['number', 'null'], description: `${what}, a percentage with at most two decimals; null without sessions` }) as const;
 
 export const releaseRow = {
   type: 'object',

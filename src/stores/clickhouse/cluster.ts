@@ -36,6 +36,9 @@ export const SHARD_KEYS: Readonly<Record<string, string>> = {
   // written only by their views, on the node of their facts; reads merge the states of every shard
   release_health_daily: 'cityHash64(project_id, app_version, platform)',
   release_adoption_hourly: 'cityHash64(project_id, app_version, platform)',
+  // one row per session, beside its facts, so FINAL collapses its retries on its shard
+  release_sessions: 'cityHash64(project_id, session_id)',
+  release_seen: 'cityHash64(project_id, app_version, platform)',
 };
 
 export const localName = (table: string) => `${table}_local`;
