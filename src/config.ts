@@ -10,6 +10,8 @@ export interface Config {
   /** LOG_REQUESTS: a line per request (Fastify's own); else only 5xx and slow requests get one. */
   logRequests: boolean;
   adminToken: string | undefined;
+  /** SECRETS_KEY: seals webhook secrets at rest (unset: a key generated in DATA_DIR/secrets.key). */
+  secretsKey: string | undefined;
   databaseUrl: string | undefined;
   /** `cluster`: CLICKHOUSE_CLUSTER, the clustered schema (replicated local tables, Distributed tables over them). */
   clickhouse: { url: string; user: string; password: string; database: string; cluster: string | undefined } | undefined;
@@ -40,14 +42,21 @@ export interface Config {
   /** At most one alert email per project per window; new groups meanwhile come in one digest. */
   alertDigestWindowMs: number;
   publicUrl: string;
+  /** Whether PUBLIC_URL was set; unset, it is the listening address and the start-up log warns. */
+  publicUrlSet: boolean;
   openai: { apiKey: string; baseUrl: string | undefined; model: string } | undefined;
   /** Budget of one AI summary, retries included; past it the deterministic summary is used. */
   summaryTimeoutMs: number;
   /** The alert outbox worker: poll interval, lease, retry cap and backoff. */
-  outbox: { pollMs: number; leaseMs: number; maxAttempts: number; backoffBaseMs: number; backoffMaxMs: number };
+  outbox: {
+    pollMs: number; leaseMs: number; maxAttempts: number; backoffBaseMs: number; backoffMaxMs: number;
+    /** Jobs a worker runs at once, and a project's webhook deliveries among them (the fair queue). */
+    concurrency: number; projectConcurrency: number;
+  };
   /** Alert rules and webhooks (docs/alerts.md, Rules and webhooks). */
-  alertRules: { intervalMs: number };
-  webhooks: { timeoutMs: number; perMinute: number; allowPrivate: boolean };
+  /** Alert rules: how often the rules' pass runs, and how many rules a project may have. */
+  alertRules: { intervalMs: number; maxPerProject: number };
+  webhooks: { timeoutMs: number; perMinute: number; allowPrivate: boolean; maxPerProject: number };
   rateLimits: { ingest: number; export: number; auth: number; dashboard: number };
   keyCacheTtlMs: number;
   bodyLimitBytes: number;
@@ -74,8 +83,11 @@ export interface Config {
   exportIdleTimeoutMs: number;
   /** Whether anyone may create an account at /api/auth/signup (a private install may close it). */
   signupEnabled: boolean;
-  /** Symbolication artifacts: the largest one accepted, a project's total (uncompressed bytes), and the parsed maps kept in memory. */
-  artifacts: { maxBytes: number; projectMaxBytes: number; cacheBytes: number };
+  /**
+   * Symbolication artifacts: the largest one accepted, a project's total (uncompressed bytes), the parsed maps kept
+   * in memory, and the most memory one source map may decode to.
+   */
+  artifacts: { maxBytes: number; projectMaxBytes: number; cacheBytes: number; maxDecodedBytes: number };
 
   /** Emails per day to one address, and caused by one account (verification, invitations, confirmations, alerts). */
   mailCaps: { perAddress: number; perAccount: number };
@@ -193,6 +205,16 @@ function secretToken(env: Env, name: string): string | undefined {
   return v;
 }
 
+/**
+ * PUBLIC_URL's default: the address this process listens on, so links in mail and webhooks work
+ * on any PORT; a loopback or wildcard host is written as localhost, an IPv6 one in brackets.
+ */
+export function listeningUrl(host: string, port: number): string {
+  const local = ['', '0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(host);
+  const h = local ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${h}:${port}`;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const chUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
   const chCluster = clickhouseCluster(env, chUrl);
@@ -201,6 +223,10 @@ export function loadConfig(env: Env = process.env): Config {
   const adminToken = str(env, 'ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  }
+  const secretsKey = str(env, 'SECRETS_KEY');
+  if (secretsKey !== undefined && secretsKey.length < 32) {
+    throw new ConfigError('SECRETS_KEY must be at least 32 characters (e.g. `openssl rand -base64 32`)');
   }
   const requestTimeoutMs = int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
   const headersTimeoutMs = int(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000);
@@ -215,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
     logRequests: bool(env, 'LOG_REQUESTS', false),
     adminToken,
+    secretsKey,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     clickhouse: chUrl
       ? {
@@ -236,7 +263,9 @@ export function loadConfig(env: Env = process.env): Config {
     alertEmailFrom: str(env, 'ALERT_EMAIL_FROM') ?? 'flightrec <alerts@flightrec.local>',
     alertEmailTo: emails(env, 'ALERT_EMAIL_TO'),
     alertDigestWindowMs: int(env, 'ALERT_DIGEST_WINDOW_MS', 300_000, 0, 86_400_000),
-    publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? 'http://localhost:3000').replace(/\/$/, ''),
+    publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? listeningUrl(str(env, 'HOST') ?? '127.0.0.1', int(env, 'PORT', 3000, 0, 65535)))
+      .replace(/\/$/, ''),
+    publicUrlSet: url(env, 'PUBLIC_URL', ['http:', 'https:']) !== undefined,
     openai: openaiKey
       ? {
           apiKey: openaiKey,
@@ -251,12 +280,18 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: int(env, 'OUTBOX_MAX_ATTEMPTS', 8, 1, 100),
       backoffBaseMs: int(env, 'OUTBOX_BACKOFF_BASE_MS', 5_000, 1, 86_400_000),
       backoffMaxMs: int(env, 'OUTBOX_BACKOFF_MAX_MS', 3_600_000, 1, 86_400_000),
+      concurrency: int(env, 'OUTBOX_CONCURRENCY', 8, 1, 256),
+      projectConcurrency: int(env, 'OUTBOX_PROJECT_CONCURRENCY', 2, 1, 256),
     },
-    alertRules: { intervalMs: int(env, 'ALERT_RULES_INTERVAL_MS', 60_000, 10, 86_400_000) },
+    alertRules: {
+      intervalMs: int(env, 'ALERT_RULES_INTERVAL_MS', 60_000, 10, 86_400_000),
+      maxPerProject: int(env, 'ALERT_RULES_MAX_PER_PROJECT', 100, 1, 10_000),
+    },
     webhooks: {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       perMinute: int(env, 'WEBHOOK_MAX_PER_MINUTE', 60, 1, 100_000),
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      maxPerProject: int(env, 'WEBHOOKS_MAX_PER_PROJECT', 20, 1, 1_000),
     },
     rateLimits: {
       ingest: int(env, 'RATE_LIMIT_INGEST_PER_MIN', 600, 1, 1e9),
@@ -283,6 +318,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxBytes: int(env, 'ARTIFACT_MAX_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       projectMaxBytes: int(env, 'ARTIFACT_PROJECT_MAX_BYTES', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
       cacheBytes: int(env, 'ARTIFACT_CACHE_BYTES', 256 * 1024 * 1024, 0, 64 * 1024 * 1024 * 1024),
+      // a source map's decoded form (src/domain/symbolication/sourceMapSize.ts); past it, a 422 at upload
+      maxDecodedBytes: int(env, 'ARTIFACT_MAX_DECODED_BYTES', 128 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     },
 
     mailCaps: { perAddress: int(env, 'MAIL_ADDRESS_DAILY_MAX', 20, 1, 1_000_000), perAccount: int(env, 'MAIL_ACCOUNT_DAILY_MAX', 50, 1, 1_000_000) },

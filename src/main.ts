@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createServer } from './server.ts';
+import { DataDirInUseError } from './stores/dataDirLock.ts';
 import { loggableError } from './domain/log.ts';
 import { bearerMatches } from './http/auth.ts';
 
@@ -30,6 +31,12 @@ async function serve(config: Config) {
     },
     'stores ready',
   );
+  if (!config.publicUrlSet) {
+    app.log.warn({ publicUrl: config.publicUrl }, `PUBLIC_URL is not set: links in mail and webhooks use ${config.publicUrl}; set PUBLIC_URL to the address people reach this server at`);
+  }
+  if (!config.secretsKey && config.databaseUrl) {
+    app.log.warn('SECRETS_KEY is not set: webhook secrets are sealed with DATA_DIR/secrets.key; every process on this database needs the same key (set SECRETS_KEY)');
+  }
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {
       app.log.info({ signal: sig }, 'shutting down');
@@ -116,6 +123,8 @@ async function main() {
 main().catch((err) => {
   if (err instanceof ConfigError) {
     console.error(`flightrec: configuration error: ${err.message}`);
+  } else if (err instanceof DataDirInUseError) {
+    console.error(`flightrec: ${err.message}`);
   } else {
     console.error('flightrec: failed to start:', err);
   }

@@ -2,6 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { openStores } from './stores/index.ts';
+import { lockDataDir, setOwnerOnlyUmask, tightenModes, type DataDirLock } from './stores/dataDirLock.ts';
+import { resolveSecretsKey } from './services/secretsKey.ts';
+import { sealPlaintextSecrets } from './repos/webhooks.ts';
+import { sealSecret } from './domain/secretBox.ts';
+import type { Queryable } from './stores/postgres/port.ts';
 import { createServices, type Services } from './services/index.ts';
 import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
 import { backfillSessionFacts } from './repos/sessionFactsBackfill.ts';
@@ -33,8 +38,29 @@ function servicesLog(config: Config, opts: AppOptions): Log {
 
 /** Opens the stores, wires the services and builds the HTTP app; does not listen. */
 export async function createServer(config: Config, opts: AppOptions = {}): Promise<Server> {
+  // Files and directories under DATA_DIR are the owner's alone (0600, 0700): PGlite's, chDB's,
+  // the spool's, mail, the keys. The mask covers what the stores create from now on; what an
+  // older version left readable is tightened once the lock says no other process uses it.
+  setOwnerOnlyUmask();
+  // Before anything under DATA_DIR is touched (the admin token file, either embedded store).
+  const dirLock = config.databaseUrl && config.clickhouse ? undefined : lockDataDir(config.dataDir);
+  if (dirLock) tightenModes(config.dataDir);
+  try {
+    return await openServer(config, opts, dirLock);
+  } catch (err) {
+    dirLock?.release();
+    throw err;
+  }
+}
+
+async function openServer(config: Config, opts: AppOptions, dirLock: DataDirLock | undefined): Promise<Server> {
   const admin = resolveAdminToken(config);
-  const stores = await openStores(config, [moveLegacyOccurrences, backfillSessionFacts]);
+  const { key } = resolveSecretsKey(config);
+  const sealSecrets = (q: Queryable) => sealPlaintextSecrets(q, (plain) => sealSecret(key, plain));
+  const stores = await openStores(config, [moveLegacyOccurrences, backfillSessionFacts, sealSecrets]);
+  // PGlite rewrites its relcache init files at open with modes of its own (past the umask); DATA_DIR
+  // itself is 0700, so they were never reachable, but they are tightened like the rest.
+  if (dirLock) tightenModes(config.dataDir);
   const svc = createServices(config, stores, admin.token, servicesLog(config, opts));
   await svc.keys.start();
   const app = await buildApp(svc, opts);
@@ -66,6 +92,8 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
         await Promise.all([svc.touches.flush(), svc.crashTouches.flush()]);
         await svc.keys.stop();
         await stores.close();
+        if (dirLock) tightenModes(config.dataDir);
+        dirLock?.release();
       })();
       return closing;
     },

@@ -69,6 +69,18 @@ describe('webhooks', () => {
       .toEqual({ event: 'rule.fired', createdAt: '2026-01-01T00:00:00.000Z', data: { text: 'Spike', link: null, value: 3 } });
   });
 
+  it('escapes a crash message for Slack: no <!channel>, no disguised link, & kept literal (issue 32)', () => {
+    const at = new Date('2026-01-01T00:00:00Z');
+    const message = 'New crash: <!channel> <https://evil.example/login|Open in flightrec> a && b > c';
+    const body = JSON.parse(deliveryBody('https://hooks.slack.com/services/T0/B0/xyz', 'crash_group.new', { text: message, link: 'https://f/x?a=1&b=2' }, at));
+    expect(body.text).toBe('New crash: &lt;!channel&gt; &lt;https://evil.example/login|Open in flightrec&gt; a &amp;&amp; b &gt; c'
+      + '\n<https://f/x?a=1&amp;b=2|Open in flightrec>');
+    // the only markup left is the one link flightrec adds
+    expect(body.text.match(/<[^&]/g)).toEqual(['<h']);
+    // other receivers get the text as it is, inside JSON
+    expect(JSON.parse(deliveryBody('https://example.com/hook', 'crash_group.new', { text: message, link: null }, at)).data.text).toBe(message);
+  });
+
   it('takes only http(s) URLs without credentials, and knows private addresses', () => {
     expect(webhookUrlProblem('ftp://x.example/')).toMatch(/http/);
     expect(webhookUrlProblem('https://u:p@x.example/')).toMatch(/credentials/);

@@ -77,19 +77,21 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     apiKey = (await keyEl.textContent())!.trim();
     expect(apiKey).toMatch(/^frk_[0-9A-Za-z]{38}$/);
     // the key is listed by its visible start and its name, never by an internal id
-    const keyRow = page.locator('table.keys tbody tr').first();
+    const keyRow = page.locator('table.keys tbody tr', { hasText: 'iOS app' }).first();
     await keyRow.waitFor();
     expect(await keyRow.textContent()).toContain(`${apiKey.slice(0, 8)}…`);
-    expect(await keyRow.textContent()).toContain('iOS app');
-    // the setup guide carries the key, the SDK call and a curl
-    expect(await page.locator('#snippet-sdk').textContent()).toContain(`apiKey: '${apiKey}'`);
-    expect(await page.locator('#snippet-curl').textContent()).toContain(`Bearer ${apiKey}`);
+    // the setup guide carries the app's ingest-only key (never the first key, which exports), the SDK call and a curl
+    const appKey = /apiKey: '(frk_[0-9A-Za-z]{38})'/.exec((await page.locator('#snippet-sdk').textContent())!)![1]!;
+    expect(appKey).not.toBe(apiKey);
+    expect(await page.locator('#snippet-curl').textContent()).toContain(`Bearer ${appKey}`);
+    expect((await fetch(`${base}/export/sessions`, { headers: { authorization: `Bearer ${appKey}` } })).status).toBe(403);
+    expect(await page.locator('table.keys tbody tr', { hasText: 'App (ingest only)' }).textContent()).toContain(`${appKey.slice(0, 8)}…`);
     await shot('desktop-02-project-created');
 
-    // an empty project's Sessions page: the guide again, with the key made in this page
+    // an empty project's Sessions page: the guide again, with the app key made in this page
     await page.locator('#goto-sessions').click();
     await page.locator('.setup #snippet-curl').waitFor();
-    expect(await page.locator('#snippet-curl').textContent()).toContain(apiKey);
+    expect(await page.locator('#snippet-curl').textContent()).toContain(appKey);
     await noBadText(page, 'empty sessions page');
     await shot('desktop-03-sessions-empty');
 

@@ -37,7 +37,8 @@ describe('suspension, end to end', () => {
     expect(noToken.statusCode).toBe(401);
     const sus = await s.app.inject({ method: 'POST', url: `/api/users/${owner.userId}/suspend`, headers: s.admin });
     expect(sus.statusCode).toBe(200);
-    expect(sus.json()).toMatchObject({ ok: true, keysDeactivated: 2 });
+    // each project's first key and its app key (the setup snippet's)
+    expect(sus.json()).toMatchObject({ ok: true, keysDeactivated: 4 });
     expect(sus.json().user.suspendedAt).not.toBeNull();
 
     // at once, not only after the cache TTL
@@ -51,7 +52,7 @@ describe('suspension, end to end', () => {
     const keys = (await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: member.headers })).json().data
       .find((p: { id: string }) => p.id === p1.projectId).keys;
     expect(keys.every((k: { active: boolean }) => !k.active)).toBe(true);
-    expect(keys.filter((k: { suspended: boolean }) => k.suspended)).toHaveLength(1);
+    expect(keys.filter((k: { suspended: boolean }) => k.suspended)).toHaveLength(2);
     const mint = await s.app.inject({ method: 'POST', url: `/api/dashboard/projects/${p1.projectId}/keys`, headers: member.headers });
     expect(mint.statusCode).toBe(403);
     // the member's own team is not affected
@@ -59,7 +60,7 @@ describe('suspension, end to end', () => {
 
     const lift = await s.app.inject({ method: 'POST', url: `/api/users/${owner.userId}/unsuspend`, headers: s.admin });
     expect(lift.statusCode).toBe(200);
-    expect(lift.json()).toMatchObject({ ok: true, keysReactivated: 2, user: { suspendedAt: null } });
+    expect(lift.json()).toMatchObject({ ok: true, keysReactivated: 4, user: { suspendedAt: null } });
     expect(await ingestStatus(p1.auth)).toBe(201);
     expect(await ingestStatus(p2.auth)).toBe(201);
     expect(await ingestStatus(manualAuth)).toBe(401);

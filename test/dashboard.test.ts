@@ -20,7 +20,8 @@ describe('team scoping', () => {
     const p = await dashboardProject(s, alice, 'Alice app');
     const mine = await get('/api/dashboard/projects', alice.headers);
     expect(mine.json().data.map((x: { id: string }) => x.id)).toEqual([p.projectId]);
-    expect(mine.json().data[0].keys).toHaveLength(1);
+    // the project's first key and the app's ingest-only key of the setup snippet
+    expect(mine.json().data[0].keys).toHaveLength(2);
     expect(mine.json().data[0].keys[0]).not.toHaveProperty('apiKey');
     expect((await get('/api/dashboard/projects', bob.headers)).json().data).toEqual([]);
 
@@ -75,7 +76,8 @@ describe('projects and keys', () => {
     const refused = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: second, payload: sessionStart() });
     expect(refused.statusCode).toBe(401);
     const keys = (await get('/api/dashboard/projects', a.headers)).json().data[0].keys;
-    expect(keys.map((x: { active: boolean }) => x.active).sort()).toEqual([false, true]);
+    // the deactivated one, the project's first key and its app key
+    expect(keys.map((x: { active: boolean }) => x.active).sort()).toEqual([false, true, true]);
 
     const emails = await s.app.inject({ method: 'PATCH', url: base, headers: a.headers, payload: { alertEmails: ['Ops@Example.com', 'dev@example.com'] } });
     expect(emails.statusCode).toBe(200);

@@ -22,7 +22,7 @@ function deadPid(): Promise<number> {
 }
 
 describe('spool records', () => {
-  it('read back as written; a torn or corrupt record ends the segment', () => {
+  it('read back as written; a torn record ends the segment, a corrupt last one is set aside', () => {
     const a = Buffer.from('{"a":1}\n');
     const b = Buffer.from('{"b":22}\n');
     const whole = Buffer.concat([record(a, 1), record(b, 2)]);
@@ -37,9 +37,26 @@ describe('spool records', () => {
     const corrupt = Buffer.from(whole);
     corrupt[corrupt.length - 3]! ^= 0x01; // one bit of b's payload
     expect(readRecords(corrupt).records).toHaveLength(1);
+    // written whole, so acknowledged: set aside, not taken for a torn write
+    expect(readRecords(corrupt).corrupt.map((c) => c.bytes.length)).toEqual([record(b, 2).length]);
+    expect(readRecords(corrupt).tornBytes).toBe(0);
     const badHeader = Buffer.from(whole);
     badHeader.writeUInt32LE(7, record(a, 1).length + 4); // b's row count, not matching its CRC
     expect(readRecords(badHeader).records).toHaveLength(1);
+  });
+
+  it('a bad byte mid-segment: that record is set aside whole and reading resumes at the next valid one', () => {
+    const bodies = Array.from({ length: 10 }, (_, i) => Buffer.from(`{"n":${i},"pad":"${'x'.repeat(i * 7)}"}\n`));
+    const whole = Buffer.concat(bodies.map((b) => record(b, 1)));
+    const at = bodies.slice(0, 4).reduce((n, b) => n + record(b, 1).length, 0);
+    for (const offset of [0, 4, 8, 12, 20]) { // its length, rows, CRC, and payload bytes
+      const bad = Buffer.from(whole);
+      bad[at + offset]! ^= 0x40;
+      const read = readRecords(bad);
+      expect(read.records.map((r) => Buffer.concat(r.chunks).toString())).toEqual(bodies.filter((_, i) => i !== 4).map(String));
+      expect(read.corrupt).toEqual([{ offset: at, bytes: bad.subarray(at, at + record(bodies[4]!, 1).length) }]);
+      expect(read.tornBytes).toBe(0);
+    }
   });
 });
 

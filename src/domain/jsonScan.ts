@@ -123,3 +123,28 @@ export function nonFinitePaths(root: unknown, limit = 100): string[] {
   }
   return out;
 }
+
+/**
+ * How many containers (objects and arrays) and separated values JSON text holds, counted
+ * outside strings in one pass: what JSON.parse would allocate beyond the strings themselves, so
+ * a caller can refuse `[[],[],…]` before parsing multiplies its size in memory. Text that is
+ * not well-formed JSON gives a count that is merely wrong; the parser will refuse it.
+ */
+export function jsonShape(buf: Uint8Array): { containers: number; values: number } {
+  let containers = 0;
+  let values = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i]!;
+    if (b === QUOTE) {
+      const end = stringEnd(buf, i);
+      if (end < 0) break;
+      i = end;
+    } else if (b === OPEN_OBJ || b === OPEN_ARR) {
+      containers++;
+      values++;
+    } else if (b === COMMA) {
+      values++;
+    }
+  }
+  return { containers, values };
+}

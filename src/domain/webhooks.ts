@@ -67,9 +67,18 @@ function isInsideHost(hostname: string): boolean {
   return isIP(host) !== 0 && isPrivateAddress(host);
 }
 
-/** The event's body: the JSON our receivers get, or Slack's `{text}`. */
+/**
+ * Text as Slack reads it literally: `&`, `<` and `>` are its control characters (Slack's "Escaping
+ * text" rules), so a crash message cannot write `<!channel>` or a link of its own choosing.
+ */
+export const slackEscape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** The event's body: the JSON our receivers get, or Slack's `{text}` (only our own link is markup). */
 export function deliveryBody(url: string, event: WebhookEvent | typeof TEST_EVENT, data: { text: string; link: string | null; [k: string]: unknown }, at: Date): string {
-  if (isSlackUrl(url)) return JSON.stringify({ text: data.link ? `${data.text}\n<${data.link}|Open in flightrec>` : data.text });
+  if (isSlackUrl(url)) {
+    const text = slackEscape(data.text);
+    return JSON.stringify({ text: data.link ? `${text}\n<${slackEscape(data.link)}|Open in flightrec>` : text });
+  }
   return JSON.stringify({ event, createdAt: at.toISOString(), data });
 }
 

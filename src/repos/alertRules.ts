@@ -24,17 +24,18 @@ export type NewRule = Omit<AlertRule, 'id' | 'projectId' | 'createdAt'>;
 
 export function alertRulesRepo(db: Queryable) {
   return {
-    async create(projectId: string, r: NewRule): Promise<AlertRule> {
+    /** The new rule, or null when the project already has `max` rules. */
+    async create(projectId: string, r: NewRule, max: number): Promise<AlertRule | null> {
       const x = await db.query<Row>(
         `INSERT INTO ${TABLE} (id, project_id, name, kind, threshold, window_minutes, min_sessions, cooldown_minutes,
-           emails,
-           webhook_ids, enabled, levels)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) RETURNING ${COLUMNS}`,
+           emails, webhook_ids, enabled, levels)
+         SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12
+         WHERE (SELECT count(*) FROM ${TABLE} WHERE project_id = $2) < $13
+         RETURNING ${COLUMNS}`,
         [randomUUID(), projectId, r.name, r.kind, r.threshold, r.windowMinutes, r.minSessions, r.cooldownMinutes,
-          r.emails, r.webhookIds, r.enabled, r.levels],
-
+          r.emails, r.webhookIds, r.enabled, r.levels, max],
       );
-      return toRule(x.rows[0] as Row);
+      return x.rows[0] ? toRule(x.rows[0]) : null;
     },
 
     async get(projectId: string, id: string): Promise<AlertRule | null> {

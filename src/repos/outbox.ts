@@ -43,6 +43,15 @@ export interface OutboxJob {
   sentAt: string | null;
 }
 
+/** A due job at the head of its lane (one webhook, or a project's other jobs), as the fair queue sees it. */
+export interface OutboxLaneHead {
+  id: number;
+  projectId: string;
+  /** The webhook a delivery job posts to; null for the other jobs. */
+  webhookId: string | null;
+  lane: string;
+}
+
 export interface OutboxRow {
   id: number;
   groupId: string;
@@ -112,6 +121,53 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
          FROM due WHERE o.id = due.id
          RETURNING o.id, o.project_id, o.group_id, o.kind, o.ref, o.attempts, o.sent_at`,
         [limit, leaseMs, maxAttempts, token, clock()],
+      );
+      return r.rows.map((x) => ({
+        id: Number(x.id), projectId: x.project_id, groupId: x.group_id ?? '', kind: x.kind, ref: x.ref,
+        attempts: x.attempts, leaseToken: token, sentAt: isoTime(x.sent_at),
+      }));
+    },
+
+    /**
+     * The first due job of each lane, round-robin across projects (each project's oldest lane
+     * head first, then each project's second, …): the fair queue's candidates. Read without locks;
+     * claimIds takes the ones the worker has room for.
+     */
+    async laneHeads(limit: number, maxAttempts: number): Promise<OutboxLaneHead[]> {
+      const r = await db.query<{ id: number | string; project_id: string; webhook_id: string | null; lane: string }>(
+        `WITH due AS (
+           SELECT o.id, o.project_id, o.next_attempt_at, d.webhook_id,
+                  COALESCE('webhook:' || d.webhook_id::text, 'project:' || o.project_id::text) AS lane
+           FROM ${TABLE} o
+           LEFT JOIN webhook_deliveries d ON d.id = (CASE WHEN o.kind = $4 THEN o.ref::uuid END)
+           WHERE o.status = 'pending' AND o.next_attempt_at <= to_timestamp($3::float8 / 1000) AND o.attempts < $2
+             AND (o.locked_until IS NULL OR o.locked_until <= to_timestamp($3::float8 / 1000))
+         ), heads AS (
+           SELECT *, row_number() OVER (PARTITION BY lane ORDER BY next_attempt_at, id) AS in_lane FROM due
+         ), ranked AS (
+           SELECT *, row_number() OVER (PARTITION BY project_id ORDER BY next_attempt_at, id) AS in_project
+           FROM heads WHERE in_lane = 1
+         )
+         SELECT id, project_id, webhook_id, lane FROM ranked ORDER BY in_project, next_attempt_at, id LIMIT $1`,
+        [limit, maxAttempts, clock(), WEBHOOK_JOB],
+      );
+      return r.rows.map((x) => ({ id: Number(x.id), projectId: x.project_id, webhookId: x.webhook_id, lane: x.lane }));
+    },
+
+    /**
+     * Claims these jobs for `leaseMs`, those still due and unleased: another worker that took one
+     * first has leased it, and the update's condition, read again after its commit, skips it.
+     */
+    async claimIds(ids: number[], leaseMs: number, maxAttempts: number): Promise<OutboxJob[]> {
+      const token = randomUUID();
+      const r = await db.query<{ id: number; project_id: string; group_id: string | null; kind: string; ref: string | null; attempts: number; sent_at: Date | string | null }>(
+        `UPDATE ${TABLE} o
+         SET attempts = o.attempts + 1, locked_until = to_timestamp($5::float8 / 1000) + $2::int * interval '1 millisecond', lease_token = $4
+         WHERE o.id = ANY($1::bigint[]) AND o.status = 'pending' AND o.attempts < $3
+           AND o.next_attempt_at <= to_timestamp($5::float8 / 1000)
+           AND (o.locked_until IS NULL OR o.locked_until <= to_timestamp($5::float8 / 1000))
+         RETURNING o.id, o.project_id, o.group_id, o.kind, o.ref, o.attempts, o.sent_at`,
+        [ids, leaseMs, maxAttempts, token, clock()],
       );
       return r.rows.map((x) => ({
         id: Number(x.id), projectId: x.project_id, groupId: x.group_id ?? '', kind: x.kind, ref: x.ref,

@@ -59,7 +59,11 @@ export async function projectIdsOfTeams(q: Queryable, teamIds: string[]): Promis
 export function projectsRepo(db: Postgres) {
   return {
     /** teamId: the owning team (dashboard); null for a project made through the admin API. */
-    async createProject(name: string, teamId: string | null = null, keyName: string | null = null, createdBy: string | null = null) {
+    /**
+     * The project and its first key (ingest and export); with `appKey`, also an ingest-only key
+     * for the app (the one the dashboard's setup snippet shows: a key pulled out of an app exports nothing).
+     */
+    async createProject(name: string, teamId: string | null = null, keyName: string | null = null, createdBy: string | null = null, appKey = false) {
       return db.tx(async (q) => {
         const r = await q.query<ProjectRow>(
           `INSERT INTO ${TABLE} (id, name, team_id) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
@@ -69,7 +73,8 @@ export function projectsRepo(db: Postgres) {
         if (!row) throw new Error('INSERT … RETURNING gave no row for a new project');
         const project = toProject(row);
         const { apiKey, key } = await insertKey(q, project.id, keyName, undefined, false, createdBy);
-        return { project, apiKey, key };
+        const app = appKey ? await insertKey(q, project.id, 'App (ingest only)', ['ingest'], false, createdBy) : null;
+        return { project, apiKey, key, ...(app ? { ingestApiKey: app.apiKey, ingestKey: app.key } : {}) };
       });
     },
 

@@ -21,12 +21,15 @@ const toWebhook = (r: Row): Webhook => ({ id: r.id, projectId: r.project_id, url
 
 export function webhooksRepo(db: Queryable) {
   return {
-    async create(projectId: string, w: { url: string; events: string[]; secret: string }): Promise<Webhook> {
+    /** The new webhook, or null when the project already has `max` webhooks. */
+    async create(projectId: string, w: { url: string; events: string[]; secret: string }, max: number): Promise<Webhook | null> {
       const r = await db.query<Row>(
-        `INSERT INTO ${TABLE} (id, project_id, url, events, secret) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-        [randomUUID(), projectId, w.url, w.events, w.secret],
+        `INSERT INTO ${TABLE} (id, project_id, url, events, secret)
+         SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM ${TABLE} WHERE project_id = $2) < $6
+         RETURNING ${COLUMNS}`,
+        [randomUUID(), projectId, w.url, w.events, w.secret, max],
       );
-      return toWebhook(r.rows[0] as Row);
+      return r.rows[0] ? toWebhook(r.rows[0]) : null;
     },
 
     async list(projectId: string): Promise<Webhook[]> {
@@ -99,3 +102,15 @@ export async function webhookTargets(q: Queryable, projectId: string, by: { even
 }
 
 export type WebhooksRepo = ReturnType<typeof webhooksRepo>;
+
+/**
+ * Seals the secrets stored before they were encrypted (docs/decisions.md, "Secrets at rest"):
+ * run at start-up in the migration lock's transaction; a sealed secret is left as it is.
+ */
+export async function sealPlaintextSecrets(q: Queryable, seal: (plain: string) => string): Promise<number> {
+  const r = await q.query<{ id: string; secret: string }>(`SELECT id, secret FROM ${TABLE} WHERE secret NOT LIKE 'enc:v1:%'`);
+  for (const row of r.rows) {
+    await q.query(`UPDATE ${TABLE} SET secret = $2 WHERE id = $1 AND secret = $3`, [row.id, seal(row.secret), row.secret]);
+  }
+  return r.rows.length;
+}

@@ -8,7 +8,8 @@ import { projectsRepo } from '../repos/projects.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
 import { judgesReleases, RULE_DEFAULTS, type AlertRule, type RuleKind } from '../domain/alertRules.ts';
 import { deliveryBody, TEST_EVENT, webhookUrlProblem } from '../domain/webhooks.ts';
-import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import { sealSecret } from '../domain/secretBox.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { normalizeEmail } from './accounts.ts';
 
 export interface RuleInput {
@@ -37,7 +38,9 @@ export type Actor = 'operator' | 'member';
  * A project's alert rules and webhooks: the management API's and the dashboard's use cases.
  * Callers have already checked access to the project (the admin token, or team membership).
  */
-export function alertRulesService(db: Postgres, opts: { allowPrivateWebhooks: boolean }) {
+export function alertRulesService(
+  db: Postgres, opts: { allowPrivateWebhooks: boolean; maxRules: number; maxWebhooks: number; secretsKey: Buffer },
+) {
   const rules = alertRulesRepo(db);
   const hooks = webhooksRepo(db);
   const deliveries = webhookDeliveriesRepo(db);
@@ -104,7 +107,8 @@ export function alertRulesService(db: Postgres, opts: { allowPrivateWebhooks: bo
         emails: cleanEmails(input.emails) ?? null, webhookIds: [...new Set(input.webhookIds ?? [])], enabled: input.enabled ?? true,
         levels: input.levels ?? null,
       });
-      const rule = await rules.create(projectId, r);
+      const rule = await rules.create(projectId, r, opts.maxRules);
+      if (!rule) throw new ConflictError(`A project has at most ${opts.maxRules} alert rules (ALERT_RULES_MAX_PER_PROJECT): delete one first`);
       await syncRecipients(projectId, by, rule.emails ?? []);
       return rule;
     },
@@ -142,7 +146,10 @@ export function alertRulesService(db: Postgres, opts: { allowPrivateWebhooks: bo
       const problem = webhookUrlProblem(input.url, opts.allowPrivateWebhooks);
       if (problem) throw new ValidationError([{ path: '/url', message: problem }]);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
-      const w = await hooks.create(projectId, { url: input.url, events: [...new Set(input.events ?? [])], secret });
+      // stored sealed with the server key: the database's files alone do not give it away
+      const sealed = sealSecret(opts.secretsKey, secret);
+      const w = await hooks.create(projectId, { url: input.url, events: [...new Set(input.events ?? [])], secret: sealed }, opts.maxWebhooks);
+      if (!w) throw new ConflictError(`A project has at most ${opts.maxWebhooks} webhooks (WEBHOOKS_MAX_PER_PROJECT): delete one first`);
       return { ...w, secret };
     },
 

@@ -15,6 +15,7 @@ import { outboxRepo } from '../repos/outbox.ts';
 import { accountsRepo } from '../repos/accounts.ts';
 import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
 import { artifactsRepo } from '../repos/artifacts.ts';
+import { resolveSecretsKey } from './secretsKey.ts';
 import { symbolicationService } from './symbolication.ts';
 import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
@@ -120,7 +121,10 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     exportStreams: new StreamSlots(config.exportMaxStreams, stores.redis, config.redisKeyPrefix),
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
-    alertRules: alertRulesService(stores.pg, { allowPrivateWebhooks: config.webhooks.allowPrivate }),
+    alertRules: alertRulesService(stores.pg, {
+      allowPrivateWebhooks: config.webhooks.allowPrivate, maxRules: config.alertRules.maxPerProject, maxWebhooks: config.webhooks.maxPerProject,
+      secretsKey: resolveSecretsKey(config).key,
+    }),
     fingerprintRules,
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs, inAppPackagesOf: (p) => projectRows.inAppPackages(p) }),
     releases,

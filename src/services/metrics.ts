@@ -80,6 +80,7 @@ export function createMetrics(src: MetricSources) {
     new Gauge({ name: 'flightrec_spool_oldest_unloaded_seconds', help: 'Age of the oldest acknowledged body not yet loaded into ClickHouse', registers: [registry], collect() { this.set(spool.oldestUnloadedSeconds()); } });
     new Gauge({ name: 'flightrec_spool_loader_lag_seconds', help: 'Seconds from the oldest body of the last committed load being spooled to its commit', registers: [registry], collect() { this.set(spool.loaderLagSeconds); } });
     new Gauge({ name: 'flightrec_spool_loaded_rows', help: 'Rows (events, requests) loaded from the spool into ClickHouse since start', registers: [registry], collect() { this.set(spool.loadedRows); } });
+    new Gauge({ name: 'flightrec_spool_corrupt_records', help: 'Spans of acknowledged spool records that failed their checksum (acknowledged data lost), set aside beside the spool since start', registers: [registry], collect() { this.set(spool.corruptRecords); } });
     new Gauge({ name: 'flightrec_spool_refused_bodies', help: 'Acknowledged bodies ClickHouse refused for good, set aside beside the spool since start', registers: [registry], collect() { this.set(spool.refusedRecords); } });
   }
   const oldest = new Gauge({ name: 'flightrec_outbox_oldest_pending_seconds', help: 'Age of the oldest pending alert job', registers: [registry] });

@@ -156,8 +156,12 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
       const team = b.teamId ? teams.find((t) => t.id === b.teamId) : (teams.find((t) => t.role === 'owner') ?? teams[0]);
       if (!team) throw new NotFoundError('Team not found');
       notSuspended(team);
-      const created = await projects.createProject(cleanName(b.name), team.id, b.keyName?.trim() || null, userId);
-      return { project: { ...created.project, teamId: team.id, teamName: team.name }, apiKey: created.apiKey, key: created.key };
+      const created = await projects.createProject(cleanName(b.name), team.id, b.keyName?.trim() || null, userId, true);
+      return {
+        project: { ...created.project, teamId: team.id, teamName: team.name }, apiKey: created.apiKey, key: created.key,
+        // for the app's setup snippet: ingest only, so a key pulled out of an app exports nothing
+        ingestApiKey: created.ingestApiKey, ingestKey: created.ingestKey,
+      };
     },
 
     async updateFor(userId: string, projectId: string, c: { name?: string; alertEmails?: string[] | null; inAppPackages?: string[] }) {

@@ -1,8 +1,8 @@
 import type { TraceMap } from '@jridgewell/trace-mapping';
 import { ValidationError } from '../domain/errors.ts';
 import {
-  jsFilesOf, mapNameFor, minifiedNameFor, parseProguardMapping, parseSourceMap, sourceMappingUrl, symbolicate,
-  type ProguardMapping,
+  jsFilesOf, mapNameFor, minifiedNameFor, parseProguardMapping, readSourceMap, sourceMappingUrl, symbolicate,
+  SourceMapTooLargeError, type ProguardMapping,
 } from '../domain/symbolication/index.ts';
 import { releaseCandidates } from '../domain/symbolication/release.ts';
 import { sourceContext, type FrameSource } from '../domain/symbolication/sourceContext.ts';
@@ -25,7 +25,9 @@ const INDEX_MAX = 10_000;
  * artifact list for INDEX_TTL_MS; a failure to read an artifact leaves the stack raw, never
  * fails the crash report.
  */
-export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: number; projectMaxBytes: number; cacheBytes: number }) {
+export function symbolicationService(repo: ArtifactsRepo, opts: {
+  maxBytes: number; projectMaxBytes: number; cacheBytes: number; maxDecodedBytes: number;
+}) {
   const parsed = new WeightedLru<Parsed>(opts.cacheBytes);
   const index = new BoundedMap<string, { at: number; refs: ArtifactInfo[] }>(INDEX_MAX);
 
@@ -61,18 +63,26 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
     if (cached) return cached;
     const bytes = await repo.content(projectId, a.id);
     let p: Parsed = { kind: 'bad' };
+    // a reference takes next to nothing; a mapping a few times its text; a source map what its
+    // decoded form holds (one stored before uploads were bounded is refused here as it would be now)
+    let weight = 256;
     if (bytes) {
       try {
-        const text = bytes.toString('utf8');
-        if (a.kind === 'sourcemap') p = { kind: 'map', map: parseSourceMap(text) };
-        else if (a.kind === 'proguard') p = { kind: 'proguard', mapping: parseProguardMapping(text) };
-        else p = { kind: 'ref', ref: sourceMappingUrl(text) };
+        if (a.kind === 'sourcemap') {
+          const r = readSourceMap(bytes, opts.maxDecodedBytes);
+          p = { kind: 'map', map: r.map };
+          weight = r.size.bytes;
+        } else if (a.kind === 'proguard') {
+          p = { kind: 'proguard', mapping: parseProguardMapping(bytes.toString('utf8')) };
+          weight = a.size * 3;
+        } else {
+          p = { kind: 'ref', ref: sourceMappingUrl(bytes.toString('utf8')) };
+        }
       } catch {
         p = { kind: 'bad' };
       }
     }
-    // a parsed map takes a few times its text in memory; a reference next to nothing
-    parsed.set(key, p, p.kind === 'ref' || p.kind === 'bad' ? 256 : a.size * 3);
+    parsed.set(key, p, weight);
     return p;
   }
 
@@ -148,15 +158,20 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
     async upload(projectId: string, release: string, kind: ArtifactKind, name: string, content: Buffer) {
       if (content.length === 0) throw new ValidationError([{ path: '/body', message: 'must not be empty' }]);
       if (content.length > opts.maxBytes) throw new ValidationError([{ path: '/body', message: `must be at most ${opts.maxBytes} bytes (ARTIFACT_MAX_BYTES)` }]);
-      const text = content.toString('utf8');
       if (kind === 'sourcemap') {
         try {
-          parseSourceMap(text);
+          readSourceMap(content, opts.maxDecodedBytes);
         } catch (e) {
+          if (e instanceof SourceMapTooLargeError) {
+            throw new ValidationError([{
+              path: '/body',
+              message: `is a source map that ${e.message}, more than ${opts.maxDecodedBytes} bytes (ARTIFACT_MAX_DECODED_BYTES)`,
+            }]);
+          }
           throw new ValidationError([{ path: '/body', message: `is not a source map: ${(e as Error).message}` }]);
         }
       }
-      if (kind === 'proguard' && parseProguardMapping(text).classes.size === 0) {
+      if (kind === 'proguard' && parseProguardMapping(content.toString('utf8')).classes.size === 0) {
         throw new ValidationError([{ path: '/body', message: 'is not an R8/ProGuard mapping: no "original -> obfuscated:" class line' }]);
       }
       const r = await repo.put(projectId, release, kind, name, content, opts.projectMaxBytes);
@@ -165,6 +180,9 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
     },
 
     list: (projectId: string, release: string) => repo.list(projectId, [release]),
+
+    /** The memory the parsed artifacts in the cache are charged with (at most ARTIFACT_CACHE_BYTES). */
+    cachedBytes: () => parsed.weight,
 
     async remove(projectId: string, release: string, one?: { kind: ArtifactKind; name: string }) {
       const n = await repo.remove(projectId, release, one);

@@ -12,6 +12,7 @@ import type { Clock } from '../domain/time.ts';
 import { recipientConfirmations } from './recipientConfirmations.ts';
 import { noticeJobs } from './noticeJobs.ts';
 import { webhookJob } from './webhookJob.ts';
+import { resolveSecretsKey } from '../services/secretsKey.ts';
 import { alertRulesPass, type AlertRulesPass } from './alertRulesPass.ts';
 
 export interface AlertWorker {
@@ -38,11 +39,12 @@ export function createAlertWorker(
   const handlers = {
     [NEW_GROUP_JOB]: crashAlertJob({ config, crashes: alertCrashes(db), outbox: outboxRepo(db, overrides.clock), summarize, mailer, gate, ...alertLimits(db, config) }),
     ...noticeJobs({ config, db, outbox: outboxRepo(db, overrides.clock), mailer, gate, ...alertLimits(db, config) }),
-    [WEBHOOK_JOB]: webhookJob({ config, db }),
+    [WEBHOOK_JOB]: webhookJob({ config, db, secretsKey: resolveSecretsKey(config).key }),
   };
   const rules = overrides.ch ? alertRulesPass({ config, db, ch: overrides.ch, log, now: overrides.clock }) : undefined;
   const worker = new OutboxWorker(db, handlers, {
     pollMs: o.pollMs, leaseMs: o.leaseMs, maxAttempts: o.maxAttempts, baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs, clock: overrides.clock,
+    concurrency: o.concurrency, projectConcurrency: o.projectConcurrency,
   }, log, [recipientConfirmations(config, db, mailer, gate, log), verificationMails(config, db, mailer, gate, log), invitationMails(config, db, mailer, gate, log), ...(rules ? [rules.sweep] : [])]);
   return {
     worker,

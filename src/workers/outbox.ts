@@ -1,5 +1,5 @@
 import type { Postgres } from '../stores/postgres/port.ts';
-import { outboxRepo, type OutboxJob, type OutboxRepo } from '../repos/outbox.ts';
+import { outboxRepo, type OutboxJob, type OutboxLaneHead, type OutboxRepo } from '../repos/outbox.ts';
 import { afterFailure, type BackoffPolicy } from '../domain/outboxBackoff.ts';
 import type { WorkerLog } from './log.ts';
 import { loggableError } from '../domain/log.ts';
@@ -11,8 +11,10 @@ export type JobHandler = (job: OutboxJob) => Promise<{ note?: string | null } | 
 export interface OutboxWorkerOptions extends BackoffPolicy {
   pollMs: number;
   leaseMs: number;
-  /** Jobs claimed per round. */
-  batchSize?: number;
+  /** Jobs run at once by this worker (OUTBOX_CONCURRENCY). */
+  concurrency?: number;
+  /** A project's webhook deliveries run at once (OUTBOX_PROJECT_CONCURRENCY); one per webhook, its emails one at a time beside them. */
+  projectConcurrency?: number;
   /** Leases and due times (default: the system clock). */
   clock?: Clock;
 }
@@ -63,6 +65,7 @@ export class OutboxWorker {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
+      this.kick?.();
       return;
     }
     clearTimeout(this.timer);
@@ -93,18 +96,73 @@ export class OutboxWorker {
     });
   }
 
-  /** Runs every job that is due now (one round after another) and returns how many ran. */
+  /** Set while a round waits on jobs in flight: a wake or the poll timer ends the wait, to claim more. */
+  private kick: (() => void) | undefined;
+
+  /**
+   * Runs every job that is due now and returns how many ran. Jobs run side by side through a fair
+   * queue (docs/alerts.md, "Delivery queue"): each lane (one webhook; a project's emails) runs one
+   * job at a time, a project at most `projectConcurrency` webhook deliveries, the worker at most
+   * `concurrency` jobs; the claim takes lanes round-robin across projects. So a receiver that
+   * never answers holds one lane of its project until its timeout, and no other project's alerts.
+   */
   async runDue(): Promise<number> {
     await this.repo.failAbandoned(this.opts.maxAttempts);
     for (const sweep of this.sweeps) {
       await sweep().catch((err: unknown) => this.log.error({ err: loggableError(err) }, 'outbox sweep failed; retrying at the next poll'));
     }
+    const limit = Math.max(1, this.opts.concurrency ?? 8);
+    const perProject = Math.max(1, this.opts.projectConcurrency ?? 2);
+    const inFlight = new Map<number, Promise<void>>();
+    const lanes = new Set<string>();
+    const projectHooks = new Map<string, number>();
     let ran = 0;
     for (;;) {
-      const jobs = await this.repo.claim(this.opts.batchSize ?? 10, this.opts.leaseMs, this.opts.maxAttempts);
-      if (!jobs.length) return ran;
-      for (const job of jobs) await this.runJob(job);
-      ran += jobs.length;
+      const free = limit - inFlight.size;
+      let started = 0;
+      if (free > 0) {
+        const candidates = await this.repo.laneHeads(Math.max(4 * limit, 32), this.opts.maxAttempts);
+        const pick: OutboxLaneHead[] = [];
+        const takenLanes = new Set<string>();
+        const takenHooks = new Map<string, number>();
+        for (const c of candidates) {
+          if (pick.length >= free) break;
+          if (lanes.has(c.lane) || takenLanes.has(c.lane)) continue;
+          const hooks = (projectHooks.get(c.projectId) ?? 0) + (takenHooks.get(c.projectId) ?? 0);
+          if (c.webhookId && hooks >= perProject) continue;
+          pick.push(c);
+          takenLanes.add(c.lane);
+          if (c.webhookId) takenHooks.set(c.projectId, (takenHooks.get(c.projectId) ?? 0) + 1);
+        }
+        const jobs = pick.length ? await this.repo.claimIds(pick.map((c) => c.id), this.opts.leaseMs, this.opts.maxAttempts) : [];
+        const laneOf = new Map(pick.map((c) => [c.id, c]));
+        for (const job of jobs) {
+          const head = laneOf.get(job.id)!;
+          lanes.add(head.lane);
+          if (head.webhookId) projectHooks.set(head.projectId, (projectHooks.get(head.projectId) ?? 0) + 1);
+          const run = this.runJob(job).finally(() => {
+            inFlight.delete(job.id);
+            lanes.delete(head.lane);
+            if (head.webhookId) projectHooks.set(head.projectId, (projectHooks.get(head.projectId) ?? 1) - 1);
+          });
+          inFlight.set(job.id, run);
+          started++;
+        }
+        ran += jobs.length;
+      }
+      if (inFlight.size === 0 && started === 0) return ran;
+      if (started > 0 && inFlight.size < limit) continue;
+      // Wait for a job to end, a wake (a job enqueued), or the poll (a retry come due), then claim again.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        ...inFlight.values(),
+        new Promise<void>((resolve) => {
+          this.kick = resolve;
+          timer = setTimeout(resolve, this.opts.pollMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      this.kick = undefined;
     }
   }
 

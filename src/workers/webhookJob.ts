@@ -9,6 +9,7 @@ import { webhookDeliveriesRepo } from '../repos/webhookDeliveries.ts';
 import { webhookTarget, webhooksRepo } from '../repos/webhooks.ts';
 import { isPrivateAddress, isSlackUrl, signatureHeader, SIGNATURE_HEADER } from '../domain/webhooks.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
+import { openSecret } from '../domain/secretBox.ts';
 
 /** The receiver's answer is read this far and dropped (never logged: it may be an internal service's). */
 const MAX_RESPONSE_BYTES = 4096;
@@ -91,6 +92,8 @@ export function deliveryFailure(err: unknown): string {
 export interface WebhookJobDeps {
   config: Pick<Config, 'webhooks'> & { outbox: Pick<Config['outbox'], 'maxAttempts'> };
   db: Postgres;
+  /** The server key the webhooks' secrets are sealed with (src/services/secretsKey.ts). */
+  secretsKey: Buffer;
   /** Seconds since the epoch for the signature (tests may pin it). */
   now?: () => number;
 }
@@ -121,7 +124,7 @@ export function webhookJob(d: WebhookJobDeps) {
 
     const headers: Record<string, string> = isSlackUrl(target.url)
       ? {}
-      : { [SIGNATURE_HEADER]: signatureHeader(target.secret, delivery.body, now()), 'X-Flightrec-Event': delivery.event, 'X-Flightrec-Delivery': job.ref };
+      : { [SIGNATURE_HEADER]: signatureHeader(openSecret(d.secretsKey, target.secret), delivery.body, now()), 'X-Flightrec-Event': delivery.event, 'X-Flightrec-Delivery': job.ref };
     const last = job.attempts >= d.config.outbox.maxAttempts;
     let res: PostResult;
     try {

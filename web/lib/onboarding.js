@@ -26,7 +26,7 @@ function copyBlock(id, text, label) {
       said));
 }
 
-/** apiKey: the plaintext when it was just created (shown once), else null. */
+/** apiKey: the app's ingest-only key when it was just created (shown once), else null. */
 export function setupGuide(projectId, apiKey) {
   const origin = location.origin;
   const key = apiKey ?? 'frk_…';
@@ -46,9 +46,10 @@ export function setupGuide(projectId, apiKey) {
   return h('section.card.setup', { 'aria-labelledby': 'setup-title' },
     h('h2', { id: 'setup-title' }, 'Send your first session'),
     apiKey
-      ? h('p', 'Your API key is filled in below. It is shown only this once: copy it now.')
+      ? h('p', 'Your app’s key is filled in below: it can send data and read nothing back, so it is safe to ship in an app. ',
+        'It is shown only this once: copy it now.')
       : h('p', 'You need this project’s API key (', h('code', 'frk_…'), '). It was shown once, when it was made; if you do not have it, ',
-        h('a', { href: '#/projects' }, 'create a new key on Projects & keys'), ' and put it in place of ', h('code', 'frk_…'), ' below.'),
+        h('a', { href: '#/projects' }, 'create a new ingest-only key on Projects & keys'), ' and put it in place of ', h('code', 'frk_…'), ' below.'),
     h('h3', '1. In your app, with the SDK'),
     // Not on npm yet: the package is built from the flightrec repository.
     h('p.hint', 'Install it from a clone of the flightrec repository (it is not on npm yet): after ',

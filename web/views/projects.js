@@ -334,14 +334,15 @@ export function projectsView() {
         const r = await api('POST', dash('/projects'), { name: name.value, teamId: team ? team.value : undefined, keyName: keyName.value.trim() || undefined });
         name.value = '';
         keyName.value = '';
-        state.newKeys[r.project.id] = r.apiKey;
+        // the setup snippet (here and on the sessions page) carries the app's ingest-only key
+        state.newKeys[r.project.id] = r.ingestApiKey;
         await refreshProjects();
         root.querySelector('.empty-projects')?.remove();
         updateTop();
         created.replaceChildren(
           h('div.card', h('h2', `Project “${r.project.name}” created`), newKeyPanel(r.apiKey),
             h('p', h('a', { href: `#/p/${r.project.id}/sessions`, id: 'goto-sessions' }, 'Go to its sessions →')),
-            setupGuide(r.project.id, r.apiKey)));
+            setupGuide(r.project.id, r.ingestApiKey)));
         rerender();
         created.querySelector('[data-testid=new-key]')?.focus();
       } catch (x) {

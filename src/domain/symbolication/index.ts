@@ -31,6 +31,9 @@ export function symbolicate(stack: string, message: string, s: ReleaseSymbols): 
   return { stack: out, message: msg, mapped };
 }
 
-export { jsFilesOf, mapNameFor, minifiedNameFor, parseSourceMap, type ArtifactRef } from './sourceMaps.ts';
+export {
+  jsFilesOf, mapNameFor, minifiedNameFor, parseSourceMap, readSourceMap, SourceMapTooLargeError, type ArtifactRef,
+} from './sourceMaps.ts';
+export { SourceMapShapeError } from './sourceMapSize.ts';
 export { parseProguardMapping, type ProguardMapping } from './retrace.ts';
 export { sourceMappingUrl } from './jsFrames.ts';

@@ -24,14 +24,14 @@ export interface JsFrame {
 /** The path jsFilesOf and mapFor use for Hermes frames that name no file (the app's bundle). */
 export const IMPLICIT_BUNDLE = '';
 
-// V8 / Hermes: "at fn (file:1:2)", "at async fn (file:1:2)", "at file:1:2",
-// "at fn (address at file:1:2)" (Hermes bytecode).
-const V8 = /^(\s*)at (?:(.+?) \()?(?:address at )?(.+?):(\d+)(?::(\d+))?\)?\s*$/;
-// Firefox / Safari: "fn@file:1:2", "@file:1:2", Safari's "global code@file:1:2".
-const GECKO = /^(\s*)((?:global|eval|module) code|[^@\s]*)@(.+?):(\d+)(?::(\d+))?\s*$/;
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 
-// Hermes without a source URL: "fn@1:557290" (line 1 of the bundle, column = bytecode offset).
-const HERMES_BARE = /^(\s*)([^@\s]*)@(\d+):(\d+)\s*$/;
+/** Index just past a run of digits ending at `end` (exclusive), or `end` when there is none. */
+function digitsFrom(s: string, end: number): number {
+  let i = end;
+  while (i > 0 && isDigit(s.charCodeAt(i - 1))) i--;
+  return i;
+}
 
 // JavaScriptCore's anonymous frame: a bare URL or path with its line and column.
 // The path is taken up to the first `:line(:column)` that ends the line (each colon tried once).
@@ -39,22 +39,74 @@ const BARE = /^(\s*)((?:[a-z][a-z0-9+.-]{0,31}:\/\/|\/)\S+?):(\d+)(?::(\d+))?\s*
 // React Native V8 (no `at`, no space): "onPress(index.android.bundle:1:2345)".
 const RN_V8 = /^(\s*)([^\s()@]+)\(([^\s()]+):(\d+):(\d+)\)\s*$/;
 
-export function parseJsFrame(line: string): JsFrame | null {
-  // No frame is that long: a longer line is not read by any pattern (they would take its length squared).
-  if (line.length > MAX_LINE_CHARS) return null;
-  const hb = HERMES_BARE.exec(line);
-  if (hb) return { style: 'gecko', indent: hb[1] ?? '', fn: hb[2] || null, file: IMPLICIT_BUNDLE, line: Number(hb[3]), column: Number(hb[4]), implicitFile: true };
-  const v = V8.exec(line);
-  if (v) {
-    return { style: 'v8', indent: v[1] ?? '', fn: v[2] ?? null, file: v[3]!, line: Number(v[4]), column: v[5] === undefined ? null : Number(v[5]) };
+/**
+ * "file:12:5" / "file:12" read from the end: the shortest file such that a line (and column)
+ * follow, as the patterns `(.+?):(\d+)(?::(\d+))?$` read it, in one backward pass.
+ */
+function location(s: string): { file: string; line: number; column: number | null } | null {
+  const b = digitsFrom(s, s.length);
+  if (b === s.length || b < 2 || s.charCodeAt(b - 1) !== 0x3a) return null;
+  const a = digitsFrom(s, b - 1);
+  if (a < b - 1 && a >= 2 && s.charCodeAt(a - 1) === 0x3a) {
+    return { file: s.slice(0, a - 1), line: Number(s.slice(a, b - 1)), column: Number(s.slice(b)) };
   }
-  const g = GECKO.exec(line);
-  if (g) return { style: 'gecko', indent: g[1] ?? '', fn: g[2] || null, file: g[3]!, line: Number(g[4]), column: g[5] === undefined ? null : Number(g[5]) };
-  const r = RN_V8.exec(line);
-  if (r) return { style: 'rnv8', indent: r[1] ?? '', fn: r[2]!, file: r[3]!, line: Number(r[4]), column: Number(r[5]) };
-  const b = BARE.exec(line);
-  if (b) return { style: 'bare', indent: b[1] ?? '', fn: null, file: b[2]!, line: Number(b[3]), column: b[4] === undefined ? null : Number(b[4]) };
-  return null;
+  return { file: s.slice(0, b - 1), line: Number(s.slice(b)), column: null };
+}
+
+/**
+ * One stack line as a frame, or null. Read by hand rather than with patterns: the V8 pattern this
+ * replaces (`at (?:(.+?) \()?(.+?):(\d+)…`) tried every pair of split points, quadratic in the
+ * line's length. The syntaxes:
+ * - V8 / Hermes: "at fn (file:1:2)", "at async fn (file:1:2)", "at file:1:2", "at fn (address at file:1:2)";
+ * - Firefox / Safari: "fn@file:1:2", "@file:1:2", Safari's "global code@file:1:2";
+ * - Hermes without a source URL: "fn@1:557290" (line 1 of the bundle, column = bytecode offset).
+ */
+export function parseJsFrame(line: string): JsFrame | null {
+  // no frame is that long: a longer line is not read (stackNormalise.ts cuts lines there too)
+  if (line.length > MAX_LINE_CHARS) return null;
+  // trim's white space is the patterns' \s
+  const body = line.trim();
+  const indent = line.slice(0, line.length - line.trimStart().length);
+  // no part of a frame spans a line terminator (the patterns' `.`)
+  if (/[\n\r\u2028\u2029]/.test(body)) return null;
+
+  const at = body.indexOf('@');
+  if (at >= 0) {
+    const fn = body.slice(0, at);
+    const after = body.slice(at + 1);
+    const plain = !/\s/.test(fn);
+    if (plain && /^\d+:\d+$/.test(after)) {
+      const colon = after.indexOf(':');
+      return {
+        style: 'gecko', indent, fn: fn || null, file: IMPLICIT_BUNDLE,
+        line: Number(after.slice(0, colon)), column: Number(after.slice(colon + 1)), implicitFile: true,
+      };
+    }
+    const loc = plain || fn === 'global code' || fn === 'eval code' || fn === 'module code' ? location(after) : null;
+    if (loc && loc.file.length > 0 && !body.startsWith('at ')) {
+      return { style: 'gecko', indent, fn: fn || null, file: loc.file, line: loc.line, column: loc.column };
+    }
+  }
+  if (!body.startsWith('at ')) {
+    const r = RN_V8.exec(line);
+    if (r) return { style: 'rnv8', indent: r[1] ?? '', fn: r[2]!, file: r[3]!, line: Number(r[4]), column: Number(r[5]) };
+    const x = BARE.exec(line);
+    if (x) return { style: 'bare', indent: x[1] ?? '', fn: null, file: x[2]!, line: Number(x[3]), column: x[4] === undefined ? null : Number(x[4]) };
+    return null;
+  }
+  const rest = body.endsWith(')') ? body.slice(3, -1) : body.slice(3);
+  const loc = location(rest);
+  if (!loc || loc.file.length === 0) return null;
+  // the function is everything before the first " (" that leaves a file after it
+  const open = loc.file.indexOf(' (', 1);
+  let fn: string | null = null;
+  let file = loc.file;
+  if (open > 0 && open + 2 < loc.file.length) {
+    fn = loc.file.slice(0, open);
+    file = loc.file.slice(open + 2);
+  }
+  if (file.startsWith('address at ') && file.length > 'address at '.length) file = file.slice('address at '.length);
+  return { style: 'v8', indent, fn, file, line: loc.line, column: loc.column };
 }
 
 export function printJsFrame(f: JsFrame): string {
@@ -127,7 +179,8 @@ export function sourceMappingUrl(source: string): string | null {
 export function resolveBeside(filePath: string, ref: string): string {
   const r = framePath(ref);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(ref) || r.startsWith('/')) return r;
-  const dir = framePath(filePath).replace(/[^/]*$/, '');
+  const path = framePath(filePath);
+  const dir = path.slice(0, path.lastIndexOf('/') + 1);
   const out: string[] = [];
   for (const s of (dir + r).split('/')) {
     if (s === '..') out.pop();

@@ -14,7 +14,6 @@
  */
 import { MAX_LINE_CHARS } from '../stackNormalise.ts';
 
-
 interface MemberMapping {
   /** obfuscated line range, or null when the line has no range */
   from: number | null;
@@ -40,32 +39,51 @@ export interface ProguardMapping {
   sourceFiles: Map<string, string>;
 }
 
+/**
+ * Longer lines are skipped before any pattern runs: a real class or method line is a few hundred
+ * characters, and bounded input keeps every pattern below linear in the file (issue 32).
+ */
+const MAX_MAPPING_LINE = 4096;
+
 const CLASS_LINE = /^(\S+) -> (\S+):\s*$/;
 // [from:to:]returnType [class.]name(args)[:origFrom[:origTo]] -> obfuscated
 const METHOD_LINE = /^\s+(?:(\d+):(\d+):)?\S+ (?:([^\s(]+)\.)?([^\s.(]+)\([^)]*\)(?::(\d+)(?::(\d+))?)? -> (\S+)\s*$/;
-const SOURCE_FILE = /^\s*#\s*(\{.*"id"\s*:\s*"sourceFile".*\})\s*$/;
+
+/**
+ * R8's `# {"id":"sourceFile","fileName":"Orders.kt"}`: the file name, or null when the line is
+ * another comment. Read with JSON.parse after the `#`, not a pattern: `.*"id"….*\}` backtracks
+ * quadratically on a long line of repeated `"id":"sourceFile"` without a closing brace.
+ */
+function sourceFileComment(line: string): string | null | undefined {
+  const body = line.trim();
+  if (!body.startsWith('#')) return undefined;
+  const json = body.slice(1).trim();
+  if (!json.startsWith('{') || !json.endsWith('}')) return null;
+  try {
+    const meta = JSON.parse(json) as { id?: unknown; fileName?: unknown };
+    return meta.id === 'sourceFile' && typeof meta.fileName === 'string' ? meta.fileName : null;
+  } catch {
+    // a malformed metadata comment is ignored, as R8's retrace does
+    return null;
+  }
+}
 
 export function parseProguardMapping(text: string): ProguardMapping {
   const classes = new Map<string, ClassMapping>();
   const sourceFiles = new Map<string, string>();
   let current: ClassMapping | null = null;
   for (const raw of text.split('\n')) {
-    const line = raw.replace(/\r$/, '');
+    if (raw.length > MAX_MAPPING_LINE) continue;
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.trim() === '') continue;
-    const sf = SOURCE_FILE.exec(line);
-    if (sf && current) {
-      try {
-        const meta = JSON.parse(sf[1]!) as { fileName?: unknown };
-        if (typeof meta.fileName === 'string') {
-          current.sourceFile = meta.fileName;
-          sourceFiles.set(current.original, meta.fileName);
-        }
-      } catch {
-        // a malformed metadata comment is ignored, as R8's retrace does
+    const fileName = sourceFileComment(line);
+    if (fileName !== undefined) {
+      if (fileName !== null && current) {
+        current.sourceFile = fileName;
+        sourceFiles.set(current.original, fileName);
       }
       continue;
     }
-    if (line.startsWith('#')) continue;
     const c = CLASS_LINE.exec(line);
     if (c) {
       current = { original: c[1]!, sourceFile: null, methods: new Map() };

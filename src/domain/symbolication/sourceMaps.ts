@@ -1,4 +1,5 @@
 import { FlattenMap, LEAST_UPPER_BOUND, originalPositionFor, type TraceMap } from '@jridgewell/trace-mapping';
+import { jsonParseBytes, sourceMapSize, type SourceMapSize } from './sourceMapSize.ts';
 import { IMPLICIT_BUNDLE, bestMatch, framePath, parseJsFrame, printJsFrame, readableSource, resolveBeside, type JsFrame } from './jsFrames.ts';
 
 /**
@@ -7,13 +8,35 @@ import { IMPLICIT_BUNDLE, bestMatch, framePath, parseJsFrame, printJsFrame, read
  * and passes the parsed maps in.
  */
 
-/** A source map as uploaded (plain or indexed/sectioned, as Metro writes for RAM bundles). */
-export function parseSourceMap(json: string): TraceMap {
-  const raw = JSON.parse(json) as unknown;
+/** A map whose decoded form would pass the caller's bound; nothing of it was decoded. */
+export class SourceMapTooLargeError extends Error {
+  constructor(readonly size: Pick<SourceMapSize, 'bytes'> & Partial<SourceMapSize>) {
+    super(`decodes to about ${Math.ceil(size.bytes / 1048576)} MiB`
+      + (size.lines === undefined ? ' of JSON values' : ` (${size.lines} lines, ${size.segments} segments, ${size.sections} sections, ${size.names} names)`));
+  }
+}
+
+/**
+ * A source map as uploaded (plain or indexed/sectioned, as Metro writes for RAM bundles), with
+ * the memory its decoded form takes (sourceMapSize). A map over `maxBytes` is refused before
+ * it is parsed (by its JSON's shape) or decoded (by its mappings' separators).
+ */
+export function readSourceMap(text: Buffer | string, maxBytes = Infinity): { map: TraceMap; size: SourceMapSize } {
+  const buf = typeof text === 'string' ? Buffer.from(text) : text;
+  const parseBytes = jsonParseBytes(buf);
+  if (parseBytes > maxBytes) throw new SourceMapTooLargeError({ bytes: parseBytes });
+  const raw = JSON.parse(typeof text === 'string' ? text : text.toString('utf8')) as unknown;
   if (typeof raw !== 'object' || raw === null || (raw as { version?: unknown }).version !== 3) {
     throw new Error('not a version 3 source map');
   }
-  return new FlattenMap(raw as ConstructorParameters<typeof FlattenMap>[0]);
+  const size = sourceMapSize(raw as Record<string, unknown>, parseBytes);
+  if (size.bytes > maxBytes) throw new SourceMapTooLargeError(size);
+  return { map: new FlattenMap(raw as ConstructorParameters<typeof FlattenMap>[0]), size };
+}
+
+/** A source map as uploaded, unbounded (the caller trusts its size). */
+export function parseSourceMap(json: string): TraceMap {
+  return readSourceMap(json).map;
 }
 
 /** The paths of the JavaScript files a stack's frames are in, each once. */

@@ -10,6 +10,8 @@ import type { SchemaTypes } from '../typeProvider.ts';
 type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, SchemaTypes>;
 
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse, 422: errorResponse };
+/** Creating past a project's cap (ALERT_RULES_MAX_PER_PROJECT, WEBHOOKS_MAX_PER_PROJECT) is a 409. */
+const createErrors = { ...errors, 409: errorResponse };
 
 /**
  * The routes of a project's alert rules, webhooks and delivery log, the same under /api
@@ -24,7 +26,7 @@ export function alertRuleRoutesOn(r: App, svc: AlertRulesService, by: Actor, tag
   }, async (req) => ({ items: await svc.listRules(req.params.projectId) }));
 
   r.post('/projects/:projectId/alert-rules', {
-    schema: { ...base, params: S.projectParams, body: S.ruleCreateBody, response: { 201: S.rule, ...errors } },
+    schema: { ...base, params: S.projectParams, body: S.ruleCreateBody, response: { 201: S.rule, ...createErrors } },
   }, async (req, reply) => reply.code(201).send(await svc.createRule(req.params.projectId, req.body, by)));
 
   r.get('/projects/:projectId/alert-rules/:ruleId', {
@@ -47,7 +49,7 @@ export function alertRuleRoutesOn(r: App, svc: AlertRulesService, by: Actor, tag
   }, async (req) => ({ items: await svc.listWebhooks(req.params.projectId) }));
 
   r.post('/projects/:projectId/webhooks', {
-    schema: { ...base, params: S.projectParams, body: S.webhookCreateBody, response: { 201: S.webhookCreated, ...errors } },
+    schema: { ...base, params: S.projectParams, body: S.webhookCreateBody, response: { 201: S.webhookCreated, ...createErrors } },
   }, async (req, reply) => reply.code(201).send(await svc.createWebhook(req.params.projectId, req.body)));
 
   r.patch('/projects/:projectId/webhooks/:webhookId', {

@@ -3,8 +3,10 @@ import { crc32 } from 'node:zlib';
 /**
  * A spool segment is a sequence of records, each `[length u32][rows u32][crc u32][payload]`
  * (little endian), the CRC-32 covering the first eight header bytes and the payload. A record
- * cut short by a crash, or whose bytes do not match their CRC, ends the segment: it was being
- * written when the process died, so it was never acknowledged.
+ * cut short at the end of a segment was being written when the process died: it was never
+ * acknowledged. A record whose bytes do not match their CRC with a valid record after it was
+ * written and synced before that one, so it was acknowledged: it is corrupt (a bad disk byte),
+ * set aside whole, and reading resumes at the next valid record.
  */
 export const HEADER_BYTES = 12;
 
@@ -30,18 +32,49 @@ export interface SpooledRecord {
 /** A record's payload as one buffer (copied only when it is in pieces). */
 export const payloadOf = (r: SpooledRecord): Buffer => (r.chunks.length === 1 ? r.chunks[0]! : Buffer.concat(r.chunks));
 
-/** The records of a segment's bytes, up to the first torn or corrupt one; `tornBytes` after it. */
-export function readRecords(bytes: Buffer): { records: SpooledRecord[]; tornBytes: number } {
+/** The end of the valid record at `off`, or -1 when its header or CRC does not hold. */
+function validRecordEnd(bytes: Buffer, off: number): number {
+  if (off + HEADER_BYTES > bytes.length) return -1;
+  const end = off + HEADER_BYTES + bytes.readUInt32LE(off);
+  if (end > bytes.length) return -1;
+  const crc = crc32(bytes.subarray(off + HEADER_BYTES, end), crc32(bytes.subarray(off, off + 8)));
+  return crc === bytes.readUInt32LE(off + 8) ? end : -1;
+}
+
+/** Bytes of a segment that failed their CRC between valid records: acknowledged data, lost. */
+export interface CorruptSpan { offset: number; bytes: Buffer }
+
+/**
+ * The records of a segment's bytes; the spans that failed their CRC with a valid record after
+ * them (`corrupt`), found by trying each later offset for a header and CRC that hold; and the
+ * bytes of a record torn at the end (`tornBytes`). A payload is JSON text, which never holds the
+ * zero bytes of a header's small length and row count, so a body cannot pass for a record.
+ */
+export function readRecords(bytes: Buffer): { records: SpooledRecord[]; corrupt: CorruptSpan[]; tornBytes: number } {
   const records: SpooledRecord[] = [];
+  const corrupt: CorruptSpan[] = [];
   let off = 0;
-  while (off + HEADER_BYTES <= bytes.length) {
-    const length = bytes.readUInt32LE(off);
-    const end = off + HEADER_BYTES + length;
-    if (end > bytes.length) break;
-    const payload = bytes.subarray(off + HEADER_BYTES, end);
-    if (crc32(payload, crc32(bytes.subarray(off, off + 8))) !== bytes.readUInt32LE(off + 8)) break;
-    records.push({ chunks: [payload], rows: bytes.readUInt32LE(off + 4) });
-    off = end;
+  while (off < bytes.length) {
+    const end = validRecordEnd(bytes, off);
+    if (end >= 0) {
+      records.push({ chunks: [bytes.subarray(off + HEADER_BYTES, end)], rows: bytes.readUInt32LE(off + 4) });
+      off = end;
+      continue;
+    }
+    let next = off + 1;
+    while (next + HEADER_BYTES <= bytes.length && validRecordEnd(bytes, next) < 0) next++;
+    if (next + HEADER_BYTES <= bytes.length) {
+      corrupt.push({ offset: off, bytes: bytes.subarray(off, next) });
+      off = next;
+      continue;
+    }
+    // Nothing valid follows. A whole record (its length reaches the end exactly) was written in
+    // full, and fails its CRC: corrupt. One cut short is the write a crash interrupted.
+    if (off + HEADER_BYTES <= bytes.length && off + HEADER_BYTES + bytes.readUInt32LE(off) === bytes.length) {
+      corrupt.push({ offset: off, bytes: bytes.subarray(off) });
+      return { records, corrupt, tornBytes: 0 };
+    }
+    return { records, corrupt, tornBytes: bytes.length - off };
   }
-  return { records, tornBytes: bytes.length - off };
+  return { records, corrupt, tornBytes: 0 };
 }

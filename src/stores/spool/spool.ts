@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { QueueFullError } from '../../domain/errors.ts';
 import { DirLocks, LOCK_FILE } from './dirLock.ts';
-import { payloadOf, readRecords, recordHeader, type SpooledRecord } from './records.ts';
+import { payloadOf, readRecords, recordHeader, type CorruptSpan, type SpooledRecord } from './records.ts';
 
 export interface SpoolOptions {
   /** The volume's spool root; this process's directory is `<root>/<instance>`. */
@@ -107,6 +107,9 @@ export class Spool {
   loadedRows = 0;
   refusedRecords = 0;
   tornBytes = 0;
+  /** Spans of acknowledged records that failed their CRC (a bad byte on disk): set aside, lost to the tables. */
+  corruptRecords = 0;
+  corruptBytes = 0;
 
   private log: SpoolLog = { warn() {}, error() {} };
 
@@ -319,6 +322,7 @@ export class Spool {
         this.tornBytes += read.tornBytes;
         this.log.warn({ file: s.file, tornBytes: read.tornBytes, records: read.records.length }, 'spool: a segment ends in a torn record (a write cut by a crash, never acknowledged); its tail is dropped');
       }
+      for (const span of read.corrupt) this.setAsideCorrupt(s.file, span);
       records.push(...read.records);
     }
     const { refused } = records.length ? await this.sink(records) : { refused: [] };
@@ -344,6 +348,22 @@ export class Spool {
     const file = path.join(this.opts.root, `refused-${this.opts.instance}.ndjson`);
     fs.appendFileSync(file, Buffer.concat(refused.map((r) => payloadOf(r.record))));
     this.log.error({ file, records: refused.length, error: String(refused[0]!.error) }, 'spool: ClickHouse refused bodies that were acknowledged; they are kept in this file');
+  }
+
+  /**
+   * A span of a segment that failed its CRC between valid records: acknowledged data that cannot
+   * be read back. Kept whole beside the spool for an operator, counted, and logged as lost;
+   * reading went on at the next valid record.
+   */
+  private setAsideCorrupt(segment: string, span: CorruptSpan): void {
+    this.corruptRecords++;
+    this.corruptBytes += span.bytes.length;
+    const file = path.join(this.opts.root, `corrupt-${this.opts.instance}-${path.basename(segment, '.seg')}-${span.offset}.bin`);
+    fs.writeFileSync(file, span.bytes);
+    this.log.error(
+      { segment, offset: span.offset, bytes: span.bytes.length, file },
+      'spool: acknowledged data lost: a record failed its checksum (a bad byte on disk); it is set aside in this file and reading resumed at the next valid record',
+    );
   }
 
   private releaseEmptyAdopted(): void {
