@@ -11,6 +11,7 @@ import * as sdk from '../src/index.ts';
 import { FlightrecClient, type FlightrecError, type FlightrecOptions } from '../src/index.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/server.ts';
 import { startFaultServer } from './helpers/faultServer.ts';
+import { waitFor } from '../../test/helpers/wait.ts';
 
 let s: TestServer;
 let base: string;
@@ -286,10 +287,12 @@ describe('a burst over maxQueueItems with a healthy service', () => {
     const { c } = client(apiKey, { maxQueueItems: 2000, fetch: counting as never });
     const sid = c.startSession();
     for (let i = 0; i < 5000; i++) {
-      c.trackCustom('burst', { i });
       // Bursts of two full batches (500 events each): both are sealed at once, and a client that
-      // sent one batch of a session at a time would hold the second back.
-      if (i % 1000 === 999) await new Promise((r) => setTimeout(r, 200));
+      // sent one batch of a session at a time would hold the second back. A network that can
+      // follow is one that has made room for the next burst before it comes: the test waits for
+      // that room, however long this machine takes, rather than for a fixed pause.
+      if (i % 1000 === 0) await waitFor('room for the next burst', () => c.stats().queuedItems <= 2000 - 1000, 30_000, 10);
+      c.trackCustom('burst', { i });
     }
     await c.shutdown({ timeoutMs: 30_000 });
     expect(c.stats().dropped).toBe(0);
