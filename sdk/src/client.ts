@@ -5,10 +5,10 @@ import {
 import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.js';
 import { memoryPersistence, pageHandoffPersistence, type HandOffQueue, type PageStorage, type PersistentQueue } from './persistence.js';
 import { onNodeExit } from './processHooks.js';
-import { detectDevice, installCrashHandlers, runtime, watchLifecycle, within, type AppStateLike } from './runtime.js';
+import { detectDevice, holdOwner, installCrashHandlers, runtime, watchLifecycle, within, type AppStateLike } from './runtime.js';
 import * as clean from './sanitize.js';
 import { KEEPALIVE_MAX_BYTES, Transport, errorMessage, type FetchLike, type RetryInfo } from './transport.js';
-import type { Batch, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent } from './types.js';
+import type { Batch, BatchHold, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent } from './types.js';
 import { uuidv4 } from './uuid.js';
 import { SDK_VERSION } from './version.js';
 
@@ -138,6 +138,14 @@ const MAX_IN_FLIGHT = 6;
 const MAX_PER_SESSION = 4;
 /** Room for the batch envelope when checking that one item fits in a batch. */
 const ENVELOPE_BYTES = 128;
+/**
+ * What a living client saves is held for it this long (`Batch.hold`), renewed every
+ * HOLD_RENEW_MS while it lives: longer than the minute to which browsers slow the timers of a
+ * hidden tab, so a hidden tab that lives keeps its session, and one that was killed has its
+ * data sent by the next page load of another tab a few minutes later.
+ */
+const HOLD_MS = 5 * 60_000;
+const HOLD_RENEW_MS = 60_000;
 
 /**
  * One app's connection to flightrec. Tracked values are checked and serialised when tracked, then
@@ -171,8 +179,14 @@ export class FlightrecClient {
   /** Batches in flight per session, and in all. */
   private readonly lanes = new Map<string, number>();
   private inFlight = 0;
-  /** Sent with keepalive on the way out of the page: not handed to the next page load. */
+  /** Sent with keepalive on the way out of the page (still handed over until known to have arrived). */
   private readonly keptAlive = new Set<string>();
+  /** Who holds what this client saves (`Batch.hold`): the browser tab, else the app. */
+  private owner = 'app';
+  private savedAt = 0;
+  private handedOffAt = 0;
+  /** The last hand-off was held for this page (a hidden page), not left to anyone (pagehide). */
+  private handedOffHeld = false;
   /** Requests in flight per batch (two when one was sent again with keepalive). */
   private readonly copies = new Map<string, number>();
   /** A retry or a run-out cycle since the last success: the queue then drops its oldest. */
@@ -242,6 +256,7 @@ export class FlightrecClient {
     this.maxRequests = clamp(opts.maxRequestsPerBatch ?? MAX_REQUESTS_PER_BATCH, 1, MAX_REQUESTS_PER_BATCH);
     this.maxBytes = clamp(opts.maxBatchBytes ?? MAX_BATCH_BYTES, 1024, 4 * 1024 * 1024);
     this.persistence = opts.persistence ?? defaultPersistence(opts) ?? memoryPersistence();
+    this.owner = holdOwner(uuidv4);
     this.ready = this.load();
     this.timers.push(
       every(this.flushIntervalMs, () => this.guard(undefined, () => {
@@ -254,7 +269,11 @@ export class FlightrecClient {
         void this.send(Date.now() >= this.resumeAt);
       })),
       every(opts.persistIntervalMs ?? 1000, () => this.guard(undefined, () => {
+        const now = Date.now();
         if (this.bufferDirty) this.schedulePersist();
+        // A living client renews its holds, or another tab would take its data for a dead tab's.
+        else if (now - this.savedAt >= HOLD_RENEW_MS && (this.queue.length > 0 || this.session)) this.schedulePersist();
+        if (this.handedOffHeld && this.handedOff.size > 0 && now - this.handedOffAt >= HOLD_RENEW_MS) this.handOff(false);
       })),
     );
     if (opts.captureCrashes !== false) {
@@ -574,7 +593,7 @@ export class FlightrecClient {
       }
       this.paused = false;
       this.drainForExit(exit);
-      this.handOff();
+      this.handOff(exit);
     });
   }
 
@@ -617,14 +636,21 @@ export class FlightrecClient {
     }
   }
 
-  /** Leaves what is unsent (and not on its way with keepalive) to the next page load. */
-  private handOff(): void {
+  /**
+   * Leaves what is not known to have arrived to the next page load, in place of this page's
+   * earlier hand-off. A hidden page holds it (another tab leaves it alone while this one
+   * lives); a page being left (`exit`) holds nothing.
+   */
+  private handOff(exit: boolean): void {
     if (!this.loaded) return;
-    const left = this.snapshot();
+    const left = this.snapshot(exit ? undefined : this.hold());
+    const replacing = this.handedOff;
     this.handedOff = new Set(left.map((b) => b.id));
+    this.handedOffAt = Date.now();
+    this.handedOffHeld = !exit;
     try {
       const p = this.persistence as Partial<HandOffQueue>;
-      if (typeof p.handOff === 'function') p.handOff(left);
+      if (typeof p.handOff === 'function') p.handOff(left, replacing);
       else void this.persistence.save(left).catch((err: unknown) => this.report({ kind: 'persistence', message: 'could not save the queue', cause: err }));
     } catch (err) {
       this.report({ kind: 'persistence', message: 'could not hand the queue over', cause: err });
@@ -639,6 +665,8 @@ export class FlightrecClient {
         try {
           // What was handed over, the provisional end of the open session included.
           p.reclaim(this.handedOff);
+          this.handedOff = new Set();
+          this.handedOffHeld = false;
         } catch {
           // the next page load sends them too; the service collapses the repeat
         }
@@ -809,8 +837,10 @@ export class FlightrecClient {
       this.failing = false;
       // Sent twice (again with keepalive on the way out of a page): counted once.
       if (this.queue.remove(b.id)) this.sentBatches++;
+      this.released(b.id);
     } else if (r.outcome === 'rejected') {
       if (this.queue.list().includes(b)) this.rejectedBatch(b, r.status, r.error, r.body);
+      this.released(b.id);
     } else {
       this.failing = true;
       this.paused = true;
@@ -857,8 +887,8 @@ export class FlightrecClient {
 
   private async load(): Promise<void> {
     try {
-      const stored = await this.persistence.load();
-      this.queue.prepend(stored);
+      const stored = await this.persistence.load({ owner: this.owner, now: Date.now() });
+      this.queue.prepend(stored.map(({ hold: _, ...b }) => b));
     } catch (err) {
       this.report({ kind: 'persistence', message: 'could not load the persisted queue', cause: err });
     }
@@ -873,9 +903,10 @@ export class FlightrecClient {
    * them. Events repeat nothing on the service if they were also sent: they are identified by
    * session and sequence number, requests by id.
    */
-  private snapshot(): Batch[] {
-    // Batches on their way with keepalive outlive the page: the browser finishes them.
-    const out = this.queue.snapshot().filter((b) => !this.keptAlive.has(b.id));
+  private snapshot(hold?: BatchHold): Batch[] {
+    // Batches on their way (with keepalive too: that request may fail after the page is gone)
+    // are kept until known to have arrived; the service collapses a second sending.
+    const out = this.queue.snapshot();
     const s = this.session;
     if (s && !this.unsampled.has(s.id)) {
       out.push(
@@ -884,7 +915,24 @@ export class FlightrecClient {
         sessionEndBatch(s.id, s.lastActivity),
       );
     }
-    return out;
+    return hold ? out.map((b) => ({ ...b, hold })) : out;
+  }
+
+  private hold(): BatchHold {
+    return { owner: this.owner, until: Date.now() + HOLD_MS };
+  }
+
+  /** A handed-over batch that arrived (or was refused for good) leaves the hand-off. */
+  private released(id: string): void {
+    if (!this.handedOff.has(id)) return;
+    const left = new Set(this.handedOff);
+    left.delete(id);
+    this.handedOff = left;
+    try {
+      (this.persistence as Partial<HandOffQueue>).reclaim?.(new Set([id]));
+    } catch {
+      // still handed over: the next page load sends it again and the service collapses it
+    }
   }
 
   private schedulePersist(): void {
@@ -896,7 +944,8 @@ export class FlightrecClient {
         while (this.persistDirty) {
           this.persistDirty = false;
           this.bufferDirty = false;
-          await this.persistence.save(this.snapshot());
+          this.savedAt = Date.now();
+          await this.persistence.save(this.snapshot(this.hold()));
         }
       } catch (err) {
         this.report({ kind: 'persistence', message: 'could not save the queue', cause: err });

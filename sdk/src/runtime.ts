@@ -201,3 +201,23 @@ export function reactNativeDevice(rn: {
   }
   return d;
 }
+
+/**
+ * Who holds what this client saves (see `Batch.hold`). In a browser, the tab: an id kept in
+ * `sessionStorage`, which lives as long as the tab and is shared by its page loads, so a tab's
+ * next page load takes what its last page held while another tab leaves it alone. Elsewhere
+ * one app owns its storage: 'app', so the next launch takes what the last one held.
+ */
+export function holdOwner(newId: () => string): string {
+  if (runtime() !== 'browser') return 'app';
+  try {
+    const ss = (globalThis as { sessionStorage?: { getItem(k: string): string | null; setItem(k: string, v: string): void } }).sessionStorage;
+    const found = ss?.getItem('flightrec.tab');
+    if (found) return found;
+    const id = newId();
+    ss?.setItem('flightrec.tab', id);
+    return id;
+  } catch {
+    return newId(); // storage refused: this page load only
+  }
+}

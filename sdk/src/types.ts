@@ -78,6 +78,19 @@ export interface Batch {
   items: number;
   body: string;
   createdAt: number;
+  /**
+   * Local only (never sent): saved by a client that is still alive (a hidden tab, a running
+   * app), so that another page of the origin leaves it to that client until `until` (the
+   * client renews it while it lives) instead of ending its session for it.
+   */
+  hold?: BatchHold;
+}
+
+export interface BatchHold {
+  /** The tab (browser: per tab, kept across its page loads) or app that saved it. */
+  owner: string;
+  /** Epoch ms after which the owner is taken to be gone. */
+  until: number;
 }
 
 /** What `beforeSend` sees and may change: one event, network request or crash about to be buffered. */
