@@ -40,7 +40,7 @@ describe('persistent queues', () => {
     await a.save(batches);
     await b.save([sessionEndBatch(sid, 3)]);
     expect(JSON.parse(map.get('flightrec.queue')!)).toHaveLength(3);
-    await a.save([batches[1]]); // A's start arrived: only that leaves
+    await a.save([batches[1]!]); // A's start arrived: only that leaves
     expect((JSON.parse(map.get('flightrec.queue')!) as { kind: string }[]).map((x) => x.kind).sort()).toEqual(['events', 'sessionEnd']);
   });
 
@@ -72,7 +72,7 @@ describe('persistent queues', () => {
     page.handOff([...batches, provisional]);
     const end = sessionEndBatch(sid, 9);
     page.handOff([...batches, end], new Set([...batches, provisional].map((b) => b.id)));
-    page.reclaim(new Set([batches[0].id]));
+    page.reclaim(new Set([batches[0]!.id]));
     expect(await page.load()).toEqual([batches[1], end]);
   });
 });
