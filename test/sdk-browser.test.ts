@@ -388,4 +388,18 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual([0, 1, 2, 3]);
     await context.close();
   }, 90_000);
+
+  it('an uncaught error before any session is reported, in a session started for it', async () => {
+    const { apiKey } = await s.createProject('browser early crash');
+    const page = await openApp();
+    await page.evaluate(({ apiKey, endpoint }) => {
+      const f = (window as unknown as { flightrec: Sdk }).flightrec;
+      f.init({ apiKey, endpoint, flushIntervalMs: 300 });
+      setTimeout(() => { throw new Error('thrown before any session'); }, 0);
+    }, { apiKey, endpoint: service });
+    await waitFor('the crash', async () => (await crashes(apiKey)).length === 1, 15_000, 100);
+    expect((await crashes(apiKey)).map((c) => [c.message, c.occurrenceCount])).toEqual([['thrown before any session', 1]]);
+    expect((await sessions(apiKey)).map((x) => x.status)).toEqual(['completed']);
+    await page.context().close();
+  }, 60_000);
 });

@@ -145,6 +145,7 @@ const ENVELOPE_BYTES = 128;
  * data sent by the next page load of another tab a few minutes later.
  */
 const HOLD_MS = 5 * 60_000;
+const MAX_PENDING_CRASHES = 20;
 const HOLD_RENEW_MS = 60_000;
 
 /**
@@ -189,6 +190,8 @@ export class FlightrecClient {
   private handedOffHeld = false;
   /** Requests in flight per batch (two when one was sent again with keepalive). */
   private readonly copies = new Map<string, number>();
+  /** Crashes reported before any session (see reportCrash). */
+  private pendingCrashes: CrashReport[] = [];
   /** A retry or a run-out cycle since the last success: the queue then drops its oldest. */
   private failing = false;
   /** Why the client does nothing (set when the options could not work). */
@@ -261,6 +264,7 @@ export class FlightrecClient {
     this.timers.push(
       every(this.flushIntervalMs, () => this.guard(undefined, () => {
         this.expireIdle();
+        void this.sendPendingCrashes();
         this.sealEvents();
         void this.send(Date.now() >= this.resumeAt);
       })),
@@ -335,6 +339,7 @@ export class FlightrecClient {
       }
       const userId = this.lastUserId;
       this.enqueue(sessionStartBatch({ sessionId: id, device: this.device, startedAt: now, ...(userId === undefined ? {} : { userId }) }));
+      if (this.pendingCrashes.length) void this.sendPendingCrashes();
       void this.send(false);
       return id;
     });
@@ -369,24 +374,60 @@ export class FlightrecClient {
    */
   reportCrash(error: unknown, opts: CrashOptions = {}): Promise<void> {
     return this.guard(Promise.resolve(), () => {
-      const s = this.current('reportCrash');
-      if (!s || this.unsampled.has(s.id)) return Promise.resolve();
+      if (this.refuseClosed('reportCrash')) return Promise.resolve();
+      this.expireIdle();
+      if (!this.session && this.opts.autoSession) this.startSession({ userId: this.lastUserId });
+      const s = this.session;
+      if (s && this.unsampled.has(s.id)) return Promise.resolve();
       const isFatal = clean.readSafe(opts, 'isFatal');
       const handled = clean.readSafe(opts, 'handled');
-      this.sealEvents();
-      // A fatal crash is the app going down: its buffered requests would be lost with it.
-      if (isFatal) this.sealRequests();
       const d = describeError(error);
-      let c: CrashReport = { sessionId: s.id, ...clean.crash({ ...d, isFatal, handled }), timestamp: Date.now() };
+      let c: CrashReport = { sessionId: s?.id ?? '', ...clean.crash({ ...d, isFatal, handled }), timestamp: Date.now() };
       if (this.opts.beforeSend) {
         const out = this.filter({ kind: 'crash', crash: c });
         if (out?.kind !== 'crash') return Promise.resolve();
-        c = { sessionId: s.id, ...clean.crash(out.crash as unknown as Record<string, unknown>), timestamp: clean.timestamp(out.crash.timestamp) };
+        c = { sessionId: c.sessionId, ...clean.crash(out.crash as unknown as Record<string, unknown>), timestamp: clean.timestamp(out.crash.timestamp) };
       }
+      if (!s) {
+        // Before any session (an early throw, autoSession off): kept for the session the app
+        // starts next; if none has started by the next flush tick, or the app is going down,
+        // a session is started for them.
+        if (this.pendingCrashes.length >= MAX_PENDING_CRASHES) this.pendingCrashes.shift();
+        this.pendingCrashes.push(c);
+        return isFatal ? this.sendPendingCrashes() : Promise.resolve();
+      }
+      this.sealEvents();
+      // A fatal crash is the app going down: its buffered requests would be lost with it.
+      if (isFatal) this.sealRequests();
       s.lastActivity = Date.now();
       this.enqueue(crashBatch(c));
       return this.send(true);
     });
+  }
+
+  /**
+   * Crashes reported before any session go into the open session, or else into a session of
+   * their own: started at the first crash, with the last known user, and ended at the last.
+   */
+  private sendPendingCrashes(): Promise<void> {
+    const crashes = this.pendingCrashes.splice(0);
+    if (crashes.length === 0) return Promise.resolve();
+    const s = this.session;
+    if (s) {
+      if (!this.unsampled.has(s.id)) this.enqueue(...crashes.map((c) => crashBatch({ ...c, sessionId: s.id })));
+      return this.send(true);
+    }
+    const rate = this.opts.sampleRate ?? 1;
+    if (!(rate >= 1) && !(Math.random() < rate)) return Promise.resolve();
+    const id = uuidv4();
+    const startedAt = Math.min(...crashes.map((c) => c.timestamp));
+    const userId = this.lastUserId;
+    this.enqueue(
+      sessionStartBatch({ sessionId: id, device: this.device, startedAt, ...(userId === undefined ? {} : { userId }) }),
+      ...crashes.map((c) => crashBatch({ ...c, sessionId: id })),
+      sessionEndBatch(id, Math.max(startedAt, ...crashes.map((c) => c.timestamp))),
+    );
+    return this.send(true);
   }
 
   /** Ends the current session: its buffered events and requests are sealed, then the end. */
@@ -397,6 +438,7 @@ export class FlightrecClient {
   /** Seals everything buffered and sends the queue; settles when it is empty or a batch ran out of retries. */
   flush(): Promise<void> {
     return this.guard(Promise.resolve(), () => {
+      void this.sendPendingCrashes();
       this.sealEvents();
       this.sealRequests();
       return this.send(true);
@@ -413,6 +455,7 @@ export class FlightrecClient {
     try {
       for (const t of this.timers) clearInterval(t);
       for (const u of this.uninstall.splice(0)) u();
+      void this.sendPendingCrashes();
       void this.endCurrent();
       const pending = this.send(true);
       const timeoutMs = clean.readSafe(opts, 'timeoutMs');
@@ -579,6 +622,7 @@ export class FlightrecClient {
       this.backgroundAt ??= Date.now();
       // The page or app may be gone before the answer: keepalive lets small requests finish.
       this.keepalive = true;
+      void this.sendPendingCrashes();
       if (runtime() !== 'browser') {
         void this.flush();
         this.schedulePersist();
@@ -696,7 +740,7 @@ export class FlightrecClient {
   private exitFlush(why: 'beforeExit' | 'signal'): Promise<void> {
     return this.guard(Promise.resolve(), () => {
       if (this.closed || this.closing) return Promise.resolve();
-      if (why === 'beforeExit' && !this.session && this.queue.length === 0) return Promise.resolve();
+      if (why === 'beforeExit' && !this.session && this.queue.length === 0 && this.pendingCrashes.length === 0) return Promise.resolve();
       const last = this.last;
       last.abort();
       // An app that goes on living (its own signal handler, new work from `beforeExit`) gets
@@ -704,6 +748,7 @@ export class FlightrecClient {
       const over = () => {
         if (this.last === last) this.last = new AbortController();
       };
+      void this.sendPendingCrashes();
       void this.endCurrent();
       if (why === 'beforeExit') {
         const mark = `${this.sentBatches}/${this.queue.length}/${this.queue.items}/${this.rejected}`;
