@@ -4,6 +4,7 @@ import {
 } from './batcher.js';
 import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.js';
 import { memoryPersistence, pageHandoffPersistence, type HandOffQueue, type PageStorage, type PersistentQueue } from './persistence.js';
+import { canUseNodeHttp, nodeFetch } from './nodeFetch.js';
 import { onNodeExit } from './processHooks.js';
 import { detectDevice, holdOwner, installCrashHandlers, runtime, watchLifecycle, within, type AppStateLike } from './runtime.js';
 import * as clean from './sanitize.js';
@@ -213,6 +214,8 @@ export class FlightrecClient {
   private bufferDirty = false;
   private persisting: Promise<void> | undefined;
   private rejected = 0;
+  /** Calls of the app's that are under way: their requests hold a Node process (nodeFetch.ts). */
+  private awaited = 0;
   private invalidItems = 0;
   private sentBatches = 0;
 
@@ -238,8 +241,12 @@ export class FlightrecClient {
     if (typeof opts.apiKey !== 'string' || !opts.apiKey) return this.disable('apiKey is required');
     if (typeof opts.endpoint !== 'string' || !opts.endpoint) return this.disable('endpoint is required');
     const onRetry = opts.onRetry;
+    // Node with the exit flush: requests that do not hold the process (see nodeFetch.ts), so a
+    // service that hangs cannot keep a finished script alive past exitFlushTimeoutMs; those of a
+    // call the app awaits do (`held`), as a fetch would.
+    const own = !opts.fetch && opts.flushOnExit !== false && runtime() === 'node' && canUseNodeHttp();
     this.transport = new Transport({
-      endpoint: opts.endpoint, apiKey: opts.apiKey, fetch: opts.fetch, compress: opts.compress ?? true,
+      endpoint: opts.endpoint, apiKey: opts.apiKey, fetch: opts.fetch ?? (own ? nodeFetch(() => this.awaited > 0) : undefined), compress: opts.compress ?? true,
       retryDelaysMs: opts.retryDelaysMs, timeoutMs: opts.timeoutMs,
       // The exit flush on `beforeExit` cuts the waits, so they need not hold the process (and
       // must not: `beforeExit` only comes once nothing does).
@@ -373,7 +380,7 @@ export class FlightrecClient {
    * the queue has been sent (or could not be); it never rejects.
    */
   reportCrash(error: unknown, opts: CrashOptions = {}): Promise<void> {
-    return this.guard(Promise.resolve(), () => {
+    return this.held(() => {
       if (this.refuseClosed('reportCrash')) return Promise.resolve();
       this.expireIdle();
       if (!this.session && this.opts.autoSession) this.startSession({ userId: this.lastUserId });
@@ -432,12 +439,12 @@ export class FlightrecClient {
 
   /** Ends the current session: its buffered events and requests are sealed, then the end. */
   endSession(): Promise<void> {
-    return this.guard(Promise.resolve(), () => this.endCurrent());
+    return this.held(() => this.endCurrent());
   }
 
   /** Seals everything buffered and sends the queue; settles when it is empty or a batch ran out of retries. */
   flush(): Promise<void> {
-    return this.guard(Promise.resolve(), () => {
+    return this.held(() => {
       void this.sendPendingCrashes();
       this.sealEvents();
       this.sealRequests();
@@ -449,7 +456,11 @@ export class FlightrecClient {
    * Ends the session, tries to send everything within `timeoutMs` (default 10 s), then stops:
    * what is still unsent stays in the persistent queue for the next run.
    */
-  async shutdown(opts: { timeoutMs?: number } = {}): Promise<void> {
+  shutdown(opts: { timeoutMs?: number } = {}): Promise<void> {
+    return this.held(() => this.close(opts));
+  }
+
+  private async close(opts: { timeoutMs?: number }): Promise<void> {
     if (this.closed || this.closing) return;
     this.closing = true;
     try {
@@ -1009,6 +1020,17 @@ export class FlightrecClient {
   private invalid(message: string, issues: string[], dropped: boolean): void {
     if (dropped) this.invalidItems++;
     this.report({ kind: 'invalid', message, dropped, issues });
+  }
+
+  /**
+   * A public entry point whose promise the app may await: guarded, and in Node its requests
+   * hold the process as a fetch would (the SDK's background sends do not). A retry wait does
+   * not: when nothing else is left, the exit flush makes the last attempt and the call settles.
+   */
+  private held(fn: () => Promise<void>): Promise<void> {
+    this.awaited++;
+    const p = this.guard(Promise.resolve(), fn);
+    return p.finally(() => { this.awaited--; });
   }
 
   /** Runs a public entry point so that nothing it does can throw at the app. */
