@@ -402,4 +402,61 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     expect((await sessions(apiKey)).map((x) => x.status)).toEqual(['completed']);
     await page.context().close();
   }, 60_000);
+
+  it('automatic breadcrumbs: console, clicks, History API navigations and fetch/XHR requests ride on the next report', async () => {
+    const { apiKey } = await s.createProject('browser breadcrumbs');
+    const page = await openApp();
+    const bodies: Record<string, unknown>[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/ingest/crash') && r.method() === 'POST') bodies.push(JSON.parse(r.postData() ?? '{}') as Record<string, unknown>);
+    });
+    await page.evaluate(async ({ apiKey, endpoint }) => {
+      const f = (window as unknown as { flightrec: Sdk }).flightrec;
+      f.init({ apiKey, endpoint, compress: false, environment: 'e2e' });
+      f.startSession();
+      f.setUser({ id: 'shopper-1' });
+      f.setTag('plan', 'pro');
+      const b = document.createElement('button');
+      b.id = 'buy';
+      b.textContent = 'Buy now';
+      document.body.append(b);
+      b.click();
+      history.pushState({}, '', '/cart');
+      history.replaceState({}, '', '/cart?step=2');
+      console.error('payment widget failed');
+      await (await fetch('/api/ping')).text();
+      await new Promise<void>((r) => {
+        const x = new XMLHttpRequest();
+        x.open('GET', '/api/ping?xhr=1');
+        // After the SDK's own loadend listener (added at send) has recorded it.
+        x.onloadend = () => setTimeout(r, 0);
+        x.send();
+      });
+      history.pushState({}, '', '/checkout');
+      await new Promise<void>((r) => {
+        addEventListener('popstate', () => r(), { once: true });
+        history.back();
+      });
+      await f.captureMessage('checkout abandoned', 'warning');
+    }, { apiKey, endpoint: service });
+    expect(bodies).toHaveLength(1);
+    const report = bodies[0]!;
+    expect(report).toMatchObject({ message: 'checkout abandoned', level: 'warning', environment: 'e2e', userId: 'shopper-1', tags: { plan: 'pro' }, handled: true });
+    const crumbs = (report.breadcrumbs as { category: string; message: string; level: string; timestamp: number }[]);
+    expect(crumbs.map((c) => [c.category, c.message])).toEqual([
+      ['ui.click', 'button#buy "Buy now"'],
+      ['navigation', `${origin}/cart`],
+      ['navigation', `${origin}/cart?step=2`],
+      ['console', 'payment widget failed'],
+      ['fetch', `GET ${origin}/api/ping [200]`],
+      ['xhr', `GET ${origin}/api/ping?xhr=1 [200]`],
+      ['navigation', `${origin}/checkout`],
+      ['navigation', `${origin}/cart?step=2`],
+    ]);
+    expect(crumbs.every((c) => typeof c.timestamp === 'number' && ['info', 'warning', 'error'].includes(c.level))).toBe(true);
+    expect(crumbs.find((c) => c.category === 'console')?.level).toBe('error');
+    // The SDK's own calls to the service are not breadcrumbs.
+    expect(crumbs.some((c) => c.message.includes('/ingest/'))).toBe(false);
+    await page.context().close();
+  }, 60_000);
 });

@@ -10,6 +10,7 @@ import { detectDevice, holdOwner, installCrashHandlers, runtime, watchLifecycle,
 import * as clean from './sanitize.js';
 import { KEEPALIVE_MAX_BYTES, Transport, errorMessage, type FetchLike, type RetryInfo } from './transport.js';
 import type { Batch, BatchHold, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent } from './types.js';
+import { Scope, fingerprint, level as levelOf, reportContext, type Breadcrumb, type Level } from './scope.js';
 import { uuidv4 } from './uuid.js';
 import { SDK_VERSION } from './version.js';
 
@@ -80,6 +81,13 @@ export interface FlightrecOptions {
   appState?: AppStateLike;
   /** Gzip request bodies where the runtime can (CompressionStream or node:zlib). Default true. */
   compress?: boolean;
+  /** Sent with every crash report and message (`production`, `staging`, …). */
+  environment?: string;
+  /**
+   * False: start switched off until `setEnabled(true)` (consent): nothing is recorded, sent or
+   * stored, and the queue a previous visit left is not even read. Default true.
+   */
+  enabled?: boolean;
   /** Default 5000 (the contract's). */
   flushIntervalMs?: number;
   /** Default 30000 (the contract's). */
@@ -103,6 +111,10 @@ export interface CrashOptions {
   isFatal?: boolean;
   /** Caught by the app's own error handling. Default true. */
   handled?: boolean;
+  /** Default `fatal` for a fatal crash, else `error`. */
+  level?: Level;
+  /** Groups reports by these parts instead of the stack (`['checkout', 'timeout']`). */
+  fingerprint?: string[];
 }
 
 export interface ClientStats {
@@ -147,6 +159,7 @@ const ENVELOPE_BYTES = 128;
  */
 const HOLD_MS = 5 * 60_000;
 const MAX_PENDING_CRASHES = 20;
+
 const HOLD_RENEW_MS = 60_000;
 
 /**
@@ -177,7 +190,12 @@ export class FlightrecClient {
   private readonly unsampled = new Set<string>();
   private loaded = false;
   private session: OpenSession | undefined;
-  private lastUserId: string | undefined;
+  /** The user, environment, tags, contexts and breadcrumbs reports carry. */
+  private readonly scope = new Scope();
+  /** setEnabled(false) (consent): nothing is recorded, sent or stored. */
+  private on = true;
+  /** Loading the stored queue waits for consent (`enabled: false` at construction). */
+  private startLoad: (() => void) | undefined;
   /** Batches in flight per session, and in all. */
   private readonly lanes = new Map<string, number>();
   private inFlight = 0;
@@ -267,7 +285,11 @@ export class FlightrecClient {
     this.maxBytes = clamp(opts.maxBatchBytes ?? MAX_BATCH_BYTES, 1024, 4 * 1024 * 1024);
     this.persistence = opts.persistence ?? defaultPersistence(opts) ?? memoryPersistence();
     this.owner = holdOwner(uuidv4);
-    this.ready = this.load();
+    this.scope.environment = clean.str(opts.environment, 64);
+    if (opts.enabled === false) {
+      this.on = false;
+      this.ready = new Promise<void>((r) => { this.startLoad = r; }).then(() => this.load());
+    } else this.ready = this.load();
     this.timers.push(
       every(this.flushIntervalMs, () => this.guard(undefined, () => {
         this.expireIdle();
@@ -294,7 +316,7 @@ export class FlightrecClient {
       this.uninstall.push(watchLifecycle({ background: (exit) => this.background(exit === true), foreground: () => this.foreground() }, opts.appState));
     }
     if (opts.flushOnExit !== false) this.uninstall.push(onNodeExit((why) => this.exitFlush(why), opts.exitFlushTimeoutMs ?? 2000));
-    if (opts.autoSession) this.startSession();
+    if (opts.autoSession && this.on) this.openSession();
   }
 
   private disable(reason: string): void {
@@ -308,6 +330,11 @@ export class FlightrecClient {
     } catch {
       // no console
     }
+  }
+
+  /** Shut down (or disabled by options that could not work): calls are ignored. */
+  get isClosed(): boolean {
+    return this.closed || this.closing;
   }
 
   get sessionId(): string | undefined {
@@ -329,26 +356,121 @@ export class FlightrecClient {
     };
   }
 
-  /** Starts a session (ending the current one, if any) and returns its id. */
+  /**
+   * Starts a session (ending the current one, if any) and returns its id. Its user is `userId`
+   * (none if not given), as `setUser` would set it; sessions the SDK starts itself (autoSession,
+   * a page back from the back/forward cache) keep the current user.
+   */
   startSession(opts: { userId?: string } = {}): string {
     return this.guard('', () => {
-      if (this.refuseClosed('startSession')) return '';
+      if (this.refuseClosed('startSession') || !this.on) return '';
+      this.scope.userId = clean.str(clean.readSafe(opts, 'userId'), clean.LIMITS.short);
+      return this.openSession();
+    });
+  }
+
+  private openSession(): string {
+    return this.guard('', () => {
+      if (this.refuseClosed('startSession') || !this.on) return '';
       if (this.session) void this.endCurrent();
       const id = uuidv4();
       const now = Date.now();
       this.endedByExit = false;
-      this.lastUserId = clean.str(clean.readSafe(opts, 'userId'), clean.LIMITS.short);
       this.session = { id, seq: 0, route: null, events: [], eventBytes: 0, requests: [], requestBytes: 0, startedAt: now, lastActivity: now };
       const rate = this.opts.sampleRate ?? 1;
       if (!(rate >= 1) && !(Math.random() < rate)) {
         this.unsampled.add(id);
         return id;
       }
-      const userId = this.lastUserId;
+      const userId = this.scope.userId;
       this.enqueue(sessionStartBatch({ sessionId: id, device: this.device, startedAt: now, ...(userId === undefined ? {} : { userId }) }));
       if (this.pendingCrashes.length) void this.sendPendingCrashes();
       void this.send(false);
       return id;
+    });
+  }
+
+  /**
+   * The user of what follows, at any time (a log-in mid-visit does not split the session): later
+   * crash reports and messages carry `userId`, and sessions started from now on too. `null` (or
+   * an empty id) forgets it.
+   */
+  setUser(user: { id?: string | number } | string | null): void {
+    this.guard(undefined, () => {
+      const id = typeof user === 'object' && user !== null ? clean.readSafe(user, 'id') : user;
+      this.scope.userId = clean.str(typeof id === 'number' ? String(id) : id, clean.LIMITS.short) || undefined;
+    });
+  }
+
+  /** A tag of later reports (string → string; numbers and booleans are written as text); null removes it. */
+  setTag(key: string, value: string | number | boolean | null): void {
+    this.guard(undefined, () => this.scope.setTag(key, value));
+  }
+
+  setTags(tags: Record<string, string | number | boolean | null>): void {
+    this.guard(undefined, () => {
+      const t = clean.readable(tags);
+      for (const k of Object.keys(t)) this.scope.setTag(k, t[k]);
+    });
+  }
+
+  /** A named context of later reports (`setContext('cart', { items: 3 })`), at most 8 KB; null removes it. */
+  setContext(name: string, context: Record<string, unknown> | null): void {
+    this.guard(undefined, () => this.scope.setContext(name, context));
+  }
+
+  /** Adds to the ring of the last 100 breadcrumbs that every later report carries. */
+  addBreadcrumb(b: { category?: string; message?: string; level?: Level; data?: Record<string, unknown>; timestamp?: number }): void {
+    this.guard(undefined, () => {
+      if (this.on && !this.closed) this.scope.addBreadcrumb(b);
+    });
+  }
+
+  get breadcrumbs(): readonly Breadcrumb[] {
+    return this.scope.breadcrumbs;
+  }
+
+  /** A request to the service itself (not the app's). */
+  isOwnUrl(url: string): boolean {
+    return this.guard(false, () => !!this.transport && normalizeUrl(url).startsWith(normalizeUrl(this.transport.endpoint) + '/ingest/'));
+  }
+
+  get enabled(): boolean {
+    return this.on;
+  }
+
+  /**
+   * Switches recording off and on at run time (consent). Off: nothing is recorded, sent or
+   * stored; what was buffered, queued or stored and not yet sent is dropped, the open session
+   * is left as it is (its end would be data too), and requests in flight are cancelled. On
+   * again: a new session starts where `autoSession` says so, else when the app starts one.
+   */
+  setEnabled(enabled: boolean): void {
+    this.guard(undefined, () => {
+      if (this.closed) return;
+      if (enabled === this.on) return;
+      this.on = enabled === true;
+      if (this.on) {
+        this.startLoad?.();
+        this.startLoad = undefined;
+        if (this.opts.autoSession && !this.session) this.openSession();
+        return;
+      }
+      this.session = undefined;
+      this.pendingCrashes = [];
+      this.scope.clearBreadcrumbs();
+      for (const b of [...this.queue.list()]) this.queue.remove(b.id);
+      this.abort.abort();
+      this.abort = new AbortController();
+      const p = this.persistence as Partial<HandOffQueue>;
+      try {
+        if (typeof p.handOff === 'function') p.handOff([], this.handedOff);
+        else if (this.loaded) void this.persistence.save([]).catch(() => {});
+      } catch {
+        // storage refused: nothing of ours was written there either
+      }
+      this.handedOff = new Set();
+      this.handedOffHeld = false;
     });
   }
 
@@ -380,36 +502,56 @@ export class FlightrecClient {
    * the queue has been sent (or could not be); it never rejects.
    */
   reportCrash(error: unknown, opts: CrashOptions = {}): Promise<void> {
-    return this.held(() => {
-      if (this.refuseClosed('reportCrash')) return Promise.resolve();
-      this.expireIdle();
-      if (!this.session && this.opts.autoSession) this.startSession({ userId: this.lastUserId });
-      const s = this.session;
-      if (s && this.unsampled.has(s.id)) return Promise.resolve();
-      const isFatal = clean.readSafe(opts, 'isFatal');
-      const handled = clean.readSafe(opts, 'handled');
-      const d = describeError(error);
-      let c: CrashReport = { sessionId: s?.id ?? '', ...clean.crash({ ...d, isFatal, handled }), timestamp: Date.now() };
-      if (this.opts.beforeSend) {
-        const out = this.filter({ kind: 'crash', crash: c });
-        if (out?.kind !== 'crash') return Promise.resolve();
-        c = { sessionId: c.sessionId, ...clean.crash(out.crash as unknown as Record<string, unknown>), timestamp: clean.timestamp(out.crash.timestamp) };
-      }
-      if (!s) {
-        // Before any session (an early throw, autoSession off): kept for the session the app
-        // starts next; if none has started by the next flush tick, or the app is going down,
-        // a session is started for them.
-        if (this.pendingCrashes.length >= MAX_PENDING_CRASHES) this.pendingCrashes.shift();
-        this.pendingCrashes.push(c);
-        return isFatal ? this.sendPendingCrashes() : Promise.resolve();
-      }
-      this.sealEvents();
-      // A fatal crash is the app going down: its buffered requests would be lost with it.
-      if (isFatal) this.sealRequests();
-      s.lastActivity = Date.now();
-      this.enqueue(crashBatch(c));
-      return this.send(true);
-    });
+    return this.held(() => this.capture(error, opts, false));
+  }
+
+  /** `reportCrash` of an error the app caught: `handled` unless told otherwise. */
+  captureException(error: unknown, opts: CrashOptions = {}): Promise<void> {
+    return this.held(() => this.capture(error, { handled: true, ...clean.readable(opts) }, false));
+  }
+
+  /**
+   * A handled report without an error (Sentry's captureMessage): level `info` by default, or
+   * `warning`; its message stands for its stack, so reports group by message.
+   */
+  captureMessage(message: string, level: Level = 'info', opts: Omit<CrashOptions, 'level' | 'isFatal'> = {}): Promise<void> {
+    return this.held(() => this.capture(message, { ...clean.readable(opts), handled: true, isFatal: false, level }, true));
+  }
+
+  private capture(error: unknown, opts: CrashOptions, asMessage: boolean): Promise<void> {
+    if (this.refuseClosed('reportCrash')) return Promise.resolve();
+    this.expireIdle();
+    if (!this.session && this.opts.autoSession) this.openSession();
+    const s = this.session;
+    if (!this.on || (s && this.unsampled.has(s.id))) return Promise.resolve();
+    const isFatal = clean.readSafe(opts, 'isFatal');
+    const handled = clean.readSafe(opts, 'handled');
+    const lvl = levelOf(clean.readSafe(opts, 'level'), isFatal === true ? 'fatal' : 'error');
+    const d = asMessage ? { message: String(error), stackTrace: String(error) } : describeError(error);
+    let c: CrashReport = {
+      sessionId: s?.id ?? '', ...clean.crash({ ...d, isFatal, handled }), timestamp: Date.now(),
+      ...this.scope.report(lvl, fingerprint(clean.readSafe(opts, 'fingerprint'))),
+    };
+    if (this.opts.beforeSend) {
+      const out = this.filter({ kind: 'crash', crash: c });
+      if (out?.kind !== 'crash') return Promise.resolve();
+      const o = clean.readable(out.crash);
+      c = { sessionId: c.sessionId, ...clean.crash(o), timestamp: clean.timestamp(o.timestamp), ...reportContext(o, lvl) };
+    }
+    if (!s) {
+      // Before any session (an early throw, autoSession off): kept for the session the app
+      // starts next; if none has started by the next flush tick, or the app is going down,
+      // a session is started for them.
+      if (this.pendingCrashes.length >= MAX_PENDING_CRASHES) this.pendingCrashes.shift();
+      this.pendingCrashes.push(c);
+      return isFatal ? this.sendPendingCrashes() : Promise.resolve();
+    }
+    this.sealEvents();
+    // A fatal crash is the app going down: its buffered requests would be lost with it.
+    if (isFatal) this.sealRequests();
+    s.lastActivity = Date.now();
+    this.enqueue(crashBatch(c));
+    return this.send(true);
   }
 
   /**
@@ -428,7 +570,7 @@ export class FlightrecClient {
     if (!(rate >= 1) && !(Math.random() < rate)) return Promise.resolve();
     const id = uuidv4();
     const startedAt = Math.min(...crashes.map((c) => c.timestamp));
-    const userId = this.lastUserId;
+    const userId = this.scope.userId;
     this.enqueue(
       sessionStartBatch({ sessionId: id, device: this.device, startedAt, ...(userId === undefined ? {} : { userId }) }),
       ...crashes.map((c) => crashBatch({ ...c, sessionId: id })),
@@ -508,7 +650,7 @@ export class FlightrecClient {
   /** Records a request made outside fetch and XHR (native modules); sent to /ingest/network. */
   recordRequest(r: RecordedRequest, sessionId = this.session?.id): void {
     this.guard(undefined, () => {
-      if (!sessionId || this.closed || this.unsampled.has(sessionId)) return;
+      if (!sessionId || this.closed || !this.on || this.unsampled.has(sessionId)) return;
       const issues: clean.Issues = [];
       let req = clean.networkRequest(r as unknown as Record<string, unknown>, uuidv4(), this.scrub, issues);
       if (req && this.opts.beforeSend) {
@@ -547,6 +689,7 @@ export class FlightrecClient {
   /** `read` gives the app's values; it runs inside the guard, as reading them may throw. */
   private track(read: () => Record<string, unknown>): number | undefined {
     return this.guard(undefined, () => {
+      if (!this.on) return undefined;
       let raw = read();
       const ts = raw.ts;
       const s = this.current(`track ${String(raw.type)}`);
@@ -600,7 +743,7 @@ export class FlightrecClient {
   private current(call: string): OpenSession | undefined {
     if (this.refuseClosed(call)) return undefined;
     this.expireIdle();
-    if (!this.session && this.opts.autoSession) this.startSession({ userId: this.lastUserId });
+    if (!this.session && this.opts.autoSession) this.openSession();
     if (!this.session) this.report({ kind: 'usage', message: `${call} called without a session` });
     return this.session;
   }
@@ -662,7 +805,7 @@ export class FlightrecClient {
    * cancels ordinary requests; the service collapses a repeat).
    */
   private drainForExit(exit: boolean): void {
-    if (!this.loaded || this.closed) return;
+    if (!this.loaded || this.closed || !this.on) return;
     let budget = KEEPALIVE_MAX_BYTES - this.transport.keepaliveInFlight;
     const unacknowledged = new Set(this.queue.list().filter((b) => b.kind === 'session').map((b) => b.sessionId));
     const candidates = (data: boolean) => this.queue.list().filter((b) => isDroppable(b) === data
@@ -697,7 +840,7 @@ export class FlightrecClient {
    * lives); a page being left (`exit`) holds nothing.
    */
   private handOff(exit: boolean): void {
-    if (!this.loaded) return;
+    if (!this.loaded || !this.on) return;
     const left = this.snapshot(exit ? undefined : this.hold());
     const replacing = this.handedOff;
     this.handedOff = new Set(left.map((b) => b.id));
@@ -730,14 +873,14 @@ export class FlightrecClient {
       this.backgroundAt = undefined;
       if (this.endedByExit && !this.session && !this.closed) {
         // Back from the back/forward cache: the exit ended the session, the app did not.
-        this.startSession({ userId: this.lastUserId });
+        this.openSession();
         return;
       }
       if (!this.opts.autoSession || at === undefined) return;
       if (this.session && Date.now() - at >= (this.opts.backgroundTimeoutMs ?? 30_000)) {
         void this.endCurrent(at);
-        this.startSession({ userId: this.lastUserId });
-      } else if (!this.session) this.startSession({ userId: this.lastUserId });
+        this.openSession();
+      } else if (!this.session) this.openSession();
     });
   }
 
@@ -812,7 +955,7 @@ export class FlightrecClient {
    */
   private send(resume: boolean): Promise<void> {
     if (resume) this.paused = false;
-    if (this.closed) return Promise.resolve();
+    if (this.closed || !this.on) return Promise.resolve();
     if (!this.idle) {
       let resolve!: () => void;
       const promise = new Promise<void>((r) => { resolve = r; });
@@ -830,7 +973,7 @@ export class FlightrecClient {
    * acknowledged before its events are sent, an end goes after its last events.
    */
   private dispatch(): void {
-    if (!this.closed && !this.paused) {
+    if (!this.closed && !this.paused && this.on) {
       const blocked = new Set<string>();
       for (const b of [...this.queue.list()]) {
         if (this.inFlight >= MAX_IN_FLIGHT) break;
@@ -992,8 +1135,8 @@ export class FlightrecClient {
   }
 
   private schedulePersist(): void {
-    // Saving before the stored batches are loaded would overwrite them.
-    if (!this.loaded) return;
+    // Saving before the stored batches are loaded would overwrite them; off, nothing is stored.
+    if (!this.loaded || !this.on) return;
     this.persistDirty = true;
     this.persisting ??= (async () => {
       try {

@@ -1,4 +1,5 @@
 // Wire shapes of the ingestion contract (the service's interface), as the SDK sends them.
+import type { ReportContext } from './scope.js';
 
 export type Platform = 'ios' | 'android' | 'macos' | 'linux' | 'windows';
 export type NetworkType = 'wifi' | 'cellular' | 'none' | 'unknown';
@@ -51,7 +52,7 @@ export interface NetworkRequest {
   timestamp: number;
 }
 
-export interface CrashReport {
+export interface CrashReport extends ReportContext {
   sessionId: string;
   message: string;
   stackTrace: string;
