@@ -4,15 +4,20 @@ import {
 } from './batcher.js';
 import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.js';
 import { memoryPersistence, pageHandoffPersistence, type HandOffQueue, type PageStorage, type PersistentQueue } from './persistence.js';
-import { canUseNodeHttp, nodeFetch } from './nodeFetch.js';
-import { onNodeExit } from './processHooks.js';
-import { detectDevice, holdOwner, installCrashHandlers, runtime, watchLifecycle, within, type AppStateLike } from './runtime.js';
+import type { NodeHooks } from './node.js';
+import { detectDevice, holdOwner, installCrashHandlers, runtime, watchLifecycle, type AppStateLike } from './runtime.js';
 import * as clean from './sanitize.js';
 import { KEEPALIVE_MAX_BYTES, Transport, errorMessage, type FetchLike, type RetryInfo } from './transport.js';
 import type { Batch, BatchHold, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent } from './types.js';
 import { Scope, fingerprint, level as levelOf, reportContext, type Breadcrumb, type Level } from './scope.js';
+import { outageBackoff } from './backoff.js';
+import { describeError } from './describeError.js';
 import { uuidv4 } from './uuid.js';
+import { within } from './within.js';
 import { SDK_VERSION } from './version.js';
+
+export { outageBackoff } from './backoff.js';
+export { describeError } from './describeError.js';
 
 export interface FlightrecOptions {
   /** The project's API key (`frk_…`; an ingest-only key is the one to ship in an app). */
@@ -237,8 +242,16 @@ export class FlightrecClient {
   private invalidItems = 0;
   private sentBatches = 0;
 
-  /** Never throws: options that cannot work leave a client that does nothing and says why (onError, console). */
-  constructor(options: FlightrecOptions) {
+  /** Node's process hooks and transport, given by the entry points that include them. */
+  private readonly node: NodeHooks | undefined;
+
+  /**
+   * Never throws: options that cannot work leave a client that does nothing and says why
+   * (onError, console). `node`: the Node hooks (`nodeHooks` of `@flightrec/sdk/node`), which the
+   * default entry passes and `@flightrec/sdk/core` does not.
+   */
+  constructor(options: FlightrecOptions, node?: NodeHooks) {
+    this.node = node;
     const issues: clean.Issues = [];
     this.opts = clean.readable(options, issues, 'options') as unknown as FlightrecOptions;
     this.queue = new BatchQueue({
@@ -262,9 +275,10 @@ export class FlightrecClient {
     // Node with the exit flush: requests that do not hold the process (see nodeFetch.ts), so a
     // service that hangs cannot keep a finished script alive past exitFlushTimeoutMs; those of a
     // call the app awaits do (`held`), as a fetch would.
-    const own = !opts.fetch && opts.flushOnExit !== false && runtime() === 'node' && canUseNodeHttp();
+    const node = this.node;
+    const own = !opts.fetch && opts.flushOnExit !== false && runtime() === 'node' && node?.available() === true;
     this.transport = new Transport({
-      endpoint: opts.endpoint, apiKey: opts.apiKey, fetch: opts.fetch ?? (own ? nodeFetch(() => this.awaited > 0) : undefined), compress: opts.compress ?? true,
+      endpoint: opts.endpoint, apiKey: opts.apiKey, fetch: opts.fetch ?? (own ? node!.fetch(() => this.awaited > 0) : undefined), compress: opts.compress ?? true,
       retryDelaysMs: opts.retryDelaysMs, timeoutMs: opts.timeoutMs,
       // The exit flush on `beforeExit` cuts the waits, so they need not hold the process (and
       // must not: `beforeExit` only comes once nothing does).
@@ -310,12 +324,12 @@ export class FlightrecClient {
       })),
     );
     if (opts.captureCrashes !== false) {
-      this.uninstall.push(installCrashHandlers((e, isFatal) => this.reportCrash(e, { isFatal, handled: false }), opts.crashFlushTimeoutMs ?? 2000));
+      this.uninstall.push(installCrashHandlers((e, isFatal) => this.reportCrash(e, { isFatal, handled: false }), opts.crashFlushTimeoutMs ?? 2000, node?.onCrash));
     }
     if (opts.lifecycle !== false || opts.appState) {
       this.uninstall.push(watchLifecycle({ background: (exit) => this.background(exit === true), foreground: () => this.foreground() }, opts.appState));
     }
-    if (opts.flushOnExit !== false) this.uninstall.push(onNodeExit((why) => this.exitFlush(why), opts.exitFlushTimeoutMs ?? 2000));
+    if (opts.flushOnExit !== false && node) this.uninstall.push(node.onExit((why) => this.exitFlush(why), opts.exitFlushTimeoutMs ?? 2000));
     if (opts.autoSession && this.on) this.openSession();
   }
 
@@ -1196,16 +1210,6 @@ export class FlightrecClient {
 }
 
 /**
- * How long timer ticks leave the queue alone after the nth retry cycle in a row ran out: the
- * next tick after the first, then doubling from the flush interval up to the contract's 60 s
- * cap, so a long outage is not met with four requests every few seconds. An explicit flush,
- * session end, crash report or shutdown always tries at once.
- */
-export function outageBackoff(n: number, flushIntervalMs: number): number {
-  return n <= 1 ? 0 : Math.min(60_000, flushIntervalMs * 2 ** (n - 2));
-}
-
-/**
  * In a browser, what a page could not send when it was left goes to the next page load through
  * `localStorage`, under a key per endpoint and API key (a hash: the key itself is not written).
  * Undefined elsewhere, or where storage is refused (privacy modes, sandboxed frames).
@@ -1258,45 +1262,4 @@ function every(ms: number, fn: () => void): Timer {
   const t = setInterval(fn, ms);
   (t as { unref?: () => void }).unref?.();
   return t;
-}
-
-/**
- * An error's message (`TypeError: …`) and stack trace. Never throws: a name, message or stack
- * getter that throws (or a Proxy) is read as absent, and the crash is still reported.
- */
-export function describeError(error: unknown): { message: string; stackTrace: string } {
-  try {
-    if (isError(error)) {
-      const name = text(clean.readSafe(error, 'name'));
-      const msg = text(clean.readSafe(error, 'message'));
-      const stack = text(clean.readSafe(error, 'stack'));
-      const head = name && name !== 'Error' && !msg.startsWith(name) ? `${name}: ` : '';
-      const message = head + (msg || name || 'Error');
-      return { message, stackTrace: stack || message };
-    }
-    const message = typeof error === 'string' ? error : safeJson(error);
-    return { message, stackTrace: message };
-  } catch {
-    return { message: 'Error', stackTrace: 'Error' };
-  }
-}
-
-function isError(x: unknown): x is Error {
-  try {
-    return x instanceof Error;
-  } catch {
-    return false;
-  }
-}
-
-function text(v: unknown): string {
-  return typeof v === 'string' ? v : '';
-}
-
-function safeJson(x: unknown): string {
-  try {
-    return JSON.stringify(clean.jsonSafe(x)) ?? String(x);
-  } catch {
-    return 'non-serialisable value';
-  }
 }

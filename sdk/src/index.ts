@@ -1,11 +1,22 @@
-// The default-instance facade: `init()` once, then the module functions. Apps that need several
-// clients (or tests) use `FlightrecClient` directly.
+// The default entry (`@flightrec/sdk`): everything, for every runtime. The default-instance
+// facade: `init()` once, then the module functions. Apps that need several clients (or tests)
+// use `FlightrecClient` directly. Smaller bundles: `@flightrec/sdk/core` (the client without
+// Node's hooks or automatic breadcrumbs), `@flightrec/sdk/browser` and `@flightrec/sdk/node`.
 import { installAutoBreadcrumbs, type AutoBreadcrumbOptions } from './autoBreadcrumbs.js';
-import { FlightrecClient, type CrashOptions, type FlightrecOptions } from './client.js';
+import { FlightrecClient as CoreClient, type CrashOptions, type FlightrecOptions } from './client.js';
+import { nodeHooks } from './node.js';
 import type { AnyFetch } from './fetch.js';
 import type { Breadcrumb, Level } from './scope.js';
 
-export { FlightrecClient, describeError, type ClientStats, type CrashOptions, type FlightrecOptions } from './client.js';
+export { describeError, type ClientStats, type CrashOptions, type FlightrecOptions } from './client.js';
+export { nodeHooks, type NodeHooks } from './node.js';
+
+/** The client, with Node's process hooks (crash, exit flush, requests that let a script end). */
+export class FlightrecClient extends CoreClient {
+  constructor(options: FlightrecOptions) {
+    super(options, nodeHooks);
+  }
+}
 export * from './types.js';
 export * from './transport.js';
 export * from './batcher.js';
