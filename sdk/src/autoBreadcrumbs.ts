@@ -26,7 +26,10 @@ export interface BreadcrumbSink {
 type Fn = (...a: unknown[]) => unknown;
 const g = globalThis as unknown as {
   console?: Record<string, Fn>;
-  document?: { addEventListener(t: string, f: (e: unknown) => void, o?: unknown): void; removeEventListener(t: string, f: (e: unknown) => void, o?: unknown): void };
+  document?: {
+    addEventListener(t: string, f: (e: unknown) => void, o?: unknown): void;
+    removeEventListener(t: string, f: (e: unknown) => void, o?: unknown): void;
+  };
   addEventListener?(t: string, f: (e: unknown) => void): void;
   removeEventListener?(t: string, f: (e: unknown) => void): void;
   history?: Record<string, Fn>;
@@ -34,7 +37,9 @@ const g = globalThis as unknown as {
   fetch?: AnyFetch;
 };
 
-const CONSOLE_LEVELS: Record<string, Level> = { debug: 'info', log: 'info', info: 'info', warn: 'warning', error: 'error' };
+const CONSOLE_LEVELS: Record<string, Level> = {
+  debug: 'info', log: 'info', info: 'info', warn: 'warning', error: 'error',
+};
 
 export function installAutoBreadcrumbs(sink: BreadcrumbSink, opts: AutoBreadcrumbOptions = {}): () => void {
   const undo: (() => void)[] = [];
@@ -77,7 +82,9 @@ function patchConsole(add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () => vo
       if (!inside) {
         inside = true;
         try {
-          add({ category: 'console', level: CONSOLE_LEVELS[name]!, message: truncate(args.map(text).join(' '), 500), data: { logger: 'console', method: name } });
+          const message = truncate(args.map(text).join(' '), 500);
+          const data = { logger: 'console', method: name };
+          add({ category: 'console', level: CONSOLE_LEVELS[name]!, message, data });
         } finally {
           inside = false;
         }
@@ -104,11 +111,15 @@ function text(a: unknown): string {
 
 /** `button#buy.primary "Buy now"`: how Sentry describes a clicked element. */
 function describeElement(el: unknown): string {
-  const e = el as { tagName?: string; id?: string; className?: unknown; textContent?: string | null; getAttribute?(n: string): string | null } | null;
+  const e = el as {
+    tagName?: string; id?: string; className?: unknown; textContent?: string | null;
+    getAttribute?(n: string): string | null;
+  } | null;
   if (!e?.tagName) return 'unknown';
   let s = e.tagName.toLowerCase();
   if (e.id) s += `#${e.id}`;
-  if (typeof e.className === 'string' && e.className.trim()) s += '.' + e.className.trim().split(/\s+/).slice(0, 3).join('.');
+  const classes = typeof e.className === 'string' ? e.className.trim() : '';
+  if (classes) s += '.' + classes.split(/\s+/).slice(0, 3).join('.');
   const label = e.getAttribute?.('aria-label') ?? (e.textContent ?? '').trim().slice(0, 40);
   if (label) s += ` "${label.replace(/\s+/g, ' ')}"`;
   return truncate(s, 200);
@@ -116,7 +127,9 @@ function describeElement(el: unknown): string {
 
 function watchClicks(add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () => void {
   const doc = g.document!;
-  const on = (e: unknown) => add({ category: 'ui.click', level: 'info', message: describeElement((e as { target?: unknown }).target) });
+  const on = (e: unknown) => {
+    add({ category: 'ui.click', level: 'info', message: describeElement((e as { target?: unknown }).target) });
+  };
   doc.addEventListener('click', on, { capture: true, passive: true });
   return () => doc.removeEventListener('click', on, { capture: true });
 }
@@ -165,7 +178,9 @@ function watchRequests(sink: BreadcrumbSink, add: (b: Omit<Breadcrumb, 'timestam
   const undo: (() => void)[] = [];
   const orig = g.fetch;
   if (typeof orig === 'function') {
-    const wrapped = instrumentFetch((input, init) => orig.call(globalThis, input, init), { ignore: (u) => sink.isOwnUrl(u), record: crumb('fetch') });
+    const wrapped = instrumentFetch((input, init) => orig.call(globalThis, input, init), {
+      ignore: (u) => sink.isOwnUrl(u), record: crumb('fetch'),
+    });
     g.fetch = wrapped;
     undo.push(() => {
       if (g.fetch === wrapped) g.fetch = orig;

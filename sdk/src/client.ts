@@ -5,10 +5,14 @@ import {
 import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.js';
 import { memoryPersistence, pageHandoffPersistence, type HandOffQueue, type PageStorage, type PersistentQueue } from './persistence.js';
 import type { NodeHooks } from './node.js';
-import { detectDevice, holdOwner, installCrashHandlers, runtime, watchLifecycle, type AppStateLike } from './runtime.js';
+import {
+  detectDevice, holdOwner, installCrashHandlers, runtime, watchLifecycle, type AppStateLike,
+} from './runtime.js';
 import * as clean from './sanitize.js';
 import { KEEPALIVE_MAX_BYTES, Transport, errorMessage, type FetchLike, type RetryInfo } from './transport.js';
-import type { Batch, BatchHold, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent } from './types.js';
+import type {
+  Batch, BatchHold, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent,
+} from './types.js';
 import { Scope, fingerprint, level as levelOf, reportContext, type Breadcrumb, type Level } from './scope.js';
 import { outageBackoff } from './backoff.js';
 import { describeError } from './describeError.js';
@@ -121,6 +125,9 @@ export interface CrashOptions {
   /** Groups reports by these parts instead of the stack (`['checkout', 'timeout']`). */
   fingerprint?: string[];
 }
+
+/** Options of captureMessage: a message is never fatal and its level is its own argument. */
+export type MessageOptions = Omit<CrashOptions, 'level' | 'isFatal'>;
 
 export interface ClientStats {
   queuedBatches: number;
@@ -278,7 +285,8 @@ export class FlightrecClient {
     const node = this.node;
     const own = !opts.fetch && opts.flushOnExit !== false && runtime() === 'node' && node?.available() === true;
     this.transport = new Transport({
-      endpoint: opts.endpoint, apiKey: opts.apiKey, fetch: opts.fetch ?? (own ? node!.fetch(() => this.awaited > 0) : undefined), compress: opts.compress ?? true,
+      endpoint: opts.endpoint, apiKey: opts.apiKey, compress: opts.compress ?? true,
+      fetch: opts.fetch ?? (own ? node!.fetch(() => this.awaited > 0) : undefined),
       retryDelaysMs: opts.retryDelaysMs, timeoutMs: opts.timeoutMs,
       // The exit flush on `beforeExit` cuts the waits, so they need not hold the process (and
       // must not: `beforeExit` only comes once nothing does).
@@ -320,16 +328,20 @@ export class FlightrecClient {
         if (this.bufferDirty) this.schedulePersist();
         // A living client renews its holds, or another tab would take its data for a dead tab's.
         else if (now - this.savedAt >= HOLD_RENEW_MS && (this.queue.length > 0 || this.session)) this.schedulePersist();
-        if (this.handedOffHeld && this.handedOff.size > 0 && now - this.handedOffAt >= HOLD_RENEW_MS) this.handOff(false);
+        const renew = this.handedOffHeld && this.handedOff.size > 0 && now - this.handedOffAt >= HOLD_RENEW_MS;
+        if (renew) this.handOff(false);
       })),
     );
     if (opts.captureCrashes !== false) {
-      this.uninstall.push(installCrashHandlers((e, isFatal) => this.reportCrash(e, { isFatal, handled: false }), opts.crashFlushTimeoutMs ?? 2000, node?.onCrash));
+      const sink = (e: unknown, isFatal: boolean) => this.reportCrash(e, { isFatal, handled: false });
+      this.uninstall.push(installCrashHandlers(sink, opts.crashFlushTimeoutMs ?? 2000, node?.onCrash));
     }
     if (opts.lifecycle !== false || opts.appState) {
       this.uninstall.push(watchLifecycle({ background: (exit) => this.background(exit === true), foreground: () => this.foreground() }, opts.appState));
     }
-    if (opts.flushOnExit !== false && node) this.uninstall.push(node.onExit((why) => this.exitFlush(why), opts.exitFlushTimeoutMs ?? 2000));
+    if (opts.flushOnExit !== false && node) {
+      this.uninstall.push(node.onExit((why) => this.exitFlush(why), opts.exitFlushTimeoutMs ?? 2000));
+    }
     if (opts.autoSession && this.on) this.openSession();
   }
 
@@ -434,7 +446,7 @@ export class FlightrecClient {
   }
 
   /** Adds to the ring of the last 100 breadcrumbs that every later report carries. */
-  addBreadcrumb(b: { category?: string; message?: string; level?: Level; data?: Record<string, unknown>; timestamp?: number }): void {
+  addBreadcrumb(b: Partial<Breadcrumb>): void {
     this.guard(undefined, () => {
       if (this.on && !this.closed) this.scope.addBreadcrumb(b);
     });
@@ -446,7 +458,9 @@ export class FlightrecClient {
 
   /** A request to the service itself (not the app's). */
   isOwnUrl(url: string): boolean {
-    return this.guard(false, () => !!this.transport && normalizeUrl(url).startsWith(normalizeUrl(this.transport.endpoint) + '/ingest/'));
+    return this.guard(false, () => {
+      return !!this.transport && normalizeUrl(url).startsWith(normalizeUrl(this.transport.endpoint) + '/ingest/');
+    });
   }
 
   get enabled(): boolean {
@@ -528,8 +542,10 @@ export class FlightrecClient {
    * A handled report without an error (Sentry's captureMessage): level `info` by default, or
    * `warning`; its message stands for its stack, so reports group by message.
    */
-  captureMessage(message: string, level: Level = 'info', opts: Omit<CrashOptions, 'level' | 'isFatal'> = {}): Promise<void> {
-    return this.held(() => this.capture(message, { ...clean.readable(opts), handled: true, isFatal: false, level }, true));
+  captureMessage(message: string, level: Level = 'info', opts: MessageOptions = {}): Promise<void> {
+    return this.held(() => {
+      return this.capture(message, { ...clean.readable(opts), handled: true, isFatal: false, level }, true);
+    });
   }
 
   private capture(error: unknown, opts: CrashOptions, asMessage: boolean): Promise<void> {
@@ -550,7 +566,8 @@ export class FlightrecClient {
       const out = this.filter({ kind: 'crash', crash: c });
       if (out?.kind !== 'crash') return Promise.resolve();
       const o = clean.readable(out.crash);
-      c = { sessionId: c.sessionId, ...clean.crash(o), timestamp: clean.timestamp(o.timestamp), ...reportContext(o, lvl) };
+      const timestamp = clean.timestamp(o.timestamp);
+      c = { sessionId: c.sessionId, ...clean.crash(o), timestamp, ...reportContext(o, lvl) };
     }
     if (!s) {
       // Before any session (an early throw, autoSession off): kept for the session the app
@@ -908,7 +925,8 @@ export class FlightrecClient {
   private exitFlush(why: 'beforeExit' | 'signal'): Promise<void> {
     return this.guard(Promise.resolve(), () => {
       if (this.closed || this.closing) return Promise.resolve();
-      if (why === 'beforeExit' && !this.session && this.queue.length === 0 && this.pendingCrashes.length === 0) return Promise.resolve();
+      const nothing = !this.session && this.queue.length === 0 && this.pendingCrashes.length === 0;
+      if (why === 'beforeExit' && nothing) return Promise.resolve();
       const last = this.last;
       last.abort();
       // An app that goes on living (its own signal handler, new work from `beforeExit`) gets

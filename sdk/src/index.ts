@@ -3,12 +3,16 @@
 // use `FlightrecClient` directly. Smaller bundles: `@flightrec/sdk/core` (the client without
 // Node's hooks or automatic breadcrumbs), `@flightrec/sdk/browser` and `@flightrec/sdk/node`.
 import { installAutoBreadcrumbs, type AutoBreadcrumbOptions } from './autoBreadcrumbs.js';
-import { FlightrecClient as CoreClient, type CrashOptions, type FlightrecOptions } from './client.js';
+import {
+  FlightrecClient as CoreClient, type CrashOptions, type FlightrecOptions, type MessageOptions,
+} from './client.js';
 import { nodeHooks } from './node.js';
 import type { AnyFetch } from './fetch.js';
 import type { Breadcrumb, Level } from './scope.js';
 
-export { describeError, type ClientStats, type CrashOptions, type FlightrecOptions } from './client.js';
+export {
+  describeError, type ClientStats, type CrashOptions, type FlightrecOptions, type MessageOptions,
+} from './client.js';
 export { nodeHooks, type NodeHooks } from './node.js';
 
 /** The client, with Node's process hooks (crash, exit flush, requests that let a script end). */
@@ -62,7 +66,11 @@ export function init(opts: InitOptions): FlightrecClient {
   const auto = opts?.autoBreadcrumbs;
   if (auto !== false && !client.isClosed) {
     const c = client;
-    undoBreadcrumbs = installAutoBreadcrumbs({ addBreadcrumb: (b) => c.addBreadcrumb(b), isOwnUrl: (u) => c.isOwnUrl(u) }, typeof auto === 'object' ? auto : {});
+    const sink = {
+      addBreadcrumb: (b: Partial<Breadcrumb>) => c.addBreadcrumb(b),
+      isOwnUrl: (u: string) => c.isOwnUrl(u),
+    };
+    undoBreadcrumbs = installAutoBreadcrumbs(sink, typeof auto === 'object' ? auto : {});
   }
   return client;
 }
@@ -143,7 +151,7 @@ export function captureException(error: unknown, opts?: CrashOptions): Promise<v
 }
 
 /** A handled report without an error: level `info` (default) or `warning`. */
-export function captureMessage(message: string, level?: Level, opts?: Omit<CrashOptions, 'level' | 'isFatal'>): Promise<void> {
+export function captureMessage(message: string, level?: Level, opts?: MessageOptions): Promise<void> {
   return current()?.captureMessage(message, level, opts) ?? Promise.resolve();
 }
 

@@ -13,7 +13,9 @@ export interface NodeHooks {
   available: () => boolean;
 }
 
-export const nodeHooks: NodeHooks = { onExit: onNodeExit, onCrash: onNodeCrash, fetch: nodeFetch, available: canUseNodeHttp };
+export const nodeHooks: NodeHooks = {
+  onExit: onNodeExit, onCrash: onNodeCrash, fetch: nodeFetch, available: canUseNodeHttp,
+};
 
 export { canUseNodeHttp, nodeFetch } from './nodeFetch.js';
 export { onNodeCrash, onNodeExit, type CrashSink, type ExitSink } from './processHooks.js';

@@ -33,7 +33,8 @@ function load(scheme: 'http' | 'https') {
   if (!m) {
     // A computed name, so that bundlers for browsers and React Native do not resolve it.
     const name = 'node:' + scheme;
-    m = (import(/* @vite-ignore */ /* webpackIgnore: true */ name) as Promise<Partial<HttpModule> & { default?: HttpModule }>)
+    const loading = import(/* @vite-ignore */ /* webpackIgnore: true */ name);
+    m = (loading as Promise<Partial<HttpModule> & { default?: HttpModule }>)
       .then((x) => {
         const mod = (x.request ? x : x.default) as HttpModule;
         return { mod, agent: new mod.Agent({ keepAlive: true }) };
@@ -59,7 +60,9 @@ export const nodeFetch = (held: () => boolean): FetchLike => async (input, init)
   if (signal?.aborted) throw abortError();
   const body = init.body as string | Uint8Array | undefined;
   const headers: Record<string, string> = { ...(init.headers as Record<string, string>) };
-  if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? byteLength(body) : body.byteLength);
+  if (body !== undefined) {
+    headers['content-length'] = String(typeof body === 'string' ? byteLength(body) : body.byteLength);
+  }
   return new Promise<Response>((resolve, reject) => {
     const req = mod.request(input, { method: init.method ?? 'GET', headers, agent });
     const onAbort = () => req.destroy(abortError());
@@ -87,7 +90,12 @@ export const nodeFetch = (held: () => boolean): FetchLike => async (input, init)
           ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300,
           text: async () => text,
           json: async () => JSON.parse(text) as unknown,
-          headers: { get: (n: string) => { const v = h[n.toLowerCase()]; return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v; } },
+          headers: {
+            get: (n: string) => {
+              const v = h[n.toLowerCase()];
+              return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+            },
+          },
         } as unknown as Response);
       });
     });

@@ -215,7 +215,8 @@ export function reactNativeDevice(rn: {
 export function holdOwner(newId: () => string): string {
   if (runtime() !== 'browser') return 'app';
   try {
-    const ss = (globalThis as { sessionStorage?: { getItem(k: string): string | null; setItem(k: string, v: string): void } }).sessionStorage;
+    type Store = { getItem(k: string): string | null; setItem(k: string, v: string): void };
+    const ss = (globalThis as { sessionStorage?: Store }).sessionStorage;
     const found = ss?.getItem('flightrec.tab');
     if (found) return found;
     const id = newId();

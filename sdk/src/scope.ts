@@ -59,12 +59,15 @@ export function breadcrumb(b: unknown, now = Date.now()): Breadcrumb | undefined
   const category = clean.str(o.category, 64) || 'custom';
   const data = o.data === undefined ? undefined : bounded(o.data, CRUMB_DATA_BYTES);
   const ts = clean.finite(o.timestamp);
-  return { timestamp: ts !== undefined && ts > 0 ? Math.round(ts) : now, category, message, level: level(o.level, 'info'), ...(data ? { data } : {}) };
+  const timestamp = ts !== undefined && ts > 0 ? Math.round(ts) : now;
+  return { timestamp, category, message, level: level(o.level, 'info'), ...(data ? { data } : {}) };
 }
 
 export function fingerprint(v: unknown): string[] | undefined {
   if (!Array.isArray(v)) return undefined;
-  const parts = v.slice(0, FINGERPRINT_PARTS).map((p) => clean.str(typeof p === 'number' ? String(p) : p, 200)).filter((p): p is string => !!p);
+  const parts = v.slice(0, FINGERPRINT_PARTS)
+    .map((p) => clean.str(typeof p === 'number' ? String(p) : p, 200))
+    .filter((p): p is string => !!p);
   return parts.length ? parts : undefined;
 }
 
