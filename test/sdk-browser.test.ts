@@ -97,7 +97,10 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
   const events = (k: string, sid: string) => exported<{ sequenceNumber: number }>(k, `/export/events?sessionId=${sid}`);
   const network = (k: string) => exported<{ sessionId: string; url: string }>(k, '/export/network');
   const crashes = (k: string) => exported<{ message: string; occurrenceCount: number }>(k, '/export/crashes');
-  const handedOver = (page: Page) => page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('flightrec.unsent')));
+  const handedOver = (page: Page) => page.evaluate(() => {
+    return Object.keys(localStorage).filter((k) => k.startsWith('flightrec.unsent'));
+  });
+  const counted = async (k: string) => (await crashes(k)).map((c) => [c.message, c.occurrenceCount]);
   type Sdk = typeof import('../sdk/src/index.ts');
 
   /** Starts the default client in the page and a session; resolves once the start was acknowledged. */
@@ -172,7 +175,7 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     await page.evaluate((o) => {
       (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec.init(o);
     }, { apiKey, endpoint: service });
-    await waitFor('the hand-off sent again', () => page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('flightrec.unsent')).length === 0), 15_000, 100);
+    await waitFor('the hand-off sent again', async () => (await handedOver(page)).length === 0, 15_000, 100);
     expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 31 }, (_, i) => i));
     expect((await network(apiKey)).filter((n) => n.sessionId === sid)).toHaveLength(5);
     expect((await sessions(apiKey)).map((x) => x.status)).toEqual(['completed']);
@@ -256,11 +259,12 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     proxyUp = true;
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => (window as unknown as { sdkLoaded?: boolean }).sdkLoaded === true);
-    await page.evaluate((o) => void (window as unknown as { flightrec: Sdk }).flightrec.init(o), { apiKey, endpoint: proxied });
+    const opts = { apiKey, endpoint: proxied };
+    await page.evaluate((o) => void (window as unknown as { flightrec: Sdk }).flightrec.init(o), opts);
     await waitFor('the hand-off sent', async () => (await handedOver(page)).length === 0, 30_000, 100);
   }
 
-  it('service down from the start: leaving the page hands over the start, events, crash and end; the next visit sends each once', async () => {
+  it('service down from the start: start, events, crash and end handed over, sent once by the next visit', async () => {
     const { apiKey } = await s.createProject('browser outage from start');
     proxyUp = false;
     try {
@@ -277,14 +281,14 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
       await waitFor('the session ended', async () => (await sessions(apiKey))[0]?.status === 'completed', 15_000, 100);
       expect((await sessions(apiKey)).map((x) => x.id)).toEqual([sid]);
       expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 8 }, (_, i) => i));
-      expect((await crashes(apiKey)).map((c) => [c.message, c.occurrenceCount])).toEqual([[expect.stringContaining('boom while'), 1]]);
+      expect(await counted(apiKey)).toEqual([[expect.stringContaining('boom while'), 1]]);
       await page.context().close();
     } finally {
       proxyUp = true;
     }
   }, 90_000);
 
-  it('service down mid-session: what the page could not send, keepalive attempts included, arrives once at the next visit', async () => {
+  it('service down mid-session: all the page could not send arrives once at the next visit', async () => {
     const { apiKey } = await s.createProject('browser outage mid-session');
     const page = await openApp();
     const sid = await page.evaluate(async ({ apiKey, endpoint }) => {
@@ -307,14 +311,14 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
       await leaveAndComeBack(page, apiKey);
       await waitFor('the session ended', async () => (await sessions(apiKey))[0]?.status === 'completed', 15_000, 100);
       expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 7 }, (_, i) => i));
-      expect((await crashes(apiKey)).map((c) => [c.message, c.occurrenceCount])).toEqual([[expect.stringContaining('boom mid-outage'), 1]]);
+      expect(await counted(apiKey)).toEqual([[expect.stringContaining('boom mid-outage'), 1]]);
       await page.context().close();
     } finally {
       proxyUp = true;
     }
   }, 90_000);
 
-  it('keyValuePersistence(localStorage) merges: a page left during an outage keeps everything for the next visit', async () => {
+  it('keyValuePersistence(localStorage): a page left in an outage keeps everything for the next visit', async () => {
     const { apiKey } = await s.createProject('browser kv outage');
     proxyUp = false;
     try {
@@ -384,7 +388,8 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
       f.trackCustom('back in tab A');
       await f.endSession();
     });
-    await waitFor('A ended by A', async () => (await sessions(apiKey)).find((x) => x.id === sid)?.status === 'completed', 15_000, 100);
+    const endedByA = async () => (await sessions(apiKey)).find((x) => x.id === sid)?.status === 'completed';
+    await waitFor('A ended by A', endedByA, 15_000, 100);
     expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual([0, 1, 2, 3]);
     await context.close();
   }, 90_000);
@@ -398,17 +403,18 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
       setTimeout(() => { throw new Error('thrown before any session'); }, 0);
     }, { apiKey, endpoint: service });
     await waitFor('the crash', async () => (await crashes(apiKey)).length === 1, 15_000, 100);
-    expect((await crashes(apiKey)).map((c) => [c.message, c.occurrenceCount])).toEqual([['thrown before any session', 1]]);
+    expect(await counted(apiKey)).toEqual([['thrown before any session', 1]]);
     expect((await sessions(apiKey)).map((x) => x.status)).toEqual(['completed']);
     await page.context().close();
   }, 60_000);
 
-  it('automatic breadcrumbs: console, clicks, History API navigations and fetch/XHR requests ride on the next report', async () => {
+  it('automatic breadcrumbs: console, clicks, History API, fetch/XHR ride on the next report', async () => {
     const { apiKey } = await s.createProject('browser breadcrumbs');
     const page = await openApp();
     const bodies: Record<string, unknown>[] = [];
     page.on('request', (r) => {
-      if (r.url().endsWith('/ingest/crash') && r.method() === 'POST') bodies.push(JSON.parse(r.postData() ?? '{}') as Record<string, unknown>);
+      if (!r.url().endsWith('/ingest/crash') || r.method() !== 'POST') return;
+      bodies.push(JSON.parse(r.postData() ?? '{}') as Record<string, unknown>);
     });
     await page.evaluate(async ({ apiKey, endpoint }) => {
       const f = (window as unknown as { flightrec: Sdk }).flightrec;
@@ -441,7 +447,10 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     }, { apiKey, endpoint: service });
     expect(bodies).toHaveLength(1);
     const report = bodies[0]!;
-    expect(report).toMatchObject({ message: 'checkout abandoned', level: 'warning', environment: 'e2e', userId: 'shopper-1', tags: { plan: 'pro' }, handled: true });
+    expect(report).toMatchObject({
+      message: 'checkout abandoned', level: 'warning', environment: 'e2e', userId: 'shopper-1', tags: { plan: 'pro' },
+      handled: true,
+    });
     const crumbs = (report.breadcrumbs as { category: string; message: string; level: string; timestamp: number }[]);
     expect(crumbs.map((c) => [c.category, c.message])).toEqual([
       ['ui.click', 'button#buy "Buy now"'],
@@ -453,7 +462,9 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
       ['navigation', `${origin}/checkout`],
       ['navigation', `${origin}/cart?step=2`],
     ]);
-    expect(crumbs.every((c) => typeof c.timestamp === 'number' && ['info', 'warning', 'error'].includes(c.level))).toBe(true);
+    const levels = ['info', 'warning', 'error'];
+    const wellFormed = (c: (typeof crumbs)[number]) => typeof c.timestamp === 'number' && levels.includes(c.level);
+    expect(crumbs.every(wellFormed)).toBe(true);
     expect(crumbs.find((c) => c.category === 'console')?.level).toBe('error');
     // The SDK's own calls to the service are not breadcrumbs.
     expect(crumbs.some((c) => c.message.includes('/ingest/'))).toBe(false);

@@ -25,8 +25,11 @@ async function exported<T>(apiKey: string, route: string): Promise<T[]> {
   expect(r.status).toBe(200);
   return ((await r.json()) as { data: T[] }).data;
 }
-const sessionsOf = (k: string) => exported<{ id: string; status: string; hasCrash: boolean; userId: string | null }>(k, '/export/sessions');
-const crashesOf = (k: string) => exported<{ message: string; occurrenceCount: number; isFatal: boolean }>(k, '/export/crashes');
+interface SessionRow { id: string; status: string; hasCrash: boolean; userId: string | null }
+interface CrashRow { message: string; occurrenceCount: number; isFatal: boolean }
+const sessionsOf = (k: string) => exported<SessionRow>(k, '/export/sessions');
+const crashesOf = (k: string) => exported<CrashRow>(k, '/export/crashes');
+const counted = async (k: string) => (await crashesOf(k)).map((x) => [x.message, x.occurrenceCount]);
 
 function client(apiKey: string, over: Partial<FlightrecOptions> = {}) {
   const errors: FlightrecError[] = [];
@@ -46,7 +49,7 @@ describe('crashes before any session', () => {
     await c.shutdown();
     expect(errors.filter((e) => e.kind === 'usage')).toEqual([]);
     expect(await sessionsOf(apiKey)).toMatchObject([{ id: sid, hasCrash: true, status: 'completed', userId: 'u1' }]);
-    expect((await crashesOf(apiKey)).map((x) => [x.message, x.occurrenceCount])).toEqual([['thrown before startSession', 1]]);
+    expect(await counted(apiKey)).toEqual([['thrown before startSession', 1]]);
   });
 
   it('get a session of their own when the app starts none by the next flush tick', async () => {
@@ -54,10 +57,12 @@ describe('crashes before any session', () => {
     const { c } = client(apiKey, { flushIntervalMs: 200 });
     await c.reportCrash(new Error('nobody started a session'));
     await c.reportCrash(new Error('and a second one'));
-    await waitFor('a session for the crashes', async () => (await sessionsOf(apiKey))[0]?.status === 'completed', 15_000, 50);
+    const ended = async () => (await sessionsOf(apiKey))[0]?.status === 'completed';
+    await waitFor('a session for the crashes', ended, 15_000, 50);
     expect(c.sessionId).toBeUndefined();
     expect(await sessionsOf(apiKey)).toMatchObject([{ hasCrash: true, status: 'completed' }]);
-    expect((await crashesOf(apiKey)).map((x) => x.message).sort()).toEqual(['and a second one', 'nobody started a session']);
+    const messages = (await crashesOf(apiKey)).map((x) => x.message).sort();
+    expect(messages).toEqual(['and a second one', 'nobody started a session']);
     await c.shutdown();
     expect(await sessionsOf(apiKey)).toHaveLength(1);
   });
@@ -67,7 +72,8 @@ describe('crashes before any session', () => {
     const { c } = client(apiKey, { flushIntervalMs: 60_000 });
     await c.reportCrash(new Error('fatal before any session'), { isFatal: true, handled: false });
     expect(await sessionsOf(apiKey)).toMatchObject([{ status: 'crashed', hasCrash: true }]);
-    expect((await crashesOf(apiKey))).toMatchObject([{ message: 'fatal before any session', isFatal: true, occurrenceCount: 1 }]);
+    const fatal = { message: 'fatal before any session', isFatal: true, occurrenceCount: 1 };
+    expect(await crashesOf(apiKey)).toMatchObject([fatal]);
     await c.shutdown();
   });
 

@@ -59,7 +59,8 @@ describe('the built package', () => {
       })).then(() => {
         const { FlightrecClient } = require('@flightrec/sdk/core');
         const { nodeHooks } = require('@flightrec/sdk/node');
-        const c = new FlightrecClient({ apiKey: 'frk_x', endpoint: 'http://127.0.0.1:9', captureCrashes: false, flushOnExit: false }, nodeHooks);
+        const opts = { apiKey: 'frk_x', endpoint: 'http://127.0.0.1:9', captureCrashes: false, flushOnExit: false };
+        const c = new FlightrecClient(opts, nodeHooks);
         out.session = c.startSession().length;
         console.log(JSON.stringify(out));
         return c.shutdown({ timeoutMs: 0 });
@@ -68,8 +69,10 @@ describe('the built package', () => {
     expect(r.code, r.out).toBe(0);
     const got = JSON.parse(r.out.trim().split('\n').at(-1)!) as Record<string, string | number>;
     expect(got.browser).toBe('installAutoBreadcrumbs');
-    expect(String(got.core).split(',')).toEqual(expect.arrayContaining(['FlightrecClient', 'keyValuePersistence', 'pageHandoffPersistence']));
-    expect(String(got.node).split(',')).toEqual(expect.arrayContaining(['nodeHooks', 'onNodeExit', 'onNodeCrash', 'nodeFetch']));
+    const core = ['FlightrecClient', 'keyValuePersistence', 'pageHandoffPersistence'];
+    expect(String(got.core).split(',')).toEqual(expect.arrayContaining(core));
+    const node = ['nodeHooks', 'onNodeExit', 'onNodeCrash', 'nodeFetch'];
+    expect(String(got.node).split(',')).toEqual(expect.arrayContaining(node));
     expect(got.session).toBe(36);
   });
 

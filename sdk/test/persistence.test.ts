@@ -1,11 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { eventBatches, keyValuePersistence, memoryPersistence, pageHandoffPersistence, sessionEndBatch, sessionStartBatch, type SdkEvent } from '../src/index.ts';
+import {
+  eventBatches, keyValuePersistence, memoryPersistence, pageHandoffPersistence, sessionEndBatch, sessionStartBatch,
+  type SdkEvent,
+} from '../src/index.ts';
 
 const sid = '0b7a5a2e-7d0e-4c57-9d8e-2f3a1b4c5d6e';
 const batches = [
   sessionStartBatch({ sessionId: sid, device: { platform: 'linux' }, startedAt: 1 }),
   ...eventBatches(sid, [{ type: 'custom', name: 'n', properties: {}, sessionId: sid, timestamp: 2, sequenceNumber: 0 } satisfies SdkEvent]),
 ];
+
+/** localStorage's shape over a Map. */
+function memoryStorage() {
+  const map = new Map<string, string>();
+  return {
+    map,
+    getItem: (k: string) => map.get(k) ?? null,
+    setItem: (k: string, v: string) => void map.set(k, v),
+    removeItem: (k: string) => void map.delete(k),
+  };
+}
 
 describe('persistent queues', () => {
   it('keyValuePersistence round-trips batches through localStorage-shaped storage', async () => {
@@ -32,21 +46,22 @@ describe('persistent queues', () => {
     expect(await p.load()).toHaveLength(2);
   });
 
-  it('keyValuePersistence merges: a save replaces only what this instance loaded or saved, never another writer\'s batches', async () => {
-    const map = new Map<string, string>();
-    const storage = { getItem: (k: string) => map.get(k) ?? null, setItem: (k: string, v: string) => void map.set(k, v) };
+  it('keyValuePersistence merges: a save replaces only what this instance loaded or saved', async () => {
+    const storage = memoryStorage();
+    const map = storage.map;
     const a = keyValuePersistence(storage);
     const b = keyValuePersistence(storage);
     await a.save(batches);
     await b.save([sessionEndBatch(sid, 3)]);
     expect(JSON.parse(map.get('flightrec.queue')!)).toHaveLength(3);
     await a.save([batches[1]!]); // A's start arrived: only that leaves
-    expect((JSON.parse(map.get('flightrec.queue')!) as { kind: string }[]).map((x) => x.kind).sort()).toEqual(['events', 'sessionEnd']);
+    const kinds = (JSON.parse(map.get('flightrec.queue')!) as { kind: string }[]).map((x) => x.kind);
+    expect(kinds.sort()).toEqual(['events', 'sessionEnd']);
   });
 
-  it('a batch held by a living owner is left to it; its own next load, or anyone after the hold ran out, takes it', async () => {
-    const map = new Map<string, string>();
-    const storage = { getItem: (k: string) => map.get(k) ?? null, setItem: (k: string, v: string) => void map.set(k, v), removeItem: (k: string) => void map.delete(k) };
+  it('a held batch is left to its living owner; its own next load, or anyone after the lease, takes it', async () => {
+    const storage = memoryStorage();
+    const map = storage.map;
     const held = batches.map((b) => ({ ...b, hold: { owner: 'tab-a', until: 1000 } }));
     const free = sessionEndBatch('9b7a5a2e-7d0e-4c57-9d8e-2f3a1b4c5d6e', 5);
     const page = pageHandoffPersistence(storage, 'k');
@@ -65,8 +80,7 @@ describe('persistent queues', () => {
   });
 
   it('a hand-off replaces the same page\'s earlier one and reclaim removes what arrived', async () => {
-    const map = new Map<string, string>();
-    const storage = { getItem: (k: string) => map.get(k) ?? null, setItem: (k: string, v: string) => void map.set(k, v), removeItem: (k: string) => void map.delete(k) };
+    const storage = memoryStorage();
     const page = pageHandoffPersistence(storage, 'k');
     const provisional = sessionEndBatch(sid, 2);
     page.handOff([...batches, provisional]);

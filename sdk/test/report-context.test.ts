@@ -18,7 +18,8 @@ afterEach(async () => {
 });
 
 const client = (over: Partial<FlightrecOptions> = {}) => new FlightrecClient({
-  apiKey: 'frk_test', endpoint: srv.url, device: { platform: 'linux' }, captureCrashes: false, flushOnExit: false, compress: false, ...over,
+  apiKey: 'frk_test', endpoint: srv.url, device: { platform: 'linux' },
+  captureCrashes: false, flushOnExit: false, compress: false, ...over,
 });
 const crashBodies = () => srv.on('/ingest/crash').map((r) => JSON.parse(r.body) as Record<string, unknown>);
 
@@ -60,16 +61,20 @@ describe('report context', () => {
       fingerprint: ['checkout', 'timeout'],
     });
     expect(exc!.context).not.toHaveProperty('huge');
-    expect(warn).toMatchObject({ message: 'disk almost full', stackTrace: 'disk almost full', level: 'warning', handled: true, isFatal: false, tags: { release_channel: 'beta', shard: '3' } });
+    expect(warn).toMatchObject({
+      message: 'disk almost full', stackTrace: 'disk almost full', level: 'warning', handled: true, isFatal: false,
+      tags: { release_channel: 'beta', shard: '3' },
+    });
     expect(warn!.tags).not.toHaveProperty('tenant');
     expect(warn).not.toHaveProperty('fingerprint');
     expect(info).toMatchObject({ message: 'hello', level: 'info' });
     expect(fatal).toMatchObject({ level: 'fatal', isFatal: true });
   });
 
-  it('breadcrumbs: the app\'s and the console\'s, the last 100, each {timestamp, category, message, level, data?}', async () => {
+  it('breadcrumbs: the app\'s and the console\'s, the last 100, each well-formed', async () => {
     const c = client();
-    const undo = installAutoBreadcrumbs({ addBreadcrumb: (b) => c.addBreadcrumb(b), isOwnUrl: (u) => c.isOwnUrl(u) }, { requests: false });
+    const sink = { addBreadcrumb: (b: object) => c.addBreadcrumb(b), isOwnUrl: (u: string) => c.isOwnUrl(u) };
+    const undo = installAutoBreadcrumbs(sink, { requests: false });
     try {
       c.startSession();
       for (let i = 0; i < 120; i++) c.addBreadcrumb({ category: 'app', message: `step ${i}`, data: { i } });
@@ -80,7 +85,8 @@ describe('report context', () => {
     }
     console.warn('after the undo: not a breadcrumb');
     await c.shutdown();
-    const crumbs = crashBodies()[0]!.breadcrumbs as { timestamp: number; category: string; message: string; level: string; data?: unknown }[];
+    type Crumb = { timestamp: number; category: string; message: string; level: string; data?: unknown };
+    const crumbs = crashBodies()[0]!.breadcrumbs as Crumb[];
     expect(crumbs).toHaveLength(100);
     expect(crumbs[0]).toMatchObject({ category: 'app', message: 'step 21', level: 'info', data: { i: 21 } });
     expect(typeof crumbs[0]!.timestamp).toBe('number');
@@ -89,7 +95,11 @@ describe('report context', () => {
   });
 
   it('beforeSend sees the context fields and may change them; what it returns is checked again', async () => {
-    const c = client({ environment: 'prod', beforeSend: (item) => item.kind === 'crash' ? { ...item, crash: { ...item.crash, tags: { scrubbed: 'yes' }, level: 'bogus' as never } } : item });
+    const c = client({
+      environment: 'prod',
+      beforeSend: (item) => item.kind !== 'crash' ? item
+        : { ...item, crash: { ...item.crash, tags: { scrubbed: 'yes' }, level: 'bogus' as never } },
+    });
     c.startSession();
     c.setTag('secret', 'x');
     await c.captureMessage('m', 'warning');
@@ -117,7 +127,8 @@ describe('report context', () => {
     c.trackCustom('consented again');
     await c.captureMessage('ok');
     await c.shutdown();
-    const events = srv.on('/ingest/events').flatMap((r) => (JSON.parse(r.body) as { events: { name: string; sessionId: string }[] }).events);
+    type Body = { events: { name: string; sessionId: string }[] };
+    const events = srv.on('/ingest/events').flatMap((r) => (JSON.parse(r.body) as Body).events);
     expect(events.map((e) => [e.name, e.sessionId])).toEqual([['consented again', sid]]);
     expect(crashBodies().map((b) => b.message)).toEqual(['ok']);
     expect(crashBodies()[0]!).not.toHaveProperty('breadcrumbs');
@@ -138,7 +149,9 @@ describe('report context', () => {
   });
 
   it('init() twice (hot reload, StrictMode) returns the same client and keeps the session', async () => {
-    const opts = { apiKey: 'frk_test', endpoint: srv.url, captureCrashes: false, flushOnExit: false, autoBreadcrumbs: false };
+    const opts = {
+      apiKey: 'frk_test', endpoint: srv.url, captureCrashes: false, flushOnExit: false, autoBreadcrumbs: false,
+    };
     const a = sdk.init(opts);
     const sid = sdk.startSession();
     const b = sdk.init({ ...opts, environment: 'ignored' });
