@@ -1,6 +1,6 @@
 import {
   BatchQueue, EVENTS_FLUSH_INTERVAL_MS, MAX_BATCH_BYTES, MAX_EVENTS_PER_BATCH, MAX_REQUESTS_PER_BATCH, NETWORK_FLUSH_INTERVAL_MS,
-  batchItems, crashBatch, halve, isDroppable, itemBatches, rebuild, sealItem, sessionEndBatch, sessionStartBatch, type SealedItem,
+  batchItems, crashBatch, isDroppable, itemBatches, rebuild, sealItem, sessionEndBatch, sessionStartBatch, type SealedItem,
 } from './batcher.js';
 import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.js';
 import { memoryPersistence, pageHandoffPersistence, type HandOffQueue, type PageStorage, type PersistentQueue } from './persistence.js';
@@ -15,6 +15,7 @@ import type {
 } from './types.js';
 import { Scope, fingerprint, level as levelOf, reportContext, type Breadcrumb, type Level } from './scope.js';
 import { outageBackoff } from './backoff.js';
+import { salvage } from './salvage.js';
 import { describeError } from './describeError.js';
 import { uuidv4 } from './uuid.js';
 import { within } from './within.js';
@@ -1082,34 +1083,13 @@ export class FlightrecClient {
     this.schedulePersist();
   }
 
-  /**
-   * A refused batch is dropped, except what can be saved: a 413 is split in halves and sent
-   * again; a 422 that names items (`/events/3/x`) loses only those; a session start whose device
-   * has a refused field is sent again without it (losing the start would orphan the session).
-   */
+  /** A refused batch is dropped, except what `salvage` can save (salvage.ts). */
   private rejectedBatch(b: Batch, status: number, error: string, text: string): void {
-    if (status === 413 && b.items > 1) return this.queue.replace(b.id, halve(b));
-    if (status === 422) {
-      const paths = detailPaths(text);
-      if (b.kind === 'events' || b.kind === 'network') {
-        const bad = new Set(paths.map((p) => /^\/(?:events|requests)\/(\d+)(?:\/|$)/.exec(p)?.[1]).filter((x) => x !== undefined).map(Number));
-        const items = batchItems(b);
-        if (bad.size > 0 && bad.size < items.length) {
-          const keep = items.filter((_, i) => !bad.has(i));
-          const parts = rebuild(b, keep);
-          this.rejected += items.length - keep.length;
-          this.report({ kind: 'rejected', status, message: `${error} (${items.length - keep.length} of ${items.length} items dropped, the rest sent again)`, batch: b });
-          return this.queue.replace(b.id, parts);
-        }
-      } else if (b.kind === 'session') {
-        const fields = paths.map((p) => /^\/device\/(\w+)/.exec(p)?.[1]).filter((x): x is string => x !== undefined);
-        const body = JSON.parse(b.body) as { device?: Record<string, unknown> };
-        if (fields.length && body.device && fields.every((f) => f in body.device!)) {
-          for (const f of fields) delete body.device[f];
-          this.report({ kind: 'rejected', status, message: `${error} (session start sent again without device ${fields.join(', ')})`, batch: b });
-          return this.queue.replace(b.id, [{ ...b, id: uuidv4(), body: JSON.stringify(body) }]);
-        }
-      }
+    const saved = salvage(b, status, text);
+    if (saved) {
+      this.rejected += saved.lost;
+      if (saved.note) this.report({ kind: 'rejected', status, message: `${error} (${saved.note})`, batch: b });
+      return this.queue.replace(b.id, saved.parts);
     }
     this.rejected += b.items;
     this.queue.remove(b.id);
@@ -1250,16 +1230,6 @@ function fnv1a(s: string): string {
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h.toString(16).padStart(8, '0');
-}
-
-/** The JSON pointers of a 422's details. */
-function detailPaths(text: string): string[] {
-  try {
-    const j = JSON.parse(text) as { details?: { path?: unknown }[] };
-    return Array.isArray(j.details) ? j.details.map((d) => d?.path).filter((p): p is string => typeof p === 'string') : [];
-  } catch {
-    return [];
-  }
 }
 
 /** Lower-cased scheme/host, default port dropped, no trailing slash: how fetch will spell it. */
