@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { waitFor } from './helpers/wait.ts';
 import { hasChromium, launchChromium } from './helpers/browser.ts';
@@ -23,6 +23,9 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
   let origin: string;
   let browser: Browser;
   let buildDir: string;
+  let proxy: http.Server;
+  let proxied: string;
+  let proxyUp = true;
   const consoleErrors: string[] = [];
 
   beforeAll(async () => {
@@ -52,17 +55,32 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
     origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
 
+    // A way to the service that the tests can cut: down, every connection is reset (the page
+    // sees a network failure); up, requests and answers pass through unchanged.
+    proxy = http.createServer((req, res) => {
+      if (!proxyUp) return void req.socket.destroy();
+      const fwd = http.request(`${service}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      fwd.on('error', () => req.socket.destroy());
+      req.pipe(fwd);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    proxied = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
+    await new Promise<void>((r) => (proxy ? proxy.close(() => r()) : r()));
     await new Promise<void>((r) => (pages ? pages.close(() => r()) : r()));
     await s?.close();
     if (buildDir) fs.rmSync(buildDir, { recursive: true, force: true });
   });
 
-  async function openApp(): Promise<Page> {
-    const page = await (await browser.newContext()).newPage();
+  async function openApp(context?: BrowserContext): Promise<Page> {
+    const page = await (context ?? await browser.newContext()).newPage();
     page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
     page.on('pageerror', (e) => consoleErrors.push(String(e)));
     await page.goto(`${origin}/`);
@@ -78,6 +96,12 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
   const sessions = (k: string) => exported<{ id: string; status: string; platform: string }>(k, '/export/sessions');
   const events = (k: string, sid: string) => exported<{ sequenceNumber: number }>(k, `/export/events?sessionId=${sid}`);
   const network = (k: string) => exported<{ sessionId: string; url: string }>(k, '/export/network');
+  const crashes = (k: string) => exported<{ message: string; occurrenceCount: number }>(k, '/export/crashes');
+  const handedOver = (page: Page) => page.evaluate(() => {
+    return Object.keys(localStorage).filter((k) => k.startsWith('flightrec.unsent'));
+  });
+  const counted = async (k: string) => (await crashes(k)).map((c) => [c.message, c.occurrenceCount]);
+  type Sdk = typeof import('../sdk/src/index.ts');
 
   /** Starts the default client in the page and a session; resolves once the start was acknowledged. */
   async function startIn(page: Page, apiKey: string, extra: { maxBatchBytes?: number } = {}): Promise<string> {
@@ -144,7 +168,17 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     await page.goto(`${origin}/other`);
     await waitFor('the queue and the end', async () => (await events(apiKey, sid)).length === 31 && (await sessions(apiKey))[0]?.status === 'completed', 15_000, 250);
     expect((await network(apiKey)).filter((n) => n.sessionId === sid)).toHaveLength(5);
-    expect(await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('flightrec.')))).toEqual([]);
+    // The page was gone before it could learn that its keepalive requests arrived: they stay
+    // handed over, and the next visit sends them again, which the service collapses.
+    await page.goto(`${origin}/`);
+    await page.waitForFunction(() => (window as unknown as { sdkLoaded?: boolean }).sdkLoaded === true);
+    await page.evaluate((o) => {
+      (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec.init(o);
+    }, { apiKey, endpoint: service });
+    await waitFor('the hand-off sent again', async () => (await handedOver(page)).length === 0, 15_000, 100);
+    expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 31 }, (_, i) => i));
+    expect((await network(apiKey)).filter((n) => n.sessionId === sid)).toHaveLength(5);
+    expect((await sessions(apiKey)).map((x) => x.status)).toEqual(['completed']);
     await page.context().close();
   }, 60_000);
 
@@ -217,4 +251,223 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     expect((await sessions(apiKey)).map((x) => x.status)).toEqual(['completed']);
     await page.context().close();
   }, 90_000);
+
+  /** Leaves the page (pagehide), brings the service back, and opens the next visit, which takes the hand-off. */
+  async function leaveAndComeBack(page: Page, apiKey: string): Promise<void> {
+    await page.goto(`${origin}/other`);
+    expect(await handedOver(page)).toHaveLength(1);
+    proxyUp = true;
+    await page.goto(`${origin}/`);
+    await page.waitForFunction(() => (window as unknown as { sdkLoaded?: boolean }).sdkLoaded === true);
+    const opts = { apiKey, endpoint: proxied };
+    await page.evaluate((o) => void (window as unknown as { flightrec: Sdk }).flightrec.init(o), opts);
+    await waitFor('the hand-off sent', async () => (await handedOver(page)).length === 0, 30_000, 100);
+  }
+
+  it('service down from the start: start, events, crash and end handed over, sent once by the next visit', async () => {
+    const { apiKey } = await s.createProject('browser outage from start');
+    proxyUp = false;
+    try {
+      const page = await openApp();
+      const sid = await page.evaluate(({ apiKey, endpoint }) => {
+        const f = (window as unknown as { flightrec: Sdk }).flightrec;
+        f.init({ apiKey, endpoint, device: { appVersion: '1.0.0' } });
+        const id = f.startSession({ userId: 'u' })!;
+        for (let i = 0; i < 8; i++) f.trackCustom('offline', { i });
+        void f.reportCrash(new Error('boom while the service is down'));
+        return id;
+      }, { apiKey, endpoint: proxied });
+      await leaveAndComeBack(page, apiKey);
+      await waitFor('the session ended', async () => (await sessions(apiKey))[0]?.status === 'completed', 15_000, 100);
+      expect((await sessions(apiKey)).map((x) => x.id)).toEqual([sid]);
+      expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 8 }, (_, i) => i));
+      expect(await counted(apiKey)).toEqual([[expect.stringContaining('boom while'), 1]]);
+      await page.context().close();
+    } finally {
+      proxyUp = true;
+    }
+  }, 90_000);
+
+  it('service down mid-session: all the page could not send arrives once at the next visit', async () => {
+    const { apiKey } = await s.createProject('browser outage mid-session');
+    const page = await openApp();
+    const sid = await page.evaluate(async ({ apiKey, endpoint }) => {
+      const f = (window as unknown as { flightrec: Sdk }).flightrec;
+      const c = f.init({ apiKey, endpoint, device: { appVersion: '1.0.0' } });
+      const id = f.startSession()!;
+      f.trackCustom('online', { i: 0 });
+      await f.flush();
+      while (c.stats().sentBatches < 2) await new Promise((r) => setTimeout(r, 20));
+      return id;
+    }, { apiKey, endpoint: proxied });
+    proxyUp = false;
+    try {
+      await page.evaluate(() => {
+        const f = (window as unknown as { flightrec: Sdk }).flightrec;
+        for (let i = 0; i < 6; i++) f.trackCustom('offline', { i });
+        void f.reportCrash(new Error('boom mid-outage'));
+        void f.flush();
+      });
+      await leaveAndComeBack(page, apiKey);
+      await waitFor('the session ended', async () => (await sessions(apiKey))[0]?.status === 'completed', 15_000, 100);
+      expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 7 }, (_, i) => i));
+      expect(await counted(apiKey)).toEqual([[expect.stringContaining('boom mid-outage'), 1]]);
+      await page.context().close();
+    } finally {
+      proxyUp = true;
+    }
+  }, 90_000);
+
+  it('keyValuePersistence(localStorage): a page left in an outage keeps everything for the next visit', async () => {
+    const { apiKey } = await s.createProject('browser kv outage');
+    proxyUp = false;
+    try {
+      const page = await openApp();
+      const opts = { apiKey, endpoint: proxied };
+      const sid = await page.evaluate((o) => {
+        const f = (window as unknown as { flightrec: Sdk }).flightrec;
+        f.init({ ...o, persistence: f.keyValuePersistence(localStorage, 'flightrec.kv') });
+        const id = f.startSession()!;
+        for (let i = 0; i < 5; i++) f.trackCustom('offline', { i });
+        void f.flush();
+        return id;
+      }, opts);
+      await page.goto(`${origin}/other`);
+      proxyUp = true;
+      await page.goto(`${origin}/`);
+      await page.waitForFunction(() => (window as unknown as { sdkLoaded?: boolean }).sdkLoaded === true);
+      await page.evaluate((o) => {
+        const f = (window as unknown as { flightrec: Sdk }).flightrec;
+        f.init({ ...o, persistence: f.keyValuePersistence(localStorage, 'flightrec.kv') });
+      }, opts);
+      await waitFor('the session ended', async () => (await sessions(apiKey))[0]?.status === 'completed', 30_000, 100);
+      await waitFor('the events', async () => (await events(apiKey, sid)).length === 5, 15_000, 100);
+      expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual([0, 1, 2, 3, 4]);
+      await page.context().close();
+    } finally {
+      proxyUp = true;
+    }
+  }, 90_000);
+
+  it('a second tab does not end the first tab\'s session: a hidden tab\'s provisional end is held for it', async () => {
+    const { apiKey } = await s.createProject('browser two tabs');
+    const context = await browser.newContext();
+    const a = await openApp(context);
+    const sid = await startIn(a, apiKey);
+    await a.evaluate(() => {
+      const f = (window as unknown as { flightrec: Sdk }).flightrec;
+      for (let i = 0; i < 3; i++) f.trackCustom('in tab A', { i });
+    });
+    const setVisibility = (state: string) => a.evaluate((v) => {
+      Object.defineProperty(document, 'visibilityState', { value: v, configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+    }, state);
+    await setVisibility('hidden');
+    expect(await handedOver(a)).toHaveLength(1);
+    await waitFor('tab A\'s events', async () => (await events(apiKey, sid)).length === 3, 15_000, 100);
+
+    // Tab B of the same origin loads the SDK (and sends what it takes over) while A lives.
+    const b = await openApp(context);
+    const bSession = await b.evaluate(async ({ apiKey, endpoint }) => {
+      const f = (window as unknown as { flightrec: Sdk }).flightrec;
+      f.init({ apiKey, endpoint });
+      const id = f.startSession()!;
+      await f.flush();
+      await f.endSession();
+      return id;
+    }, { apiKey, endpoint: service });
+    expect(await handedOver(b)).toHaveLength(1);
+    expect((await sessions(apiKey)).find((x) => x.id === bSession)?.status).toBe('completed');
+    expect((await sessions(apiKey)).find((x) => x.id === sid)?.status).toBe('active');
+
+    // A comes back, goes on and ends its session itself.
+    await setVisibility('visible');
+    expect(await handedOver(a)).toEqual([]);
+    await a.evaluate(async () => {
+      const f = (window as unknown as { flightrec: Sdk }).flightrec;
+      f.trackCustom('back in tab A');
+      await f.endSession();
+    });
+    const endedByA = async () => (await sessions(apiKey)).find((x) => x.id === sid)?.status === 'completed';
+    await waitFor('A ended by A', endedByA, 15_000, 100);
+    expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual([0, 1, 2, 3]);
+    await context.close();
+  }, 90_000);
+
+  it('an uncaught error before any session is reported, in a session started for it', async () => {
+    const { apiKey } = await s.createProject('browser early crash');
+    const page = await openApp();
+    await page.evaluate(({ apiKey, endpoint }) => {
+      const f = (window as unknown as { flightrec: Sdk }).flightrec;
+      f.init({ apiKey, endpoint, flushIntervalMs: 300 });
+      setTimeout(() => { throw new Error('thrown before any session'); }, 0);
+    }, { apiKey, endpoint: service });
+    await waitFor('the crash', async () => (await crashes(apiKey)).length === 1, 15_000, 100);
+    expect(await counted(apiKey)).toEqual([['thrown before any session', 1]]);
+    expect((await sessions(apiKey)).map((x) => x.status)).toEqual(['completed']);
+    await page.context().close();
+  }, 60_000);
+
+  it('automatic breadcrumbs: console, clicks, History API, fetch/XHR ride on the next report', async () => {
+    const { apiKey } = await s.createProject('browser breadcrumbs');
+    const page = await openApp();
+    const bodies: Record<string, unknown>[] = [];
+    page.on('request', (r) => {
+      if (!r.url().endsWith('/ingest/crash') || r.method() !== 'POST') return;
+      bodies.push(JSON.parse(r.postData() ?? '{}') as Record<string, unknown>);
+    });
+    await page.evaluate(async ({ apiKey, endpoint }) => {
+      const f = (window as unknown as { flightrec: Sdk }).flightrec;
+      f.init({ apiKey, endpoint, compress: false, environment: 'e2e' });
+      f.startSession();
+      f.setUser({ id: 'shopper-1' });
+      f.setTag('plan', 'pro');
+      const b = document.createElement('button');
+      b.id = 'buy';
+      b.textContent = 'Buy now';
+      document.body.append(b);
+      b.click();
+      history.pushState({}, '', '/cart');
+      history.replaceState({}, '', '/cart?step=2');
+      console.error('payment widget failed');
+      await (await fetch('/api/ping')).text();
+      await new Promise<void>((r) => {
+        const x = new XMLHttpRequest();
+        x.open('GET', '/api/ping?xhr=1');
+        // After the SDK's own loadend listener (added at send) has recorded it.
+        x.onloadend = () => setTimeout(r, 0);
+        x.send();
+      });
+      history.pushState({}, '', '/checkout');
+      await new Promise<void>((r) => {
+        addEventListener('popstate', () => r(), { once: true });
+        history.back();
+      });
+      await f.captureMessage('checkout abandoned', 'warning');
+    }, { apiKey, endpoint: service });
+    expect(bodies).toHaveLength(1);
+    const report = bodies[0]!;
+    expect(report).toMatchObject({
+      message: 'checkout abandoned', level: 'warning', environment: 'e2e', userId: 'shopper-1', tags: { plan: 'pro' },
+      handled: true,
+    });
+    const crumbs = (report.breadcrumbs as { category: string; message: string; level: string; timestamp: number }[]);
+    expect(crumbs.map((c) => [c.category, c.message])).toEqual([
+      ['ui.click', 'button#buy "Buy now"'],
+      ['navigation', `${origin}/cart`],
+      ['navigation', `${origin}/cart?step=2`],
+      ['console', 'payment widget failed'],
+      ['fetch', `GET ${origin}/api/ping [200]`],
+      ['xhr', `GET ${origin}/api/ping?xhr=1 [200]`],
+      ['navigation', `${origin}/checkout`],
+      ['navigation', `${origin}/cart?step=2`],
+    ]);
+    const levels = ['info', 'warning', 'error'];
+    const wellFormed = (c: (typeof crumbs)[number]) => typeof c.timestamp === 'number' && levels.includes(c.level);
+    expect(crumbs.every(wellFormed)).toBe(true);
+    expect(crumbs.find((c) => c.category === 'console')?.level).toBe('error');
+    // The SDK's own calls to the service are not breadcrumbs.
+    expect(crumbs.some((c) => c.message.includes('/ingest/'))).toBe(false);
+    await page.context().close();
+  }, 60_000);
 });

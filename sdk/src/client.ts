@@ -1,16 +1,28 @@
 import {
   BatchQueue, EVENTS_FLUSH_INTERVAL_MS, MAX_BATCH_BYTES, MAX_EVENTS_PER_BATCH, MAX_REQUESTS_PER_BATCH, NETWORK_FLUSH_INTERVAL_MS,
-  batchItems, crashBatch, halve, isDroppable, itemBatches, rebuild, sealItem, sessionEndBatch, sessionStartBatch, type SealedItem,
+  batchItems, crashBatch, isDroppable, itemBatches, rebuild, sealItem, sessionEndBatch, sessionStartBatch, type SealedItem,
 } from './batcher.js';
 import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.js';
 import { memoryPersistence, pageHandoffPersistence, type HandOffQueue, type PageStorage, type PersistentQueue } from './persistence.js';
-import { onNodeExit } from './processHooks.js';
-import { detectDevice, installCrashHandlers, runtime, watchLifecycle, within, type AppStateLike } from './runtime.js';
+import type { NodeHooks } from './node.js';
+import {
+  detectDevice, holdOwner, installCrashHandlers, runtime, watchLifecycle, type AppStateLike,
+} from './runtime.js';
 import * as clean from './sanitize.js';
 import { KEEPALIVE_MAX_BYTES, Transport, errorMessage, type FetchLike, type RetryInfo } from './transport.js';
-import type { Batch, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent } from './types.js';
+import type {
+  Batch, BatchHold, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent,
+} from './types.js';
+import { Scope, fingerprint, level as levelOf, reportContext, type Breadcrumb, type Level } from './scope.js';
+import { outageBackoff } from './backoff.js';
+import { salvage } from './salvage.js';
+import { describeError } from './describeError.js';
 import { uuidv4 } from './uuid.js';
+import { within } from './within.js';
 import { SDK_VERSION } from './version.js';
+
+export { outageBackoff } from './backoff.js';
+export { describeError } from './describeError.js';
 
 export interface FlightrecOptions {
   /** The project's API key (`frk_…`; an ingest-only key is the one to ship in an app). */
@@ -79,6 +91,13 @@ export interface FlightrecOptions {
   appState?: AppStateLike;
   /** Gzip request bodies where the runtime can (CompressionStream or node:zlib). Default true. */
   compress?: boolean;
+  /** Sent with every crash report and message (`production`, `staging`, …). */
+  environment?: string;
+  /**
+   * False: start switched off until `setEnabled(true)` (consent): nothing is recorded, sent or
+   * stored, and the queue a previous visit left is not even read. Default true.
+   */
+  enabled?: boolean;
   /** Default 5000 (the contract's). */
   flushIntervalMs?: number;
   /** Default 30000 (the contract's). */
@@ -102,7 +121,14 @@ export interface CrashOptions {
   isFatal?: boolean;
   /** Caught by the app's own error handling. Default true. */
   handled?: boolean;
+  /** Default `fatal` for a fatal crash, else `error`. */
+  level?: Level;
+  /** Groups reports by these parts instead of the stack (`['checkout', 'timeout']`). */
+  fingerprint?: string[];
 }
+
+/** Options of captureMessage: a message is never fatal and its level is its own argument. */
+export type MessageOptions = Omit<CrashOptions, 'level' | 'isFatal'>;
 
 export interface ClientStats {
   queuedBatches: number;
@@ -138,6 +164,16 @@ const MAX_IN_FLIGHT = 6;
 const MAX_PER_SESSION = 4;
 /** Room for the batch envelope when checking that one item fits in a batch. */
 const ENVELOPE_BYTES = 128;
+/**
+ * What a living client saves is held for it this long (`Batch.hold`), renewed every
+ * HOLD_RENEW_MS while it lives: longer than the minute to which browsers slow the timers of a
+ * hidden tab, so a hidden tab that lives keeps its session, and one that was killed has its
+ * data sent by the next page load of another tab a few minutes later.
+ */
+const HOLD_MS = 5 * 60_000;
+const MAX_PENDING_CRASHES = 20;
+
+const HOLD_RENEW_MS = 60_000;
 
 /**
  * One app's connection to flightrec. Tracked values are checked and serialised when tracked, then
@@ -167,14 +203,27 @@ export class FlightrecClient {
   private readonly unsampled = new Set<string>();
   private loaded = false;
   private session: OpenSession | undefined;
-  private lastUserId: string | undefined;
+  /** The user, environment, tags, contexts and breadcrumbs reports carry. */
+  private readonly scope = new Scope();
+  /** setEnabled(false) (consent): nothing is recorded, sent or stored. */
+  private on = true;
+  /** Loading the stored queue waits for consent (`enabled: false` at construction). */
+  private startLoad: (() => void) | undefined;
   /** Batches in flight per session, and in all. */
   private readonly lanes = new Map<string, number>();
   private inFlight = 0;
-  /** Sent with keepalive on the way out of the page: not handed to the next page load. */
+  /** Sent with keepalive on the way out of the page (still handed over until known to have arrived). */
   private readonly keptAlive = new Set<string>();
+  /** Who holds what this client saves (`Batch.hold`): the browser tab, else the app. */
+  private owner = 'app';
+  private savedAt = 0;
+  private handedOffAt = 0;
+  /** The last hand-off was held for this page (a hidden page), not left to anyone (pagehide). */
+  private handedOffHeld = false;
   /** Requests in flight per batch (two when one was sent again with keepalive). */
   private readonly copies = new Map<string, number>();
+  /** Crashes reported before any session (see reportCrash). */
+  private pendingCrashes: CrashReport[] = [];
   /** A retry or a run-out cycle since the last success: the queue then drops its oldest. */
   private failing = false;
   /** Why the client does nothing (set when the options could not work). */
@@ -196,11 +245,21 @@ export class FlightrecClient {
   private bufferDirty = false;
   private persisting: Promise<void> | undefined;
   private rejected = 0;
+  /** Calls of the app's that are under way: their requests hold a Node process (nodeFetch.ts). */
+  private awaited = 0;
   private invalidItems = 0;
   private sentBatches = 0;
 
-  /** Never throws: options that cannot work leave a client that does nothing and says why (onError, console). */
-  constructor(options: FlightrecOptions) {
+  /** Node's process hooks and transport, given by the entry points that include them. */
+  private readonly node: NodeHooks | undefined;
+
+  /**
+   * Never throws: options that cannot work leave a client that does nothing and says why
+   * (onError, console). `node`: the Node hooks (`nodeHooks` of `@flightrec/sdk/node`), which the
+   * default entry passes and `@flightrec/sdk/core` does not.
+   */
+  constructor(options: FlightrecOptions, node?: NodeHooks) {
+    this.node = node;
     const issues: clean.Issues = [];
     this.opts = clean.readable(options, issues, 'options') as unknown as FlightrecOptions;
     this.queue = new BatchQueue({
@@ -221,8 +280,14 @@ export class FlightrecClient {
     if (typeof opts.apiKey !== 'string' || !opts.apiKey) return this.disable('apiKey is required');
     if (typeof opts.endpoint !== 'string' || !opts.endpoint) return this.disable('endpoint is required');
     const onRetry = opts.onRetry;
+    // Node with the exit flush: requests that do not hold the process (see nodeFetch.ts), so a
+    // service that hangs cannot keep a finished script alive past exitFlushTimeoutMs; those of a
+    // call the app awaits do (`held`), as a fetch would.
+    const node = this.node;
+    const own = !opts.fetch && opts.flushOnExit !== false && runtime() === 'node' && node?.available() === true;
     this.transport = new Transport({
-      endpoint: opts.endpoint, apiKey: opts.apiKey, fetch: opts.fetch, compress: opts.compress ?? true,
+      endpoint: opts.endpoint, apiKey: opts.apiKey, compress: opts.compress ?? true,
+      fetch: opts.fetch ?? (own ? node!.fetch(() => this.awaited > 0) : undefined),
       retryDelaysMs: opts.retryDelaysMs, timeoutMs: opts.timeoutMs,
       // The exit flush on `beforeExit` cuts the waits, so they need not hold the process (and
       // must not: `beforeExit` only comes once nothing does).
@@ -242,10 +307,16 @@ export class FlightrecClient {
     this.maxRequests = clamp(opts.maxRequestsPerBatch ?? MAX_REQUESTS_PER_BATCH, 1, MAX_REQUESTS_PER_BATCH);
     this.maxBytes = clamp(opts.maxBatchBytes ?? MAX_BATCH_BYTES, 1024, 4 * 1024 * 1024);
     this.persistence = opts.persistence ?? defaultPersistence(opts) ?? memoryPersistence();
-    this.ready = this.load();
+    this.owner = holdOwner(uuidv4);
+    this.scope.environment = clean.str(opts.environment, 64);
+    if (opts.enabled === false) {
+      this.on = false;
+      this.ready = new Promise<void>((r) => { this.startLoad = r; }).then(() => this.load());
+    } else this.ready = this.load();
     this.timers.push(
       every(this.flushIntervalMs, () => this.guard(undefined, () => {
         this.expireIdle();
+        void this.sendPendingCrashes();
         this.sealEvents();
         void this.send(Date.now() >= this.resumeAt);
       })),
@@ -254,17 +325,25 @@ export class FlightrecClient {
         void this.send(Date.now() >= this.resumeAt);
       })),
       every(opts.persistIntervalMs ?? 1000, () => this.guard(undefined, () => {
+        const now = Date.now();
         if (this.bufferDirty) this.schedulePersist();
+        // A living client renews its holds, or another tab would take its data for a dead tab's.
+        else if (now - this.savedAt >= HOLD_RENEW_MS && (this.queue.length > 0 || this.session)) this.schedulePersist();
+        const renew = this.handedOffHeld && this.handedOff.size > 0 && now - this.handedOffAt >= HOLD_RENEW_MS;
+        if (renew) this.handOff(false);
       })),
     );
     if (opts.captureCrashes !== false) {
-      this.uninstall.push(installCrashHandlers((e, isFatal) => this.reportCrash(e, { isFatal, handled: false }), opts.crashFlushTimeoutMs ?? 2000));
+      const sink = (e: unknown, isFatal: boolean) => this.reportCrash(e, { isFatal, handled: false });
+      this.uninstall.push(installCrashHandlers(sink, opts.crashFlushTimeoutMs ?? 2000, node?.onCrash));
     }
     if (opts.lifecycle !== false || opts.appState) {
       this.uninstall.push(watchLifecycle({ background: (exit) => this.background(exit === true), foreground: () => this.foreground() }, opts.appState));
     }
-    if (opts.flushOnExit !== false) this.uninstall.push(onNodeExit((why) => this.exitFlush(why), opts.exitFlushTimeoutMs ?? 2000));
-    if (opts.autoSession) this.startSession();
+    if (opts.flushOnExit !== false && node) {
+      this.uninstall.push(node.onExit((why) => this.exitFlush(why), opts.exitFlushTimeoutMs ?? 2000));
+    }
+    if (opts.autoSession && this.on) this.openSession();
   }
 
   private disable(reason: string): void {
@@ -278,6 +357,11 @@ export class FlightrecClient {
     } catch {
       // no console
     }
+  }
+
+  /** Shut down (or disabled by options that could not work): calls are ignored. */
+  get isClosed(): boolean {
+    return this.closed || this.closing;
   }
 
   get sessionId(): string | undefined {
@@ -299,25 +383,123 @@ export class FlightrecClient {
     };
   }
 
-  /** Starts a session (ending the current one, if any) and returns its id. */
+  /**
+   * Starts a session (ending the current one, if any) and returns its id. Its user is `userId`
+   * (none if not given), as `setUser` would set it; sessions the SDK starts itself (autoSession,
+   * a page back from the back/forward cache) keep the current user.
+   */
   startSession(opts: { userId?: string } = {}): string {
     return this.guard('', () => {
-      if (this.refuseClosed('startSession')) return '';
+      if (this.refuseClosed('startSession') || !this.on) return '';
+      this.scope.userId = clean.str(clean.readSafe(opts, 'userId'), clean.LIMITS.short);
+      return this.openSession();
+    });
+  }
+
+  private openSession(): string {
+    return this.guard('', () => {
+      if (this.refuseClosed('startSession') || !this.on) return '';
       if (this.session) void this.endCurrent();
       const id = uuidv4();
       const now = Date.now();
       this.endedByExit = false;
-      this.lastUserId = clean.str(clean.readSafe(opts, 'userId'), clean.LIMITS.short);
       this.session = { id, seq: 0, route: null, events: [], eventBytes: 0, requests: [], requestBytes: 0, startedAt: now, lastActivity: now };
       const rate = this.opts.sampleRate ?? 1;
       if (!(rate >= 1) && !(Math.random() < rate)) {
         this.unsampled.add(id);
         return id;
       }
-      const userId = this.lastUserId;
+      const userId = this.scope.userId;
       this.enqueue(sessionStartBatch({ sessionId: id, device: this.device, startedAt: now, ...(userId === undefined ? {} : { userId }) }));
+      if (this.pendingCrashes.length) void this.sendPendingCrashes();
       void this.send(false);
       return id;
+    });
+  }
+
+  /**
+   * The user of what follows, at any time (a log-in mid-visit does not split the session): later
+   * crash reports and messages carry `userId`, and sessions started from now on too. `null` (or
+   * an empty id) forgets it.
+   */
+  setUser(user: { id?: string | number } | string | null): void {
+    this.guard(undefined, () => {
+      const id = typeof user === 'object' && user !== null ? clean.readSafe(user, 'id') : user;
+      this.scope.userId = clean.str(typeof id === 'number' ? String(id) : id, clean.LIMITS.short) || undefined;
+    });
+  }
+
+  /** A tag of later reports (string → string; numbers and booleans are written as text); null removes it. */
+  setTag(key: string, value: string | number | boolean | null): void {
+    this.guard(undefined, () => this.scope.setTag(key, value));
+  }
+
+  setTags(tags: Record<string, string | number | boolean | null>): void {
+    this.guard(undefined, () => {
+      const t = clean.readable(tags);
+      for (const k of Object.keys(t)) this.scope.setTag(k, t[k]);
+    });
+  }
+
+  /** A named context of later reports (`setContext('cart', { items: 3 })`), at most 8 KB; null removes it. */
+  setContext(name: string, context: Record<string, unknown> | null): void {
+    this.guard(undefined, () => this.scope.setContext(name, context));
+  }
+
+  /** Adds to the ring of the last 100 breadcrumbs that every later report carries. */
+  addBreadcrumb(b: Partial<Breadcrumb>): void {
+    this.guard(undefined, () => {
+      if (this.on && !this.closed) this.scope.addBreadcrumb(b);
+    });
+  }
+
+  get breadcrumbs(): readonly Breadcrumb[] {
+    return this.scope.breadcrumbs;
+  }
+
+  /** A request to the service itself (not the app's). */
+  isOwnUrl(url: string): boolean {
+    return this.guard(false, () => {
+      return !!this.transport && normalizeUrl(url).startsWith(normalizeUrl(this.transport.endpoint) + '/ingest/');
+    });
+  }
+
+  get enabled(): boolean {
+    return this.on;
+  }
+
+  /**
+   * Switches recording off and on at run time (consent). Off: nothing is recorded, sent or
+   * stored; what was buffered, queued or stored and not yet sent is dropped, the open session
+   * is left as it is (its end would be data too), and requests in flight are cancelled. On
+   * again: a new session starts where `autoSession` says so, else when the app starts one.
+   */
+  setEnabled(enabled: boolean): void {
+    this.guard(undefined, () => {
+      if (this.closed) return;
+      if (enabled === this.on) return;
+      this.on = enabled === true;
+      if (this.on) {
+        this.startLoad?.();
+        this.startLoad = undefined;
+        if (this.opts.autoSession && !this.session) this.openSession();
+        return;
+      }
+      this.session = undefined;
+      this.pendingCrashes = [];
+      this.scope.clearBreadcrumbs();
+      for (const b of [...this.queue.list()]) this.queue.remove(b.id);
+      this.abort.abort();
+      this.abort = new AbortController();
+      const p = this.persistence as Partial<HandOffQueue>;
+      try {
+        if (typeof p.handOff === 'function') p.handOff([], this.handedOff);
+        else if (this.loaded) void this.persistence.save([]).catch(() => {});
+      } catch {
+        // storage refused: nothing of ours was written there either
+      }
+      this.handedOff = new Set();
+      this.handedOffHeld = false;
     });
   }
 
@@ -349,35 +531,95 @@ export class FlightrecClient {
    * the queue has been sent (or could not be); it never rejects.
    */
   reportCrash(error: unknown, opts: CrashOptions = {}): Promise<void> {
-    return this.guard(Promise.resolve(), () => {
-      const s = this.current('reportCrash');
-      if (!s || this.unsampled.has(s.id)) return Promise.resolve();
-      const isFatal = clean.readSafe(opts, 'isFatal');
-      const handled = clean.readSafe(opts, 'handled');
-      this.sealEvents();
-      // A fatal crash is the app going down: its buffered requests would be lost with it.
-      if (isFatal) this.sealRequests();
-      const d = describeError(error);
-      let c: CrashReport = { sessionId: s.id, ...clean.crash({ ...d, isFatal, handled }), timestamp: Date.now() };
-      if (this.opts.beforeSend) {
-        const out = this.filter({ kind: 'crash', crash: c });
-        if (out?.kind !== 'crash') return Promise.resolve();
-        c = { sessionId: s.id, ...clean.crash(out.crash as unknown as Record<string, unknown>), timestamp: clean.timestamp(out.crash.timestamp) };
-      }
-      s.lastActivity = Date.now();
-      this.enqueue(crashBatch(c));
-      return this.send(true);
+    return this.held(() => this.capture(error, opts, false));
+  }
+
+  /** `reportCrash` of an error the app caught: `handled` unless told otherwise. */
+  captureException(error: unknown, opts: CrashOptions = {}): Promise<void> {
+    return this.held(() => this.capture(error, { handled: true, ...clean.readable(opts) }, false));
+  }
+
+  /**
+   * A handled report without an error (Sentry's captureMessage): level `info` by default, or
+   * `warning`; its message stands for its stack, so reports group by message.
+   */
+  captureMessage(message: string, level: Level = 'info', opts: MessageOptions = {}): Promise<void> {
+    return this.held(() => {
+      return this.capture(message, { ...clean.readable(opts), handled: true, isFatal: false, level }, true);
     });
+  }
+
+  private capture(error: unknown, opts: CrashOptions, asMessage: boolean): Promise<void> {
+    if (this.refuseClosed('reportCrash')) return Promise.resolve();
+    this.expireIdle();
+    if (!this.session && this.opts.autoSession) this.openSession();
+    const s = this.session;
+    if (!this.on || (s && this.unsampled.has(s.id))) return Promise.resolve();
+    const isFatal = clean.readSafe(opts, 'isFatal');
+    const handled = clean.readSafe(opts, 'handled');
+    const lvl = levelOf(clean.readSafe(opts, 'level'), isFatal === true ? 'fatal' : 'error');
+    const d = asMessage ? { message: String(error), stackTrace: String(error) } : describeError(error);
+    let c: CrashReport = {
+      sessionId: s?.id ?? '', ...clean.crash({ ...d, isFatal, handled }), timestamp: Date.now(),
+      ...this.scope.report(lvl, fingerprint(clean.readSafe(opts, 'fingerprint'))),
+    };
+    if (this.opts.beforeSend) {
+      const out = this.filter({ kind: 'crash', crash: c });
+      if (out?.kind !== 'crash') return Promise.resolve();
+      const o = clean.readable(out.crash);
+      const timestamp = clean.timestamp(o.timestamp);
+      c = { sessionId: c.sessionId, ...clean.crash(o), timestamp, ...reportContext(o, lvl) };
+    }
+    if (!s) {
+      // Before any session (an early throw, autoSession off): kept for the session the app
+      // starts next; if none has started by the next flush tick, or the app is going down,
+      // a session is started for them.
+      if (this.pendingCrashes.length >= MAX_PENDING_CRASHES) this.pendingCrashes.shift();
+      this.pendingCrashes.push(c);
+      return isFatal ? this.sendPendingCrashes() : Promise.resolve();
+    }
+    this.sealEvents();
+    // A fatal crash is the app going down: its buffered requests would be lost with it.
+    if (isFatal) this.sealRequests();
+    s.lastActivity = Date.now();
+    this.enqueue(crashBatch(c));
+    return this.send(true);
+  }
+
+  /**
+   * Crashes reported before any session go into the open session, or else into a session of
+   * their own: started at the first crash, with the last known user, and ended at the last.
+   */
+  private sendPendingCrashes(): Promise<void> {
+    const crashes = this.pendingCrashes.splice(0);
+    if (crashes.length === 0) return Promise.resolve();
+    const s = this.session;
+    if (s) {
+      if (!this.unsampled.has(s.id)) this.enqueue(...crashes.map((c) => crashBatch({ ...c, sessionId: s.id })));
+      return this.send(true);
+    }
+    const rate = this.opts.sampleRate ?? 1;
+    if (!(rate >= 1) && !(Math.random() < rate)) return Promise.resolve();
+    const id = uuidv4();
+    const startedAt = Math.min(...crashes.map((c) => c.timestamp));
+    const userId = this.scope.userId;
+    this.enqueue(
+      sessionStartBatch({ sessionId: id, device: this.device, startedAt, ...(userId === undefined ? {} : { userId }) }),
+      ...crashes.map((c) => crashBatch({ ...c, sessionId: id })),
+      sessionEndBatch(id, Math.max(startedAt, ...crashes.map((c) => c.timestamp))),
+    );
+    return this.send(true);
   }
 
   /** Ends the current session: its buffered events and requests are sealed, then the end. */
   endSession(): Promise<void> {
-    return this.guard(Promise.resolve(), () => this.endCurrent());
+    return this.held(() => this.endCurrent());
   }
 
   /** Seals everything buffered and sends the queue; settles when it is empty or a batch ran out of retries. */
   flush(): Promise<void> {
-    return this.guard(Promise.resolve(), () => {
+    return this.held(() => {
+      void this.sendPendingCrashes();
       this.sealEvents();
       this.sealRequests();
       return this.send(true);
@@ -388,12 +630,17 @@ export class FlightrecClient {
    * Ends the session, tries to send everything within `timeoutMs` (default 10 s), then stops:
    * what is still unsent stays in the persistent queue for the next run.
    */
-  async shutdown(opts: { timeoutMs?: number } = {}): Promise<void> {
+  shutdown(opts: { timeoutMs?: number } = {}): Promise<void> {
+    return this.held(() => this.close(opts));
+  }
+
+  private async close(opts: { timeoutMs?: number }): Promise<void> {
     if (this.closed || this.closing) return;
     this.closing = true;
     try {
       for (const t of this.timers) clearInterval(t);
       for (const u of this.uninstall.splice(0)) u();
+      void this.sendPendingCrashes();
       void this.endCurrent();
       const pending = this.send(true);
       const timeoutMs = clean.readSafe(opts, 'timeoutMs');
@@ -435,7 +682,7 @@ export class FlightrecClient {
   /** Records a request made outside fetch and XHR (native modules); sent to /ingest/network. */
   recordRequest(r: RecordedRequest, sessionId = this.session?.id): void {
     this.guard(undefined, () => {
-      if (!sessionId || this.closed || this.unsampled.has(sessionId)) return;
+      if (!sessionId || this.closed || !this.on || this.unsampled.has(sessionId)) return;
       const issues: clean.Issues = [];
       let req = clean.networkRequest(r as unknown as Record<string, unknown>, uuidv4(), this.scrub, issues);
       if (req && this.opts.beforeSend) {
@@ -474,6 +721,7 @@ export class FlightrecClient {
   /** `read` gives the app's values; it runs inside the guard, as reading them may throw. */
   private track(read: () => Record<string, unknown>): number | undefined {
     return this.guard(undefined, () => {
+      if (!this.on) return undefined;
       let raw = read();
       const ts = raw.ts;
       const s = this.current(`track ${String(raw.type)}`);
@@ -527,7 +775,7 @@ export class FlightrecClient {
   private current(call: string): OpenSession | undefined {
     if (this.refuseClosed(call)) return undefined;
     this.expireIdle();
-    if (!this.session && this.opts.autoSession) this.startSession({ userId: this.lastUserId });
+    if (!this.session && this.opts.autoSession) this.openSession();
     if (!this.session) this.report({ kind: 'usage', message: `${call} called without a session` });
     return this.session;
   }
@@ -560,6 +808,7 @@ export class FlightrecClient {
       this.backgroundAt ??= Date.now();
       // The page or app may be gone before the answer: keepalive lets small requests finish.
       this.keepalive = true;
+      void this.sendPendingCrashes();
       if (runtime() !== 'browser') {
         void this.flush();
         this.schedulePersist();
@@ -574,7 +823,7 @@ export class FlightrecClient {
       }
       this.paused = false;
       this.drainForExit(exit);
-      this.handOff();
+      this.handOff(exit);
     });
   }
 
@@ -588,7 +837,7 @@ export class FlightrecClient {
    * cancels ordinary requests; the service collapses a repeat).
    */
   private drainForExit(exit: boolean): void {
-    if (!this.loaded || this.closed) return;
+    if (!this.loaded || this.closed || !this.on) return;
     let budget = KEEPALIVE_MAX_BYTES - this.transport.keepaliveInFlight;
     const unacknowledged = new Set(this.queue.list().filter((b) => b.kind === 'session').map((b) => b.sessionId));
     const candidates = (data: boolean) => this.queue.list().filter((b) => isDroppable(b) === data
@@ -617,14 +866,21 @@ export class FlightrecClient {
     }
   }
 
-  /** Leaves what is unsent (and not on its way with keepalive) to the next page load. */
-  private handOff(): void {
-    if (!this.loaded) return;
-    const left = this.snapshot();
+  /**
+   * Leaves what is not known to have arrived to the next page load, in place of this page's
+   * earlier hand-off. A hidden page holds it (another tab leaves it alone while this one
+   * lives); a page being left (`exit`) holds nothing.
+   */
+  private handOff(exit: boolean): void {
+    if (!this.loaded || !this.on) return;
+    const left = this.snapshot(exit ? undefined : this.hold());
+    const replacing = this.handedOff;
     this.handedOff = new Set(left.map((b) => b.id));
+    this.handedOffAt = Date.now();
+    this.handedOffHeld = !exit;
     try {
       const p = this.persistence as Partial<HandOffQueue>;
-      if (typeof p.handOff === 'function') p.handOff(left);
+      if (typeof p.handOff === 'function') p.handOff(left, replacing);
       else void this.persistence.save(left).catch((err: unknown) => this.report({ kind: 'persistence', message: 'could not save the queue', cause: err }));
     } catch (err) {
       this.report({ kind: 'persistence', message: 'could not hand the queue over', cause: err });
@@ -639,6 +895,8 @@ export class FlightrecClient {
         try {
           // What was handed over, the provisional end of the open session included.
           p.reclaim(this.handedOff);
+          this.handedOff = new Set();
+          this.handedOffHeld = false;
         } catch {
           // the next page load sends them too; the service collapses the repeat
         }
@@ -647,14 +905,14 @@ export class FlightrecClient {
       this.backgroundAt = undefined;
       if (this.endedByExit && !this.session && !this.closed) {
         // Back from the back/forward cache: the exit ended the session, the app did not.
-        this.startSession({ userId: this.lastUserId });
+        this.openSession();
         return;
       }
       if (!this.opts.autoSession || at === undefined) return;
       if (this.session && Date.now() - at >= (this.opts.backgroundTimeoutMs ?? 30_000)) {
         void this.endCurrent(at);
-        this.startSession({ userId: this.lastUserId });
-      } else if (!this.session) this.startSession({ userId: this.lastUserId });
+        this.openSession();
+      } else if (!this.session) this.openSession();
     });
   }
 
@@ -668,7 +926,8 @@ export class FlightrecClient {
   private exitFlush(why: 'beforeExit' | 'signal'): Promise<void> {
     return this.guard(Promise.resolve(), () => {
       if (this.closed || this.closing) return Promise.resolve();
-      if (why === 'beforeExit' && !this.session && this.queue.length === 0) return Promise.resolve();
+      const nothing = !this.session && this.queue.length === 0 && this.pendingCrashes.length === 0;
+      if (why === 'beforeExit' && nothing) return Promise.resolve();
       const last = this.last;
       last.abort();
       // An app that goes on living (its own signal handler, new work from `beforeExit`) gets
@@ -676,6 +935,7 @@ export class FlightrecClient {
       const over = () => {
         if (this.last === last) this.last = new AbortController();
       };
+      void this.sendPendingCrashes();
       void this.endCurrent();
       if (why === 'beforeExit') {
         const mark = `${this.sentBatches}/${this.queue.length}/${this.queue.items}/${this.rejected}`;
@@ -728,7 +988,7 @@ export class FlightrecClient {
    */
   private send(resume: boolean): Promise<void> {
     if (resume) this.paused = false;
-    if (this.closed) return Promise.resolve();
+    if (this.closed || !this.on) return Promise.resolve();
     if (!this.idle) {
       let resolve!: () => void;
       const promise = new Promise<void>((r) => { resolve = r; });
@@ -746,7 +1006,7 @@ export class FlightrecClient {
    * acknowledged before its events are sent, an end goes after its last events.
    */
   private dispatch(): void {
-    if (!this.closed && !this.paused) {
+    if (!this.closed && !this.paused && this.on) {
       const blocked = new Set<string>();
       for (const b of [...this.queue.list()]) {
         if (this.inFlight >= MAX_IN_FLIGHT) break;
@@ -809,8 +1069,10 @@ export class FlightrecClient {
       this.failing = false;
       // Sent twice (again with keepalive on the way out of a page): counted once.
       if (this.queue.remove(b.id)) this.sentBatches++;
+      this.released(b.id);
     } else if (r.outcome === 'rejected') {
       if (this.queue.list().includes(b)) this.rejectedBatch(b, r.status, r.error, r.body);
+      this.released(b.id);
     } else {
       this.failing = true;
       this.paused = true;
@@ -821,34 +1083,13 @@ export class FlightrecClient {
     this.schedulePersist();
   }
 
-  /**
-   * A refused batch is dropped, except what can be saved: a 413 is split in halves and sent
-   * again; a 422 that names items (`/events/3/x`) loses only those; a session start whose device
-   * has a refused field is sent again without it (losing the start would orphan the session).
-   */
+  /** A refused batch is dropped, except what `salvage` can save (salvage.ts). */
   private rejectedBatch(b: Batch, status: number, error: string, text: string): void {
-    if (status === 413 && b.items > 1) return this.queue.replace(b.id, halve(b));
-    if (status === 422) {
-      const paths = detailPaths(text);
-      if (b.kind === 'events' || b.kind === 'network') {
-        const bad = new Set(paths.map((p) => /^\/(?:events|requests)\/(\d+)(?:\/|$)/.exec(p)?.[1]).filter((x) => x !== undefined).map(Number));
-        const items = batchItems(b);
-        if (bad.size > 0 && bad.size < items.length) {
-          const keep = items.filter((_, i) => !bad.has(i));
-          const parts = rebuild(b, keep);
-          this.rejected += items.length - keep.length;
-          this.report({ kind: 'rejected', status, message: `${error} (${items.length - keep.length} of ${items.length} items dropped, the rest sent again)`, batch: b });
-          return this.queue.replace(b.id, parts);
-        }
-      } else if (b.kind === 'session') {
-        const fields = paths.map((p) => /^\/device\/(\w+)/.exec(p)?.[1]).filter((x): x is string => x !== undefined);
-        const body = JSON.parse(b.body) as { device?: Record<string, unknown> };
-        if (fields.length && body.device && fields.every((f) => f in body.device!)) {
-          for (const f of fields) delete body.device[f];
-          this.report({ kind: 'rejected', status, message: `${error} (session start sent again without device ${fields.join(', ')})`, batch: b });
-          return this.queue.replace(b.id, [{ ...b, id: uuidv4(), body: JSON.stringify(body) }]);
-        }
-      }
+    const saved = salvage(b, status, text);
+    if (saved) {
+      this.rejected += saved.lost;
+      if (saved.note) this.report({ kind: 'rejected', status, message: `${error} (${saved.note})`, batch: b });
+      return this.queue.replace(b.id, saved.parts);
     }
     this.rejected += b.items;
     this.queue.remove(b.id);
@@ -857,8 +1098,8 @@ export class FlightrecClient {
 
   private async load(): Promise<void> {
     try {
-      const stored = await this.persistence.load();
-      this.queue.prepend(stored);
+      const stored = await this.persistence.load({ owner: this.owner, now: Date.now() });
+      this.queue.prepend(stored.map(({ hold: _, ...b }) => b));
     } catch (err) {
       this.report({ kind: 'persistence', message: 'could not load the persisted queue', cause: err });
     }
@@ -873,9 +1114,10 @@ export class FlightrecClient {
    * them. Events repeat nothing on the service if they were also sent: they are identified by
    * session and sequence number, requests by id.
    */
-  private snapshot(): Batch[] {
-    // Batches on their way with keepalive outlive the page: the browser finishes them.
-    const out = this.queue.snapshot().filter((b) => !this.keptAlive.has(b.id));
+  private snapshot(hold?: BatchHold): Batch[] {
+    // Batches on their way (with keepalive too: that request may fail after the page is gone)
+    // are kept until known to have arrived; the service collapses a second sending.
+    const out = this.queue.snapshot();
     const s = this.session;
     if (s && !this.unsampled.has(s.id)) {
       out.push(
@@ -884,19 +1126,37 @@ export class FlightrecClient {
         sessionEndBatch(s.id, s.lastActivity),
       );
     }
-    return out;
+    return hold ? out.map((b) => ({ ...b, hold })) : out;
+  }
+
+  private hold(): BatchHold {
+    return { owner: this.owner, until: Date.now() + HOLD_MS };
+  }
+
+  /** A handed-over batch that arrived (or was refused for good) leaves the hand-off. */
+  private released(id: string): void {
+    if (!this.handedOff.has(id)) return;
+    const left = new Set(this.handedOff);
+    left.delete(id);
+    this.handedOff = left;
+    try {
+      (this.persistence as Partial<HandOffQueue>).reclaim?.(new Set([id]));
+    } catch {
+      // still handed over: the next page load sends it again and the service collapses it
+    }
   }
 
   private schedulePersist(): void {
-    // Saving before the stored batches are loaded would overwrite them.
-    if (!this.loaded) return;
+    // Saving before the stored batches are loaded would overwrite them; off, nothing is stored.
+    if (!this.loaded || !this.on) return;
     this.persistDirty = true;
     this.persisting ??= (async () => {
       try {
         while (this.persistDirty) {
           this.persistDirty = false;
           this.bufferDirty = false;
-          await this.persistence.save(this.snapshot());
+          this.savedAt = Date.now();
+          await this.persistence.save(this.snapshot(this.hold()));
         }
       } catch (err) {
         this.report({ kind: 'persistence', message: 'could not save the queue', cause: err });
@@ -917,6 +1177,17 @@ export class FlightrecClient {
     this.report({ kind: 'invalid', message, dropped, issues });
   }
 
+  /**
+   * A public entry point whose promise the app may await: guarded, and in Node its requests
+   * hold the process as a fetch would (the SDK's background sends do not). A retry wait does
+   * not: when nothing else is left, the exit flush makes the last attempt and the call settles.
+   */
+  private held(fn: () => Promise<void>): Promise<void> {
+    this.awaited++;
+    const p = this.guard(Promise.resolve(), fn);
+    return p.finally(() => { this.awaited--; });
+  }
+
   /** Runs a public entry point so that nothing it does can throw at the app. */
   private guard<T>(fallback: T, fn: () => T): T {
     try {
@@ -934,16 +1205,6 @@ export class FlightrecClient {
       // the app's hook must not break delivery
     }
   }
-}
-
-/**
- * How long timer ticks leave the queue alone after the nth retry cycle in a row ran out: the
- * next tick after the first, then doubling from the flush interval up to the contract's 60 s
- * cap, so a long outage is not met with four requests every few seconds. An explicit flush,
- * session end, crash report or shutdown always tries at once.
- */
-export function outageBackoff(n: number, flushIntervalMs: number): number {
-  return n <= 1 ? 0 : Math.min(60_000, flushIntervalMs * 2 ** (n - 2));
 }
 
 /**
@@ -971,16 +1232,6 @@ function fnv1a(s: string): string {
   return h.toString(16).padStart(8, '0');
 }
 
-/** The JSON pointers of a 422's details. */
-function detailPaths(text: string): string[] {
-  try {
-    const j = JSON.parse(text) as { details?: { path?: unknown }[] };
-    return Array.isArray(j.details) ? j.details.map((d) => d?.path).filter((p): p is string => typeof p === 'string') : [];
-  } catch {
-    return [];
-  }
-}
-
 /** Lower-cased scheme/host, default port dropped, no trailing slash: how fetch will spell it. */
 function normalizeUrl(url: string): string {
   try {
@@ -999,45 +1250,4 @@ function every(ms: number, fn: () => void): Timer {
   const t = setInterval(fn, ms);
   (t as { unref?: () => void }).unref?.();
   return t;
-}
-
-/**
- * An error's message (`TypeError: …`) and stack trace. Never throws: a name, message or stack
- * getter that throws (or a Proxy) is read as absent, and the crash is still reported.
- */
-export function describeError(error: unknown): { message: string; stackTrace: string } {
-  try {
-    if (isError(error)) {
-      const name = text(clean.readSafe(error, 'name'));
-      const msg = text(clean.readSafe(error, 'message'));
-      const stack = text(clean.readSafe(error, 'stack'));
-      const head = name && name !== 'Error' && !msg.startsWith(name) ? `${name}: ` : '';
-      const message = head + (msg || name || 'Error');
-      return { message, stackTrace: stack || message };
-    }
-    const message = typeof error === 'string' ? error : safeJson(error);
-    return { message, stackTrace: message };
-  } catch {
-    return { message: 'Error', stackTrace: 'Error' };
-  }
-}
-
-function isError(x: unknown): x is Error {
-  try {
-    return x instanceof Error;
-  } catch {
-    return false;
-  }
-}
-
-function text(v: unknown): string {
-  return typeof v === 'string' ? v : '';
-}
-
-function safeJson(x: unknown): string {
-  try {
-    return JSON.stringify(clean.jsonSafe(x)) ?? String(x);
-  } catch {
-    return 'non-serialisable value';
-  }
 }

@@ -4,6 +4,8 @@
 // is asked about the app's listeners only: each client adding its own listener made every
 // client see the others' and believe the app handled a crash (the app then never exited).
 
+import { within } from './within.js';
+
 interface NodeProcess {
   pid: number;
   versions?: { node?: string };
@@ -42,13 +44,7 @@ function registry(): Registry {
   return (g[KEY as string] ??= { crash: new Map(), exit: new Map(), dying: false, signalled: false });
 }
 
-/** Resolves when `p` settles or after `ms`, whichever is first. */
-export function within(p: Promise<unknown>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    p.then(() => { clearTimeout(t); resolve(); }, () => { clearTimeout(t); resolve(); });
-  });
-}
+export { within };
 
 function all<T>(sinks: Map<T, number>, call: (s: T) => Promise<void>): { done: Promise<void>; timeoutMs: number } {
   const runs = [...sinks.keys()].map((s) => {

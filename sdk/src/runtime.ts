@@ -1,7 +1,7 @@
 // What differs per runtime (browser, React Native, Node/Electron main): catching crashes the app
 // did not catch, noticing foreground/background, and filling in device fields. Everything is
 // found by feature detection on globalThis, so the SDK imports no platform module.
-import { onNodeCrash, within } from './processHooks.js';
+import { within } from './within.js';
 import { platformOf } from './sanitize.js';
 import type { Device } from './types.js';
 
@@ -60,7 +60,11 @@ export type CrashSink = (error: unknown, isFatal: boolean) => Promise<void>;
  *   at most `flushTimeoutMs`. One listener per process for all clients (`processHooks.ts`).
  * Returns the uninstaller.
  */
-export function installCrashHandlers(sink: CrashSink, flushTimeoutMs: number): () => void {
+export function installCrashHandlers(
+  sink: CrashSink, flushTimeoutMs: number,
+  /** Node's hook (`onNodeCrash` of `@flightrec/sdk/node`): left out of browser and RN bundles. */
+  nodeCrash?: (sink: (error: unknown) => Promise<void>, flushTimeoutMs: number) => () => void,
+): () => void {
   const rt = runtime();
   if (rt === 'react-native' && g.ErrorUtils?.setGlobalHandler) {
     const eu = g.ErrorUtils;
@@ -85,7 +89,7 @@ export function installCrashHandlers(sink: CrashSink, flushTimeoutMs: number): (
       g.removeEventListener?.('unhandledrejection', onRejection);
     };
   }
-  if (rt === 'node') return onNodeCrash((e) => sink(e, true), flushTimeoutMs);
+  if (rt === 'node' && nodeCrash) return nodeCrash((e) => sink(e, true), flushTimeoutMs);
   return () => {};
 }
 
@@ -200,4 +204,25 @@ export function reactNativeDevice(rn: {
     d.screenHeight = s.height;
   }
   return d;
+}
+
+/**
+ * Who holds what this client saves (see `Batch.hold`). In a browser, the tab: an id kept in
+ * `sessionStorage`, which lives as long as the tab and is shared by its page loads, so a tab's
+ * next page load takes what its last page held while another tab leaves it alone. Elsewhere
+ * one app owns its storage: 'app', so the next launch takes what the last one held.
+ */
+export function holdOwner(newId: () => string): string {
+  if (runtime() !== 'browser') return 'app';
+  try {
+    type Store = { getItem(k: string): string | null; setItem(k: string, v: string): void };
+    const ss = (globalThis as { sessionStorage?: Store }).sessionStorage;
+    const found = ss?.getItem('flightrec.tab');
+    if (found) return found;
+    const id = newId();
+    ss?.setItem('flightrec.tab', id);
+    return id;
+  } catch {
+    return newId(); // storage refused: this page load only
+  }
 }

@@ -29,7 +29,7 @@ export interface TransportOptions {
   compress?: boolean;
   compressMinBytes?: number;
   /**
-   * Node: retry waits do not keep the process alive by themselves. Only for a caller that takes
+   * Node: retry waits and attempt timers do not keep the process alive by themselves. Only for a caller that takes
    * over when the process would end (the client's exit flush on `beforeExit`, which cuts the
    * waits): without one, an awaited send would be dropped with the process. Default false.
    */
@@ -172,6 +172,8 @@ export class Transport {
     let timedOut = false;
     const timeoutMs = this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timer = timeoutMs > 0 ? setTimeout(() => { timedOut = true; ctrl.abort(); }, timeoutMs) : undefined;
+    // Like the waits: the attempt's own timer must not hold a finishing process either.
+    if (this.opts.unrefWaits) (timer as { unref?: () => void } | undefined)?.unref?.();
     try {
       const headers: Record<string, string> = { authorization: `Bearer ${this.opts.apiKey}`, 'content-type': 'application/json' };
       if (payload.gzip) headers['content-encoding'] = 'gzip';

@@ -1,4 +1,5 @@
 // Wire shapes of the ingestion contract (the service's interface), as the SDK sends them.
+import type { ReportContext } from './scope.js';
 
 export type Platform = 'ios' | 'android' | 'macos' | 'linux' | 'windows';
 export type NetworkType = 'wifi' | 'cellular' | 'none' | 'unknown';
@@ -51,7 +52,7 @@ export interface NetworkRequest {
   timestamp: number;
 }
 
-export interface CrashReport {
+export interface CrashReport extends ReportContext {
   sessionId: string;
   message: string;
   stackTrace: string;
@@ -78,6 +79,19 @@ export interface Batch {
   items: number;
   body: string;
   createdAt: number;
+  /**
+   * Local only (never sent): saved by a client that is still alive (a hidden tab, a running
+   * app), so that another page of the origin leaves it to that client until `until` (the
+   * client renews it while it lives) instead of ending its session for it.
+   */
+  hold?: BatchHold;
+}
+
+export interface BatchHold {
+  /** The tab (browser: per tab, kept across its page loads) or app that saved it. */
+  owner: string;
+  /** Epoch ms after which the owner is taken to be gone. */
+  until: number;
 }
 
 /** What `beforeSend` sees and may change: one event, network request or crash about to be buffered. */

@@ -217,6 +217,7 @@ describe('delivery under faults', () => {
     expect(store.batches[0]!.body).toBe(tried[0]);
     expect(JSON.parse(store.batches[3]!.body)).toEqual({
       sessionId: sid, message: 'TypeError: boom', stackTrace: err.stack, isFatal: true, handled: false, timestamp: T0,
+      level: 'fatal', userId: 'u-9',
     });
     expect(err.stack).toMatch(/^TypeError: boom\n\s+at /);
 

@@ -48,6 +48,34 @@ describe('the built package', () => {
     expect(JSON.parse(r.out.trim().split('\n').at(-1)!)).toEqual({ cjs: 'function', esm: 'function', init: 'function', classify: 'retry', sameNames: true, cjsFile: true, session: 36 });
   });
 
+  it('the entry points core, browser and node load with require() and import, named exports only', () => {
+    const script = `
+      const names = (m) => Object.keys(m).filter((k) => k !== 'default' && k !== '__esModule').sort().join();
+      const out = {};
+      Promise.all(['core', 'browser', 'node'].map(async (e) => {
+        const cjs = require('@flightrec/sdk/' + e);
+        const esm = await import('@flightrec/sdk/' + e);
+        out[e] = names(cjs) === names(esm) ? names(esm) : 'differ';
+      })).then(() => {
+        const { FlightrecClient } = require('@flightrec/sdk/core');
+        const { nodeHooks } = require('@flightrec/sdk/node');
+        const opts = { apiKey: 'frk_x', endpoint: 'http://127.0.0.1:9', captureCrashes: false, flushOnExit: false };
+        const c = new FlightrecClient(opts, nodeHooks);
+        out.session = c.startSession().length;
+        console.log(JSON.stringify(out));
+        return c.shutdown({ timeoutMs: 0 });
+      });`;
+    const r = run(process.execPath, ['-e', script], app);
+    expect(r.code, r.out).toBe(0);
+    const got = JSON.parse(r.out.trim().split('\n').at(-1)!) as Record<string, string | number>;
+    expect(got.browser).toBe('installAutoBreadcrumbs');
+    const core = ['FlightrecClient', 'keyValuePersistence', 'pageHandoffPersistence'];
+    expect(String(got.core).split(',')).toEqual(expect.arrayContaining(core));
+    const node = ['nodeHooks', 'onNodeExit', 'onNodeCrash', 'nodeFetch'];
+    expect(String(got.node).split(',')).toEqual(expect.arrayContaining(node));
+    expect(got.session).toBe(36);
+  });
+
   it('the .d.ts files import files that exist in the package (no ./client.ts)', () => {
     for (const dir of ['esm', 'cjs']) {
       for (const f of fs.readdirSync(path.join(pkg, 'dist', dir)).filter((n) => n.endsWith('.d.ts'))) {

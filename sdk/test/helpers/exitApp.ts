@@ -12,7 +12,12 @@ const mode = process.env.MODE;
 const events = Number(process.env.EVENTS ?? 10);
 const requests = Number(process.env.REQUESTS ?? 0);
 
-const a = new FlightrecClient({ apiKey, endpoint, device: { platform: 'linux' }, timeoutMs: 2000 });
+// TIMEOUT_MS: the per-attempt timeout (default 2000). EXIT_FLUSH_MS: the exit flush's bound,
+// default 10 s: a cap, not a speed, so that a busy machine still sends everything on exit.
+const a = new FlightrecClient({
+  apiKey, endpoint, device: { platform: 'linux' }, timeoutMs: Number(process.env.TIMEOUT_MS ?? 2000),
+  exitFlushTimeoutMs: Number(process.env.EXIT_FLUSH_MS ?? 10_000),
+});
 const sid = a.startSession({ userId: 'u-1' });
 console.log(`session ${sid}`);
 
