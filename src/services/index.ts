@@ -35,6 +35,8 @@ import { crashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import { releasesService } from './releases.ts';
 import { crashGroupActivityService } from './crashGroupActivity.ts';
 import { alertRulesService } from './alertRules.ts';
+import { crashInsightsService } from './crashInsights.ts';
+import { crashInsightsRepo } from '../repos/crashInsights.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
@@ -112,6 +114,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     alertRules: alertRulesService(stores.pg),
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs }),
     releases,
+    crashInsights: crashInsightsService({ groups: groupRows, insights: crashInsightsRepo(stores.ch) }),
     groupActivity: crashGroupActivityService({ groups: groupRows, occurrences, activity, accounts: accountRows, projects: projectRows }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */
     touches,

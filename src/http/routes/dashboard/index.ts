@@ -10,6 +10,7 @@ import { artifactDashboardRoutes } from '../artifacts.ts';
 import { releaseRoutes } from './releases.ts';
 import { crashGroupActivityRoutes } from './crashGroupActivity.ts';
 import { alertRuleRoutes } from './alertRules.ts';
+import { crashInsightsRoutes } from './crashInsights.ts';
 
 /**
  * /api/dashboard: what a signed-in user sees and does, limited to their teams' projects. The
@@ -26,6 +27,7 @@ export const dashboardRoutes = (svc: Services): Routes => async (app) => {
   await app.register(crashGroupRoutes(svc));
   await app.register(artifactDashboardRoutes(svc));
   await app.register(crashGroupActivityRoutes(svc));
+  await app.register(crashInsightsRoutes(svc));
   await app.register(releaseRoutes(svc));
   await app.register(alertRuleRoutes(svc));
 };
