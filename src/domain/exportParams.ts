@@ -16,6 +16,10 @@ export interface ExportQuery {
   cursor?: string;
   /** Releases: one platform only. */
   platform?: string;
+  /** Crash occurrences: one group, one environment, levels (comma-separated). */
+  groupId?: string;
+  environment?: string;
+  level?: string;
 }
 
 export const MAX_LIMIT = 1000;

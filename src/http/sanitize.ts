@@ -9,8 +9,17 @@ export interface BodyArrayLimit {
   bodyArray?: { key: string; max: number };
 }
 
+/**
+ * Route config: `prototypeKeys: 'keep'` parses `__proto__`/`constructor` keys as plain own keys
+ * (JSON.parse never sets a prototype) instead of refusing the body, for a route whose handler
+ * drops them itself with a reason (/ingest/crash: a crash report must not be lost over a tag).
+ */
+export interface PrototypeKeys {
+  prototypeKeys?: 'keep';
+}
+
 declare module 'fastify' {
-  interface FastifyContextConfig extends BodyArrayLimit {}
+  interface FastifyContextConfig extends BodyArrayLimit, PrototypeKeys {}
 }
 
 // Below this a body parses in well under a millisecond: not worth a scan.
@@ -78,7 +87,8 @@ declare module 'fastify' {
 
 /** Fastify's own JSON parser (same prototype-poisoning checks), sanitising only suspect bodies. */
 export function registerJsonParser(app: FastifyInstance): void {
-  const parse = app.getDefaultJsonParser('error', 'error');
+  const refusing = app.getDefaultJsonParser('error', 'error');
+  const keeping = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req: FastifyRequest, body: string | Buffer, done) => {
     const bytes = body as Buffer;
@@ -92,6 +102,7 @@ export function registerJsonParser(app: FastifyInstance): void {
       }
     }
     const text = bytes.toString('utf8');
+    const parse = req.routeOptions.config?.prototypeKeys === 'keep' ? keeping : refusing;
     parse(req, text, (err, value) => {
       if (err) return done(err, undefined);
       // 1e400 parses to Infinity, which no store keeps (it became null): refused, pointing at it.

@@ -23,6 +23,14 @@ export interface OccurrenceRow {
   symbolicated_stack?: string;
   /** the session's network type (crash suspects, clickhouse/009_crash_suspects.sql) */
   network_type?: string | null;
+  /** The crash context (clickhouse/008_crash_context.sql); absent on rows copied from the old layout. */
+  environment?: string;
+  level?: string;
+  tags?: Record<string, string>;
+  /** JSON text ('' when none) */
+  context?: string;
+  breadcrumbs?: string;
+  dropped?: string;
 }
 
 /** DateTime64 text as ClickHouse reads it in the column's time zone (UTC). */

@@ -1,6 +1,7 @@
 import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { isoMs, isoTime } from '../domain/time.ts';
+import { boundCrashContext, isMessageLevel, type RawCrashContext } from '../domain/crashContext.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { CRASH_FIELDS, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
 import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
@@ -143,9 +144,13 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      * more. Writing the occurrence first means a group never shows in Postgres with none to
      * count, and a failure in between is repaired by the SDK's retry.
      */
-    async record(projectId: string, c: CrashPayload): Promise<RecordCrashResult> {
+    async record(projectId: string, c: CrashPayload & RawCrashContext): Promise<RecordCrashResult> {
       const session = await d.sessions.forCrash(projectId, c.sessionId);
       if (!session) return { outcome: 'no-session' };
+      // Bounded, never refused (docs/decisions.md, "Crash context"). The occurrence's id stays
+      // the hash of the contract's fields: the context is what the SDK attached, not what
+      // happened, and a retry that re-attaches it differently is still the same occurrence.
+      const cx = boundCrashContext(c, c.isFatal);
       // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "Crash
       // grouping on the normalised stack"); the raw stack is kept as sent.
       const sym = d.symbols
@@ -162,11 +167,14 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       }
       await occurrences.add({
         project_id: projectId, group_key: groupKey, id: occurrenceId, occurred_at: chTime(c.timestamp),
-        session_id: c.sessionId, user_id: session.user_id, device_fingerprint: session.device_fingerprint,
+        session_id: c.sessionId, user_id: cx.userId ?? session.user_id, device_fingerprint: session.device_fingerprint,
         platform: session.platform, os_version: session.os_version, app_version: session.app_version,
         brand: session.brand, model: session.model, message: c.message, stack_trace: c.stackTrace,
         is_fatal: c.isFatal, handled: c.handled, symbolicated_stack: sym.mapped > 0 ? sym.stack : '',
         network_type: session.network_type,
+        environment: cx.environment, level: cx.level, tags: cx.tags, context: cx.context,
+        breadcrumbs: cx.breadcrumbs.length > 0 ? JSON.stringify(cx.breadcrumbs) : '',
+        dropped: cx.dropped.length > 0 ? JSON.stringify(cx.dropped) : '',
       });
 
       let group = await groups.byKey(projectId, groupKey);
@@ -193,7 +201,8 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         if (c.timestamp < Number(group.first_seen_at)) await groups.moveFirstSeen(projectId, group.id, c.timestamp);
         d.touched?.(projectId, group.id);
       }
-      if (!session.has_crash || (c.isFatal && session.status !== 'crashed')) {
+      // A message (level info or warning: captureMessage) is no crash: the session is not flagged.
+      if (!isMessageLevel(cx.level) && (!session.has_crash || (c.isFatal && session.status !== 'crashed'))) {
         // Before the flag: should the fact fail, the retry still finds the session unflagged.
         if (c.isFatal && session.status !== 'crashed') await d.crashedSession?.(projectId, c.sessionId, session);
         await d.sessions.markCrashed(projectId, c.sessionId, c.isFatal, c.timestamp);
@@ -290,6 +299,12 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         const x = byKey.get(o.groupKey);
         return { occurredAt: isoMs(o.at), isFatal: o.isFatal, groupId: x?.id ?? null, message: x?.message ?? null, groupStatus: x?.status ?? null };
       });
+    },
+
+    /** The group keys whose occurrences are the group's (none: no such group). */
+    async keysOf(projectId: string, groupId: string): Promise<string[]> {
+      const row = await groups.row(projectId, groupId);
+      return row ? [row.group_key] : [];
     },
 
     /** The crash-group export: each page's counters come from ClickHouse. */

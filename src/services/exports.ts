@@ -7,6 +7,8 @@ import type { ChangeFilter, DateFilter, Encoding, ExportResource, Row } from '..
 import type { EventFilter } from '../repos/events.ts';
 import type { SessionExportFilter, SessionsRepo } from '../repos/sessions.ts';
 import type { ReleaseFilter } from './releases.ts';
+import type { OccurrenceExportFilter } from '../repos/crashOccurrenceExport.ts';
+import { CRASH_LEVELS } from '../domain/crashContext.ts';
 
 export type { PageMeta };
 
@@ -47,13 +49,25 @@ const changes = (q: ExportQuery): ChangeFilter => {
 };
 const changeOf = (f: unknown) => (f as ChangeFilter).changes;
 
-/** The four export endpoints, each reading from its table's owner. */
+/** `level=warning,info`: a comma-separated list of crash levels. */
+function levelList(text: string): string[] {
+  const levels = text.split(',').map((l) => l.trim());
+  for (const l of levels) {
+    if (!(CRASH_LEVELS as readonly string[]).includes(l)) {
+      throw new InvalidParameterError(`level must be a comma-separated list of ${CRASH_LEVELS.join(', ')}`, 'level');
+    }
+  }
+  return [...new Set(levels)];
+}
+
+/** The export endpoints, each reading from its table's owner. */
 export function exportEndpoints(r: {
   sessions: SessionsRepo;
   crashes: ExportResource<ChangeFilter>;
   events: ExportResource<EventFilter>;
   network: ExportResource<DateFilter>;
   releases: ExportResource<ReleaseFilter>;
+  crashOccurrences: ExportResource<OccurrenceExportFilter>;
 }) {
   const sessions: ExportEndpoint<SessionExportFilter> = {
     name: 'sessions',
@@ -80,7 +94,18 @@ export function exportEndpoints(r: {
     check: noCheck,
     rows: r.releases,
   };
-  return { sessions, crashes, events, network, releases };
+  const crashOccurrences: ExportEndpoint<OccurrenceExportFilter> = {
+    name: 'crash-occurrences',
+    filter: (q) => ({
+      ...dates(q),
+      ...(q.groupId === undefined ? {} : { groupId: canonicalId(q.groupId) }),
+      ...(q.environment === undefined ? {} : { environment: q.environment }),
+      ...(q.level === undefined ? {} : { levels: levelList(q.level) }),
+    }),
+    check: noCheck,
+    rows: r.crashOccurrences,
+  };
+  return { sessions, crashes, events, network, releases, crashOccurrences };
 }
 
 export type ExportEndpoints = ReturnType<typeof exportEndpoints>;

@@ -7,6 +7,7 @@ import { apiKeysRepo, keysOnSuspension } from '../repos/apiKeys.ts';
 import { sessionsRepo } from '../repos/sessions.ts';
 import { crashGroupsRepo } from '../repos/crashGroups.ts';
 import { crashOccurrencesRepo } from '../repos/crashOccurrences.ts';
+import { crashOccurrenceExport } from '../repos/crashOccurrenceExport.ts';
 import { ingestRepo } from '../repos/ingest.ts';
 import { eventsRepo } from '../repos/events.ts';
 import { networkLogsRepo } from '../repos/networkLogs.ts';
@@ -104,7 +105,10 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       outboxBacklog: outbox.backlog,
     }),
     exports: exportService({
-      endpoints: exportEndpoints({ sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export, releases: releases.export }),
+      endpoints: exportEndpoints({
+        sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export, releases: releases.export,
+        crashOccurrences: crashOccurrenceExport(stores.ch, { byKeys: groupRows.byKeys, byId: crashGroups.keysOf }),
+      }),
       chunkRows: config.exportChunkRows,
       chunkBytes: config.exportChunkBytes,
     }),

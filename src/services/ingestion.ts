@@ -2,6 +2,7 @@ import { MAX_DETAILS, NotFoundError, ValidationError } from '../domain/errors.ts
 import { isNetworkError } from '../domain/sessionState.ts';
 import type { IngestEvent, NetworkRequest } from '../domain/eventRows.ts';
 import type { CrashPayload } from '../domain/crashGrouping.ts';
+import type { RawCrashContext } from '../domain/crashContext.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
 import type { SessionsRepo } from '../repos/sessions.ts';
 import type { SessionStart } from '../domain/session.ts';
@@ -81,7 +82,7 @@ export function ingestion(d: IngestionDeps) {
       return requests.length;
     },
 
-    async crash(projectId: string, c: CrashPayload) {
+    async crash(projectId: string, c: CrashPayload & RawCrashContext) {
       const r = await d.crashGroups.record(projectId, c);
       if (r.outcome === 'no-session') throw sessionNotFound();
       // A regression's alert job is in the outbox too: wake the worker for it as well.

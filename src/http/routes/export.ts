@@ -58,5 +58,6 @@ export const exportRoutes = (svc: Services): Routes => async (app) => {
   route('/crashes', ep.crashes, 'Crash groups by (firstSeenAt, id); with updatedSince or cursor, the changed ones by (updatedAt, id)', S.crashesQuery, S.crashRow);
   route('/events', ep.events, 'Events of one session by sequenceNumber', S.eventsQuery, S.eventRow);
   route('/releases', ep.releases, 'Release health per (appVersion, platform) over from/to (sessions, users, crash-free %, adoption, new and regressed groups), most recently seen first', S.releasesQuery, S.releaseRow);
+  route('/crash-occurrences', ep.crashOccurrences, 'Crash occurrences with their context by (occurredAt, id), filtered on occurredAt, groupId, environment and level', S.crashOccurrencesQuery, S.crashOccurrenceRow);
   route('/network', ep.network, 'Network logs by (timestamp, id), filtered on timestamp', S.networkQuery, S.networkRow);
 };

@@ -6,7 +6,7 @@ import { decodeBody } from '../bodyDecoding.ts';
 import { BodyBudget } from '../bodyBudget.ts';
 import { ingestCorsHeaders, ingestOriginCheck } from '../cors.ts';
 import type { Routes } from '../typeProvider.ts';
-import type { BodyArrayLimit } from '../sanitize.ts';
+import type { BodyArrayLimit, PrototypeKeys } from '../sanitize.ts';
 import type { Services } from '../../services/index.ts';
 
 const security = [{ apiKey: [] }];
@@ -68,6 +68,7 @@ export const ingestRoutes = (svc: Services): Routes => async (app) => {
   });
 
   app.post('/crash', {
+    config: { prototypeKeys: 'keep' } satisfies PrototypeKeys,
     schema: { tags: ['ingest'], security, body: S.crashBody, response: { 201: S.okResponse, ...errors } },
   }, async (req, reply) => {
     await svc.ingestion.crash(req.projectId, req.body);

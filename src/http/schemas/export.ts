@@ -55,6 +55,18 @@ export const releasesQuery = {
   },
 } as const;
 
+export const crashOccurrencesQuery = {
+  type: 'object',
+  properties: {
+    ...common,
+    from: dateParam('inclusive, on occurredAt'),
+    to: dateParam('inclusive, on occurredAt; a date-only value includes that whole UTC day'),
+    groupId: { type: 'string', format: 'uuid', description: "only this crash group's occurrences (404 when it is not the project's)" },
+    environment: { type: 'string', maxLength: 64, description: 'only this environment ("" for occurrences sent without one)' },
+    level: { type: 'string', maxLength: 64, description: 'comma-separated levels: fatal, error, warning, info' },
+  },
+} as const;
+
 export const eventsQuery = {
   type: 'object',
   required: ['sessionId'],
@@ -103,6 +115,28 @@ export const networkRow = {
 } as const;
 
 const pct = (what: string) => ({ type: ['number', 'null'], description: `${what}, a percentage with three decimals; null without sessions` }) as const;
+
+export const crashOccurrenceRow = {
+  type: 'object',
+  properties: {
+    id: { ...str, description: "the occurrence's identity: SHA-256 of the report's contract fields" },
+    groupId: { ...nStr, description: 'null only while the group of its first occurrence is being created' },
+    sessionId: str, occurredAt: iso,
+    level: { type: 'string', enum: ['fatal', 'error', 'warning', 'info'] },
+    environment: { ...str, description: '"" when none was sent' },
+    userId: { ...nStr, description: "the report's userId, else the session's" },
+    message: str, stackTrace: str,
+    symbolicatedStack: { ...nStr, description: "the stack as the release's artifacts read it when recorded" },
+    isFatal: bool, handled: bool, platform: nStr, osVersion: nStr, appVersion: nStr, brand: nStr, model: nStr,
+    tags: { type: 'object', additionalProperties: { type: 'string' } },
+    context: { type: ['object', 'null'], additionalProperties: true },
+    breadcrumbs: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    dropped: {
+      type: 'array', description: 'what the report sent that was not kept, and why',
+      items: { type: 'object', properties: { field: str, reason: str } },
+    },
+  },
+} as const;
 
 export const releaseRow = {
   type: 'object',

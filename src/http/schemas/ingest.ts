@@ -100,6 +100,16 @@ export const crashBody = {
     isFatal: { type: 'boolean' },
     handled: { type: 'boolean' },
     timestamp: unixMs,
+    // The crash context (src/domain/crashContext.ts): untyped here on purpose, since a bad or
+    // oversized value is dropped with a reason and never fails the report (a 422 would lose it).
+    environment: { description: 'e.g. production; at most 64 characters of A-Za-z0-9_.-' },
+    userId: { description: "the user at the time of the report; overrides the session's" },
+    tags: { description: 'object of string to string: at most 50, keys ≤ 32 characters, values ≤ 200' },
+    context: { description: 'free-form object: at most 8 KiB as JSON, 5 levels deep' },
+    breadcrumbs: {
+      description: 'array of {timestamp (ms), category, message, level, data?}: the last 100, at most 32 KiB',
+    },
+    level: { description: 'fatal | error | warning | info (default: fatal when isFatal, else error)' },
   },
 } as const;
 
