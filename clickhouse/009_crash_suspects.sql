@@ -1,5 +1,6 @@
 -- Crash suspects: per group, how its occurrences spread over release, platform, OS version, device
--- model and network type against the project's sessions of the same days (docs/decisions.md,
+-- model and network type against the project's sessions of the same days, and over environment
+-- and each tag (clickhouse/008_crash_context.sql) against the project's occurrences of those days (docs/decisions.md,
 -- "Crash suspects and the trail"). Both sides are pre-aggregated per UTC day and (dimension,
 -- value), so the crash page merges a few thousand small states whatever the number of sessions
 -- and occurrences: a group of a million occurrences in a project of ten million sessions reads
@@ -56,18 +57,40 @@ CREATE TABLE IF NOT EXISTS crash_dimensions_daily
 )
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, group_key, day, dimension, value)
-;
+ORDER BY (project_id, group_key, day, dimension, value);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS crash_dimensions_daily_mv TO crash_dimensions_daily AS
 SELECT project_id, group_key, toDate(occurred_at, 'UTC') AS day, d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
 FROM crash_occurrences
-ARRAY JOIN arrayConcat([('', '')], arrayFilter(x -> x.2 != '', [
+ARRAY JOIN arrayConcat([('', '')], arrayFilter(x -> x.2 != '', arrayConcat([
     ('release', ifNull(app_version, '')), ('platform', ifNull(platform, '')),
     ('osVersion', if(ifNull(os_version, '') = '', '', trim(concat(ifNull(platform, ''), ' ', os_version)))),
-    ('deviceModel', trim(concat(ifNull(brand, ''), ' ', ifNull(model, '')))), ('networkType', ifNull(network_type, ''))]) AS dims,
+    ('deviceModel', trim(concat(ifNull(brand, ''), ' ', ifNull(model, '')))), ('networkType', ifNull(network_type, '')),
+    ('environment', concat('', environment))], arrayMap((k, v) -> (concat('tag:', k), v), mapKeys(tags), mapValues(tags)))) AS dims,
   arrayMap(x -> (x.1, ''), dims)) AS d
 GROUP BY project_id, group_key, day, dimension, value;
+
+-- The baseline of what only crash reports carry (environment, tags): the project's occurrences of
+-- every group on the same days, since sessions have no environment or tags.
+CREATE TABLE IF NOT EXISTS crash_dimensions_project_daily
+(
+  project_id LowCardinality(String),
+  day Date,
+  dimension LowCardinality(String),
+  value String,
+  occurrences AggregateFunction(uniqCombined(14), String)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(day)
+ORDER BY (project_id, day, dimension, value);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS crash_dimensions_project_daily_mv TO crash_dimensions_project_daily AS
+SELECT project_id, toDate(occurred_at, 'UTC') AS day, d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
+FROM crash_occurrences
+ARRAY JOIN arrayConcat(arrayFilter(x -> x.2 != '', arrayConcat([('environment', concat('', environment))],
+    arrayMap((k, v) -> (concat('tag:', k), v), mapKeys(tags), mapValues(tags)))) AS dims,
+  arrayMap(x -> (x.1, ''), dims)) AS d
+GROUP BY project_id, day, dimension, value;
 
 -- What was stored before this migration (its sessions have no device context yet: they count
 -- in the release and platform baselines only).
@@ -82,9 +105,18 @@ GROUP BY project_id, day, dimension, value;
 INSERT INTO crash_dimensions_daily
 SELECT project_id, group_key, toDate(occurred_at, 'UTC') AS day, d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
 FROM crash_occurrences
-ARRAY JOIN arrayConcat([('', '')], arrayFilter(x -> x.2 != '', [
+ARRAY JOIN arrayConcat([('', '')], arrayFilter(x -> x.2 != '', arrayConcat([
     ('release', ifNull(app_version, '')), ('platform', ifNull(platform, '')),
     ('osVersion', if(ifNull(os_version, '') = '', '', trim(concat(ifNull(platform, ''), ' ', os_version)))),
-    ('deviceModel', trim(concat(ifNull(brand, ''), ' ', ifNull(model, ''))))]) AS dims,
+    ('deviceModel', trim(concat(ifNull(brand, ''), ' ', ifNull(model, '')))), ('networkType', ifNull(network_type, '')),
+    ('environment', concat('', environment))], arrayMap((k, v) -> (concat('tag:', k), v), mapKeys(tags), mapValues(tags)))) AS dims,
   arrayMap(x -> (x.1, ''), dims)) AS d
-GROUP BY project_id, group_key, day, dimension, value
+GROUP BY project_id, group_key, day, dimension, value;
+
+INSERT INTO crash_dimensions_project_daily
+SELECT project_id, toDate(occurred_at, 'UTC') AS day, d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
+FROM crash_occurrences
+ARRAY JOIN arrayConcat(arrayFilter(x -> x.2 != '', arrayConcat([('environment', concat('', environment))],
+    arrayMap((k, v) -> (concat('tag:', k), v), mapKeys(tags), mapValues(tags)))) AS dims,
+  arrayMap(x -> (x.1, ''), dims)) AS d
+GROUP BY project_id, day, dimension, value

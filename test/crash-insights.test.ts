@@ -70,10 +70,18 @@ beforeAll(async () => {
     // a request that succeeded is not a step
     events.push(ev(7, 1_000, { type: 'network', method: 'GET', url: 'https://api.shop.example/ok', statusCode: 200, duration: 5, error: null }));
     await post('/ingest/events', { sessionId: sid, events });
-    await post('/ingest/crash', { sessionId: sid, timestamp: crashAt, message: 'TypeError', stackTrace: STACK, isFatal: true, handled: false });
+    await post('/ingest/crash', {
+      sessionId: sid, timestamp: crashAt, message: 'TypeError', stackTrace: STACK, isFatal: true, handled: false,
+      environment: 'production', tags: { checkout: n < 11 ? 'v2' : 'v1' },
+    });
   }
-  // another group on Android 13, so the project holds more than one
-  await post('/ingest/crash', { sessionId: sessions[0]!.id, timestamp: sessions[0]!.at + 1000, message: 'Error', stackTrace: OTHER, isFatal: false, handled: true });
+  // other groups' reports, in production on the old checkout: the baseline of environment and tags
+  for (const x of sessions.slice(20, 40)) {
+    await post('/ingest/crash', {
+      sessionId: x.id, timestamp: x.at + 1000, message: 'Error', stackTrace: OTHER, isFatal: false, handled: true,
+      environment: 'production', tags: { checkout: 'v1' },
+    });
+  }
   await s.svc.ingest.drain();
   const groups = (await dash('/crash-groups?kind=fatal')).data;
   expect(groups).toHaveLength(1);
@@ -99,8 +107,22 @@ describe('suspects', () => {
     const values = r.suspects.map((x: { value: string }) => x.value);
     for (const common of ['android 13', 'wifi', '3.0.0', 'android', 'Google Pixel 8']) expect(values).not.toContain(common);
     const os = r.dimensions.find((d: { dimension: string }) => d.dimension === 'osVersion');
-    expect(os).toEqual({ dimension: 'osVersion', occurrences: 15, baselineSessions: 80 });
-    expect(r.dimensions.map((d: { dimension: string }) => d.dimension).sort()).toEqual(['deviceModel', 'networkType', 'osVersion', 'platform', 'release']);
+    expect(os).toEqual({ dimension: 'osVersion', occurrences: 15, baseline: 80, baselineUnit: 'sessions' });
+    expect(r.dimensions.map((d: { dimension: string }) => d.dimension).sort())
+      .toEqual(['deviceModel', 'environment', 'networkType', 'osVersion', 'platform', 'release', 'tag:checkout']);
+  });
+
+  it('compares environment and tags with the project\'s occurrences, as sessions carry neither', async () => {
+    const r = await dash(`/crash-groups/${groupId}/suspects`);
+    const tag = r.suspects.find((x: { dimension: string }) => x.dimension === 'tag:checkout');
+    // 11 of the group's 15 reports on checkout v2, which only they sent: 11 of the project's 35
+    expect(tag).toMatchObject({ value: 'v2', groupCount: 11, baselineCount: 11, baselineUnit: 'occurrences' });
+    expect(tag.baselineShare).toBeCloseTo(11 / 35, 9);
+    expect(r.suspects.find((x: { value: string }) => x.value === 'production')).toBeUndefined();
+    expect(r.dimensions.find((d: { dimension: string }) => d.dimension === 'environment'))
+      .toEqual({ dimension: 'environment', occurrences: 15, baseline: 35, baselineUnit: 'occurrences' });
+    // the planted OS version still leads: its bound is the larger
+    expect(r.suspects[0].value).toBe('android 14');
   });
 
   it('answers the same on the management API, 404 for an unknown group and 400 for a bad period', async () => {

@@ -11,6 +11,10 @@ import { OCCURRENCES } from './crashOccurrences.ts';
 
 const SESSION_DIMS = 'session_dimensions_daily';
 const CRASH_DIMS = 'crash_dimensions_daily';
+const CRASH_PROJECT_DIMS = 'crash_dimensions_project_daily';
+
+/** Dimensions only crash reports carry (clickhouse/008_crash_context.sql): compared with the project's occurrences. */
+const isCrashOnly = (dimension: string) => dimension === 'environment' || dimension.startsWith('tag:');
 
 /** Values read per dimension on the group side (the most frequent); the rest cannot be ranked anyway. */
 const VALUES_PER_DIMENSION = 50;
@@ -58,19 +62,28 @@ export function crashInsightsRepo(ch: ClickHouse) {
         { ...one, days, per: VALUES_PER_DIMENSION + 1 },
       );
       const wanted = group.filter((r) => r.dimension !== '' && r.value !== '');
-      const baseline = await ch.query<{ dimension: string; value: string; n: number }>(
-        `SELECT dimension, value, uniqCombinedMerge(14)(sessions) AS n FROM ${SESSION_DIMS}
+      // Sessions carry release, platform, OS, device and network type; only crash reports carry
+      // environment and tags, so their baseline is the project's occurrences of the same days.
+      const baselineOf = (table: string, unit: 'sessions' | 'occurrences', pairs: string[]) => ch.query<{ dimension: string; value: string; n: number }>(
+        `SELECT dimension, value, uniqCombinedMerge(14)(${unit}) AS n FROM ${table}
          WHERE project_id = {project:String} AND day IN {days:Array(Date)}
            AND (value = '' OR concat(toString(length(dimension)), ':', dimension, value) IN {pairs:Array(String)})
          GROUP BY dimension, value`,
-        { project: projectId, days, pairs: wanted.map((r) => pairKey(r.dimension, r.value)) },
+        { project: projectId, days, pairs },
       );
+      const crashOnly = wanted.filter((r) => isCrashOnly(r.dimension)).map((r) => pairKey(r.dimension, r.value));
+      const ofSessions = wanted.filter((r) => !isCrashOnly(r.dimension)).map((r) => pairKey(r.dimension, r.value));
+      const [sessionBaseline, crashBaseline] = await Promise.all([
+        baselineOf(SESSION_DIMS, 'sessions', ofSessions),
+        crashOnly.length ? baselineOf(CRASH_PROJECT_DIMS, 'occurrences', crashOnly) : Promise.resolve([]),
+      ]);
+      const baseline = [...sessionBaseline.filter((r) => !isCrashOnly(r.dimension)), ...crashBaseline];
 
       const byDim = new Map<string, DimensionCounts & { group: Map<string, number>; baseline: Map<string, number> }>();
       const dimOf = (name: string) => {
         let d = byDim.get(name);
         if (!d) {
-          d = { dimension: name, baselineUnit: 'sessions', groupTotal: 0, baselineTotal: 0, group: new Map(), baseline: new Map() };
+          d = { dimension: name, baselineUnit: isCrashOnly(name) ? 'occurrences' : 'sessions', groupTotal: 0, baselineTotal: 0, group: new Map(), baseline: new Map() };
           byDim.set(name, d);
         }
         return d;

@@ -38,7 +38,10 @@ export const suspects = {
     method: { type: 'string' },
     dimensions: {
       type: 'array',
-      items: { type: 'object', properties: { dimension: { type: 'string' }, occurrences: { type: 'number' }, baselineSessions: { type: 'number' } } },
+      items: {
+        type: 'object',
+        properties: { dimension: { type: 'string' }, occurrences: { type: 'number' }, baseline: { type: 'number' }, baselineUnit: { type: 'string' } },
+      },
     },
     suspects: {
       type: 'array',

@@ -39,6 +39,7 @@ export const SHARD_KEYS: Readonly<Record<string, string>> = {
   // crash suspects (009): written by their views too, on the node of their facts or occurrences
   session_dimensions_daily: 'cityHash64(project_id, dimension, value)',
   crash_dimensions_daily: 'cityHash64(project_id, group_key)',
+  crash_dimensions_project_daily: 'cityHash64(project_id, dimension, value)',
 };
 
 export const localName = (table: string) => `${table}_local`;
