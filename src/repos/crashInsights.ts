@@ -109,7 +109,9 @@ export function crashInsightsRepo(ch: ClickHouse) {
      * (at most `rawSteps` per occurrence, the latest): navigations, taps, custom events and failing
      * requests, in one query. The sample is read off the group's key range; the events by their
      * sessions (the events' sort key) and the failing requests by the sample's time span (the
-     * network logs' sort key) and their session index.
+     * network logs' sort key) and their session index. The sample orders on occurred_at alone (no
+     * read of the long ids): a retried report not yet merged is the same (session, time) and is
+     * grouped into its first copy below, its repeated steps collapsing as repeats do.
      */
     async trailWindows(projectId: string, groupKey: string, q: TrailQuery): Promise<TrailWindow[]> {
       const rows = await ch.query<{ s: string; at: number; steps: [number, number, string, string, string, number | null][] }>(
@@ -117,7 +119,9 @@ export function crashInsightsRepo(ch: ClickHouse) {
            sample AS (
              SELECT session_id, occurred_at FROM ${OCCURRENCES}
              WHERE project_id = {project:String} AND group_key = {key:String}
-             ORDER BY occurred_at DESC, id LIMIT 1 BY id LIMIT {sample:UInt32}),
+             ORDER BY occurred_at DESC LIMIT {sample:UInt32}),
+           -- the sample's time span, computed once: the months of events and the range of network logs read
+           (SELECT (min(occurred_at) - toIntervalSecond({window:UInt32}), max(occurred_at)) FROM sample) AS span,
            steps AS (
              SELECT session_id, timestamp AS ts, sequence_number AS seq,
                multiIf(type = 'navigate', 'screen', type = 'tap', 'tap', 'event') AS kind,
@@ -126,13 +130,14 @@ export function crashInsightsRepo(ch: ClickHouse) {
              FROM events
              WHERE project_id = {project:String} AND session_id IN (SELECT session_id FROM sample)
                AND type IN ('navigate', 'tap', 'custom')
+               -- only the months of the sample are read (the events are partitioned by month)
+               AND timestamp >= span.1 AND timestamp <= span.2
              UNION ALL
              SELECT session_id, timestamp AS ts, 0 AS seq, 'request' AS kind, url AS text, toString(method) AS method,
                status_code AS status
              FROM network_logs
              WHERE project_id = {project:String}
-               AND timestamp >= (SELECT min(occurred_at) FROM sample) - toIntervalSecond({window:UInt32})
-               AND timestamp <= (SELECT max(occurred_at) FROM sample)
+               AND timestamp >= span.1 AND timestamp <= span.2
                AND session_id IN (SELECT session_id FROM sample)
                AND (status_code IS NULL OR status_code >= 400 OR error IS NOT NULL))
          SELECT toString(o.session_id) AS s, toUnixTimestamp64Milli(o.occurred_at) AS at,
