@@ -104,7 +104,7 @@ try {
     SELECT '${projectId}', ${groupKey}, toString(number + ${offset}), ${occurredAt('number')},
       ${sessionId(`intHash64(number * 17) % ${sessions}`)}, NULL, 'bench', 'android',
       if(number % 10 < 7, '15', ['13', '14', '16'][number % 3 + 1]), concat('1.', toString(number % 8)), 'Google', concat('Model ', toString(number % 40)),
-      'Error: bench', 'at pay (app.js:1:1)', true, false, ['wifi', 'cellular'][number % 2 + 1], 'production', map('checkout', ${tag})
+      'Error: bench', 'at pay (app.js:1:1)', true, false, ['wifi', 'cellular', 'none', 'unknown'][number % 4 + 1], 'production', map('checkout', ${tag})
     FROM numbers(${from}, ${n})`;
   await chunked('group occurrences', occurrences, (from, n) => ch.exec(occurrenceRows(`'${group.group_key}'`, 0, from, n, `if(number % 4 = 0, 'v2', 'v1')`)));
   await chunked('other groups\' occurrences', Math.ceil(occurrences / 4), (from, n) =>
