@@ -111,7 +111,9 @@ export function crashInsightsRepo(ch: ClickHouse) {
      * sessions (the events' sort key) and the failing requests by the sample's time span (the
      * network logs' sort key) and their session index. The sample orders on occurred_at alone (no
      * read of the long ids): a retried report not yet merged is the same (session, time) and is
-     * grouped into its first copy below, its repeated steps collapsing as repeats do.
+     * grouped into its first copy below, its repeated steps collapsing as repeats do. GLOBAL IN:
+     * on a cluster the sample is read once and its sessions sent to every shard (a plain IN over
+     * two Distributed tables is refused); on one server it is an IN, its set used on the sort key.
      */
     async trailWindows(projectId: string, groupKey: string, q: TrailQuery): Promise<TrailWindow[]> {
       const rows = await ch.query<{ s: string; at: number; steps: [number, number, string, string, string, number | null][] }>(
@@ -128,7 +130,7 @@ export function crashInsightsRepo(ch: ClickHouse) {
                multiIf(type = 'navigate', nav_to, type = 'tap', ifNull(target, ''), name) AS text,
                '' AS method, CAST(NULL AS Nullable(Int32)) AS status
              FROM events
-             WHERE project_id = {project:String} AND session_id IN (SELECT session_id FROM sample)
+             WHERE project_id = {project:String} AND session_id GLOBAL IN (SELECT session_id FROM sample)
                AND type IN ('navigate', 'tap', 'custom')
                -- only the months of the sample are read (the events are partitioned by month)
                AND timestamp >= span.1 AND timestamp <= span.2
@@ -138,7 +140,7 @@ export function crashInsightsRepo(ch: ClickHouse) {
              FROM network_logs
              WHERE project_id = {project:String}
                AND timestamp >= span.1 AND timestamp <= span.2
-               AND session_id IN (SELECT session_id FROM sample)
+               AND session_id GLOBAL IN (SELECT session_id FROM sample)
                AND (status_code IS NULL OR status_code >= 400 OR error IS NOT NULL))
          SELECT toString(o.session_id) AS s, toUnixTimestamp64Milli(o.occurred_at) AS at,
            arraySlice(arraySort(x -> (x.1, x.2), groupArrayIf(
