@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { crash, sessionStart, T0 } from './helpers/payloads.ts';
+import { crash, navigate, networkEvent, sessionStart, T0, tapEvent } from './helpers/payloads.ts';
+import { dashboardProject, signup } from './helpers/accounts.ts';
+import { release } from './helpers/bundle.ts';
 
 // The crash context over the real HTTP stack and stores: every field kept, hostile values of
 // each dropped with a reason while the report itself is always accepted.
@@ -243,5 +245,80 @@ describe('GET /export/crash-occurrences', () => {
     }
     const empty = await get('format=parquet&stream=true&level=info&environment=staging');
     expect(await parquetReadObjects({ file: toArrayBuffer(empty.rawPayload), compressors })).toEqual([]);
+  });
+});
+
+describe('the crash page API: one occurrence whole, its timeline and source lines', () => {
+  it('shows the context, breadcrumbs merged with the session events (crash last), and the source around mapped frames', async () => {
+    const acct = await signup(s);
+    const p = await dashboardProject(s, acct);
+    const rel = release('https://shop.example.com/assets/index-8f3a2c.js', '8f3a2c');
+    const up = await s.app.inject({
+      method: 'POST', url: `/api/projects/${p.projectId}/releases/3.1.0/artifacts?name=${encodeURIComponent('~/assets/index-8f3a2c.js.map')}`,
+      headers: { ...s.admin, 'content-type': 'application/octet-stream' }, payload: rel.map,
+    });
+    expect(up.statusCode, up.body).toBe(201);
+    const st = sessionStart({ userId: 'su' });
+    st.device.appVersion = '3.1.0';
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode).toBe(201);
+    const sid = st.sessionId;
+    const at = T0 + 9000;
+    const events = [
+      { ...navigate(sid, 1, '/cart'), timestamp: at - 5000 },
+      { ...networkEvent(sid, 2, 500), timestamp: at - 2000 },
+      { ...tapEvent(sid, 3), timestamp: at - 1000 },
+      { ...navigate(sid, 4, '/after'), timestamp: at + 1000 },
+    ];
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/events', headers: p.auth, payload: { sessionId: sid, events } })).statusCode).toBe(201);
+    const hostile = '<script>alert(1)</script>';
+    const older = crash(sid, { stackTrace: rel.stack, message: 'Error: Order 1042 not found', timestamp: at - 100_000, environment: 'staging' });
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: older })).statusCode).toBe(201);
+    const r = await s.app.inject({
+      method: 'POST', url: '/ingest/crash', headers: p.auth,
+      payload: crash(sid, {
+        stackTrace: rel.stack, message: 'Error: Order 1042 not found', timestamp: at, environment: 'production', userId: hostile,
+        tags: { screen: 'مرحبا‮', long: 'x'.repeat(200) }, context: { html: hostile },
+        breadcrumbs: [
+          { timestamp: at - 3000, category: 'console', message: hostile, level: 'warning' },
+          { timestamp: at - 1000, category: 'ui.click', message: 'Pay', level: 'info', data: { id: 'pay' } },
+        ],
+        level: 'warning',
+      }),
+    });
+    expect(r.statusCode).toBe(201);
+    const [g] = (await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])).rows;
+    const get = async (q: string) => {
+      const x = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${p.projectId}/crash-groups/${g!.id}/occurrence${q}`, headers: acct.headers });
+      expect(x.statusCode, x.body).toBe(200);
+      return x.json();
+    };
+    const latest = await get('');
+    expect(latest).toMatchObject({ index: 0, total: 2 });
+    expect(latest.occurrence).toMatchObject({
+      environment: 'production', level: 'fatal', userId: hostile, tags: { screen: 'مرحبا‮', long: 'x'.repeat(200) },
+      context: { html: hostile }, dropped: [{ field: 'level', reason: '"warning" contradicts isFatal: true; fatal used' }],
+    });
+    expect(latest.timeline.map((e: { source: string; kind: string; message: string }) => [e.source, e.kind, e.message])).toEqual([
+      ['event', 'navigate', '/screen/0 → /cart'],
+      ['breadcrumb', 'console', hostile],
+      ['event', 'network', expect.stringContaining('500')],
+      ['breadcrumb', 'ui.click', 'Pay'],
+      ['event', 'tap', expect.any(String)],
+      ['crash', 'crash', 'Error: Order 1042 not found'],
+    ]);
+    expect(latest.timeline[2].level).toBe('error');
+    // source lines from the map's sourcesContent: the throwing line marked, up to 5 around it
+    expect(latest.source.length).toBeGreaterThan(0);
+    const top = latest.source[0];
+    expect(top).toMatchObject({ file: 'src/orders.ts', line: 6, inApp: true });
+    expect(top.lines.find((l: { line: number }) => l.line === 6).text).toContain("throw new Error('Order ' + id + ' not found')");
+    expect(top.lines.length).toBeLessThanOrEqual(11);
+    expect(top.lines[0].line).toBe(1);
+
+    const previous = await get('?index=1');
+    expect(previous.occurrence).toMatchObject({ environment: 'staging', level: 'fatal' });
+    expect(previous.timeline).toEqual([expect.objectContaining({ source: 'crash' })]);
+    expect((await get('?environment=staging')).total).toBe(1);
+    expect((await get('?index=5')).occurrence).toBeNull();
   });
 });

@@ -65,7 +65,7 @@ async function route() {
     renderTop(section, projectId);
     if (section === 'sessions' && parts[3]) view = sessionView(projectId, parts[3], params);
     else if (section === 'sessions') view = sessionsView(projectId, params);
-    else if (section === 'crashes' && parts[3]) view = crashView(projectId, parts[3]);
+    else if (section === 'crashes' && parts[3]) view = crashView(projectId, parts[3], params);
     else if (section === 'releases') view = releasesView(projectId, params);
     else if (section === 'alerts') view = alertRulesView(projectId);
     else view = crashesView(projectId, params);

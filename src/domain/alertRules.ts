@@ -16,6 +16,8 @@ export interface AlertRule {
   windowMinutes: number;
   /** crash_free: a release with fewer sessions in the window is not judged. */
   minSessions: number;
+  /** spike: the crash levels counted (null: fatal and error, the crashes; ['warning', 'info'] alerts on messages). */
+  levels: string[] | null;
   /** A subject that fired does not fire again within this many minutes, even if re-armed. */
   cooldownMinutes: number;
   /** null: the project's alert recipients; []: no email. */
@@ -24,6 +26,12 @@ export interface AlertRule {
   enabled: boolean;
   createdAt: string;
 }
+
+/** What a spike rule counts when it names no levels: crashes and errors, never messages. */
+export const DEFAULT_SPIKE_LEVELS = ['fatal', 'error'] as const;
+
+/** The levels a rule's pass counts. */
+export const levelsCounted = (r: Pick<AlertRule, 'levels'>): readonly string[] => r.levels ?? DEFAULT_SPIKE_LEVELS;
 
 /** The defaults a rule gets when its creator leaves them out. */
 export const RULE_DEFAULTS = { windowMinutes: { spike: 60, crash_free: 1440 }, minSessions: 50, cooldownMinutes: 60 } as const;

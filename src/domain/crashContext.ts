@@ -12,6 +12,8 @@ export const CRASH_LEVELS = ['fatal', 'error', 'warning', 'info'] as const;
 export type CrashLevel = (typeof CRASH_LEVELS)[number];
 /** Levels of a message (captureMessage): counted apart from crashes and errors. */
 export const MESSAGE_LEVELS: readonly CrashLevel[] = ['warning', 'info'];
+/** What a crash list shows by default: crashes and errors. */
+export const CRASH_LIST_LEVELS: readonly CrashLevel[] = ['fatal', 'error'];
 export const BREADCRUMB_LEVELS = ['fatal', 'error', 'warning', 'info', 'debug'] as const;
 
 export const LIMITS = {
@@ -143,6 +145,12 @@ export function resolveLevel(raw: unknown, isFatal: boolean): { level: CrashLeve
   if (isFatal && level !== 'fatal') return { level: 'fatal', reason: `"${level}" contradicts isFatal: true; fatal used` };
   if (!isFatal && level === 'fatal') return { level: 'error', reason: '"fatal" contradicts isFatal: false; error used' };
   return { level };
+}
+
+/** The most severe of some levels (fatal first); error when none is known. */
+export function mostSevere(levels: readonly string[]): CrashLevel {
+  for (const l of CRASH_LEVELS) if (levels.includes(l)) return l;
+  return 'error';
 }
 
 export const isMessageLevel = (level: string) => (MESSAGE_LEVELS as readonly string[]).includes(level);

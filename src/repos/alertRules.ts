@@ -8,12 +8,12 @@ const TABLE = 'alert_rules';
 
 interface Row {
   id: string; project_id: string; name: string; kind: RuleKind; threshold: number; window_minutes: number; min_sessions: number;
-  cooldown_minutes: number; emails: string[] | null; webhook_ids: string[]; enabled: boolean; created_at: Date | string;
+  cooldown_minutes: number; levels: string[] | null; emails: string[] | null; webhook_ids: string[]; enabled: boolean; created_at: Date | string;
 }
-const COLUMNS = 'id, project_id, name, kind, threshold, window_minutes, min_sessions, cooldown_minutes, emails, webhook_ids, enabled, created_at';
+const COLUMNS = 'id, project_id, name, kind, threshold, window_minutes, min_sessions, cooldown_minutes, levels, emails, webhook_ids, enabled, created_at';
 const toRule = (r: Row): AlertRule => ({
   id: r.id, projectId: r.project_id, name: r.name, kind: r.kind, threshold: Number(r.threshold), windowMinutes: r.window_minutes,
-  minSessions: r.min_sessions, cooldownMinutes: r.cooldown_minutes, emails: r.emails, webhookIds: r.webhook_ids, enabled: r.enabled,
+  minSessions: r.min_sessions, cooldownMinutes: r.cooldown_minutes, levels: r.levels ?? null, emails: r.emails, webhookIds: r.webhook_ids, enabled: r.enabled,
   createdAt: isoTime(r.created_at),
 });
 
@@ -23,9 +23,9 @@ export function alertRulesRepo(db: Queryable) {
   return {
     async create(projectId: string, r: NewRule): Promise<AlertRule> {
       const x = await db.query<Row>(
-        `INSERT INTO ${TABLE} (id, project_id, name, kind, threshold, window_minutes, min_sessions, cooldown_minutes, emails, webhook_ids, enabled)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) RETURNING ${COLUMNS}`,
-        [randomUUID(), projectId, r.name, r.kind, r.threshold, r.windowMinutes, r.minSessions, r.cooldownMinutes, r.emails, r.webhookIds, r.enabled],
+        `INSERT INTO ${TABLE} (id, project_id, name, kind, threshold, window_minutes, min_sessions, cooldown_minutes, emails, webhook_ids, enabled, levels)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) RETURNING ${COLUMNS}`,
+        [randomUUID(), projectId, r.name, r.kind, r.threshold, r.windowMinutes, r.minSessions, r.cooldownMinutes, r.emails, r.webhookIds, r.enabled, r.levels],
       );
       return toRule(x.rows[0] as Row);
     },
@@ -44,9 +44,9 @@ export function alertRulesRepo(db: Queryable) {
     async replace(projectId: string, id: string, r: NewRule): Promise<AlertRule | null> {
       const x = await db.query<Row>(
         `UPDATE ${TABLE} SET name = $3, kind = $4, threshold = $5, window_minutes = $6, min_sessions = $7, cooldown_minutes = $8,
-           emails = $9, webhook_ids = $10, enabled = $11
+           emails = $9, webhook_ids = $10, enabled = $11, levels = $12
          WHERE project_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-        [projectId, id, r.name, r.kind, r.threshold, r.windowMinutes, r.minSessions, r.cooldownMinutes, r.emails, r.webhookIds, r.enabled],
+        [projectId, id, r.name, r.kind, r.threshold, r.windowMinutes, r.minSessions, r.cooldownMinutes, r.emails, r.webhookIds, r.enabled, r.levels],
       );
       return x.rows[0] ? toRule(x.rows[0]) : null;
     },

@@ -2,6 +2,7 @@ import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import { InsertBatcher, type QueueBudget } from '../stores/clickhouse/batcher.ts';
 import { isoMs } from '../domain/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
+import { mostSevere, type Breadcrumb, type CrashLevel, type DroppedField } from '../domain/crashContext.ts';
 
 /**
  * ClickHouse `crash_occurrences`: every occurrence of every group, append-only, keyed by the
@@ -48,6 +49,9 @@ export interface CrashOccurrence {
   model: string | null;
   isFatal: boolean;
   message: string | null;
+  level: string;
+  /** '' when the report sent none */
+  environment: string;
 }
 
 /** What the crash page adds to the group: who it hit, in which versions, the latest trace. */
@@ -82,6 +86,8 @@ export interface OccurrenceFacts {
   versions: string[];
   /** every platform the group was seen on */
   platforms: string[];
+  /** the most severe level among the occurrences counted */
+  level: CrashLevel;
 }
 
 /** An occurrence of a session, on its timeline. */
@@ -90,10 +96,11 @@ export interface SessionOccurrence { at: number; isFatal: boolean; groupKey: str
 interface OccurrenceReadRow {
   at: number; session_id: string; user_id: string | null; app_version: string | null; platform: string | null;
   os_version: string | null; brand: string | null; model: string | null; is_fatal: boolean | number; message: string;
+  level: string; environment: string;
 }
 
 const OCCURRENCE_READ = `toUnixTimestamp64Milli(occurred_at) AS at, toString(session_id) AS session_id, user_id, app_version,
-  platform, os_version, brand, model, is_fatal, message`;
+  platform, os_version, brand, model, is_fatal, message, level, environment`;
 
 const toOccurrence = (r: OccurrenceReadRow): CrashOccurrence => ({
   occurredAt: isoMs(Number(r.at)),
@@ -106,35 +113,98 @@ const toOccurrence = (r: OccurrenceReadRow): CrashOccurrence => ({
   model: r.model,
   isFatal: Boolean(r.is_fatal),
   message: r.message,
+  level: r.level,
+  environment: r.environment,
+});
+
+interface DetailRow {
+  id: string; stack_trace: string; symbolicated_stack: string; handled: boolean | number;
+  tags: Record<string, string>; context: string; breadcrumbs: string; dropped: string;
+}
+
+/** One occurrence whole: the crash page's picker shows one at a time. */
+export interface OccurrenceDetail extends CrashOccurrence {
+  id: string;
+  stackTrace: string;
+  symbolicatedStack: string | null;
+  handled: boolean;
+  tags: Record<string, string>;
+  /** the context object (null when none was kept) */
+  context: Record<string, unknown> | null;
+  breadcrumbs: Breadcrumb[];
+  dropped: DroppedField[];
+}
+
+const jsonOr = <T>(text: string, empty: T): T => {
+  if (text === '') return empty;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return empty;
+  }
+};
+
+const toDetail = (r: OccurrenceReadRow & DetailRow): OccurrenceDetail => ({
+  ...toOccurrence(r),
+  id: r.id,
+  stackTrace: r.stack_trace,
+  symbolicatedStack: r.symbolicated_stack || null,
+  handled: Boolean(r.handled),
+  tags: r.tags,
+  context: jsonOr<Record<string, unknown> | null>(r.context, null),
+  breadcrumbs: jsonOr<Breadcrumb[]>(r.breadcrumbs, []),
+  dropped: jsonOr<DroppedField[]>(r.dropped, []),
 });
 
 const ONE_GROUP = 'project_id = {project:String} AND group_key = {key:String}';
 
+/** Which of a group's occurrences a read counts: some levels, one environment ('' = sent without one). */
+export interface OccurrenceScope { levels?: readonly string[]; environment?: string }
+
+function scopeOf(s: OccurrenceScope): { where: string; params: Record<string, unknown> } {
+  let where = '';
+  const params: Record<string, unknown> = {};
+  if (s.levels !== undefined) {
+    where += ' AND level IN {scopeLevels:Array(String)}';
+    params.scopeLevels = [...s.levels];
+  }
+  if (s.environment !== undefined) {
+    where += ' AND environment = {scopeEnv:String}';
+    params.scopeEnv = s.environment;
+  }
+  return { where, params };
+}
+
 export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
   const writer = new InsertBatcher(ch, OCCURRENCES, budget, OCCURRENCE_BATCH);
 
-  /** The occurrences' aggregate per group, for the given groups of one project. */
-  async function factsOf(projectId: string, groupKeys: string[]): Promise<Map<string, OccurrenceFacts>> {
+  /**
+   * The occurrences' aggregate per group, for the given groups of one project; with `only`, of
+   * the occurrences of those levels / that environment (a group with none has no entry).
+   */
+  async function factsOf(projectId: string, groupKeys: string[], only: OccurrenceScope = {}): Promise<Map<string, OccurrenceFacts>> {
     if (groupKeys.length === 0) return new Map();
+    const scope = scopeOf(only);
     // uniqExact(id), not count(): a retried report is a second physical row until a merge.
     // Duplicates are identical rows, so min, max and argMax need no FINAL.
     const rows = await ch.query<{
       k: string; n: number; d: number; u: number; first: number; last: number; latest: [string | null, string | null, string | null];
-      fatal: boolean | number; handled: boolean | number; versions: string[]; platforms: string[];
+      fatal: boolean | number; handled: boolean | number; versions: string[]; platforms: string[]; levels: string[];
     }>(
       `SELECT group_key AS k, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d, uniqExact(user_id) AS u,
          toUnixTimestamp64Milli(min(occurred_at)) AS first, toUnixTimestamp64Milli(max(occurred_at)) AS last,
          argMax(tuple(platform, app_version, os_version), (occurred_at, id)) AS latest,
          max(is_fatal) AS fatal, min(handled) AS handled, arraySort(groupUniqArray(app_version)) AS versions,
-         arraySort(groupUniqArray(platform)) AS platforms
+         arraySort(groupUniqArray(platform)) AS platforms, groupUniqArray(level) AS levels
        FROM ${OCCURRENCES}
-       WHERE project_id = {project:String} AND group_key IN {keys:Array(String)}
+       WHERE project_id = {project:String} AND group_key IN {keys:Array(String)}${scope.where}
        GROUP BY group_key`,
-      { project: projectId, keys: groupKeys },
+      { project: projectId, keys: groupKeys, ...scope.params },
     );
     return new Map(rows.map((r) => [r.k, {
       occurrences: Number(r.n), devices: Number(r.d), users: Number(r.u), firstSeen: Number(r.first), lastSeen: Number(r.last),
       latest: r.latest, isFatal: Boolean(r.fatal), handled: Boolean(r.handled), versions: r.versions, platforms: r.platforms,
+      level: mostSevere(r.levels),
     }]));
   }
 
@@ -165,13 +235,15 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     },
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
-    async pageFacts(projectId: string, groupKey: string): Promise<CrashGroupFacts> {
-      const params = { project: projectId, key: groupKey };
-      const [agg] = await ch.query<{ u: number }>(`SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${ONE_GROUP}`, params);
+    async pageFacts(projectId: string, groupKey: string, only: OccurrenceScope = {}): Promise<CrashGroupFacts> {
+      const scope = scopeOf(only);
+      const params = { project: projectId, key: groupKey, ...scope.params };
+      const inGroup = ONE_GROUP + scope.where;
+      const [agg] = await ch.query<{ u: number }>(`SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${inGroup}`, params);
       const versions = await ch.query<{ v: string | null; n: number }>(
-        `SELECT app_version AS v, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP} GROUP BY app_version ORDER BY n DESC, v LIMIT 100`, params);
+        `SELECT app_version AS v, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${inGroup} GROUP BY app_version ORDER BY n DESC, v LIMIT 100`, params);
       const [l] = await ch.query<OccurrenceReadRow & { stack_trace: string; symbolicated_stack: string; handled: boolean | number }>(
-        `SELECT ${OCCURRENCE_READ}, stack_trace, symbolicated_stack, handled FROM ${OCCURRENCES} WHERE ${ONE_GROUP} ORDER BY occurred_at DESC, id LIMIT 1`, params);
+        `SELECT ${OCCURRENCE_READ}, stack_trace, symbolicated_stack, handled FROM ${OCCURRENCES} WHERE ${inGroup} ORDER BY occurred_at DESC, id LIMIT 1`, params);
       return {
         usersAffected: Number(agg?.u ?? 0),
         appVersionCounts: versions.map((v) => ({ appVersion: v.v, occurrences: Number(v.n) })),
@@ -179,12 +251,45 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
       };
     },
 
+    /**
+     * The `index`-th occurrence of a group, newest first (0: the latest), whole, with its crash
+     * context; and how many there are (of the environment, when one is given).
+     */
+    async occurrenceAt(projectId: string, groupKey: string, index: number, only: OccurrenceScope = {}): Promise<{ total: number; occurrence: OccurrenceDetail | null }> {
+      const scope = scopeOf(only);
+      const params = { project: projectId, key: groupKey, offset: index, ...scope.params };
+      const [total] = await ch.query<{ n: number }>(`SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
+      const [r] = await ch.query<OccurrenceReadRow & DetailRow>(
+        `SELECT ${OCCURRENCE_READ}, id, stack_trace, symbolicated_stack, handled, tags, context, breadcrumbs, dropped
+         FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP}${scope.where} ORDER BY occurred_at DESC, id LIMIT 1 OFFSET {offset:UInt64}`, params);
+      return { total: Number(total?.n ?? 0), occurrence: r ? toDetail(r) : null };
+    },
+
+    /** Of these group keys, those with no occurrence readable yet. */
+    async withoutOccurrences(projectId: string, groupKeys: string[]): Promise<Set<string>> {
+      if (groupKeys.length === 0) return new Set();
+      const rows = await ch.query<{ k: string }>(
+        `SELECT DISTINCT group_key AS k FROM ${OCCURRENCES} WHERE project_id = {project:String} AND group_key IN {keys:Array(String)}`,
+        { project: projectId, keys: groupKeys });
+      const seen = new Set(rows.map((r) => r.k));
+      return new Set(groupKeys.filter((k) => !seen.has(k)));
+    },
+
+    /** The environments of a group's occurrences, most occurrences first (at most 50). */
+    async environments(projectId: string, groupKey: string): Promise<{ environment: string; occurrences: number }[]> {
+      const rows = await ch.query<{ e: string; n: number }>(
+        `SELECT environment AS e, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP} GROUP BY e ORDER BY n DESC, e LIMIT 50`,
+        { project: projectId, key: groupKey });
+      return rows.map((r) => ({ environment: r.e, occurrences: Number(r.n) }));
+    },
+
     /** The group's occurrences broken down by platform, device model, OS and app version (distinct devices and occurrences of each). */
-    async breakdown(projectId: string, groupKey: string): Promise<CrashBreakdown> {
-      const params = { project: projectId, key: groupKey };
+    async breakdown(projectId: string, groupKey: string, only: OccurrenceScope = {}): Promise<CrashBreakdown> {
+      const scope = scopeOf(only);
+      const params = { project: projectId, key: groupKey, ...scope.params };
       const by = async (expr: string): Promise<BreakdownRow[]> =>
         (await ch.query<{ v: string | null; n: number; d: number }>(
-          `SELECT ${expr} AS v, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d FROM ${OCCURRENCES} WHERE ${ONE_GROUP}
+          `SELECT ${expr} AS v, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}
            GROUP BY v ORDER BY d DESC, n DESC, v LIMIT 20`, params)).map((r) => ({ value: r.v, occurrences: Number(r.n), devices: Number(r.d) }));
       return {
         platforms: await by('platform'),
@@ -196,12 +301,13 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     },
 
     /** A group's occurrences, newest first, each with the session it happened in. */
-    async page(projectId: string, groupKey: string, page: number, limit: number) {
-      const params = { project: projectId, key: groupKey, limit, offset: (page - 1) * limit };
-      const [total] = await ch.query<{ n: number }>(`SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}`, params);
+    async page(projectId: string, groupKey: string, page: number, limit: number, only: OccurrenceScope = {}) {
+      const scope = scopeOf(only);
+      const params = { project: projectId, key: groupKey, limit, offset: (page - 1) * limit, ...scope.params };
+      const [total] = await ch.query<{ n: number }>(`SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
       // FINAL: a retried report is one occurrence in the list, as in the count.
       const rows = await ch.query<OccurrenceReadRow>(
-        `SELECT ${OCCURRENCE_READ} FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP} ORDER BY occurred_at DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, params);
+        `SELECT ${OCCURRENCE_READ} FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP}${scope.where} ORDER BY occurred_at DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, params);
       return pageEnvelope(rows.map(toOccurrence), Number(total?.n ?? 0), page, limit);
     },
 
@@ -211,9 +317,10 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
      */
     async newGroupsByRelease(projectId: string): Promise<{ appVersion: string; platform: string; groups: number }[]> {
       const rows = await ch.query<{ v: string; p: string; n: number }>(
-        `SELECT v, p, count() AS n FROM (
+        // Messages (info, warning) are no crash: a group of messages is not a new crash group.
+      `SELECT v, p, count() AS n FROM (
            SELECT group_key, ifNull(platform, '') AS p, argMin(ifNull(app_version, ''), (occurred_at, id)) AS v
-           FROM ${OCCURRENCES} WHERE project_id = {project:String} GROUP BY group_key, p)
+           FROM ${OCCURRENCES} WHERE project_id = {project:String} AND level NOT IN ('warning', 'info') GROUP BY group_key, p)
          GROUP BY v, p`,
         { project: projectId },
       );
@@ -254,12 +361,15 @@ export type CrashOccurrencesRepo = ReturnType<typeof crashOccurrencesRepo>;
  * Groups of a project with at least `min` occurrences since `sinceMs` (a spike rule's pass).
  * Bounded by the project's groups; uniqExact(id) because a retried report is a second row until a merge.
  */
-export async function busyGroups(ch: ClickHouse, projectId: string, sinceMs: number, min: number): Promise<{ groupKey: string; occurrences: number }[]> {
+export async function busyGroups(
+  ch: ClickHouse, projectId: string, sinceMs: number, min: number, levels: readonly string[],
+): Promise<{ groupKey: string; occurrences: number }[]> {
   const rows = await ch.query<{ k: string; n: number }>(
     `SELECT group_key AS k, uniqExact(id) AS n FROM ${OCCURRENCES}
      WHERE project_id = {project:String} AND occurred_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC')
+       AND level IN {levels:Array(String)}
      GROUP BY group_key HAVING n >= {min:UInt64}`,
-    { project: projectId, since: sinceMs, min: Math.max(0, Math.ceil(min)) },
+    { project: projectId, since: sinceMs, min: Math.max(0, Math.ceil(min)), levels: [...levels] },
   );
   return rows.map((r) => ({ groupKey: r.k, occurrences: Number(r.n) }));
 }

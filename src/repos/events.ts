@@ -85,6 +85,17 @@ export function eventsRepo(ch: ClickHouse) {
       const last = page[page.length - 1];
       return { data: page, nextAfter: rows.length > limit && last ? last.sequenceNumber : null };
     },
+
+    /** A session's last `limit` events at or before `atMs` (the trail before a crash), in time order. */
+    async before(projectId: string, sessionId: string, atMs: number, limit: number): Promise<{ at: number; type: string; data: Record<string, unknown> }[]> {
+      const rows = await ch.query<{ at: number; type: string; data: string }>(
+        `SELECT toUnixTimestamp64Milli(timestamp) AS at, type, data FROM ${TABLE} FINAL
+         WHERE project_id = {p:String} AND session_id = {s:String} AND timestamp <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
+         ORDER BY timestamp DESC, sequence_number DESC LIMIT {limit:UInt32}`,
+        { p: projectId, s: sessionId, at: atMs, limit },
+      );
+      return rows.reverse().map((r) => ({ at: Number(r.at), type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+    },
   };
 }
 

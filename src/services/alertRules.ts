@@ -21,6 +21,7 @@ export interface RuleInput {
   emails?: string[] | null;
   webhookIds?: string[];
   enabled?: boolean;
+  levels?: string[] | null;
 }
 
 export interface WebhookInput {
@@ -93,6 +94,7 @@ export function alertRulesService(db: Postgres) {
         minSessions: input.minSessions ?? (input.kind === 'crash_free' ? RULE_DEFAULTS.minSessions : 0),
         cooldownMinutes: input.cooldownMinutes ?? RULE_DEFAULTS.cooldownMinutes,
         emails: cleanEmails(input.emails) ?? null, webhookIds: [...new Set(input.webhookIds ?? [])], enabled: input.enabled ?? true,
+        levels: input.levels ?? null,
       });
       const rule = await rules.create(projectId, r);
       await syncRecipients(projectId, by, rule.emails ?? []);
@@ -107,6 +109,7 @@ export function alertRulesService(db: Postgres) {
         windowMinutes: input.windowMinutes ?? cur.windowMinutes, minSessions: input.minSessions ?? cur.minSessions,
         cooldownMinutes: input.cooldownMinutes ?? cur.cooldownMinutes, emails: emails === undefined ? cur.emails : emails,
         webhookIds: input.webhookIds ? [...new Set(input.webhookIds)] : cur.webhookIds, enabled: input.enabled ?? cur.enabled,
+        levels: input.levels === undefined ? cur.levels : input.levels,
       });
       const rule = await rules.replace(projectId, id, next);
       if (!rule) throw new NotFoundError('Alert rule not found');

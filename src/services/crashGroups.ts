@@ -1,13 +1,14 @@
 import { crashGroupKey, crashOccurrenceId, stackHead, type CrashPayload } from '../domain/crashGrouping.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { isoMs, isoTime } from '../domain/time.ts';
-import { boundCrashContext, isMessageLevel, type RawCrashContext } from '../domain/crashContext.ts';
+import { boundCrashContext, CRASH_LIST_LEVELS, isMessageLevel, MESSAGE_LEVELS, type CrashLevel, type RawCrashContext } from '../domain/crashContext.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { CRASH_FIELDS, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
-import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
+import { chTime, type OccurrenceScope, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
 import type { CrashingSession, SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
 import type { SymbolicationService } from './symbolication.ts';
+import type { FrameSource } from '../domain/symbolication/sourceContext.ts';
 import { ADMIN_ACTOR, recordHistory, SYSTEM_ACTOR, type Actor } from '../repos/crashGroupActivity.ts';
 
 export type RecordCrashResult =
@@ -39,6 +40,8 @@ export interface CrashGroup {
   resolvedVersions: string[];
   /** every platform seen (`platform` is the latest occurrence's) */
   platforms: string[];
+  /** the most severe level of its occurrences (fatal, error, warning, info) */
+  level: CrashLevel;
 }
 
 /** A crash group as the management API shows it: the read model plus its alert's state. */
@@ -48,10 +51,23 @@ export type SetStatusResult = { outcome: 'not-found' } | { outcome: 'ok'; group:
 
 export type { CrashBreakdown, CrashGroupFacts, CrashOccurrence };
 
-/** The crash list's filters and order (the dashboard): fatal crashes or non-fatal errors; by a counter or a time, descending. */
+/**
+ * The crash list's filters and order (the dashboard): fatal crashes or non-fatal errors, or
+ * messages; by a counter or a time, descending. Counts are of the occurrences of the levels
+ * shown (crashes and errors unless `kind` is message or `levels` says otherwise) and of the
+ * environment when one is given; a group with none of those is not listed.
+ */
 export interface CrashListOptions {
-  kind?: 'fatal' | 'nonfatal';
+  kind?: 'fatal' | 'nonfatal' | 'message';
   sort?: 'lastSeen' | 'firstSeen' | 'occurrences' | 'users';
+  levels?: readonly CrashLevel[];
+  environment?: string;
+}
+
+/** The levels a crash list shows: messages only when asked for. */
+export function listLevels(o: Pick<CrashListOptions, 'kind' | 'levels'>): readonly CrashLevel[] {
+  if (o.levels && o.levels.length > 0) return o.levels;
+  return o.kind === 'message' ? MESSAGE_LEVELS : CRASH_LIST_LEVELS;
 }
 
 const SORT_KEY = {
@@ -88,6 +104,7 @@ function toGroup(r: GroupRow, f: OccurrenceFacts | undefined): CrashGroup {
     appVersions: f ? f.versions : r.app_version === null ? [] : [r.app_version],
     resolvedVersions: r.resolved_versions,
     platforms: f ? f.platforms : r.platform === null ? [] : [r.platform],
+    level: f ? f.level : r.is_fatal ? 'fatal' : 'error',
   };
 }
 
@@ -100,7 +117,7 @@ export interface CrashGroupsDeps {
   sessions: SessionsRepo;
   outbox: OutboxRepo;
   /** Reads stacks with the release's uploaded source maps / R8 mappings (absent: stacks stay raw). */
-  symbols?: Pick<SymbolicationService, 'symbolicate'>;
+  symbols?: Pick<SymbolicationService, 'symbolicate'> & Partial<Pick<SymbolicationService, 'sourceContext'>>;
   /** A group had a new occurrence: its updatedAt moves (coalesced, services/index.ts). */
   touched?: (projectId: string, groupId: string) => void;
   /** A session's first fatal crash: release health's crash fact (services/releases.ts), committed before the session is flagged. */
@@ -227,10 +244,19 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      */
     async list(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number, opts: CrashListOptions = {}) {
       const rows = await groups.rows(projectId, status);
-      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key));
+      const levels = listLevels(opts);
+      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key), { levels, environment: opts.environment });
       const key = SORT_KEY[opts.sort ?? 'lastSeen'];
-      const all = rows.map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
-        .filter((g) => opts.kind === undefined || g.isFatal === (opts.kind === 'fatal'))
+      // A group whose first occurrence is not readable yet is listed from its own row, when its
+      // default level is shown and no environment is asked for; one with occurrences, none of
+      // them of the levels or environment asked for, is not.
+      const unread = opts.environment === undefined
+        ? await occurrences.withoutOccurrences(projectId, rows.filter((r) => !facts.has(r.group_key)).map((r) => r.group_key))
+        : new Set<string>();
+      const shown = (r: GroupRow) => facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));
+      const all = rows.filter(shown)
+        .map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
+        .filter((g) => opts.kind === undefined || opts.kind === 'message' || g.isFatal === (opts.kind === 'fatal'))
         .sort((a, b) => {
           const x = key(a);
           const y = key(b);
@@ -240,16 +266,22 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     },
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
-    async facts(projectId: string, groupId: string): Promise<CrashGroupFacts> {
+    async facts(projectId: string, groupId: string, only: OccurrenceScope = {}): Promise<CrashGroupFacts> {
       const row = await groups.row(projectId, groupId);
       if (!row) return { usersAffected: 0, appVersionCounts: [], latest: null };
-      return occurrences.pageFacts(projectId, row.group_key);
+      return occurrences.pageFacts(projectId, row.group_key, only);
     },
 
     /** Who the group hit: platforms, device models, OS versions and app versions, each with its devices and occurrences. */
-    async breakdown(projectId: string, groupId: string): Promise<CrashBreakdown | null> {
+    async breakdown(projectId: string, groupId: string, only: OccurrenceScope = {}): Promise<CrashBreakdown | null> {
       const row = await groups.row(projectId, groupId);
-      return row ? occurrences.breakdown(projectId, row.group_key) : null;
+      return row ? occurrences.breakdown(projectId, row.group_key, only) : null;
+    },
+
+    /** The environments of a group's occurrences, with how many each ('' = sent without one). */
+    async environments(projectId: string, groupId: string): Promise<{ environment: string; occurrences: number }[]> {
+      const row = await groups.row(projectId, groupId);
+      return row ? occurrences.environments(projectId, row.group_key) : [];
     },
 
     /**
@@ -266,11 +298,24 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       return o.symbolicatedStack;
     },
 
+    /** The group's `index`-th occurrence, newest first, whole with its context (null: no group). */
+    async occurrenceAt(projectId: string, groupId: string, index: number, only: OccurrenceScope = {}) {
+      const row = await groups.row(projectId, groupId);
+      return row ? occurrences.occurrenceAt(projectId, row.group_key, index, only) : null;
+    },
+
+    /** Source lines around the frames of an occurrence's stack that its release's source maps map. */
+    async sourceLines(projectId: string, o: { sessionId: string; appVersion: string | null; stackTrace: string }): Promise<FrameSource[]> {
+      if (!d.symbols?.sourceContext) return [];
+      const session = await d.sessions.forCrash(projectId, o.sessionId);
+      return d.symbols.sourceContext(projectId, o.appVersion, session?.app_build_number ?? null, o.stackTrace);
+    },
+
     /** The group's occurrences, newest first, each with the session it happened in. */
-    async occurrences(projectId: string, groupId: string, page: number, limit: number) {
+    async occurrences(projectId: string, groupId: string, page: number, limit: number, only: OccurrenceScope = {}) {
       const row = await groups.row(projectId, groupId);
       if (!row) return pageEnvelope<CrashOccurrence>([], 0, page, limit);
-      return occurrences.page(projectId, row.group_key, page, limit);
+      return occurrences.page(projectId, row.group_key, page, limit, only);
     },
 
     /**

@@ -7,6 +7,11 @@ import type { Actor, CrashBreakdown, CrashGroup, CrashGroupFacts, CrashGroupsSer
 import type { SessionListFilter, SessionsRepo } from '../repos/sessions.ts';
 import type { EventsRepo } from '../repos/events.ts';
 import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
+import type { OccurrenceScope } from '../repos/crashOccurrences.ts';
+import { crashTimeline } from '../domain/crashTimeline.ts';
+
+/** The session events a crash's timeline shows at most (the breadcrumbs are bounded at ingest). */
+const TIMELINE_EVENTS = 100;
 
 /** The dashboard's shape of a crash group: the workflow's next steps instead of the alert. */
 export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
@@ -28,6 +33,7 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
   appVersions: g.appVersions,
   platforms: g.platforms,
   summarySource: g.summarySource,
+  level: g.level,
 });
 
 /**
@@ -75,11 +81,12 @@ export type SessionListQuery = Omit<SessionListFilter, 'from' | 'to'> & { from?:
  * service). Each goes to the owner of its table; this only presents and combines them.
  */
 export function dashboardService(d: { sessions: SessionsRepo; crashGroups: CrashGroupsService; events: EventsRepo; networkLogs: NetworkLogsRepo }) {
-  async function page(projectId: string, g: CrashGroup) {
-    const f = await d.crashGroups.facts(projectId, g.id);
-    const breakdown = await d.crashGroups.breakdown(projectId, g.id);
+  async function page(projectId: string, g: CrashGroup, only: OccurrenceScope = {}) {
+    const f = await d.crashGroups.facts(projectId, g.id, only);
+    const breakdown = await d.crashGroups.breakdown(projectId, g.id, only);
     const readableStack = f.latest ? await d.crashGroups.readableStack(projectId, f.latest) : null;
-    return crashPage(g, f, { breakdown, readableStack });
+    const environments = await d.crashGroups.environments(projectId, g.id);
+    return { ...crashPage(g, f, { breakdown, readableStack }), environments, environment: only.environment ?? null };
   }
 
   return {
@@ -114,15 +121,34 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
       return { ...r, data: r.data.map(dashboardGroup) };
     },
 
-    async crashGroup(projectId: string, groupId: string) {
+    async crashGroup(projectId: string, groupId: string, only: OccurrenceScope = {}) {
       const g = await d.crashGroups.get(projectId, groupId);
       if (!g) throw new NotFoundError('Crash group not found');
-      return page(projectId, g);
+      return page(projectId, g, only);
     },
 
-    async occurrences(projectId: string, groupId: string, page: number, limit: number) {
+    /**
+     * One occurrence of a group whole (0: the latest; the page's previous/next), with its crash
+     * context, its one timeline (the report's breadcrumbs and the session's events before the
+     * crash, the crash last) and the source lines around its mapped frames.
+     */
+    async occurrence(projectId: string, groupId: string, index: number, only: OccurrenceScope = {}) {
+      const r = await d.crashGroups.occurrenceAt(projectId, groupId, index, only);
+      if (!r) throw new NotFoundError('Crash group not found');
+      const o = r.occurrence;
+      if (!o) return { index, total: r.total, occurrence: null, timeline: [], source: [] };
+      const at = Date.parse(o.occurredAt);
+      const events = await d.events.before(projectId, o.sessionId, at, TIMELINE_EVENTS);
+      return {
+        index, total: r.total, occurrence: o,
+        timeline: crashTimeline(o.breadcrumbs, events, { at, message: o.message ?? '', level: o.level }),
+        source: await d.crashGroups.sourceLines(projectId, o),
+      };
+    },
+
+    async occurrences(projectId: string, groupId: string, page: number, limit: number, only: OccurrenceScope = {}) {
       if (!(await d.crashGroups.get(projectId, groupId))) throw new NotFoundError('Crash group not found');
-      return d.crashGroups.occurrences(projectId, groupId, page, limit);
+      return d.crashGroups.occurrences(projectId, groupId, page, limit, only);
     },
 
     /** Any manual move (the one workflow, shared with the management API); answers the crash page. */

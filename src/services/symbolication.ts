@@ -5,6 +5,7 @@ import {
   type ProguardMapping,
 } from '../domain/symbolication/index.ts';
 import { releaseCandidates } from '../domain/symbolication/release.ts';
+import { sourceContext, type FrameSource } from '../domain/symbolication/sourceContext.ts';
 import type { ArtifactInfo, ArtifactKind, ArtifactsRepo } from '../repos/artifacts.ts';
 import { WeightedLru } from './weightedLru.ts';
 import { BoundedMap } from '../domain/boundedMap.ts';
@@ -75,13 +76,8 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
     return p;
   }
 
-  async function read(projectId: string, appVersion: string | null, build: string | null, stack: string, message: string): Promise<SymbolicatedStack> {
-    const unchanged = { stack, message, mapped: 0 };
-    const refs = await refsFor(projectId, appVersion, build);
-    if (refs.length === 0) return unchanged;
-    const proguardRef = refs.find((a) => a.kind === 'proguard');
-    const proguard = proguardRef ? await load(projectId, proguardRef) : null;
-
+  /** The parsed source map of each JavaScript file of a stack that has one. */
+  async function jsMaps(projectId: string, refs: ArtifactInfo[], stack: string): Promise<Map<string, TraceMap>> {
     const maps = new Map<string, TraceMap>();
     for (const path of jsFilesOf(stack)) {
       const minified = minifiedNameFor(path, refs);
@@ -96,6 +92,16 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
       const p = art ? await load(projectId, art) : null;
       if (p?.kind === 'map') maps.set(path, p.map);
     }
+    return maps;
+  }
+
+  async function read(projectId: string, appVersion: string | null, build: string | null, stack: string, message: string): Promise<SymbolicatedStack> {
+    const unchanged = { stack, message, mapped: 0 };
+    const refs = await refsFor(projectId, appVersion, build);
+    if (refs.length === 0) return unchanged;
+    const proguardRef = refs.find((a) => a.kind === 'proguard');
+    const proguard = proguardRef ? await load(projectId, proguardRef) : null;
+    const maps = await jsMaps(projectId, refs, stack);
     if (maps.size === 0 && proguard?.kind !== 'proguard') return unchanged;
     return symbolicate(stack, message, {
       jsMapFor: (path) => maps.get(path) ?? null,
@@ -110,6 +116,22 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
         return await read(projectId, appVersion, build, stack, message);
       } catch {
         return { stack, message, mapped: 0 };
+      }
+    },
+
+    /**
+     * Source lines around each JavaScript frame the release's source maps map, from their
+     * `sourcesContent` (bounded: domain/symbolication/sourceContext.ts); [] when none does or an
+     * artifact cannot be read.
+     */
+    async sourceContext(projectId: string, appVersion: string | null, build: string | null, stack: string): Promise<FrameSource[]> {
+      try {
+        const refs = await refsFor(projectId, appVersion, build);
+        if (!refs.some((a) => a.kind === 'sourcemap')) return [];
+        const maps = await jsMaps(projectId, refs, stack);
+        return maps.size === 0 ? [] : sourceContext(stack, (path) => maps.get(path) ?? null);
+      } catch {
+        return [];
       }
     },
 

@@ -10,7 +10,7 @@ import { projectsRepo } from '../repos/projects.ts';
 import { enqueueJob, RULE_EMAIL_JOB } from '../repos/outbox.ts';
 import { webhookTargets } from '../repos/webhooks.ts';
 import { enqueueDelivery } from '../repos/webhookDeliveries.ts';
-import { crashFreePercent, describeFiring, ruleTransitions, type AlertRule, type Measure } from '../domain/alertRules.ts';
+import { crashFreePercent, describeFiring, levelsCounted, ruleTransitions, type AlertRule, type Measure } from '../domain/alertRules.ts';
 import { crashGroupLink } from '../domain/crashAlert.ts';
 import { deliveryBody } from '../domain/webhooks.ts';
 import { loggableError } from '../domain/log.ts';
@@ -50,7 +50,7 @@ export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
   async function measure(rule: AlertRule, at: number): Promise<{ measures: Measure[]; groupOf: Map<string, { id: string; message: string }> }> {
     const since = at - rule.windowMinutes * 60_000;
     if (rule.kind === 'spike') {
-      const busy = await busyGroups(d.ch, rule.projectId, since, rule.threshold);
+      const busy = await busyGroups(d.ch, rule.projectId, since, rule.threshold, levelsCounted(rule));
       const known = await groups.byKeys(rule.projectId, busy.map((b) => b.groupKey));
       // An ignored group stays quiet, as it does for every other alert.
       const groupOf = new Map(known.filter((g) => g.status !== 'ignored').map((g) => [g.group_key, { id: g.id, message: g.message }]));

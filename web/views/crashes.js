@@ -3,6 +3,7 @@ import { api, dash, get, qs } from '../lib/api.js';
 import { navigate } from '../lib/router.js';
 import { groupStatus, pager } from '../lib/widgets.js';
 import { groupActivity } from '../lib/crashGroupActivity.js';
+import { environmentPicker, occurrenceBlock } from './crashContext.js';
 
 // Button labels for the moves the server allows (any other status: src/domain/crashGroupStatus.ts).
 const ACTION = { acknowledged: 'Acknowledge', resolved: 'Resolve', ignored: 'Ignore', open: 'Reopen' };
@@ -10,7 +11,7 @@ const ACTION = { acknowledged: 'Acknowledge', resolved: 'Resolve', ignored: 'Ign
 const kind = (g) => (g.isFatal ? 'fatal' : 'non-fatal') + (g.handled ? ', handled' : '');
 // Fatal crashes and (handled or unhandled) non-fatal errors, told apart at a glance.
 const kindBadge = (g) => (g.isFatal ? badge('Fatal crash', 'bad') : badge(g.handled ? 'Handled error' : 'Non-fatal error', 'warn'));
-const KINDS = [['', 'all'], ['fatal', 'fatal crashes'], ['nonfatal', 'handled & non-fatal errors']];
+const KINDS = [['', 'crashes & errors'], ['fatal', 'fatal crashes'], ['nonfatal', 'handled & non-fatal errors'], ['message', 'messages (info, warning)']];
 const SORTS = [['lastSeen', 'last seen'], ['firstSeen', 'first seen'], ['occurrences', 'occurrences'], ['users', 'users affected']];
 const device = (o) => [o.brand, o.model].filter(Boolean).join(' ') || '—';
 const platformLine = (o) => [o.platform, o.osVersion].filter(Boolean).join(' ');
@@ -27,10 +28,11 @@ export function crashesView(projectId, params) {
   const sortSel = h('select', {
     id: 'c-sort', onchange: (e) => navigate(base + qs({ ...params, sort: e.target.value === 'lastSeen' ? undefined : e.target.value, page: undefined })),
   }, SORTS.map(([v, label]) => h('option', { value: v, selected: (params.sort ?? 'lastSeen') === v }, label)));
+  const envInput = environmentFilter(base, params);
   const list = h('div');
   withLoading(list, async () => {
-    const r = await get(dash(`/projects/${projectId}/crash-groups${qs({ status: params.status, kind: params.kind, sort: params.sort, page, limit: 50 })}`));
-    if (!r.data.length) return h('p.empty', params.status || params.kind ? 'No crash groups match these filters.' : 'No crashes reported. 🎉');
+    const r = await get(dash(`/projects/${projectId}/crash-groups${qs({ status: params.status, kind: params.kind, sort: params.sort, environment: params.environment, page, limit: 50 })}`));
+    if (!r.data.length) return h('p.empty', params.status || params.kind || params.environment !== undefined ? 'No crash groups match these filters.' : 'No crashes reported. 🎉');
     return h('div',
       h('p.hint', `${fmtCount(r.total)} crash group${r.total === 1 ? '' : 's'} · times in UTC`),
       h('div.table-wrap', h('table.crashes.stack-sm',
@@ -55,8 +57,22 @@ export function crashesView(projectId, params) {
     h('div.filters.crash-filters',
       h('div', h('label', { for: 'c-status' }, 'Status'), status),
       h('div', h('label', { for: 'c-kind' }, 'Kind'), kindSel),
-      h('div', h('label', { for: 'c-sort' }, 'Sort by'), sortSel)),
+      h('div', h('label', { for: 'c-sort' }, 'Sort by'), sortSel),
+      envInput),
     list);
+}
+
+/** The list's environment filter: typed (production, staging…); empty shows every environment. */
+function environmentFilter(base, params) {
+  const input = h('input', { id: 'c-env', value: params.environment ?? '', placeholder: 'any', maxlength: '64', autocomplete: 'off', size: '12' });
+  const form = h('form', {
+    onsubmit: (e) => {
+      e.preventDefault();
+      navigate(base + qs({ ...params, environment: input.value.trim() || undefined, page: undefined }));
+    },
+  }, h('label', { for: 'c-env' }, 'Environment'), input);
+  input.addEventListener('change', () => form.requestSubmit());
+  return h('div', form);
 }
 
 /** Where the summary came from, said plainly: a model (which, and when) or the stack trace. */
@@ -225,8 +241,10 @@ function trailPanel(projectId, groupId) {
   return h('div.trail-panel', { id: 'trail' }, h('div.filters', h('div', h('label', { for: 'trail-window' }, 'Before the crash'), select)), list);
 }
 
-export function crashView(projectId, groupId) {
+export function crashView(projectId, groupId, params = {}) {
   const body = h('div');
+  const environment = params.environment;
+  const groupUrl = dash(`/projects/${projectId}/crash-groups/${groupId}${qs({ environment })}`);
   const occ = occurrences(projectId, groupId);
   const suspects = suspectsPanel(projectId, groupId);
   const trail = trailPanel(projectId, groupId);
@@ -252,6 +270,7 @@ export function crashView(projectId, groupId) {
     const latest = g.latest;
     body.replaceChildren(h('div',
       h('h1', g.message || '(no message)'),
+      environmentPicker(g, (env) => navigate(`#/p/${projectId}/crashes/${groupId}${qs({ environment: env })}`)),
       h('p', kindBadge(g), ' Status: ', h('span', { id: 'group-status', tabindex: '-1', 'data-status': g.status }, groupStatus(g.status))),
       actions, msg,
       h('dl.facts',
@@ -268,7 +287,7 @@ export function crashView(projectId, groupId) {
       breakdownBlock(g.breakdown),
       h('h2', 'Suspects'),
       suspects,
-      h('h2', 'The trail before the crash'),
+      h('h2', 'Common trails before the crash'),
       trail,
       h('h2', 'Summary'),
       summaryBlock(g.summary),
@@ -280,17 +299,20 @@ export function crashView(projectId, groupId) {
           latest.stackTraceComplete ? null : h('p.hint', 'Only the first five lines were kept for this occurrence: it was recorded before whole traces were stored.'),
           stackBlock(latest),
           uploadBlock(projectId, latest.appVersion, () => withLoading(body, async () => {
-            render(await get(dash(`/projects/${projectId}/crash-groups/${groupId}`)));
+            render(await get(groupUrl));
             return body.firstChild;
           }, 'Reading the stack again…')))
         : h('pre.stack', { tabindex: '0' }, g.stackHead),
+      h('h2', 'One occurrence'),
+      h('p.hint', 'Its environment, level, user, tags and context, the trail before the crash, and the source around its frames.'),
+      occurrenceBlock(projectId, groupId, environment),
       h('h2', 'Occurrences'),
       occ,
     ));
   };
   const root = h('section', h('p', h('a', { href: `#/p/${projectId}/crashes` }, '← Crashes')), body);
   withLoading(body, async () => {
-    render(await get(dash(`/projects/${projectId}/crash-groups/${groupId}`)));
+    render(await get(groupUrl));
     return body.firstChild;
   }, 'Loading crash group…');
   return root;

@@ -20,6 +20,10 @@ const ruleFields = {
   },
   webhookIds: { type: 'array', maxItems: 20, items: uuid },
   enabled: { type: 'boolean' },
+  levels: {
+    type: ['array', 'null'], minItems: 1, maxItems: 4, uniqueItems: true, items: { type: 'string', enum: ['fatal', 'error', 'warning', 'info'] },
+    description: "spike: the crash levels counted; null (default): fatal and error. ['warning', 'info'] alerts on messages",
+  },
 } as const;
 
 export const ruleCreateBody = {
@@ -35,6 +39,7 @@ export const rule = {
     windowMinutes: { type: 'integer' }, minSessions: { type: 'integer' }, cooldownMinutes: { type: 'integer' },
     emails: { type: ['array', 'null'], items: { type: 'string' } }, webhookIds: { type: 'array', items: { type: 'string' } },
     enabled: { type: 'boolean' }, createdAt: { type: 'string', format: 'date-time' },
+    levels: { type: ['array', 'null'], items: { type: 'string' } },
   },
 } as const;
 

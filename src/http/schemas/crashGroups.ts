@@ -39,6 +39,7 @@ export const crashGroup = {
     summarySource: { ...nullableString, description: '"openai:<model>" or "deterministic"; null until the alert job ran' },
     appVersions: { ...stringList, description: 'every app version this crash was seen in' },
     resolvedVersions: { ...stringList, description: 'the versions seen when it was last resolved; others reopen it' },
+    level: { type: 'string', enum: ['fatal', 'error', 'warning', 'info'], description: 'the most severe level of its occurrences' },
     alert: {
       type: ['object', 'null'],
       properties: {

@@ -2,6 +2,14 @@ import type { Routes } from '../../typeProvider.ts';
 import type { Services } from '../../../services/index.ts';
 import { CRASH_GROUP_STATUSES } from '../../../domain/crashGroupStatus.ts';
 import { paging, params, projectAccess, tags } from './common.ts';
+import type { CrashLevel } from '../../../domain/crashContext.ts';
+
+const scopeQuery = {
+  level: { type: 'string', maxLength: 64, pattern: '^(fatal|error|warning|info)(,(fatal|error|warning|info)){0,3}$', description: 'comma-separated levels counted (default: fatal,error; kind=message: warning,info)' },
+  environment: { type: 'string', maxLength: 64, description: 'only the occurrences of this environment' },
+} as const;
+
+const levelsParam = (v: string | undefined) => (v === undefined ? undefined : [...new Set(v.split(','))] as CrashLevel[]);
 
 /** The Crashes page and a crash group's page: facts, occurrences, status. */
 export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
@@ -15,27 +23,43 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
         type: 'object',
         properties: {
           status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] },
-          kind: { type: 'string', enum: ['fatal', 'nonfatal'], description: 'fatal crashes, or handled and other non-fatal errors' },
+          kind: { type: 'string', enum: ['fatal', 'nonfatal', 'message'], description: 'fatal crashes, handled and other non-fatal errors, or messages (info, warning)' },
+          ...scopeQuery,
           sort: { type: 'string', enum: ['lastSeen', 'firstSeen', 'occurrences', 'users'], description: 'descending; lastSeen by default' },
           ...paging,
         },
       },
     },
   }, async (req) => {
-    const { status, kind, sort, page, limit } = req.query;
-    return dashboard.crashGroups(req.params.projectId, status, page, limit, { kind, sort });
+    const { status, kind, sort, page, limit, level, environment } = req.query;
+    return dashboard.crashGroups(req.params.projectId, status, page, limit, { kind, sort, levels: levelsParam(level), environment });
   });
 
   app.get('/projects/:projectId/crash-groups/:groupId', {
-    schema: { tags, params: params('projectId', 'groupId') },
+    schema: { tags, params: params('projectId', 'groupId'), querystring: { type: 'object', properties: { environment: scopeQuery.environment } } },
   }, async (req) => {
-    return dashboard.crashGroup(req.params.projectId, req.params.groupId);
+    return dashboard.crashGroup(req.params.projectId, req.params.groupId, { environment: req.query.environment });
   });
 
   app.get('/projects/:projectId/crash-groups/:groupId/occurrences', {
-    schema: { tags, params: params('projectId', 'groupId'), querystring: { type: 'object', properties: paging } },
+    schema: { tags, params: params('projectId', 'groupId'), querystring: { type: 'object', properties: { ...paging, environment: scopeQuery.environment } } },
   }, async (req) => {
-    return dashboard.occurrences(req.params.projectId, req.params.groupId, req.query.page, req.query.limit);
+    return dashboard.occurrences(req.params.projectId, req.params.groupId, req.query.page, req.query.limit, { environment: req.query.environment });
+  });
+
+  app.get('/projects/:projectId/crash-groups/:groupId/occurrence', {
+    schema: {
+      tags, params: params('projectId', 'groupId'),
+      querystring: {
+        type: 'object',
+        properties: {
+          index: { type: 'integer', minimum: 0, maximum: 1_000_000, default: 0, description: '0: the latest occurrence, 1: the one before, …' },
+          environment: scopeQuery.environment,
+        },
+      },
+    },
+  }, async (req) => {
+    return dashboard.occurrence(req.params.projectId, req.params.groupId, req.query.index, { environment: req.query.environment });
   });
 
   app.patch('/projects/:projectId/crash-groups/:groupId', {

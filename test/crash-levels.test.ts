@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { crash, sessionStart } from './helpers/payloads.ts';
+import { dashboardProject, signup, type Account } from './helpers/accounts.ts';
+
+// Messages (level info / warning) kept apart from crashes and errors: the crash list, its
+// counts, release health and spike rules; environments filter the list and the crash page.
+let s: TestServer;
+let a: Account;
+let projectId: string;
+let auth: { authorization: string };
+beforeAll(async () => {
+  s = await startTestServer({ RUN_WORKER: 'true', ALERT_RULES_INTERVAL_MS: '86400000', OUTBOX_POLL_MS: '100' });
+  a = await signup(s);
+  ({ projectId, auth } = await dashboardProject(s, a));
+}, 60_000);
+afterAll(async () => {
+  await s?.close();
+});
+
+const NOW = Date.now();
+let ts = NOW - 120_000;
+async function report(stackTrace: string, over: Record<string, unknown>, appVersion = '3.0') {
+  const st = sessionStart({ startedAt: NOW - 600_000 });
+  st.device.appVersion = appVersion;
+  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(201);
+  const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash(st.sessionId, { stackTrace, timestamp: ts++, ...over }) });
+  expect(r.statusCode, r.body).toBe(201);
+  return st.sessionId;
+}
+const dash = async (url: string) => {
+  const r = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}${url}`, headers: a.headers });
+  expect(r.statusCode, r.body).toBe(200);
+  return r.json();
+};
+
+const FATAL = `at fatalSite${randomUUID().slice(0, 8)} (app.js:1:1)`;
+const HANDLED = `at handledSite (app.js:2:2)`;
+const MESSAGE = `at messageSite (app.js:3:3)`;
+
+describe('levels and environments', () => {
+  beforeAll(async () => {
+    await report(FATAL, { environment: 'production' });
+    await report(FATAL, { environment: 'production' });
+    await report(FATAL, { environment: 'staging' });
+    await report(HANDLED, { isFatal: false, handled: true, environment: 'staging' });
+    for (let i = 0; i < 4; i++) await report(MESSAGE, { isFatal: false, handled: true, level: i % 2 ? 'info' : 'warning', message: 'cart shown', environment: 'production' });
+  });
+
+  it('the crash list shows crashes and errors by default; messages have their own filter', async () => {
+    const all = await dash('/crash-groups');
+    expect(all.data.map((g: { stackHead: string }) => g.stackHead).sort()).toEqual([FATAL, HANDLED].sort());
+    expect(all.data.find((g: { stackHead: string }) => g.stackHead === FATAL)).toMatchObject({ level: 'fatal', occurrenceCount: 3 });
+    const messages = await dash('/crash-groups?kind=message');
+    expect(messages.data).toHaveLength(1);
+    expect(messages.data[0]).toMatchObject({ stackHead: MESSAGE, level: 'warning', occurrenceCount: 4 });
+    expect((await dash('/crash-groups?level=info')).data[0]).toMatchObject({ stackHead: MESSAGE, occurrenceCount: 2, level: 'info' });
+    expect((await dash('/crash-groups?kind=fatal')).data.map((g: { stackHead: string }) => g.stackHead)).toEqual([FATAL]);
+    expect((await dash('/crash-groups?kind=nonfatal')).data.map((g: { stackHead: string }) => g.stackHead)).toEqual([HANDLED]);
+    const bad = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}/crash-groups?level=loud`, headers: a.headers });
+    expect(bad.statusCode).toBe(400);
+  });
+
+  it('environment filters the list and its counts, and the crash page figures', async () => {
+    const prod = await dash('/crash-groups?environment=production');
+    expect(prod.data).toHaveLength(1);
+    expect(prod.data[0]).toMatchObject({ stackHead: FATAL, occurrenceCount: 2 });
+    const staging = await dash('/crash-groups?environment=staging');
+    expect(staging.data.map((g: { stackHead: string }) => g.stackHead).sort()).toEqual([FATAL, HANDLED].sort());
+    expect((await dash('/crash-groups?environment=nowhere')).data).toEqual([]);
+
+    const id = prod.data[0].id;
+    const page = await dash(`/crash-groups/${id}`);
+    expect(page.environments).toEqual([{ environment: 'production', occurrences: 2 }, { environment: 'staging', occurrences: 1 }]);
+    expect(page.appVersionCounts).toEqual([{ appVersion: '3.0', occurrences: 3 }]);
+    const scoped = await dash(`/crash-groups/${id}?environment=staging`);
+    expect(scoped.environment).toBe('staging');
+    expect(scoped.appVersionCounts).toEqual([{ appVersion: '3.0', occurrences: 1 }]);
+    expect(scoped.latest).toMatchObject({ environment: 'staging', level: 'fatal' });
+    expect(scoped.breakdown.platforms).toEqual([{ value: 'ios', occurrences: 1, devices: 1 }]);
+    expect((await dash(`/crash-groups/${id}/occurrences?environment=production`)).total).toBe(2);
+  });
+
+  it('release health counts no message as a crash, nor a message group as a new crash group', async () => {
+    const r = await s.app.inject({ method: 'GET', url: '/export/releases', headers: auth });
+    expect(r.statusCode, r.body).toBe(200);
+    const row = r.json().data.find((x: { appVersion: string }) => x.appVersion === '3.0');
+    // 8 sessions, 3 crashed fatally; the handled error and the 4 messages crash nothing
+    expect(row).toMatchObject({ sessions: 8, crashedSessions: 3, newGroups: 2 });
+  });
+
+  it('a spike rule counts crashes and errors by default, and messages when its levels say so', async () => {
+    const create = async (body: object) => {
+      const r = await s.app.inject({ method: 'POST', url: `/api/projects/${projectId}/alert-rules`, headers: s.admin, payload: body });
+      expect(r.statusCode, r.body).toBe(201);
+      return r.json();
+    };
+    const crashes = await create({ name: 'crashes', kind: 'spike', threshold: 4, windowMinutes: 60, emails: [] });
+    expect(crashes.levels).toBeNull();
+    // 3 fatal occurrences of one group, 4 messages of another: the default rule does not fire
+    expect(await s.worker!.rules!.evaluate()).toBe(0);
+    const messages = await create({ name: 'messages', kind: 'spike', threshold: 4, windowMinutes: 60, emails: [], levels: ['warning', 'info'] });
+    expect(messages.levels).toEqual(['warning', 'info']);
+    expect(await s.worker!.rules!.evaluate()).toBe(1);
+    const patched = await s.app.inject({
+      method: 'PATCH', url: `/api/projects/${projectId}/alert-rules/${messages.id}`, headers: s.admin, payload: { levels: null },
+    });
+    expect(patched.json().levels).toBeNull();
+    const bad = await s.app.inject({
+      method: 'POST', url: `/api/projects/${projectId}/alert-rules`, headers: s.admin,
+      payload: { name: 'x', kind: 'spike', threshold: 1, levels: ['loud'] },
+    });
+    expect(bad.statusCode).toBe(422);
+  });
+});
