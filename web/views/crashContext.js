@@ -9,6 +9,10 @@ import { dash, get, qs } from '../lib/api.js';
 const LEVEL_KIND = { fatal: 'bad', error: 'warn', warning: 'warn', info: 'info', debug: 'info' };
 export const levelBadge = (level) => badge(level, LEVEL_KIND[level] ?? 'info');
 const userText = (tag, text) => h(tag, { dir: 'auto' }, text);
+// In JSON shown as code, bidi controls are written as escapes: an override character would
+// otherwise reorder the rest of its line (keys, quotes) on screen.
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const shownJson = (v, indent) => JSON.stringify(v, null, indent).replace(BIDI, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 function tagChips(tags) {
   const entries = Object.entries(tags ?? {});
@@ -33,7 +37,7 @@ function timelineBlock(entries) {
       h('span.tl-type', { dir: 'auto' }, e.kind),
       h('span.tl-body',
         userText('span', e.message || '—'),
-        e.source === 'breadcrumb' && e.data ? h('code.props', { dir: 'auto' }, JSON.stringify(e.data)) : null),
+        e.source === 'breadcrumb' && e.data ? h('code.props', { dir: 'ltr' }, shownJson(e.data)) : null),
       h('span.tl-seq.hint', e.source === 'breadcrumb' ? `breadcrumb${e.level && e.level !== 'info' ? ` · ${e.level}` : ''}` : e.source === 'event' ? 'event' : e.level));
   }));
 }
@@ -77,7 +81,7 @@ export function occurrenceBlock(projectId, groupId, environment) {
       droppedBlock(o.dropped),
       h('h3', 'Tags'), tagChips(o.tags),
       h('h3', 'Context'),
-      o.context ? h('pre.context-json', { tabindex: '0', dir: 'auto' }, JSON.stringify(o.context, null, 2)) : h('p.hint', 'No context.'),
+      o.context ? h('pre.context-json', { tabindex: '0', dir: 'ltr' }, shownJson(o.context, 2)) : h('p.hint', 'No context.'),
       h('h3', 'Before the crash'),
       h('p.hint', 'Breadcrumbs the SDK sent and the events flightrec stored for the session, in time order (UTC); the crash last.'),
       timelineBlock(r.timeline),
