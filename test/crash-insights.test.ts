@@ -173,3 +173,12 @@ describe('the trail before the crash', () => {
     expect(m.json().trails[0].steps.map((x: { label: string }) => x.label)).toEqual(['/onboarding', '/home', 'buy', '/cart/<n>', 'POST api.shop.example/orders/<uuid> → 503']);
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents both routes, on the dashboard and the management API', async () => {
+    const doc = (await s.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    for (const base of ['/api/dashboard/projects/{projectId}', '/api/projects/{projectId}']) {
+      for (const r of ['suspects', 'trail']) expect(Object.keys(doc.paths)).toContain(`${base}/crash-groups/{groupId}/${r}`);
+    }
+  });
+});
