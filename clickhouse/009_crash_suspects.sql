@@ -37,12 +37,14 @@ ORDER BY (project_id, day, dimension, value);
 
 -- The dimension values are spelled as the group side spells them (below): the same expressions.
 CREATE MATERIALIZED VIEW IF NOT EXISTS session_dimensions_daily_mv TO session_dimensions_daily AS
-SELECT project_id, toDate(started_at, 'UTC') AS day, d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(session_id) AS sessions
+SELECT project_id, toDate(started_at, 'UTC') AS day,
+  d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(session_id) AS sessions
 FROM session_facts
 ARRAY JOIN arrayConcat(arrayFilter(x -> x.2 != '', [
     ('release', concat('', app_version)), ('platform', concat('', platform)),
     ('osVersion', if(os_version = '', '', trim(concat(platform, ' ', os_version)))),
-    ('deviceModel', trim(concat(brand, ' ', model))), ('networkType', concat('', network_type))]) AS dims, arrayMap(x -> (x.1, ''), dims)) AS d
+    ('deviceModel', trim(concat(brand, ' ', model))), ('networkType', concat('', network_type))]) AS dims,
+  arrayMap(x -> (x.1, ''), dims)) AS d
 WHERE crashed = 0
 GROUP BY project_id, day, dimension, value;
 
@@ -60,13 +62,15 @@ PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, group_key, day, dimension, value);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS crash_dimensions_daily_mv TO crash_dimensions_daily AS
-SELECT project_id, group_key, toDate(occurred_at, 'UTC') AS day, d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
+SELECT project_id, group_key, toDate(occurred_at, 'UTC') AS day,
+  d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
 FROM crash_occurrences
 ARRAY JOIN arrayConcat([('', '')], arrayFilter(x -> x.2 != '', arrayConcat([
     ('release', ifNull(app_version, '')), ('platform', ifNull(platform, '')),
     ('osVersion', if(ifNull(os_version, '') = '', '', trim(concat(ifNull(platform, ''), ' ', os_version)))),
     ('deviceModel', trim(concat(ifNull(brand, ''), ' ', ifNull(model, '')))), ('networkType', ifNull(network_type, '')),
-    ('environment', concat('', environment))], arrayMap((k, v) -> (concat('tag:', k), v), mapKeys(tags), mapValues(tags)))) AS dims,
+    ('environment', concat('', environment))],
+    arrayMap((k, v) -> (concat('tag:', k), v), mapKeys(tags), mapValues(tags)))) AS dims,
   arrayMap(x -> (x.1, ''), dims)) AS d
 GROUP BY project_id, group_key, day, dimension, value;
 
@@ -85,7 +89,8 @@ PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, day, dimension, value);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS crash_dimensions_project_daily_mv TO crash_dimensions_project_daily AS
-SELECT project_id, toDate(occurred_at, 'UTC') AS day, d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
+SELECT project_id, toDate(occurred_at, 'UTC') AS day,
+  d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
 FROM crash_occurrences
 ARRAY JOIN arrayConcat(arrayFilter(x -> x.2 != '', arrayConcat([('environment', concat('', environment))],
     arrayMap((k, v) -> (concat('tag:', k), v), mapKeys(tags), mapValues(tags)))) AS dims,
@@ -95,26 +100,31 @@ GROUP BY project_id, day, dimension, value;
 -- What was stored before this migration (its sessions have no device context yet: they count
 -- in the release and platform baselines only).
 INSERT INTO session_dimensions_daily
-SELECT project_id, toDate(started_at, 'UTC') AS day, d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(session_id) AS sessions
+SELECT project_id, toDate(started_at, 'UTC') AS day,
+  d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(session_id) AS sessions
 FROM session_facts
-ARRAY JOIN arrayConcat(arrayFilter(x -> x.2 != '', [('release', concat('', app_version)), ('platform', concat('', platform))]) AS dims,
+ARRAY JOIN arrayConcat(arrayFilter(x -> x.2 != '', [
+    ('release', concat('', app_version)), ('platform', concat('', platform))]) AS dims,
   arrayMap(x -> (x.1, ''), dims)) AS d
 WHERE crashed = 0
 GROUP BY project_id, day, dimension, value;
 
 INSERT INTO crash_dimensions_daily
-SELECT project_id, group_key, toDate(occurred_at, 'UTC') AS day, d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
+SELECT project_id, group_key, toDate(occurred_at, 'UTC') AS day,
+  d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
 FROM crash_occurrences
 ARRAY JOIN arrayConcat([('', '')], arrayFilter(x -> x.2 != '', arrayConcat([
     ('release', ifNull(app_version, '')), ('platform', ifNull(platform, '')),
     ('osVersion', if(ifNull(os_version, '') = '', '', trim(concat(ifNull(platform, ''), ' ', os_version)))),
     ('deviceModel', trim(concat(ifNull(brand, ''), ' ', ifNull(model, '')))), ('networkType', ifNull(network_type, '')),
-    ('environment', concat('', environment))], arrayMap((k, v) -> (concat('tag:', k), v), mapKeys(tags), mapValues(tags)))) AS dims,
+    ('environment', concat('', environment))],
+    arrayMap((k, v) -> (concat('tag:', k), v), mapKeys(tags), mapValues(tags)))) AS dims,
   arrayMap(x -> (x.1, ''), dims)) AS d
 GROUP BY project_id, group_key, day, dimension, value;
 
 INSERT INTO crash_dimensions_project_daily
-SELECT project_id, toDate(occurred_at, 'UTC') AS day, d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
+SELECT project_id, toDate(occurred_at, 'UTC') AS day,
+  d.1 AS dimension, d.2 AS value, uniqCombinedState(14)(id) AS occurrences
 FROM crash_occurrences
 ARRAY JOIN arrayConcat(arrayFilter(x -> x.2 != '', arrayConcat([('environment', concat('', environment))],
     arrayMap((k, v) -> (concat('tag:', k), v), mapKeys(tags), mapValues(tags)))) AS dims,

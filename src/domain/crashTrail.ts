@@ -53,7 +53,8 @@ export function stepOf(raw: RawStep): TrailStep {
   if (raw.kind === 'request') {
     const method = cut(raw.method ?? '').toUpperCase() || 'GET';
     const status = raw.status === null || raw.status === undefined ? 'error' : String(raw.status);
-    return { kind: 'request', label: `${normaliseMessage(method)} ${normaliseMessage(hostPath(raw.text))} → ${status}` };
+    const where = normaliseMessage(hostPath(raw.text));
+    return { kind: 'request', label: `${normaliseMessage(method)} ${where} → ${status}` };
   }
   return { kind: raw.kind, label: normaliseMessage(cut(raw.text)) || '(unnamed)' };
 }

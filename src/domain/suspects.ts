@@ -68,7 +68,8 @@ export function rankSuspects(dimensions: readonly DimensionCounts[], limit = 50)
       const liftLow = wilson(groupCount, d.groupTotal).low / wilson(baselineCount, d.baselineTotal).high;
       if (!(liftLow > 1)) continue;
       out.push({
-        dimension: d.dimension, value, groupCount, groupShare, baselineCount, baselineShare, baselineUnit: d.baselineUnit,
+        dimension: d.dimension, value, groupCount, groupShare, baselineCount, baselineShare,
+        baselineUnit: d.baselineUnit,
         lift: baselineShare > 0 ? groupShare / baselineShare : null, liftLow,
       });
     }

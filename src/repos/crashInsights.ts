@@ -47,7 +47,8 @@ export function crashInsightsRepo(ch: ClickHouse) {
       const one = { project: projectId, key: groupKey };
       const dayRows = await ch.query<{ day: string }>(
         `SELECT DISTINCT toString(day) AS day FROM ${CRASH_DIMS}
-         WHERE project_id = {project:String} AND group_key = {key:String} AND dimension = '' ORDER BY day DESC LIMIT {cap:UInt32}`,
+         WHERE project_id = {project:String} AND group_key = {key:String} AND dimension = ''
+         ORDER BY day DESC LIMIT {cap:UInt32}`,
         { ...one, cap: periodDays },
       );
       const last = dayRows[0]?.day;
@@ -64,7 +65,8 @@ export function crashInsightsRepo(ch: ClickHouse) {
       const wanted = group.filter((r) => r.dimension !== '' && r.value !== '');
       // Sessions carry release, platform, OS, device and network type; only crash reports carry
       // environment and tags, so their baseline is the project's occurrences of the same days.
-      const baselineOf = (table: string, unit: 'sessions' | 'occurrences', pairs: string[]) => ch.query<{ dimension: string; value: string; n: number }>(
+      type CountRow = { dimension: string; value: string; n: number };
+      const baselineOf = (table: string, unit: 'sessions' | 'occurrences', pairs: string[]) => ch.query<CountRow>(
         `SELECT dimension, value, uniqCombinedMerge(14)(${unit}) AS n FROM ${table}
          WHERE project_id = {project:String} AND day IN {days:Array(Date)}
            AND (value = '' OR concat(toString(length(dimension)), ':', dimension, value) IN {pairs:Array(String)})
@@ -83,7 +85,10 @@ export function crashInsightsRepo(ch: ClickHouse) {
       const dimOf = (name: string) => {
         let d = byDim.get(name);
         if (!d) {
-          d = { dimension: name, baselineUnit: isCrashOnly(name) ? 'occurrences' : 'sessions', groupTotal: 0, baselineTotal: 0, group: new Map(), baseline: new Map() };
+          d = {
+            dimension: name, baselineUnit: isCrashOnly(name) ? 'occurrences' : 'sessions',
+            groupTotal: 0, baselineTotal: 0, group: new Map(), baseline: new Map(),
+          };
           byDim.set(name, d);
         }
         return d;
@@ -101,7 +106,10 @@ export function crashInsightsRepo(ch: ClickHouse) {
         if (r.value === '') d.baselineTotal = Number(r.n);
         else d.baseline.set(r.value, Number(r.n));
       }
-      return { days, from: days[0] ?? null, to: days[days.length - 1] ?? null, groupOccurrences, dimensions: [...byDim.values()] };
+      return {
+        days, from: days[0] ?? null, to: days[days.length - 1] ?? null, groupOccurrences,
+        dimensions: [...byDim.values()],
+      };
     },
 
     /**
@@ -116,7 +124,9 @@ export function crashInsightsRepo(ch: ClickHouse) {
      * two Distributed tables is refused); on one server it is an IN, its set used on the sort key.
      */
     async trailWindows(projectId: string, groupKey: string, q: TrailQuery): Promise<TrailWindow[]> {
-      const rows = await ch.query<{ s: string; at: number; steps: [number, number, string, string, string, number | null][] }>(
+      // (time, sequence, kind, text, method, status) per step
+      type Step = [number, number, string, string, string, number | null];
+      const rows = await ch.query<{ s: string; at: number; steps: Step[] }>(
         `WITH
            sample AS (
              SELECT session_id, occurred_at FROM ${OCCURRENCES}

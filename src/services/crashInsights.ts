@@ -9,8 +9,9 @@ export const SUSPECT_PERIOD_DAYS = { default: 30, min: 1, max: 90 } as const;
 
 /** What a person reads under the table: how the ranking was made. */
 const SUSPECT_METHOD = `lift = share of the group's occurrences with the value / share of the baseline with it `
-  + `(among those with a known value of the dimension), on the days the group occurred; ranked by its lower bound (95 % Wilson lower bound of the group's share over the `
-  + `95 % Wilson upper bound of the baseline's share); only values with a bound above 1 and at least ${MIN_SUSPECT_COUNT} occurrences`;
+  + '(among those with a known value of the dimension), on the days the group occurred; ranked by its lower bound '
+  + '(95 % Wilson lower bound of the group\'s share over the 95 % Wilson upper bound of the baseline\'s share); '
+  + `only values with a bound above 1 and at least ${MIN_SUSPECT_COUNT} occurrences`;
 
 /**
  * The crash page's suspects and trail before the crash (docs/decisions.md, "Crash suspects and
@@ -29,8 +30,8 @@ export function crashInsightsService(d: { groups: Pick<CrashGroupsRepo, 'row'>; 
       return {
         period: { days, from: c.from, to: c.to, daysWithOccurrences: c.days.length },
         occurrences: c.groupOccurrences,
-        baseline: 'the project\'s sessions started on the days the group occurred (environment and tags: the project\'s crash '
-          + 'occurrences of those days, as sessions carry neither)',
+        baseline: 'the project\'s sessions started on the days the group occurred (environment and tags: '
+          + 'the project\'s crash occurrences of those days, as sessions carry neither)',
         method: SUSPECT_METHOD,
         dimensions: c.dimensions.map((x) => ({
           dimension: x.dimension, occurrences: x.groupTotal, baseline: x.baselineTotal, baselineUnit: x.baselineUnit,
@@ -48,7 +49,8 @@ export function crashInsightsService(d: { groups: Pick<CrashGroupsRepo, 'row'>; 
         windowSeconds, steps, sampleLimit: TRAIL_SAMPLE,
         sampled: t.sampled, withoutEvents: t.withoutEvents,
         trails: t.trails.map((x) => ({
-          steps: x.steps, occurrences: x.occurrences, share: x.share, sessionId: x.sessionId, occurredAt: new Date(x.occurredAt).toISOString(),
+          steps: x.steps, occurrences: x.occurrences, share: x.share, sessionId: x.sessionId,
+          occurredAt: new Date(x.occurredAt).toISOString(),
         })),
       };
     },

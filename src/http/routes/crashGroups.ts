@@ -67,12 +67,20 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
   }, async (req, reply) => reply.code(201).send(await found(req.params.projectId, a.comment(req.params.projectId, req.params.groupId, ADMIN_ACTOR, req.body.body))));
 
   // Suspects and the trail before the crash, as on the crash page.
+  const insights = svc.crashInsights;
   app.get('/projects/:projectId/crash-groups/:groupId/suspects', {
-    schema: { tags: ['management'], security, params: S.crashGroupParams, querystring: I.suspectsQuery, response: { 200: I.suspects, ...errors } },
-  }, async (req) => found(req.params.projectId, svc.crashInsights.suspects(req.params.projectId, req.params.groupId, req.query.days)));
+    schema: {
+      tags: ['management'], security, params: S.crashGroupParams, querystring: I.suspectsQuery,
+      response: { 200: I.suspects, ...errors },
+    },
+  }, async (req) => found(req.params.projectId,
+    insights.suspects(req.params.projectId, req.params.groupId, req.query.days)));
 
   app.get('/projects/:projectId/crash-groups/:groupId/trail', {
-    schema: { tags: ['management'], security, params: S.crashGroupParams, querystring: I.trailQuery, response: { 200: I.trail, ...errors } },
-  }, async (req) => found(req.params.projectId, svc.crashInsights.trail(req.params.projectId, req.params.groupId,
+    schema: {
+      tags: ['management'], security, params: S.crashGroupParams, querystring: I.trailQuery,
+      response: { 200: I.trail, ...errors },
+    },
+  }, async (req) => found(req.params.projectId, insights.trail(req.params.projectId, req.params.groupId,
     req.query.window ?? TRAIL_WINDOW_SECONDS.default, req.query.steps ?? TRAIL_STEPS.default)));
 };

@@ -6,8 +6,10 @@ export const suspectsQuery = {
   type: 'object',
   properties: {
     days: {
-      type: 'integer', minimum: SUSPECT_PERIOD_DAYS.min, maximum: SUSPECT_PERIOD_DAYS.max, default: SUSPECT_PERIOD_DAYS.default,
-      description: 'the period: this many UTC days ending at the group\'s last occurrence (its days with occurrences are compared)',
+      type: 'integer',
+      minimum: SUSPECT_PERIOD_DAYS.min, maximum: SUSPECT_PERIOD_DAYS.max, default: SUSPECT_PERIOD_DAYS.default,
+      description: 'the period: this many UTC days ending at the group\'s last occurrence '
+        + '(its days with occurrences are compared)',
     },
   },
 } as const;
@@ -16,7 +18,8 @@ export const trailQuery = {
   type: 'object',
   properties: {
     window: {
-      type: 'integer', minimum: TRAIL_WINDOW_SECONDS.min, maximum: TRAIL_WINDOW_SECONDS.max, default: TRAIL_WINDOW_SECONDS.default,
+      type: 'integer',
+      minimum: TRAIL_WINDOW_SECONDS.min, maximum: TRAIL_WINDOW_SECONDS.max, default: TRAIL_WINDOW_SECONDS.default,
       description: 'seconds before each crash' },
     steps: {
       type: 'integer', minimum: TRAIL_STEPS.min, maximum: TRAIL_STEPS.max, default: TRAIL_STEPS.default,
@@ -31,7 +34,10 @@ export const suspects = {
   properties: {
     period: {
       type: 'object',
-      properties: { days: { type: 'integer' }, from: { type: ['string', 'null'] }, to: { type: ['string', 'null'] }, daysWithOccurrences: { type: 'integer' } },
+      properties: {
+        days: { type: 'integer' }, from: { type: ['string', 'null'] }, to: { type: ['string', 'null'] },
+        daysWithOccurrences: { type: 'integer' },
+      },
     },
     occurrences: { type: 'number' },
     baseline: { type: 'string' },
@@ -40,7 +46,10 @@ export const suspects = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { dimension: { type: 'string' }, occurrences: { type: 'number' }, baseline: { type: 'number' }, baselineUnit: { type: 'string' } },
+        properties: {
+          dimension: { type: 'string' }, occurrences: { type: 'number' },
+          baseline: { type: 'number' }, baselineUnit: { type: 'string' },
+        },
       },
     },
     suspects: {
@@ -70,9 +79,15 @@ export const trail = {
         properties: {
           steps: {
             type: 'array',
-            items: { type: 'object', properties: { kind: { type: 'string', enum: ['screen', 'tap', 'event', 'request'] }, label: { type: 'string' } } },
+            items: {
+              type: 'object',
+              properties: {
+                kind: { type: 'string', enum: ['screen', 'tap', 'event', 'request'] }, label: { type: 'string' },
+              },
+            },
           },
-          occurrences: { type: 'integer' }, share: { type: 'number' }, sessionId: { type: 'string' }, occurredAt: { type: 'string' },
+          occurrences: { type: 'integer' }, share: { type: 'number' },
+          sessionId: { type: 'string' }, occurredAt: { type: 'string' },
         },
       },
     },

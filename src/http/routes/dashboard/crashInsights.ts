@@ -12,14 +12,16 @@ export const crashInsightsRoutes = (svc: Services): Routes => async (app) => {
   app.get('/projects/:projectId/crash-groups/:groupId/suspects', {
     schema: {
       tags, params: group, querystring: S.suspectsQuery, response: { 200: S.suspects },
-      description: 'values of release, platform, OS version, device model and network type over-represented in the group against the project\'s sessions',
+      description: 'values of release, platform, OS version, device model, network type, environment and tags '
+        + 'over-represented in the group against the project\'s baseline',
     },
   }, async (req) => svc.crashInsights.suspects(req.params.projectId, req.params.groupId, req.query.days));
 
   app.get('/projects/:projectId/crash-groups/:groupId/trail', {
     schema: {
       tags, params: group, querystring: S.trailQuery, response: { 200: S.trail },
-      description: 'the most common sequences of screens, taps, custom events and failing requests before the group\'s latest crashes',
+      description: 'the most common sequences of screens, taps, custom events and failing requests '
+        + 'before the group\'s latest crashes',
     },
   }, async (req) => svc.crashInsights.trail(req.params.projectId, req.params.groupId,
     req.query.window ?? TRAIL_WINDOW_SECONDS.default, req.query.steps ?? TRAIL_STEPS.default));
