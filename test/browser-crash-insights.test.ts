@@ -41,7 +41,10 @@ describe.skipIf(!hasChromium)('crash suspects and trail in Chromium', () => {
     for (let i = 0; i < 40; i++) {
       const st = sessionStart({ startedAt: T0 + i * 60_000 });
       const planted = i < 8;
-      st.device = { ...st.device, platform: 'android', osVersion: planted ? '14' : '13', brand: 'Google', model: HOSTILE, appVersion: '5.0.0' };
+      st.device = {
+        ...st.device, platform: 'android', osVersion: planted ? '14' : '13', brand: 'Google', model: HOSTILE,
+        appVersion: '5.0.0',
+      };
       await post('/ingest/session', st);
       if (!(planted || i === 39)) continue;
       const at = st.startedAt + 60_000;
@@ -50,13 +53,21 @@ describe.skipIf(!hasChromium)('crash suspects and trail in Chromium', () => {
         sessionId: sid, events: [
           { sessionId: sid, sequenceNumber: 0, timestamp: at - 9_000, type: 'navigate', from: null, to: LONG },
           { sessionId: sid, sequenceNumber: 1, timestamp: at - 6_000, type: 'tap', x: 1, y: 1, target: HOSTILE },
-          { sessionId: sid, sequenceNumber: 2, timestamp: at - 1_000, type: 'network', method: 'POST', url: `https://api.shop.example/pay/${i + 100}`, statusCode: 502, duration: 9, error: null },
+          {
+            sessionId: sid, sequenceNumber: 2, timestamp: at - 1_000, type: 'network', method: 'POST',
+            url: `https://api.shop.example/pay/${i + 100}`, statusCode: 502, duration: 9, error: null,
+          },
         ],
       });
-      await post('/ingest/crash', { sessionId: sid, timestamp: at, message: 'Error: pay failed', stackTrace: 'Error: pay failed\n    at pay (app.js:1:1)', isFatal: true, handled: false });
+      await post('/ingest/crash', {
+        sessionId: sid, timestamp: at, message: 'Error: pay failed',
+        stackTrace: 'Error: pay failed\n    at pay (app.js:1:1)',
+        isFatal: true, handled: false,
+      });
     }
     await s.svc.ingest.drain();
-    const groups = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [projectId]);
+    const groups = await s.svc.stores.pg.query<{ id: string }>(
+      'SELECT id FROM crash_groups WHERE project_id = $1', [projectId]);
     groupId = groups.rows[0]!.id;
     browser = await launchChromium();
   });

@@ -31,7 +31,8 @@ describe('rankSuspects', () => {
   it('ranks a planted over-represented value first and leaves a value common in both out', () => {
     const ranked = rankSuspects([
       // Android 14 is 10 % of the baseline but 60 % of the group; Android 13 is common in both
-      dim('osVersion', 1000, { 'Android 14': 600, 'Android 13': 400 }, 100_000, { 'Android 14': 10_000, 'Android 13': 60_000, 'iOS 17': 30_000 }),
+      dim('osVersion', 1000, { 'Android 14': 600, 'Android 13': 400 },
+        100_000, { 'Android 14': 10_000, 'Android 13': 60_000, 'iOS 17': 30_000 }),
       // release 2.0 a little over-represented
       dim('release', 1000, { '2.0': 450, '1.9': 550 }, 100_000, { '2.0': 35_000, '1.9': 65_000 }),
       // wifi is as common in the group as everywhere
@@ -79,11 +80,13 @@ describe('rankSuspects', () => {
 
 describe('the trail before the crash', () => {
   it('labels steps, collapsing ids and numbers in paths and dropping query strings', () => {
-    expect(hostPath('https://user:pw@api.example.com:8443/v2/orders/1042?token=abc#x')).toBe('api.example.com:8443/v2/orders/1042');
+    expect(hostPath('https://user:pw@api.example.com:8443/v2/orders/1042?token=abc#x'))
+      .toBe('api.example.com:8443/v2/orders/1042');
     expect(hostPath('/relative/path?q')).toBe('/relative/path');
     expect(stepOf({ kind: 'request', text: 'https://api.example.com/v2/orders/1042?x=1', method: 'post', status: 500 }))
       .toEqual({ kind: 'request', label: 'POST api.example.com/v2/orders/<n> → 500' });
-    expect(stepOf({ kind: 'request', text: 'https://a.io/u/0b7c3e2a-1f4d-4b5e-9c1a-2d3e4f5a6b7c', method: 'GET', status: null }).label)
+    const uuidUrl = 'https://a.io/u/0b7c3e2a-1f4d-4b5e-9c1a-2d3e4f5a6b7c';
+    expect(stepOf({ kind: 'request', text: uuidUrl, method: 'GET', status: null }).label)
       .toBe('GET a.io/u/<uuid> → error');
     expect(stepOf({ kind: 'screen', text: '/product/77' })).toEqual({ kind: 'screen', label: '/product/<n>' });
     expect(stepOf({ kind: 'tap', text: '' }).label).toBe('(unnamed)');
@@ -97,7 +100,8 @@ describe('the trail before the crash', () => {
 
   it('keeps the last k steps with consecutive repeats collapsed', () => {
     const raw: RawStep[] = [
-      { kind: 'screen', text: 'Home' }, { kind: 'tap', text: 'buy' }, { kind: 'tap', text: 'buy' }, { kind: 'tap', text: 'buy' },
+      { kind: 'screen', text: 'Home' },
+      { kind: 'tap', text: 'buy' }, { kind: 'tap', text: 'buy' }, { kind: 'tap', text: 'buy' },
       { kind: 'screen', text: 'Cart' }, { kind: 'event', text: 'checkout_started' },
     ];
     expect(trailOf(raw, 3).map((s) => s.label)).toEqual(['buy', 'Cart', 'checkout_started']);
@@ -105,8 +109,11 @@ describe('the trail before the crash', () => {
   });
 
   it('counts the most common trail first, with its share and the latest session that followed it', () => {
-    const failing: RawStep[] = [{ kind: 'screen', text: 'Cart' }, { kind: 'request', text: 'https://api.x.io/pay/1', method: 'POST', status: 502 }];
-    const failing2: RawStep[] = [{ kind: 'screen', text: 'Cart' }, { kind: 'request', text: 'https://api.x.io/pay/99?r=2', method: 'POST', status: 502 }];
+    const pay = (url: string): RawStep[] => [
+      { kind: 'screen', text: 'Cart' }, { kind: 'request', text: url, method: 'POST', status: 502 },
+    ];
+    const failing = pay('https://api.x.io/pay/1');
+    const failing2 = pay('https://api.x.io/pay/99?r=2');
     const windows: TrailWindow[] = [
       { sessionId: 's1', occurredAt: 1, steps: failing },
       { sessionId: 's2', occurredAt: 5, steps: failing2 },
