@@ -45,8 +45,8 @@ const EVENTS_PER_OCCURRENCE = 8;
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-bench-crash-insights-'));
 const server = await createServer(loadConfig({
-  DATA_DIR: dataDir, ADMIN_TOKEN: 'bench-admin-token-0123456789', LOG_LEVEL: 'silent', RUN_WORKER: 'false', INGEST_SPOOL: 'false',
-  RATE_LIMIT_DASHBOARD_PER_MIN: '100000', RATE_LIMIT_AUTH_PER_MIN: '1000',
+  DATA_DIR: dataDir, ADMIN_TOKEN: 'bench-admin-token-0123456789', LOG_LEVEL: 'silent', RUN_WORKER: 'false',
+  INGEST_SPOOL: 'false', RATE_LIMIT_DASHBOARD_PER_MIN: '100000', RATE_LIMIT_AUTH_PER_MIN: '1000',
 }), { logger: false });
 const { app } = server;
 const ch = server.svc.stores.ch;
@@ -61,11 +61,18 @@ async function chunked(label: string, total: number, insert: (from: number, n: n
   process.stdout.write('\n');
 }
 
+const cell = (x: unknown) => String(x).padStart(8);
+
 try {
-  const signup = await app.inject({ method: 'POST', url: '/api/auth/signup', payload: { email: `bench-${randomUUID()}@example.com`, password: 'correct horse battery' } });
+  const email = `bench-${randomUUID()}@example.com`;
+  const signup = await app.inject({
+    method: 'POST', url: '/api/auth/signup', payload: { email, password: 'correct horse battery' },
+  });
   const cookie = String(signup.headers['set-cookie']).split(';')[0]!;
   const headers = { cookie, 'x-csrf-token': signup.json().csrfToken as string };
-  const created = await app.inject({ method: 'POST', url: '/api/dashboard/projects', headers, payload: { name: 'bench' } });
+  const created = await app.inject({
+    method: 'POST', url: '/api/dashboard/projects', headers, payload: { name: 'bench' },
+  });
   const projectId = created.json().project.id as string;
   const keyAuth = { authorization: `Bearer ${created.json().apiKey as string}` };
 
@@ -78,49 +85,70 @@ try {
     const r = await app.inject({ method: 'POST', url, headers: keyAuth, payload });
     if (r.statusCode !== 201) throw new Error(`${url}: ${r.statusCode} ${r.body}`);
   };
-  await post('/ingest/session', { sessionId: seed, startedAt: startMs, device: { platform: 'android', osVersion: '15', appVersion: '1.7' } });
-  await post('/ingest/crash', { sessionId: seed, timestamp: startMs + 1000, message: 'Error: bench', stackTrace: 'Error: bench\n    at pay (app.js:1:1)', isFatal: true, handled: false });
+  await post('/ingest/session', {
+    sessionId: seed, startedAt: startMs, device: { platform: 'android', osVersion: '15', appVersion: '1.7' },
+  });
+  await post('/ingest/crash', {
+    sessionId: seed, timestamp: startMs + 1000, message: 'Error: bench',
+    stackTrace: 'Error: bench\n    at pay (app.js:1:1)',
+    isFatal: true, handled: false,
+  });
   await server.svc.ingest.drain();
-  const group = (await server.svc.stores.pg.query<{ id: string; group_key: string }>('SELECT id, group_key FROM crash_groups WHERE project_id = $1', [projectId])).rows[0]!;
+  const group = (await server.svc.stores.pg.query<{ id: string; group_key: string }>(
+    'SELECT id, group_key FROM crash_groups WHERE project_id = $1', [projectId])).rows[0]!;
 
   // Constants only: nothing here comes from input but the numbers parsed above.
   const sessionId = (n: string) => `toUUID(concat('00000000-0000-4000-8000-', leftPad(lower(hex(${n})), 12, '0')))`;
+  const users = Math.max(1, Math.floor(sessions / 4));
   const t0 = performance.now();
   await chunked('session facts', sessions, (from, n) => ch.exec(`INSERT INTO session_facts
-      (project_id, session_id, started_at, app_version, platform, user_key, crashed, os_version, brand, model, network_type)
+      (project_id, session_id, started_at, app_version, platform, user_key, crashed,
+       os_version, brand, model, network_type)
     SELECT '${projectId}', ${sessionId('number')},
       toDateTime64(${startMs / 1000}, 3, 'UTC') + toIntervalMillisecond(intHash64(number) % ${spanMs}),
-      concat('1.', toString(intHash64(number * 3) % 8)), if(number % 2 = 0, 'android', 'ios'), concat('user:', toString(number % ${Math.max(1, Math.floor(sessions / 4))})), 0,
-      if(number % 2 = 0, ['13', '14', '15', '15', '16'][intHash64(number * 5) % 5 + 1], '18'), if(number % 2 = 0, 'Google', 'Apple'),
-      concat('Model ', toString(intHash64(number * 7) % 40)), ['wifi', 'cellular', 'none', 'unknown'][intHash64(number * 11) % 4 + 1]
+      concat('1.', toString(intHash64(number * 3) % 8)), if(number % 2 = 0, 'android', 'ios'),
+      concat('user:', toString(number % ${users})), 0,
+      if(number % 2 = 0, ['13', '14', '15', '15', '16'][intHash64(number * 5) % 5 + 1], '18'),
+      if(number % 2 = 0, 'Google', 'Apple'), concat('Model ', toString(intHash64(number * 7) % 40)),
+      ['wifi', 'cellular', 'none', 'unknown'][intHash64(number * 11) % 4 + 1]
     FROM numbers(${from}, ${n})`));
 
   // Occurrence k's time; its events and failing request use the same expression.
-  const occurredAt = (k: string) => `toDateTime64(${startMs / 1000}, 3, 'UTC') + toIntervalMillisecond(intHash64(${k} * 13) % ${spanMs})`;
+  const occurredAt = (k: string) =>
+    `toDateTime64(${startMs / 1000}, 3, 'UTC') + toIntervalMillisecond(intHash64(${k} * 13) % ${spanMs})`;
+  const sessionOf = (k: string) => sessionId(`intHash64(${k} * 17) % ${sessions}`);
   // Occurrence k: a session of the project, a time in the span; 70 % on android 15 (the plant).
-  const occurrenceRows = (groupKey: string, offset: number, from: number, n: number, tag: string) => `INSERT INTO crash_occurrences
-      (project_id, group_key, id, occurred_at, session_id, user_id, device_fingerprint, platform, os_version, app_version, brand, model,
-       message, stack_trace, is_fatal, handled, network_type, environment, tags)
+  const occurrenceRows = (groupKey: string, offset: number, from: number, n: number, tag: string) => `
+    INSERT INTO crash_occurrences
+      (project_id, group_key, id, occurred_at, session_id, user_id, device_fingerprint, platform, os_version,
+       app_version, brand, model, message, stack_trace, is_fatal, handled, network_type, environment, tags)
     SELECT '${projectId}', ${groupKey}, toString(number + ${offset}), ${occurredAt('number')},
-      ${sessionId(`intHash64(number * 17) % ${sessions}`)}, NULL, 'bench', 'android',
-      if(number % 10 < 7, '15', ['13', '14', '16'][number % 3 + 1]), concat('1.', toString(number % 8)), 'Google', concat('Model ', toString(number % 40)),
-      'Error: bench', 'at pay (app.js:1:1)', true, false, ['wifi', 'cellular', 'none', 'unknown'][number % 4 + 1], 'production', map('checkout', ${tag})
+      ${sessionOf('number')}, NULL, 'bench', 'android',
+      if(number % 10 < 7, '15', ['13', '14', '16'][number % 3 + 1]), concat('1.', toString(number % 8)),
+      'Google', concat('Model ', toString(number % 40)), 'Error: bench', 'at pay (app.js:1:1)', true, false,
+      ['wifi', 'cellular', 'none', 'unknown'][number % 4 + 1], 'production', map('checkout', ${tag})
     FROM numbers(${from}, ${n})`;
-  await chunked('group occurrences', occurrences, (from, n) => ch.exec(occurrenceRows(`'${group.group_key}'`, 0, from, n, `if(number % 4 = 0, 'v2', 'v1')`)));
+  await chunked('group occurrences', occurrences, (from, n) =>
+    ch.exec(occurrenceRows(`'${group.group_key}'`, 0, from, n, `if(number % 4 = 0, 'v2', 'v1')`)));
   await chunked('other groups\' occurrences', Math.ceil(occurrences / 4), (from, n) =>
     ch.exec(occurrenceRows(`concat('other-', toString(number % 100))`, occurrences, from, n, `'v1'`)));
 
-  // The minute before each of the group's occurrences, in its session (same expressions as above).
-  await chunked('events', occurrences * EVENTS_PER_OCCURRENCE, (from, n) => ch.exec(`INSERT INTO events
-      (project_id, session_id, sequence_number, type, timestamp, nav_from, nav_to, method, url, status_code, duration, error, name, properties, x, y, target)
-    SELECT '${projectId}', ${sessionId(`intHash64(k * 17) % ${sessions}`)}, number, ['navigate', 'tap', 'navigate', 'tap', 'custom', 'navigate', 'tap', 'tap'][j + 1],
-      ${occurredAt('k')} - toIntervalSecond((${EVENTS_PER_OCCURRENCE} - j) * 7),
-      NULL, concat('/screen/', toString((k + j) % 5)), '', '', NULL, NULL, NULL, 'add_to_cart', '', 1, 1, ['buy', 'pay', 'back'][(k * j) % 3 + 1]
-    FROM (SELECT number, intDiv(number, ${EVENTS_PER_OCCURRENCE}) AS k, number % ${EVENTS_PER_OCCURRENCE} AS j FROM numbers(${from}, ${n}))`));
+  // The minute before each of the group's occurrences, in its session.
+  const E = EVENTS_PER_OCCURRENCE;
+  await chunked('events', occurrences * E, (from, n) => ch.exec(`INSERT INTO events
+      (project_id, session_id, sequence_number, type, timestamp, nav_from, nav_to, method, url, status_code, duration,
+       error, name, properties, x, y, target)
+    SELECT '${projectId}', ${sessionOf('k')}, number,
+      ['navigate', 'tap', 'navigate', 'tap', 'custom', 'navigate', 'tap', 'tap'][j + 1],
+      ${occurredAt('k')} - toIntervalSecond((${E} - j) * 7),
+      NULL, concat('/screen/', toString((k + j) % 5)), '', '', NULL, NULL, NULL, 'add_to_cart', '', 1, 1,
+      ['buy', 'pay', 'back'][(k * j) % 3 + 1]
+    FROM (SELECT number, intDiv(number, ${E}) AS k, number % ${E} AS j FROM numbers(${from}, ${n}))`));
   await chunked('failing requests', occurrences, (from, n) => ch.exec(`INSERT INTO network_logs
       (project_id, timestamp, id, session_id, method, url, status_code, duration, request_size, response_size, error)
-    SELECT '${projectId}', ${occurredAt('number')} - toIntervalSecond(2), toString(generateUUIDv4(number)), ${sessionId(`intHash64(number * 17) % ${sessions}`)},
-      'POST', concat('https://api.shop.example/orders/', toString(number)), 503, 40, NULL, NULL, NULL
+    SELECT '${projectId}', ${occurredAt('number')} - toIntervalSecond(2), toString(generateUUIDv4(number)),
+      ${sessionOf('number')}, 'POST', concat('https://api.shop.example/orders/', toString(number)),
+      503, 40, NULL, NULL, NULL
     FROM numbers(${from}, ${n}) WHERE number % 10 < 6`));
   const loadS = (performance.now() - t0) / 1000;
   const [counts] = await ch.query<{ s: number; c: number; p: number }>(
@@ -137,7 +165,7 @@ try {
     ['trail (300 s, 10 steps)', `${base}/trail?window=300&steps=10`],
   ];
   console.log(`\n${iterations} requests each (after one warm-up), ms:`);
-  console.log('request'.padEnd(28), 'p50'.padStart(8), 'p95'.padStart(8), 'p99'.padStart(8), 'max'.padStart(8));
+  console.log('request'.padEnd(28), cell('p50'), cell('p95'), cell('p99'), cell('max'));
   for (const [name, url] of requests) {
     const warm = await app.inject({ method: 'GET', url, headers });
     if (warm.statusCode !== 200) throw new Error(`${name}: ${warm.statusCode} ${warm.body}`);
@@ -149,15 +177,22 @@ try {
       if (r.statusCode !== 200) throw new Error(`${name}: ${r.statusCode}`);
     }
     const s = l.summary();
-    console.log(name.padEnd(28), String(s.p50).padStart(8), String(s.p95).padStart(8), String(s.p99).padStart(8), String(s.max).padStart(8));
+    console.log(name.padEnd(28), cell(s.p50), cell(s.p95), cell(s.p99), cell(s.max));
   }
 
   const sus = (await app.inject({ method: 'GET', url: `${base}/suspects`, headers })).json();
   const trail = (await app.inject({ method: 'GET', url: `${base}/trail`, headers })).json();
-  console.log(`\nsuspects: ${sus.occurrences.toLocaleString('en')} occurrences over ${sus.period.daysWithOccurrences} days; top 3:`);
-  for (const x of sus.suspects.slice(0, 3)) console.log(`  ${x.dimension} = ${x.value}: ${(x.groupShare * 100).toFixed(1)}% vs ${(x.baselineShare * 100).toFixed(1)}% ${x.baselineUnit}, lift ${x.lift?.toFixed(2)} ≥ ${x.liftLow.toFixed(2)}`);
-  console.log(`trail: ${trail.sampled} occurrences sampled, ${trail.withoutEvents} without events; top: ${trail.trails[0]?.occurrences} × `
-    + (trail.trails[0]?.steps ?? []).map((x: { label: string }) => x.label).join(' › '));
+  const p = (x: number) => `${(x * 100).toFixed(1)}%`;
+  console.log(`\nsuspects: ${sus.occurrences.toLocaleString('en')} occurrences over `
+    + `${sus.period.daysWithOccurrences} days; top 3:`);
+  for (const x of sus.suspects.slice(0, 3)) {
+    console.log(`  ${x.dimension} = ${x.value}: ${p(x.groupShare)} vs ${p(x.baselineShare)} ${x.baselineUnit}, `
+      + `lift ${x.lift?.toFixed(2)} ≥ ${x.liftLow.toFixed(2)}`);
+  }
+  const top = trail.trails[0];
+  console.log(`trail: ${trail.sampled} occurrences sampled, ${trail.withoutEvents} without events; `
+    + `top: ${top?.occurrences} × `
+    + (top?.steps ?? []).map((x: { label: string }) => x.label).join(' › '));
 } finally {
   await server.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
