@@ -9,4 +9,33 @@ ALTER TABLE crash_occurrences ADD COLUMN IF NOT EXISTS tags Map(String, String);
 ALTER TABLE crash_occurrences ADD COLUMN IF NOT EXISTS context String DEFAULT '' CODEC(ZSTD(3));
 ALTER TABLE crash_occurrences ADD COLUMN IF NOT EXISTS breadcrumbs String DEFAULT '' CODEC(ZSTD(3));
 -- what the report sent that was not kept, as JSON [{field, reason}] ('' when nothing)
-ALTER TABLE crash_occurrences ADD COLUMN IF NOT EXISTS dropped String DEFAULT ''
+ALTER TABLE crash_occurrences ADD COLUMN IF NOT EXISTS dropped String DEFAULT '';
+
+-- Release health by environment: a session's environment travels with its facts, and a second
+-- daily state keyed by it answers the Releases page and export when an environment is asked
+-- for (the unfiltered page keeps reading release_health_daily). Facts written before this
+-- migration have environment '' (and are not in the new state: it fills from now on).
+ALTER TABLE session_facts ADD COLUMN IF NOT EXISTS environment LowCardinality(String) DEFAULT '';
+
+CREATE TABLE IF NOT EXISTS release_health_env_daily
+(
+  project_id LowCardinality(String),
+  environment LowCardinality(String),
+  day Date,
+  app_version LowCardinality(String),
+  platform LowCardinality(String),
+  sessions AggregateFunction(uniqCombined(14), UUID),
+  users AggregateFunction(uniqCombined(14), String),
+  crashed_sessions AggregateFunction(uniqCombined(14), UUID),
+  crashed_users AggregateFunction(uniqCombined(14), String)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(day)
+ORDER BY (project_id, environment, day, app_version, platform);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS release_health_env_daily_mv TO release_health_env_daily AS
+SELECT project_id, environment, toDate(started_at, 'UTC') AS day, app_version, platform,
+  uniqCombinedState(14)(session_id) AS sessions, uniqCombinedState(14)(user_key) AS users,
+  uniqCombinedStateIf(14)(session_id, crashed = 1) AS crashed_sessions, uniqCombinedStateIf(14)(user_key, crashed = 1) AS crashed_users
+FROM session_facts
+GROUP BY project_id, environment, day, app_version, platform

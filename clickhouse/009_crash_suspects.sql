@@ -74,8 +74,8 @@ ARRAY JOIN arrayConcat([('', '')], arrayFilter(x -> x.2 != '', arrayConcat([
   arrayMap(x -> (x.1, ''), dims)) AS d
 GROUP BY project_id, group_key, day, dimension, value;
 
--- The baseline of what only crash reports carry (environment, tags): the project's occurrences of
--- every group on the same days, since sessions have no environment or tags.
+-- The baseline of the crash report's own dimensions (environment, tags): the project's occurrences
+-- of every group on the same days (tags exist only there; a session's environment is optional).
 CREATE TABLE IF NOT EXISTS crash_dimensions_project_daily
 (
   project_id LowCardinality(String),

@@ -113,6 +113,8 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
       await page.screenshot({ path: path.join(SHOTS, `${label}-crash-context.png`), fullPage: true });
       await page.locator('#occurrence').screenshot({ path: path.join(SHOTS, `${label}-crash-occurrence.png`) });
 
+      // a tag chip opens the crash list of the occurrences with that tag
+      expect(await page.locator('li.chip[data-tag=markup] a').getAttribute('href')).toContain('tag=markup%3D');
       // the previous occurrence, then the environment filter
       await page.getByRole('button', { name: 'Older →' }).click();
       await page.waitForFunction(() => document.querySelector('#occurrence-position')?.textContent === 'Occurrence 2 of 2');
@@ -125,6 +127,19 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
       expect(errors).toEqual([]);
     });
   }
+
+  it('a tag chip leads to the crash list filtered by that tag', async () => {
+    const page = await open(390, 844);
+    await page.goto(`${base}/#/p/${projectId}/crashes/${groupId}`);
+    await page.locator('li.chip[data-tag=screen] a').click();
+    await page.waitForFunction(() => location.hash.includes('tag=screen'));
+    await page.locator('table.crashes tbody tr').first().waitFor();
+    expect(await page.locator('table.crashes tbody tr').count()).toBe(1);
+    expect(await page.locator('p.active-tag code').textContent()).toBe(`screen=${RTL}`);
+    expect(await overflowX(page)).toBe(0);
+    await page.context().close();
+    expect(errors).toEqual([]);
+  });
 
   it('the crash list takes an environment and a messages filter', async () => {
     const page = await open(390, 844);

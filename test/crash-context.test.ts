@@ -107,6 +107,21 @@ describe('crash context at ingest', () => {
     expect(JSON.parse((await stored(sid)).dropped)).toEqual([{ field: 'context', reason: 'nests deeper than 5 levels' }]);
   });
 
+  it('what was kept and what was dropped reads back the same in every export format', async () => {
+    const json = await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?limit=1000', headers: auth });
+    expect(json.statusCode).toBe(200);
+    const rows = json.json().data as { sessionId: string; tags: Record<string, string>; dropped: { field: string }[]; breadcrumbs: unknown[] }[];
+    expect(rows.length).toBeGreaterThanOrEqual(5);
+    const hostile = rows.find((r) => r.dropped.some((d) => d.field === 'tags.__proto__'))!;
+    expect(hostile.tags).toEqual({ good: '\u202etxt' });
+    expect(hostile.breadcrumbs).toHaveLength(1);
+    const nd = await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?stream=true', headers: auth });
+    expect(nd.body.trim().split('\n').map((l) => JSON.parse(l))).toEqual(rows);
+    const csv = parseCsv((await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?format=csv&limit=1000', headers: auth })).body);
+    expect(csv.map((r) => JSON.parse(r.dropped!))).toEqual(rows.map((r) => r.dropped));
+    expect(csv.map((r) => JSON.parse(r.tags!))).toEqual(rows.map((r) => r.tags));
+  });
+
   it('a message (info) does not mark its session crashed', async () => {
     const sid = await session();
     expect((await post(crash(sid, { isFatal: false, handled: true, level: 'info' }))).statusCode).toBe(201);

@@ -127,7 +127,7 @@ describe('suspects', () => {
       .toEqual(['deviceModel', 'environment', 'networkType', 'osVersion', 'platform', 'release', 'tag:checkout']);
   });
 
-  it('compares environment and tags with the project\'s occurrences, as sessions carry neither', async () => {
+  it('compares environment and tags with the project\'s crash occurrences', async () => {
     const r = await dash(`/crash-groups/${groupId}/suspects`);
     const tag = r.suspects.find((x: { dimension: string }) => x.dimension === 'tag:checkout');
     // 11 of the group's 15 reports on checkout v2, which only they sent: 11 of the project's 35

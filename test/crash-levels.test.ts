@@ -82,12 +82,25 @@ describe('levels and environments', () => {
     expect((await dash(`/crash-groups/${id}/occurrences?environment=production`)).total).toBe(2);
   });
 
+  it('a tag filters the list and its counts (the crash page chips link there)', async () => {
+    const TAGGED = 'at taggedSite (app.js:9:9)';
+    await report(TAGGED, { tags: { screen: 'cart', flow: 'a=b' } });
+    await report(TAGGED, { tags: { screen: 'home' } });
+    const cart = await dash(`/crash-groups?tag=${encodeURIComponent('screen=cart')}`);
+    expect(cart.data).toHaveLength(1);
+    expect(cart.data[0]).toMatchObject({ stackHead: TAGGED, occurrenceCount: 1 });
+    expect((await dash(`/crash-groups?tag=${encodeURIComponent('flow=a=b')}`)).data).toHaveLength(1);
+    expect((await dash(`/crash-groups?tag=${encodeURIComponent('screen=nowhere')}`)).data).toEqual([]);
+    const bad = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}/crash-groups?tag=novalue`, headers: a.headers });
+    expect(bad.statusCode).toBe(400);
+  });
+
   it('release health counts no message as a crash, nor a message group as a new crash group', async () => {
     const r = await s.app.inject({ method: 'GET', url: '/export/releases', headers: auth });
     expect(r.statusCode, r.body).toBe(200);
     const row = r.json().data.find((x: { appVersion: string }) => x.appVersion === '3.0');
-    // 8 sessions, 3 crashed fatally; the handled error and the 4 messages crash nothing
-    expect(row).toMatchObject({ sessions: 8, crashedSessions: 3, newGroups: 2 });
+    // 10 sessions, 5 crashed fatally (3 + 2 tagged); the handled error and the 4 messages crash nothing
+    expect(row).toMatchObject({ sessions: 10, crashedSessions: 5, newGroups: 3 });
   });
 
   it('a spike rule counts crashes and errors by default, and messages when its levels say so', async () => {
@@ -112,5 +125,36 @@ describe('levels and environments', () => {
       payload: { name: 'x', kind: 'spike', threshold: 1, levels: ['loud'] },
     });
     expect(bad.statusCode).toBe(422);
+  });
+});
+
+describe('release health by environment', () => {
+  it('sessions carry an optional environment; release health filters on it; a crash without one takes its session\'s', async () => {
+    const start = async (environment: unknown) => {
+      const st = sessionStart({ startedAt: NOW - 600_000, ...(environment === undefined ? {} : { environment }) });
+      st.device.appVersion = '9.0';
+      expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(201);
+      return st.sessionId;
+    };
+    const prod = [await start('production'), await start('production'), await start('production')];
+    await start('staging');
+    await start('bad env!'); // ignored: the session is kept, without an environment
+    const crashed = prod[0]!;
+    const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash(crashed, { stackTrace: 'at envSite (e.js:1:1)', timestamp: NOW - 1000 }) });
+    expect(r.statusCode).toBe(201);
+    const row = async (q: string) => {
+      const x = await s.app.inject({ method: 'GET', url: `/export/releases${q}`, headers: auth });
+      expect(x.statusCode, x.body).toBe(200);
+      return x.json().data.find((d: { appVersion: string }) => d.appVersion === '9.0');
+    };
+    expect(await row('')).toMatchObject({ sessions: 5, crashedSessions: 1 });
+    expect(await row('?environment=production')).toMatchObject({ sessions: 3, crashedSessions: 1, crashFreeSessions: 66.667 });
+    expect(await row('?environment=staging')).toMatchObject({ sessions: 1, crashedSessions: 0 });
+    expect(await row('?environment=nowhere')).toBeUndefined();
+    const page = await dash('/releases?environment=production');
+    expect(page.environment).toBe('production');
+    expect(page.data.find((d: { appVersion: string }) => d.appVersion === '9.0')).toMatchObject({ sessions: 3 });
+    const occ = await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?environment=production', headers: auth });
+    expect(occ.json().data.map((o: { sessionId: string }) => o.sessionId)).toContain(crashed);
   });
 });

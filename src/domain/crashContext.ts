@@ -134,6 +134,13 @@ function sanitised(v: unknown, removed: { n: number }): unknown {
   return v;
 }
 
+/** An environment as kept (a session's or a report's), or null when it is not one. */
+export function validEnvironment(v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  const e = name(v, LIMITS.environmentChars, ENVIRONMENT, '');
+  return 'ok' in e ? e.ok : null;
+}
+
 /** The default level, and the rule when a level contradicts isFatal: isFatal wins (it decides the session's crash). */
 export function resolveLevel(raw: unknown, isFatal: boolean): { level: CrashLevel; reason?: string } {
   const fallback: CrashLevel = isFatal ? 'fatal' : 'error';

@@ -20,4 +20,6 @@ export interface SessionStart {
   device: Device;
   startedAt: number;
   userId?: string;
+  /** production, staging… (docs/decisions.md, "Crash context"); checked by validEnvironment */
+  environment?: unknown;
 }

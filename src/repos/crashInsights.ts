@@ -13,7 +13,10 @@ const SESSION_DIMS = 'session_dimensions_daily';
 const CRASH_DIMS = 'crash_dimensions_daily';
 const CRASH_PROJECT_DIMS = 'crash_dimensions_project_daily';
 
-/** Dimensions only crash reports carry (clickhouse/008_crash_context.sql): compared with the project's occurrences. */
+/**
+ * Dimensions of the crash report (clickhouse/008_crash_context.sql): compared with the project's occurrences,
+ * as tags exist only there and a session's environment is optional.
+ */
 const isCrashOnly = (dimension: string) => dimension === 'environment' || dimension.startsWith('tag:');
 
 /** Values read per dimension on the group side (the most frequent); the rest cannot be ranked anyway. */
@@ -63,8 +66,8 @@ export function crashInsightsRepo(ch: ClickHouse) {
         { ...one, days, per: VALUES_PER_DIMENSION + 1 },
       );
       const wanted = group.filter((r) => r.dimension !== '' && r.value !== '');
-      // Sessions carry release, platform, OS, device and network type; only crash reports carry
-      // environment and tags, so their baseline is the project's occurrences of the same days.
+      // Sessions carry release, platform, OS, device and network type; tags exist only on crash
+      // reports and a session's environment is optional, so theirs is the project's occurrences.
       type CountRow = { dimension: string; value: string; n: number };
       const baselineOf = (table: string, unit: 'sessions' | 'occurrences', pairs: string[]) => ch.query<CountRow>(
         `SELECT dimension, value, uniqCombinedMerge(14)(${unit}) AS n FROM ${table}

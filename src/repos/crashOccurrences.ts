@@ -159,7 +159,7 @@ const toDetail = (r: OccurrenceReadRow & DetailRow): OccurrenceDetail => ({
 const ONE_GROUP = 'project_id = {project:String} AND group_key = {key:String}';
 
 /** Which of a group's occurrences a read counts: some levels, one environment ('' = sent without one). */
-export interface OccurrenceScope { levels?: readonly string[]; environment?: string }
+export interface OccurrenceScope { levels?: readonly string[]; environment?: string; tag?: { key: string; value: string } }
 
 function scopeOf(s: OccurrenceScope): { where: string; params: Record<string, unknown> } {
   let where = '';
@@ -171,6 +171,11 @@ function scopeOf(s: OccurrenceScope): { where: string; params: Record<string, un
   if (s.environment !== undefined) {
     where += ' AND environment = {scopeEnv:String}';
     params.scopeEnv = s.environment;
+  }
+  if (s.tag !== undefined) {
+    where += ' AND tags[{scopeTagKey:String}] = {scopeTagValue:String}';
+    params.scopeTagKey = s.tag.key;
+    params.scopeTagValue = s.tag.value;
   }
   return { where, params };
 }

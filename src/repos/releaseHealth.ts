@@ -8,6 +8,8 @@ import type { ClickHouse } from '../stores/clickhouse/port.ts';
  */
 const DAILY = 'release_health_daily';
 const HOURLY = 'release_adoption_hourly';
+// the same states per environment (clickhouse/008_crash_context.sql), read when one is asked for
+const ENV_DAILY = 'release_health_env_daily';
 
 /** The figures of one release over a range, or over one UTC day of it. */
 export interface ReleaseCounts {
@@ -19,8 +21,8 @@ export interface ReleaseCounts {
   crashedUsers: number;
 }
 
-/** Whole UTC days [fromMs, toMs), optionally one platform. */
-export interface HealthRange { fromMs: number; toMs: number; platform?: string }
+/** Whole UTC days [fromMs, toMs), optionally one platform, optionally one environment. */
+export interface HealthRange { fromMs: number; toMs: number; platform?: string; environment?: string }
 
 export interface RangeFigures {
   totals: ReleaseCounts[];
@@ -44,10 +46,11 @@ export function releaseHealthRepo(ch: ClickHouse) {
            uniqCombinedMerge(14)(sessions) AS s, uniqCombinedMerge(14)(users) AS u,
            uniqCombinedMerge(14)(crashed_sessions) AS cs, uniqCombinedMerge(14)(crashed_users) AS cu,
            grouping(d) AS whole
-         FROM ${DAILY}
-         WHERE project_id = {project:String}${onePlatform(r.platform)} AND day >= {from:Date} AND day < {to:Date}
+         FROM ${r.environment === undefined ? DAILY : ENV_DAILY}
+         WHERE project_id = {project:String}${r.environment === undefined ? '' : ' AND environment = {env:String}'}${onePlatform(r.platform)}
+           AND day >= {from:Date} AND day < {to:Date}
          GROUP BY GROUPING SETS ((d, v, p), (v, p))`,
-        { project: projectId, platform: r.platform ?? '', from: date(r.fromMs), to: date(r.toMs) },
+        { project: projectId, platform: r.platform ?? '', env: r.environment ?? '', from: date(r.fromMs), to: date(r.toMs) },
       );
       const out: RangeFigures = { totals: [], daily: [] };
       for (const x of rows) {

@@ -1,3 +1,4 @@
+import { validEnvironment } from '../domain/crashContext.ts';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import { decideEnd, statusAfterEnd, type SessionStatus } from '../domain/sessionState.ts';
 import type { SessionStart } from '../domain/session.ts';
@@ -132,21 +133,25 @@ export interface CrashingSession {
   network_type: string | null;
   /** release health counts a crash in the hour its session started */
   started_at: number;
+  /** the session's environment; a crash report naming none takes it */
+  environment?: string | null;
 }
 
-const CRASHING_COLUMNS =
-  'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, app_build_number, network_type, started_at';
+const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, '
+  + 'app_build_number, network_type, started_at, environment';
 
 /** A session as release health counts it (repos/sessionFacts.ts). */
 export interface SessionFactSource {
   project_id: string; id: string; started_at: number; app_version: string | null; platform: string | null;
   user_id: string | null; device_fingerprint: string; status: SessionStatus;
+  /** null: the session started without one (or before sessions had one) */
+  environment?: string | null;
   /** the device context crash suspects compare against (clickhouse/009_crash_suspects.sql) */
   os_version?: string | null; brand?: string | null; model?: string | null; network_type?: string | null;
 }
 
 const FACT_COLUMNS = `project_id::text AS project_id, id::text AS id, started_at, app_version, platform, user_id, device_fingerprint,
-  status, os_version, brand, model, network_type`;
+  status, environment, os_version, brand, model, network_type`;
 
 /** Counts of stored events per session: they live in another store (ClickHouse). */
 export type EventCounts = (projectId: string, sessionIds: string[]) => Promise<Map<string, number>>;
@@ -229,14 +234,14 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
       const r = await db.query(
         `INSERT INTO ${TABLE} (project_id, id, user_id, platform, os_version, model, brand, app_version,
            app_build_number, sdk_version, locale, timezone, screen_width, screen_height, network_type,
-           device_fingerprint, started_at)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)
+           device_fingerprint, started_at, environment)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)
          ON CONFLICT (project_id, id) DO NOTHING`,
         [
           projectId, s.sessionId, s.userId ?? null, d.platform ?? null, d.osVersion ?? null, d.model ?? null,
           d.brand ?? null, d.appVersion ?? null, d.appBuildNumber ?? null, d.sdkVersion ?? null, d.locale ?? null,
           d.timezone ?? null, d.screenWidth ?? null, d.screenHeight ?? null, d.networkType ?? null,
-          deviceFingerprint(d), s.startedAt,
+          deviceFingerprint(d), s.startedAt, validEnvironment(s.environment),
         ],
       );
       return (r.rowCount ?? 0) > 0;

@@ -62,6 +62,8 @@ export interface CrashListOptions {
   sort?: 'lastSeen' | 'firstSeen' | 'occurrences' | 'users';
   levels?: readonly CrashLevel[];
   environment?: string;
+  /** only the occurrences with this tag (a chip of the crash page) */
+  tag?: { key: string; value: string };
 }
 
 /** The levels a crash list shows: messages only when asked for. */
@@ -189,7 +191,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         brand: session.brand, model: session.model, message: c.message, stack_trace: c.stackTrace,
         is_fatal: c.isFatal, handled: c.handled, symbolicated_stack: sym.mapped > 0 ? sym.stack : '',
         network_type: session.network_type,
-        environment: cx.environment, level: cx.level, tags: cx.tags, context: cx.context,
+        environment: cx.environment || (session.environment ?? ''), level: cx.level, tags: cx.tags, context: cx.context,
         breadcrumbs: cx.breadcrumbs.length > 0 ? JSON.stringify(cx.breadcrumbs) : '',
         dropped: cx.dropped.length > 0 ? JSON.stringify(cx.dropped) : '',
       });
@@ -245,12 +247,12 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     async list(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number, opts: CrashListOptions = {}) {
       const rows = await groups.rows(projectId, status);
       const levels = listLevels(opts);
-      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key), { levels, environment: opts.environment });
+      const facts = await occurrences.factsOf(projectId, rows.map((r) => r.group_key), { levels, environment: opts.environment, tag: opts.tag });
       const key = SORT_KEY[opts.sort ?? 'lastSeen'];
       // A group whose first occurrence is not readable yet is listed from its own row, when its
       // default level is shown and no environment is asked for; one with occurrences, none of
       // them of the levels or environment asked for, is not.
-      const unread = opts.environment === undefined
+      const unread = opts.environment === undefined && opts.tag === undefined
         ? await occurrences.withoutOccurrences(projectId, rows.filter((r) => !facts.has(r.group_key)).map((r) => r.group_key))
         : new Set<string>();
       const shown = (r: GroupRow) => facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));

@@ -31,7 +31,7 @@ export function crashInsightsService(d: { groups: Pick<CrashGroupsRepo, 'row'>; 
         period: { days, from: c.from, to: c.to, daysWithOccurrences: c.days.length },
         occurrences: c.groupOccurrences,
         baseline: 'the project\'s sessions started on the days the group occurred (environment and tags: '
-          + 'the project\'s crash occurrences of those days, as sessions carry neither)',
+          + 'the project\'s crash occurrences of those days)',
         method: SUSPECT_METHOD,
         dimensions: c.dimensions.map((x) => ({
           dimension: x.dimension, occurrences: x.groupTotal, baseline: x.baselineTotal, baselineUnit: x.baselineUnit,

@@ -90,7 +90,10 @@ export function exportEndpoints(r: {
   const network: ExportEndpoint<DateFilter> = { name: 'network', filter: dates, check: noCheck, rows: r.network };
   const releases: ExportEndpoint<ReleaseFilter> = {
     name: 'releases',
-    filter: (q) => ({ ...dates(q), ...(q.platform === undefined ? {} : { platform: q.platform }) }),
+    filter: (q) => ({
+      ...dates(q), ...(q.platform === undefined ? {} : { platform: q.platform }),
+      ...(q.environment === undefined ? {} : { environment: q.environment }),
+    }),
     check: noCheck,
     rows: r.releases,
   };

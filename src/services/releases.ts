@@ -1,6 +1,7 @@
 import { adoptionEnd, crashFree, HOUR_MS, percent, releaseKey } from '../domain/releaseHealth.ts';
 import { DAY_MS } from '../domain/exportParams.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
+import { validEnvironment } from '../domain/crashContext.ts';
 import { InvalidParameterError } from '../domain/errors.ts';
 import { isoMs } from '../domain/time.ts';
 import type { SessionStart } from '../domain/session.ts';
@@ -50,8 +51,8 @@ export const RELEASE_PARQUET: ParquetColumn[] = [
 ];
 export const RELEASE_FIELDS = RELEASE_PARQUET.map((c) => c.name);
 
-/** The releases export's filter: a range of session starts and optionally one platform. */
-export type ReleaseFilter = DateFilter & { platform?: string };
+/** The releases export's filter: a range of session starts, optionally one platform and one environment. */
+export type ReleaseFilter = DateFilter & { platform?: string; environment?: string };
 
 const DEFAULT_DAYS = 14;
 const MAX_DAYS = 366;
@@ -80,7 +81,7 @@ export function releasesService(d: ReleasesDeps) {
     const fromMs = Math.floor((f.fromMs ?? toMs - DEFAULT_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
     if (fromMs >= toMs) throw new InvalidParameterError('from must be before to');
     if (toMs - fromMs > MAX_DAYS * DAY_MS) throw new InvalidParameterError(`A release range covers at most ${MAX_DAYS} days`);
-    return { fromMs, toMs, platform: f.platform };
+    return { fromMs, toMs, platform: f.platform, environment: f.environment };
   }
 
   const dailyPoint = (p: ReleaseCounts & { day: string }): DailyPoint => ({
@@ -130,6 +131,7 @@ export function releasesService(d: ReleasesDeps) {
           platform: s.device.platform ?? null, user_id: s.userId ?? null, device_fingerprint: deviceFingerprint(s.device), status: 'active' as const,
           os_version: s.device.osVersion ?? null, brand: s.device.brand ?? null, model: s.device.model ?? null,
           network_type: s.device.networkType ?? null,
+          environment: validEnvironment(s.environment),
         }
         : await d.sessions.factOf(projectId, s.sessionId);
       if (src) await d.facts.add(factRow(src, false));
@@ -151,7 +153,7 @@ export function releasesService(d: ReleasesDeps) {
       const all = await figures(projectId, r);
       const data = all.rows.slice((page - 1) * limit, page * limit);
       return {
-        from: isoMs(r.fromMs), to: isoMs(r.toMs), platform: r.platform ?? null,
+        from: isoMs(r.fromMs), to: isoMs(r.toMs), platform: r.platform ?? null, environment: r.environment ?? null,
         data, total: all.rows.length, page, limit, pages: Math.ceil(all.rows.length / limit),
         daily: all.daily.filter((p) => data.some((x) => sameRelease(x, p))),
       };

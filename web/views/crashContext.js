@@ -14,11 +14,14 @@ const userText = (tag, text) => h(tag, { dir: 'auto' }, text);
 const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 const shownJson = (v, indent) => JSON.stringify(v, null, indent).replace(BIDI, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-function tagChips(tags) {
+/** Tags as chips, each a link to the crash list of the occurrences with that tag. */
+function tagChips(projectId, tags) {
   const entries = Object.entries(tags ?? {});
   if (!entries.length) return h('p.hint', 'No tags.');
   return h('ul.chips', { 'aria-label': 'Tags' }, entries.map(([k, v]) =>
-    h('li.chip', { dataset: { tag: k } }, userText('span.chip-key', k), h('span.chip-sep', ': '), userText('span.chip-value', v))));
+    h('li.chip', { dataset: { tag: k } }, h('a', {
+      href: `#/p/${projectId}/crashes${qs({ tag: `${k}=${v}` })}`, title: 'Crash groups with this tag',
+    }, userText('span.chip-key', k), h('span.chip-sep', ': '), userText('span.chip-value', v)))));
 }
 
 function droppedBlock(dropped) {
@@ -79,7 +82,7 @@ export function occurrenceBlock(projectId, groupId, environment) {
         fact('Device', [o.brand, o.model].filter(Boolean).join(' ') || null),
         fact('Session', h('a', { href: `#/p/${projectId}/sessions/${o.sessionId}?crash=${encodeURIComponent(o.occurredAt)}` }, h('span.mono', o.sessionId.slice(0, 8)), ' at the crash →'))),
       droppedBlock(o.dropped),
-      h('h3', 'Tags'), tagChips(o.tags),
+      h('h3', 'Tags'), tagChips(projectId, o.tags),
       h('h3', 'Context'),
       o.context ? h('pre.context-json', { tabindex: '0', dir: 'ltr' }, shownJson(o.context, 2)) : h('p.hint', 'No context.'),
       h('h3', 'Before the crash'),

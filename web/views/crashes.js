@@ -31,8 +31,8 @@ export function crashesView(projectId, params) {
   const envInput = environmentFilter(base, params);
   const list = h('div');
   withLoading(list, async () => {
-    const r = await get(dash(`/projects/${projectId}/crash-groups${qs({ status: params.status, kind: params.kind, sort: params.sort, environment: params.environment, page, limit: 50 })}`));
-    if (!r.data.length) return h('p.empty', params.status || params.kind || params.environment !== undefined ? 'No crash groups match these filters.' : 'No crashes reported. 🎉');
+    const r = await get(dash(`/projects/${projectId}/crash-groups${qs({ status: params.status, kind: params.kind, sort: params.sort, environment: params.environment, tag: params.tag, page, limit: 50 })}`));
+    if (!r.data.length) return h('p.empty', params.status || params.kind || params.environment !== undefined || params.tag ? 'No crash groups match these filters.' : 'No crashes reported. 🎉');
     return h('div',
       h('p.hint', `${fmtCount(r.total)} crash group${r.total === 1 ? '' : 's'} · times in UTC`),
       h('div.table-wrap', h('table.crashes.stack-sm',
@@ -59,6 +59,8 @@ export function crashesView(projectId, params) {
       h('div', h('label', { for: 'c-kind' }, 'Kind'), kindSel),
       h('div', h('label', { for: 'c-sort' }, 'Sort by'), sortSel),
       envInput),
+    params.tag ? h('p.active-tag', 'Only occurrences tagged ', h('code', { dir: 'auto' }, params.tag), ' · ',
+      h('a', { href: base + qs({ ...params, tag: undefined, page: undefined }) }, 'show all')) : null,
     list);
 }
 

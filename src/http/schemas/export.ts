@@ -52,6 +52,7 @@ export const releasesQuery = {
     from: dateParam('inclusive, on the session start, to the hour; default: 14 days before to'),
     to: dateParam('inclusive; a date-only value includes that whole UTC day; default: now. At most 366 days'),
     platform: { type: 'string', maxLength: 50, description: 'only this platform (ios, android, …); the adoption shares are then of that platform' },
+    environment: { type: 'string', maxLength: 64, description: 'only sessions started in this environment (sessions, users, crashes); adoption stays over every environment' },
   },
 } as const;
 

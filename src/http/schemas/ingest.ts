@@ -33,7 +33,11 @@ const device = {
 export const sessionStartBody = {
   type: 'object',
   required: ['sessionId', 'device', 'startedAt'],
-  properties: { sessionId: uuid, device, startedAt: unixMs, userId: shortText },
+  properties: {
+    sessionId: uuid, device, startedAt: unixMs, userId: shortText,
+    // untyped: a bad value is dropped (the session is kept without one), never a 422
+    environment: { description: 'e.g. production; at most 64 characters of A-Za-z0-9_.- (else ignored)' },
+  },
 } as const;
 
 export const sessionEndBody = {

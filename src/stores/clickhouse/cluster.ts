@@ -36,6 +36,7 @@ export const SHARD_KEYS: Readonly<Record<string, string>> = {
   // written only by their views, on the node of their facts; reads merge the states of every shard
   release_health_daily: 'cityHash64(project_id, app_version, platform)',
   release_adoption_hourly: 'cityHash64(project_id, app_version, platform)',
+  release_health_env_daily: 'cityHash64(project_id, app_version, platform)',
   // crash suspects (009): written by their views too, on the node of their facts or occurrences
   session_dimensions_daily: 'cityHash64(project_id, dimension, value)',
   crash_dimensions_daily: 'cityHash64(project_id, group_key)',

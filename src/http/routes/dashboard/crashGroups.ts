@@ -9,6 +9,18 @@ const scopeQuery = {
   environment: { type: 'string', maxLength: 64, description: 'only the occurrences of this environment' },
 } as const;
 
+const tagQuery = {
+  type: 'string', maxLength: 240, pattern: '^[A-Za-z0-9_.:-]{1,32}=',
+  description: 'key=value: only the occurrences with this tag',
+} as const;
+
+/** `screen=checkout`: a tag key never holds "=", so the first one splits it. */
+function tagParam(v: string | undefined): { key: string; value: string } | undefined {
+  if (v === undefined) return undefined;
+  const i = v.indexOf('=');
+  return { key: v.slice(0, i), value: v.slice(i + 1) };
+}
+
 const levelsParam = (v: string | undefined) => (v === undefined ? undefined : [...new Set(v.split(','))] as CrashLevel[]);
 
 /** The Crashes page and a crash group's page: facts, occurrences, status. */
@@ -25,14 +37,15 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
           status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] },
           kind: { type: 'string', enum: ['fatal', 'nonfatal', 'message'], description: 'fatal crashes, handled and other non-fatal errors, or messages (info, warning)' },
           ...scopeQuery,
+          tag: tagQuery,
           sort: { type: 'string', enum: ['lastSeen', 'firstSeen', 'occurrences', 'users'], description: 'descending; lastSeen by default' },
           ...paging,
         },
       },
     },
   }, async (req) => {
-    const { status, kind, sort, page, limit, level, environment } = req.query;
-    return dashboard.crashGroups(req.params.projectId, status, page, limit, { kind, sort, levels: levelsParam(level), environment });
+    const { status, kind, sort, page, limit, level, environment, tag } = req.query;
+    return dashboard.crashGroups(req.params.projectId, status, page, limit, { kind, sort, levels: levelsParam(level), environment, tag: tagParam(tag) });
   });
 
   app.get('/projects/:projectId/crash-groups/:groupId', {

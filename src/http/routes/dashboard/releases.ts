@@ -4,7 +4,7 @@ import { dateRange } from '../../../domain/exportParams.ts';
 import { dateParam, paging, params, projectAccess, tags } from './common.ts';
 
 const text = { type: 'string', maxLength: 100 } as const;
-const range = { from: dateParam, to: dateParam, platform: text } as const;
+const range = { from: dateParam, to: dateParam, platform: text, environment: { type: 'string', maxLength: 64 } } as const;
 
 /** The Releases page: release health per version and platform, the daily trend, two releases compared. */
 export const releaseRoutes = (svc: Services): Routes => async (app) => {
@@ -17,9 +17,9 @@ export const releaseRoutes = (svc: Services): Routes => async (app) => {
       querystring: { type: 'object', properties: { ...range, ...paging } },
     },
   }, async (req) => {
-    const { from, to, platform, page, limit } = req.query;
+    const { from, to, platform, environment, page, limit } = req.query;
     const r = dateRange(from || undefined, to || undefined);
-    return svc.releases.page(req.params.projectId, { ...r, ...(platform ? { platform } : {}) }, page, limit);
+    return svc.releases.page(req.params.projectId, { ...r, ...(platform ? { platform } : {}), ...(environment ? { environment } : {}) }, page, limit);
   });
 
   app.get('/projects/:projectId/releases/compare', {
