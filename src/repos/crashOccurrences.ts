@@ -22,6 +22,8 @@ export interface OccurrenceRow {
   message: string; stack_trace: string; is_fatal: boolean; handled: boolean;
   /** the stack as the release's artifacts read it at record time ('' or absent: none) */
   symbolicated_stack?: string;
+  /** the session's network type (crash suspects, clickhouse/009_crash_suspects.sql) */
+  network_type?: string | null;
   /** The crash context (clickhouse/008_crash_context.sql); absent on rows copied from the old layout. */
   environment?: string;
   level?: string;

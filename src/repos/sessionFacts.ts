@@ -16,6 +16,7 @@ const FACT_BATCH = { maxBatchRows: 50_000, maxQueuedRows: 200_000, maxConcurrent
 
 export interface SessionFactRow {
   project_id: string; session_id: string; started_at: string; app_version: string; platform: string; user_key: string; crashed: 0 | 1;
+  os_version: string; brand: string; model: string; network_type: string;
   environment?: string;
 }
 
@@ -24,6 +25,7 @@ export function factRow(s: SessionFactSource, crashed: boolean): SessionFactRow 
   return {
     project_id: s.project_id, session_id: s.id, started_at: chTime(Number(s.started_at)), app_version: s.app_version ?? '',
     platform: s.platform ?? '', user_key: userKey(s.user_id, s.device_fingerprint), crashed: crashed ? 1 : 0,
+    os_version: s.os_version ?? '', brand: s.brand ?? '', model: s.model ?? '', network_type: s.network_type ?? '',
     environment: s.environment ?? '',
   };
 }

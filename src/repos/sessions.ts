@@ -130,15 +130,15 @@ export interface CrashingSession {
   model: string | null;
   device_fingerprint: string;
   app_build_number: string | null;
+  network_type: string | null;
   /** release health counts a crash in the hour its session started */
   started_at: number;
   /** the session's environment; a crash report naming none takes it */
   environment?: string | null;
 }
 
-const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, '
-  + 'device_fingerprint, app_build_number, started_at, environment';
-
+const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, '
+  + 'app_build_number, network_type, started_at, environment';
 
 /** A session as release health counts it (repos/sessionFacts.ts). */
 export interface SessionFactSource {
@@ -146,11 +146,12 @@ export interface SessionFactSource {
   user_id: string | null; device_fingerprint: string; status: SessionStatus;
   /** null: the session started without one (or before sessions had one) */
   environment?: string | null;
+  /** the device context crash suspects compare against (clickhouse/009_crash_suspects.sql) */
+  os_version?: string | null; brand?: string | null; model?: string | null; network_type?: string | null;
 }
 
-const FACT_COLUMNS = 'project_id::text AS project_id, id::text AS id, started_at, app_version, platform, user_id, '
-  + 'device_fingerprint, status, environment';
-
+const FACT_COLUMNS = `project_id::text AS project_id, id::text AS id, started_at, app_version, platform, user_id, device_fingerprint,
+  status, environment, os_version, brand, model, network_type`;
 
 /** Counts of stored events per session: they live in another store (ClickHouse). */
 export type EventCounts = (projectId: string, sessionIds: string[]) => Promise<Map<string, number>>;

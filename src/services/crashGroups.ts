@@ -241,6 +241,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         platform: session.platform, os_version: session.os_version, app_version: session.app_version,
         brand: session.brand, model: session.model, message: c.message, stack_trace: c.stackTrace,
         is_fatal: c.isFatal, handled: c.handled, symbolicated_stack: sym.mapped > 0 ? sym.stack : '',
+        network_type: session.network_type,
         environment: cx.environment || (session.environment ?? ''), level: cx.level, tags: cx.tags, context: cx.context,
         breadcrumbs: cx.breadcrumbs.length > 0 ? JSON.stringify(cx.breadcrumbs) : '',
         dropped: cx.dropped.length > 0 ? JSON.stringify(cx.dropped) : '',

@@ -38,6 +38,8 @@ import { releasesService } from './releases.ts';
 import { crashGroupActivityService } from './crashGroupActivity.ts';
 import { alertRulesService } from './alertRules.ts';
 import { fingerprintRulesService } from './fingerprintRules.ts';
+import { crashInsightsService } from './crashInsights.ts';
+import { crashInsightsRepo } from '../repos/crashInsights.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
@@ -128,6 +130,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     fingerprintRules,
     dashboard: dashboardService({ sessions, crashGroups, events, networkLogs, inAppPackagesOf: (p) => projectRows.inAppPackages(p) }),
     releases,
+    crashInsights: crashInsightsService({ groups: groupRows, insights: crashInsightsRepo(stores.ch) }),
     groupActivity: crashGroupActivityService({ groups: groupRows, occurrences, activity, accounts: accountRows, projects: projectRows }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */
     touches,

@@ -214,6 +214,8 @@ export function releasesService(d: ReleasesDeps) {
         ? {
           project_id: projectId, id: s.sessionId, started_at: s.startedAt, app_version: s.device.appVersion ?? null,
           platform: s.device.platform ?? null, user_id: s.userId ?? null, device_fingerprint: deviceFingerprint(s.device), status: 'active' as const,
+          os_version: s.device.osVersion ?? null, brand: s.device.brand ?? null, model: s.device.model ?? null,
+          network_type: s.device.networkType ?? null,
           environment: validEnvironment(s.environment),
         }
         : await d.sessions.factOf(projectId, s.sessionId);

@@ -281,11 +281,89 @@ function mergeBlock(projectId, g, onMerged) {
   return details;
 }
 
+// Suspects and common trails before the crash (docs/dashboard.md, "Suspects and the trail before the crash").
+const DIMENSION = {
+  release: 'Release', platform: 'Platform', osVersion: 'OS version', deviceModel: 'Device model',
+  networkType: 'Network type', environment: 'Environment',
+};
+const dimensionName = (d) => DIMENSION[d] ?? (d.startsWith('tag:') ? `Tag ${d.slice(4)}` : d);
+const pct = (x) => `${(x * 100).toFixed(x >= 0.1 || x === 0 ? 0 : 1)}%`;
+const times = (x) => `×${x >= 10 ? x.toFixed(0) : x.toFixed(1)}`;
+const plural = (n, word) => `${fmtCount(n)} ${word}${n === 1 ? '' : 's'}`;
+
+/** One suspect: its dimension and value, its share in the group and in the baseline, the lift and its bound. */
+const suspectRow = (x) => h('tr', { dataset: { dimension: x.dimension } },
+  h('td', { 'data-label': 'Dimension' }, dimensionName(x.dimension)),
+  h('td.suspect-value', { 'data-label': 'Value' }, h('strong', x.value)),
+  h('td.num', { 'data-label': 'In this group' }, pct(x.groupShare),
+    h('div.hint', `${fmtCount(x.groupCount)} occurrences`)),
+  h('td.num', { 'data-label': 'In the baseline' }, pct(x.baselineShare),
+    h('div.hint', `${fmtCount(x.baselineCount)} ${x.baselineUnit}`)),
+  h('td.num', { 'data-label': 'Lift (lower bound)' }, x.lift === null ? 'new' : times(x.lift),
+    h('div.hint', `≥ ${times(x.liftLow)}`)));
+
+/** Values the group's occurrences carry more often than the project's sessions, the strongest first. */
+function suspectsPanel(projectId, groupId) {
+  const box = h('div.suspects', { id: 'suspects' });
+  withLoading(box, async () => {
+    const r = await get(dash(`/projects/${projectId}/crash-groups/${groupId}/suspects`));
+    const period = r.period.from
+      ? `${r.period.from} to ${r.period.to} (${plural(r.period.daysWithOccurrences, 'day')} with occurrences)`
+      : 'no occurrences';
+    const method = h('p.hint', `Against ${r.baseline}: ${period}. ${r.method}.`);
+    if (!r.suspects.length) {
+      return h('div', h('p.empty', 'Nothing stands out: no value is over-represented in this group.'), method);
+    }
+    const columns = ['Dimension', 'Value', 'In this group', 'In the baseline', 'Lift (lower bound)'];
+    return h('div',
+      h('div.table-wrap', h('table.suspects-table.stack-sm',
+        h('thead', h('tr', columns.map((c, i) => h('th', { scope: 'col', class: i >= 2 ? 'num' : undefined }, c)))),
+        h('tbody', r.suspects.map(suspectRow)))),
+      method);
+  }, 'Looking for suspects…');
+  return box;
+}
+
+const STEP_KIND = { screen: 'Screen', tap: 'Tap', event: 'Event', request: 'Failed request' };
+const WINDOWS = [10, 30, 60, 120, 300];
+
+/** One common trail: its steps, how many occurrences followed it, and a session that did, opened at its crash. */
+const trailItem = (projectId, sampled) => (t) => h('li.trail',
+  h('ol.trail-steps', t.steps.map((st) => h('li', { dataset: { kind: st.kind } },
+    h('span.hint', STEP_KIND[st.kind] ?? st.kind), ' ', h('span.step-label', st.label)))),
+  h('p.trail-count', h('strong', `${fmtCount(t.occurrences)} of ${fmtCount(sampled)}`), ` (${pct(t.share)}) · `,
+    h('a', {
+      href: `#/p/${projectId}/sessions/${t.sessionId}?crash=${encodeURIComponent(t.occurredAt)}`,
+      'aria-label': `Open session ${t.sessionId.slice(0, 8)}, which followed this trail, at the crash`,
+    }, 'open a session that followed it →')));
+
+/** The most common last steps before the group's latest crashes, each with a session that followed them. */
+function trailPanel(projectId, groupId) {
+  const list = h('div');
+  const load = (window) => withLoading(list, async () => {
+    const r = await get(dash(`/projects/${projectId}/crash-groups/${groupId}/trail${qs({ window })}`));
+    const hint = h('p.hint', `The last ${r.steps} steps in the ${r.windowSeconds} s before each of the latest `
+      + `${plural(r.sampled, 'occurrence')} (at most ${fmtCount(r.sampleLimit)}); `
+      + `${fmtCount(r.withoutEvents)} had no event in that window. Repeated steps count once.`);
+    if (!r.trails.length) {
+      return h('div', h('p.empty', 'No screens, taps, custom events or failing requests before these crashes.'), hint);
+    }
+    return h('div', hint, h('ol.trails', r.trails.map(trailItem(projectId, r.sampled))));
+  }, 'Reading the trails…');
+  const select = h('select', { id: 'trail-window', onchange: (e) => load(Number(e.target.value)) },
+    WINDOWS.map((w) => h('option', { value: String(w), selected: w === 30 }, `${w} s`)));
+  load(30);
+  return h('div.trail-panel', { id: 'trail' },
+    h('div.filters', h('div', h('label', { for: 'trail-window' }, 'Before the crash'), select)), list);
+}
+
 export function crashView(projectId, groupId, params = {}) {
   const body = h('div');
   const environment = params.environment;
   const groupUrl = dash(`/projects/${projectId}/crash-groups/${groupId}${qs({ environment })}`);
   let occ = occurrences(projectId, groupId);
+  const suspects = suspectsPanel(projectId, groupId);
+  const trail = trailPanel(projectId, groupId);
   const render = (g) => {
     const msg = h('div', { 'aria-live': 'polite' });
     const actions = h('div.actions', { role: 'group', 'aria-label': 'Change status' }, g.allowedTransitions.map((to) =>
@@ -328,6 +406,10 @@ export function crashView(projectId, groupId, params = {}) {
       }),
       h('h2', 'Who it hit'),
       breakdownBlock(g.breakdown),
+      h('h2', 'Suspects'),
+      suspects,
+      h('h2', 'Common trails before the crash'),
+      trail,
       h('h2', 'Summary'),
       summaryBlock(g.summary),
       h('h2', 'Stack trace of the latest occurrence'),

@@ -1,5 +1,7 @@
 import * as S from '../schemas/crashGroups.ts';
 import * as A from '../schemas/crashGroupActivity.ts';
+import * as I from '../schemas/crashInsights.ts';
+import { TRAIL_STEPS, TRAIL_WINDOW_SECONDS } from '../../domain/crashTrail.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import { ADMIN_ACTOR } from '../../services/crashGroups.ts';
 import { errorResponse } from '../schemas/ingest.ts';
@@ -77,4 +79,22 @@ export const crashGroupRoutes = (svc: Services): Routes => async (app) => {
   app.post('/projects/:projectId/crash-groups/:groupId/comments', {
     schema: { tags: ['management'], security, params: S.crashGroupParams, body: A.commentBody, response: { 201: A.comment, ...errors } },
   }, async (req, reply) => reply.code(201).send(await found(req.params.projectId, a.comment(req.params.projectId, req.params.groupId, ADMIN_ACTOR, req.body.body))));
+
+  // Suspects and the trail before the crash, as on the crash page.
+  const insights = svc.crashInsights;
+  app.get('/projects/:projectId/crash-groups/:groupId/suspects', {
+    schema: {
+      tags: ['management'], security, params: S.crashGroupParams, querystring: I.suspectsQuery,
+      response: { 200: I.suspects, ...errors },
+    },
+  }, async (req) => found(req.params.projectId,
+    insights.suspects(req.params.projectId, req.params.groupId, req.query.days)));
+
+  app.get('/projects/:projectId/crash-groups/:groupId/trail', {
+    schema: {
+      tags: ['management'], security, params: S.crashGroupParams, querystring: I.trailQuery,
+      response: { 200: I.trail, ...errors },
+    },
+  }, async (req) => found(req.params.projectId, insights.trail(req.params.projectId, req.params.groupId,
+    req.query.window ?? TRAIL_WINDOW_SECONDS.default, req.query.steps ?? TRAIL_STEPS.default)));
 };

@@ -40,6 +40,10 @@ export const SHARD_KEYS: Readonly<Record<string, string>> = {
   release_sessions: 'cityHash64(project_id, session_id)',
   release_seen: 'cityHash64(project_id, app_version, platform)',
   release_health_env_daily: 'cityHash64(project_id, app_version, platform)',
+  // crash suspects (009): written by their views too, on the node of their facts or occurrences
+  session_dimensions_daily: 'cityHash64(project_id, dimension, value)',
+  crash_dimensions_daily: 'cityHash64(project_id, group_key)',
+  crash_dimensions_project_daily: 'cityHash64(project_id, dimension, value)',
 };
 
 export const localName = (table: string) => `${table}_local`;

@@ -11,6 +11,7 @@ import { releaseRoutes } from './releases.ts';
 import { crashGroupActivityRoutes } from './crashGroupActivity.ts';
 import { alertRuleRoutes } from './alertRules.ts';
 import { fingerprintRuleRoutes } from './fingerprintRules.ts';
+import { crashInsightsRoutes } from './crashInsights.ts';
 
 /**
  * /api/dashboard: what a signed-in user sees and does, limited to their teams' projects. The
@@ -27,6 +28,7 @@ export const dashboardRoutes = (svc: Services): Routes => async (app) => {
   await app.register(crashGroupRoutes(svc));
   await app.register(artifactDashboardRoutes(svc));
   await app.register(crashGroupActivityRoutes(svc));
+  await app.register(crashInsightsRoutes(svc));
   await app.register(releaseRoutes(svc));
   await app.register(alertRuleRoutes(svc));
   await app.register(fingerprintRuleRoutes(svc));
