@@ -40,6 +40,7 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
   const app = await buildApp(svc, opts);
   await app.ready();
   svc.ingest.spool?.start(app.log.child({ component: 'spool' }));
+  svc.crashPipeline?.start(app.log.child({ component: 'crash-pipeline' }));
   let worker: AlertWorker | undefined;
   if (config.runWorker) {
     const w = createAlertWorker(config, stores.pg, app.log.child({ component: 'outbox' }), { ch: stores.ch });
@@ -58,6 +59,8 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
         await app.close();
         // Spooled bodies are loaded while ClickHouse answers; what is left waits for the next process.
         await svc.ingest.spool?.close();
+        // Crash reports are recorded while the stores answer; what is left waits likewise.
+        await svc.crashPipeline?.close();
         if (worker) {
           svc.onNewCrashGroup.delete(worker.wake);
           await worker.stop();

@@ -35,6 +35,7 @@ import { crashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import { releasesService } from './releases.ts';
 import { crashGroupActivityService } from './crashGroupActivity.ts';
 import { alertRulesService } from './alertRules.ts';
+import { CrashPipeline } from '../pipeline/crashPipeline.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
@@ -81,6 +82,11 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     touched: (p, g) => crashTouches.mark(p, g),
     crashedSession: releases.crashed,
   });
+  const notifyNewGroup = () => wakeups.forEach((f) => f());
+  // With the spool, crash reports are recorded by the pipeline's loader, not inside the request.
+  const crashPipeline = config.crashPipeline
+    ? new CrashPipeline({ record: crashGroups.record, onNewCrashGroup: notifyNewGroup }, config.crashPipeline)
+    : undefined;
   return {
     config,
     stores,
@@ -98,6 +104,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       batchers: [ingest.batcher, crashGroups.batcher, releases.batcher],
       budget,
       spool: ingest.spool,
+      crashPipeline,
       limiters: Object.values(limits),
       outboxBacklog: outbox.backlog,
     }),
@@ -119,11 +126,14 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     crashTouches,
     /** Listeners told when a new crash group's job is in the outbox. */
     onNewCrashGroup: wakeups,
+    /** With INGEST_SPOOL: the crash spool and its loader's steps (start, close, metrics). */
+    crashPipeline,
     ingestion: ingestion({
       sessions, crashGroups, ingest, releases,
       facts: new SessionFacts(),
       touches,
-      onNewCrashGroup: () => wakeups.forEach((f) => f()),
+      crashSpool: crashPipeline,
+      onNewCrashGroup: notifyNewGroup,
     }),
   };
 }

@@ -1,0 +1,223 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRecords, type SpooledRecord } from '../src/stores/spool/records.ts';
+import { decodeCrashRecord, encodeCrashRecord } from '../src/pipeline/crashPipeline.ts';
+import { classify, DeferJobError, PermanentError, PermanentJobError } from '../src/pipeline/errors.ts';
+import { QueueFullError } from '../src/domain/errors.ts';
+import { RowsRefusedError, StoreDownError } from '../src/stores/clickhouse/batcher.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { crashGroups, outboxJobs, sessionRow } from './helpers/inspect.ts';
+import { waitFor } from './helpers/wait.ts';
+import * as P from './helpers/payloads.ts';
+
+// Issues 31 item 1 and 34 item 2: /ingest/crash through the durable spool, recorded by the
+// crash pipeline's loader in named steps under one error policy. Real stores, real HTTP stack.
+
+/** A report whose stack's first line is its message: one group per message. */
+const crashOf = (sessionId: string, message: string, o: Record<string, unknown> = {}) =>
+  P.crash(sessionId, { message, stackTrace: `${message}\n${P.crash(sessionId).stackTrace}`, ...o });
+
+const spooled = (projectId: string, crash: object): SpooledRecord => ({ chunks: [encodeCrashRecord(projectId, crash as never)], rows: 1 });
+
+describe('the error policy', () => {
+  it('maps every vocabulary onto retryable or permanent in one place', () => {
+    const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+    expect(classify(new StoreDownError(new Error('down')))).toMatchObject({ kind: 'retryable', reason: 'clickhouse-down' });
+    expect(classify(new QueueFullError())).toMatchObject({ kind: 'retryable', reason: 'queue-full' });
+    expect(classify(new DeferJobError(80))).toEqual({ kind: 'retryable', reason: 'deferred', delayMs: 80 });
+    expect(classify(new RowsRefusedError(new Error('Cannot parse')))).toMatchObject({ kind: 'permanent', reason: 'rows-refused' });
+    expect(classify(new PermanentJobError('gone'))).toMatchObject({ kind: 'permanent' });
+    expect(classify(new PermanentError('session-gone'))).toEqual({ kind: 'permanent', reason: 'session-gone' });
+    // Postgres: the socket, pg's own timeouts, SQLSTATEs of a server that cannot serve now
+    for (const e of [coded('ECONNREFUSED'), coded('ECONNRESET'), coded('57P01'), coded('08006'), coded('53300'), coded('40001'), new Error('Query read timeout'), new Error('Connection terminated unexpectedly'), new Error('timeout exceeded when trying to connect')]) {
+      expect(classify(e), String(e)).toMatchObject({ kind: 'retryable' });
+    }
+    // …and SQLSTATEs that are about the data
+    expect(classify(coded('22P02'))).toMatchObject({ kind: 'permanent', reason: 'postgres-refused' });
+    expect(classify(coded('UND_ERR_SOCKET'))).toMatchObject({ kind: 'retryable', reason: 'store-unreachable' });
+    expect(classify(new TypeError("Cannot read properties of undefined (reading 'split')"))).toMatchObject({ kind: 'permanent', reason: 'program-error' });
+    expect(classify(new Error('something no table names'))).toMatchObject({ kind: 'retryable', reason: 'unclassified' });
+  });
+});
+
+describe('crash records', () => {
+  it('carry the project and the parsed report whole, optional and unknown fields included', () => {
+    const crash = { ...P.crash('0b9b3a52-7d0e-4d55-9a43-8e0d6c7b1a11'), environment: 'staging', tags: { plan: 'pro' }, futureField: [1, { a: 'é\u2028' }] };
+    const bytes = encodeCrashRecord('7f7e3c1e-1111-4222-8333-944455556666', crash);
+    expect(bytes.at(-1)).toBe(0x0a);
+    expect(decodeCrashRecord(bytes)).toEqual({ projectId: '7f7e3c1e-1111-4222-8333-944455556666', crash });
+    expect(() => decodeCrashRecord(Buffer.from('{"v":2}\n'))).toThrow(PermanentError);
+    expect(() => decodeCrashRecord(Buffer.from('not json'))).toThrow(PermanentError);
+  });
+});
+
+describe('/ingest/crash with the spool (embedded stores)', () => {
+  let s: TestServer;
+  let auth: { authorization: string };
+  let projectId: string;
+
+  beforeAll(async () => {
+    s = await startTestServer({ INGEST_SPOOL: 'true', SPOOL_LOAD_INTERVAL_MS: '100', RATE_LIMIT_INGEST_PER_MIN: '1000000', RATE_LIMIT_EXPORT_PER_MIN: '1000000' });
+    ({ auth, projectId } = await s.createProject('crash spool'));
+  });
+  afterAll(() => s?.close());
+
+  const startSession = async (overrides: Record<string, unknown> = {}) => {
+    const start = P.sessionStart(overrides);
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode).toBe(201);
+    return start.sessionId;
+  };
+  const exportedGroups = async () => {
+    const r = await s.app.inject({ method: 'GET', url: '/export/crashes?limit=1000', headers: auth });
+    expect(r.statusCode).toBe(200);
+    return r.json().data as { id: string; message: string; occurrenceCount: number }[];
+  };
+  const groupOf = async (message: string) => (await exportedGroups()).find((g) => g.message === message);
+
+  it('answers 201 once spooled; the group, its count and the crashed session become visible', async () => {
+    const sid = await startSession();
+    const crash = crashOf(sid, 'Error: spooled once');
+    const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash });
+    expect(r.statusCode).toBe(201);
+    expect(r.json()).toEqual({ ok: true });
+    const g = await waitFor('the group', async () => { const x = await groupOf('Error: spooled once'); return x?.occurrenceCount === 1 ? x : undefined; });
+    expect(g).toMatchObject({ occurrenceCount: 1 });
+    expect(await waitFor('the session flagged', async () => (await sessionRow(s, projectId, sid))?.status === 'crashed')).toBe(true);
+    // the first occurrence's job, once
+    expect((await outboxJobs(s, projectId)).filter((j) => j.group_id === g.id && j.kind === 'new_crash_group')).toHaveLength(1);
+    const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^flightrec_pipeline_step_duration_seconds_count\{pipeline="crash",step="record",outcome="ok"\} [1-9]/m);
+    expect(metrics).toMatch(/^flightrec_pipeline_step_duration_seconds_count\{pipeline="crash",step="decode",outcome="ok"\} [1-9]/m);
+    expect(metrics).toMatch(/^flightrec_crash_spool_loaded_reports [1-9]/m);
+  });
+
+  it('checks the key, the session and the body at the request, spooling nothing it refuses', async () => {
+    const before = s.svc.crashPipeline!.spool.loadedRows + s.svc.crashPipeline!.spool.bytes;
+    const unknown = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: P.crash('9d2f3c4b-0000-4000-8000-000000000001') });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toMatchObject({ error: 'Session not found' });
+    const sid = await startSession();
+    const bad = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: { ...P.crash(sid), isFatal: 'yes' } });
+    expect(bad.statusCode).toBe(422);
+    const noKey = await s.app.inject({ method: 'POST', url: '/ingest/crash', payload: P.crash(sid) });
+    expect(noKey.statusCode).toBe(401);
+    expect(s.svc.crashPipeline!.spool.loadedRows + s.svc.crashPipeline!.spool.bytes).toBe(before);
+  });
+
+  it('a report sent again, and a segment replayed whole, count once and alert once', async () => {
+    const sid = await startSession();
+    const crash = { ...crashOf(sid, 'Error: replayed'), environment: 'staging' };
+    for (let i = 0; i < 3; i++) expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash })).statusCode).toBe(201);
+    expect(await s.svc.crashPipeline!.settled()).toBe(true);
+    // What a restart after kill -9 does: the same records through the loader again.
+    const out = await s.svc.crashPipeline!.runBatch([spooled(projectId, crash), spooled(projectId, crash)]);
+    expect(out.refused).toEqual([]);
+    const g = await waitFor('the group', () => groupOf('Error: replayed'));
+    expect(g.occurrenceCount).toBe(1);
+    const rows = (await crashGroups(s, projectId)).filter((x) => x.message === 'Error: replayed');
+    expect(rows.map((x) => x.occurrence_count)).toEqual([1]);
+    expect((await outboxJobs(s, projectId)).filter((j) => j.group_id === g.id)).toHaveLength(1);
+  });
+
+  it('keeps every field of the report in the spooled record', async () => {
+    // Loads held: the record stays on disk, to be read back as the loader will read it.
+    await s.svc.crashPipeline!.settled();
+    const sid = await startSession();
+    const crash = { ...crashOf(sid.toUpperCase(), 'Error: every field'), environment: 'staging', tags: { plan: 'pro' }, somethingLater: { nested: [1, 2] } };
+    const restore = holdLoads(s);
+    try {
+      expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash })).statusCode).toBe(201);
+      const dir = s.svc.crashPipeline!.spool.dir;
+      expect(path.dirname(dir)).toBe(path.join(s.dataDir, 'spool', '.crashes'));
+      const segs = fs.readdirSync(dir).filter((f) => f.endsWith('.seg'));
+      expect(segs).toHaveLength(1);
+      const { records } = readRecords(fs.readFileSync(path.join(dir, segs[0]!)));
+      // the body as validated: the session id in one spelling, every other field as sent
+      expect(records.map((r) => decodeCrashRecord(Buffer.concat(r.chunks)))).toEqual([{ projectId, crash: { ...crash, sessionId: sid } }]);
+    } finally {
+      restore();
+    }
+    expect(await s.svc.crashPipeline!.settled()).toBe(true);
+    expect(await groupOf('Error: every field')).toMatchObject({ occurrenceCount: 1 });
+  });
+
+  it('sets a report that can never be recorded aside with its reason; the rest of its batch is recorded', async () => {
+    const sid = await startSession();
+    const good = (i: string) => spooled(projectId, crashOf(sid, `Error: batch mate ${i}`));
+    const gone = spooled(projectId, crashOf('4c1d0b8e-5555-4666-8777-000000000000', 'Error: session gone'));
+    // a report no code path expects (a number for a stack): a program error on that record alone
+    const buggy = spooled(projectId, { ...crashOf(sid, 'Error: buggy'), stackTrace: 42 });
+    const undecodable: SpooledRecord = { chunks: [Buffer.from('{"v":1,"projectId":\n')], rows: 1 };
+    const out = await s.svc.crashPipeline!.runBatch([good('one'), gone, good('two'), buggy, undecodable, good('three')]);
+    expect(out.refused.map((r) => [r.error.step, r.error.verdict.reason]).sort()).toEqual([
+      ['decode', 'undecodable'], ['record', 'program-error'], ['record', 'session-gone'],
+    ]);
+    for (const i of ['one', 'two', 'three']) expect(await groupOf(`Error: batch mate ${i}`)).toMatchObject({ occurrenceCount: 1 });
+    const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^flightrec_pipeline_set_aside_total\{pipeline="crash",step="record",reason="session-gone"\} 1$/m);
+    expect(metrics).toMatch(/^flightrec_pipeline_set_aside_total\{pipeline="crash",step="record",reason="program-error"\} 1$/m);
+  });
+
+  it('through the spool, a set-aside report lands in the refused file with its step and reason', async () => {
+    // A session deleted between the request's check and the loader (retention, a removed project).
+    const sid = await startSession();
+    await s.svc.crashPipeline!.settled();
+    const gone = s.svc.crashPipeline!.spool;
+    const restore = holdLoads(s);
+    try {
+      expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crashOf(sid, 'Error: orphaned') })).statusCode).toBe(201);
+      await s.svc.stores.pg.query('DELETE FROM sessions WHERE project_id = $1 AND id = $2', [projectId, sid]);
+    } finally {
+      restore();
+    }
+    expect(await gone.settled()).toBe(true);
+    const file = path.join(path.dirname(gone.dir), `refused-${path.basename(gone.dir)}.ndjson`);
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const line = lines.find((l) => l.record?.crash?.message === 'Error: orphaned');
+    expect(line).toMatchObject({ step: 'record', reason: 'session-gone', record: { v: 1, projectId, crash: { sessionId: sid } } });
+    expect(await groupOf('Error: orphaned')).toBeUndefined();
+  });
+
+  it('a ClickHouse outage fails the batch: the spool keeps it and records it once ClickHouse is back', async () => {
+    const sid = await startSession();
+    const ch = s.svc.stores.ch;
+    const real = { insertBytes: ch.insertBytes, ping: ch.ping };
+    const down = () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8123'), { code: 'ECONNREFUSED' }));
+    const retriesBefore = s.svc.crashPipeline!.batchRetries;
+    Object.assign(ch, { insertBytes: down, ping: down });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crashOf(sid, 'Error: during outage', { timestamp: P.T0 + i }) });
+        expect(r.statusCode).toBe(201);
+      }
+      await waitFor('a failed batch', () => s.svc.crashPipeline!.batchRetries > retriesBefore);
+      expect(s.svc.crashPipeline!.spool.bytes).toBeGreaterThan(0);
+    } finally {
+      Object.assign(ch, real);
+    }
+    expect(await s.svc.crashPipeline!.settled(30_000)).toBe(true);
+    const g = await waitFor('the group', () => groupOf('Error: during outage'));
+    expect(g.occurrenceCount).toBe(5);
+    expect((await outboxJobs(s, projectId)).filter((j) => j.group_id === g.id)).toHaveLength(1);
+    const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^flightrec_pipeline_step_duration_seconds_count\{pipeline="crash",step="record",outcome="retryable"\} [1-9]/m);
+    expect(metrics).not.toMatch(/reason="clickhouse-down"/);
+  });
+});
+
+/** Holds the crash spool's loads (its Postgres reads wait) until the returned function is called. */
+function holdLoads(s: TestServer): () => void {
+  const p = s.svc.crashPipeline!;
+  const run = p.runBatch.bind(p);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  p.runBatch = async (records) => {
+    await gate;
+    return run(records);
+  };
+  return () => {
+    release();
+    p.runBatch = run;
+  };
+}
