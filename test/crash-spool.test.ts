@@ -37,6 +37,7 @@ describe('the error policy', () => {
     expect(classify(coded('22P02'))).toMatchObject({ kind: 'permanent', reason: 'postgres-refused' });
     expect(classify(coded('UND_ERR_SOCKET'))).toMatchObject({ kind: 'retryable', reason: 'store-unreachable' });
     expect(classify(new TypeError("Cannot read properties of undefined (reading 'split')"))).toMatchObject({ kind: 'permanent', reason: 'program-error' });
+    expect(classify(new TypeError('fetch failed', { cause: coded('ECONNREFUSED') }))).toMatchObject({ kind: 'retryable' });
     expect(classify(new Error('something no table names'))).toMatchObject({ kind: 'retryable', reason: 'unclassified' });
   });
 });
@@ -178,6 +179,34 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     expect(line).toMatchObject({ step: 'record', reason: 'session-gone', record: { v: 1, projectId, crash: { sessionId: sid } } });
     expect(await groupOf('Error: orphaned')).toBeUndefined();
   });
+
+  it('an error no rule names fails its batch a few times, then its record is set aside and the rest goes on', async () => {
+    const poisoned = await startSession();
+    const fine = await startSession();
+    await s.svc.crashPipeline!.settled();
+    const pg = s.svc.stores.pg;
+    const realQuery = pg.query;
+    const restore = holdLoads(s);
+    try {
+      for (const [sid, message] of [[poisoned, 'Error: poisoned'], [fine, 'Error: healthy neighbour']] as const) {
+        expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crashOf(sid, message) })).statusCode).toBe(201);
+      }
+      // the store fails this one session's reads in a way no rule knows
+      (pg as { query: typeof pg.query }).query = ((sql: string, params?: readonly unknown[]) =>
+        params?.includes(poisoned) ? Promise.reject(new Error('a failure nobody has named')) : realQuery.call(pg, sql, params)) as typeof pg.query;
+    } finally {
+      restore();
+    }
+    try {
+      expect(await s.svc.crashPipeline!.settled(60_000)).toBe(true);
+    } finally {
+      (pg as { query: typeof pg.query }).query = realQuery;
+    }
+    expect(await groupOf('Error: healthy neighbour')).toMatchObject({ occurrenceCount: 1 });
+    expect(await groupOf('Error: poisoned')).toBeUndefined();
+    const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^flightrec_pipeline_set_aside_total\{pipeline="crash",step="record",reason="unclassified-repeated"\} 1$/m);
+  }, 90_000);
 
   it('a ClickHouse outage fails the batch: the spool keeps it and records it once ClickHouse is back', async () => {
     const sid = await startSession();

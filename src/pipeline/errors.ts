@@ -76,8 +76,11 @@ export function classify(err: unknown): ErrorClass {
   // The store answered and refused these rows alone: writing them again is refused again.
   if (err instanceof RowsRefusedError) return { kind: 'permanent', reason: 'rows-refused' };
   if (!(err instanceof Error)) return { kind: 'retryable', reason: 'unclassified' };
-  const code = codeOf(err);
+  // fetch() reports a socket failure as `TypeError: fetch failed`, the socket's code on its cause.
+  const cause = (err as Error & { cause?: unknown }).cause;
+  const code = codeOf(err) ?? (cause instanceof Error ? codeOf(cause) : undefined);
   if (code !== undefined && (NETWORK_CODES.has(code) || code.startsWith('UND_ERR_'))) return { kind: 'retryable', reason: 'store-unreachable' };
+  if (err.message === 'fetch failed') return { kind: 'retryable', reason: 'store-unreachable' };
   if (code !== undefined && /^[0-9A-Z]{5}$/.test(code)) {
     // A SQLSTATE: the database answered. Retryable classes above; the rest (a constraint, a
     // value the column refuses) is about this record's data.
