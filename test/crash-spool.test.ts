@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecords, type SpooledRecord } from '../src/stores/spool/records.ts';
 import { decodeCrashRecord, encodeCrashRecord } from '../src/pipeline/crashPipeline.ts';
@@ -10,6 +11,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { crashGroups, outboxJobs, sessionRow } from './helpers/inspect.ts';
 import { waitFor } from './helpers/wait.ts';
 import * as P from './helpers/payloads.ts';
+import { release } from './helpers/bundle.ts';
 
 // Issues 31 item 1 and 34 item 2: /ingest/crash through the durable spool, recorded by the
 // crash pipeline's loader in named steps under one error policy. Real stores, real HTTP stack.
@@ -232,6 +234,71 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^flightrec_pipeline_step_duration_seconds_count\{pipeline="crash",step="record",outcome="retryable"\} [1-9]/m);
     expect(metrics).not.toMatch(/reason="clickhouse-down"/);
+  });
+});
+
+describe('symbolication in the crash pipeline', () => {
+  let s: TestServer;
+  let auth: { authorization: string };
+  let projectId: string;
+
+  beforeAll(async () => {
+    s = await startTestServer({ INGEST_SPOOL: 'true', SPOOL_LOAD_INTERVAL_MS: '100', RATE_LIMIT_EXPORT_PER_MIN: '1000000' });
+    ({ auth, projectId } = await s.createProject('symbolication'));
+  });
+  afterAll(() => s?.close());
+
+  const uploadMap = async (rel: string, name: string, body: string) => {
+    const r = await s.app.inject({
+      method: 'POST', url: `/api/projects/${projectId}/releases/${rel}/artifacts?name=${encodeURIComponent(name)}`,
+      headers: { ...s.admin, 'content-type': 'application/octet-stream' }, payload: body,
+    });
+    expect(r.statusCode).toBe(201);
+  };
+  const crashIn = async (appVersion: string, stackTrace: string) => {
+    const st = P.sessionStart();
+    st.device = { ...st.device, appVersion, appBuildNumber: '1', platform: 'linux' };
+    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(201);
+    const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: { sessionId: st.sessionId, message: 'Error: Order 1042 not found', stackTrace, isFatal: true, handled: false, timestamp: P.T0 } });
+    expect(r.statusCode).toBe(201);
+  };
+  const groupsOf = async (appVersion: string) =>
+    (await crashGroups(s, projectId)).filter((g) => g.app_version === appVersion) as { id: string; stack_head: string }[];
+
+  it('artifacts that cannot be read because the store fails are a retry of the batch, never a group on the raw stack', async () => {
+    const a = release('https://shop.example.com/assets/index-5ca1ab.js', '5ca1ab');
+    await uploadMap('6.0.0', '~/assets/index-5ca1ab.js.map', a.map);
+    const pg = s.svc.stores.pg;
+    const realQuery = pg.query;
+    const retries = s.svc.crashPipeline!.batchRetries;
+    (pg as { query: typeof pg.query }).query = ((sql: string, params?: readonly unknown[]) => sql.includes('FROM release_artifacts')
+      ? Promise.reject(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))
+      : realQuery.call(pg, sql, params)) as typeof pg.query;
+    try {
+      await crashIn('6.0.0', a.stack);
+      await waitFor('a retried batch', () => s.svc.crashPipeline!.batchRetries > retries);
+      expect(await groupsOf('6.0.0')).toEqual([]);
+    } finally {
+      (pg as { query: typeof pg.query }).query = realQuery;
+    }
+    expect(await s.svc.crashPipeline!.settled()).toBe(true);
+    const g = await groupsOf('6.0.0');
+    expect(g).toHaveLength(1);
+    expect(g[0]!.stack_head).toContain('at findOrder (src/orders.ts:6:');
+  });
+
+  it('a bad artifact leaves the stack raw, and the crash page says which', async () => {
+    const a = release('https://shop.example.com/assets/index-bad0a1.js', 'bad0a1');
+    await uploadMap('6.1.0', '~/assets/index-bad0a1.js.map', a.map);
+    // stored before uploads were checked, or damaged since: no longer a source map
+    await s.svc.stores.pg.query("UPDATE release_artifacts SET content = $2 WHERE project_id = $1 AND release = '6.1.0'", [projectId, zlib.gzipSync('{"version":3,"mappings":')]);
+    await crashIn('6.1.0', a.stack);
+    expect(await s.svc.crashPipeline!.settled()).toBe(true);
+    const g = await groupsOf('6.1.0');
+    expect(g).toHaveLength(1);
+    expect(g[0]!.stack_head).toContain('index-bad0a1.js');
+    const page = await s.svc.dashboard.crashGroup(projectId, g[0]!.id);
+    expect(page?.latest).toMatchObject({ symbolicatedStack: null, unreadableArtifacts: ['~/assets/index-bad0a1.js.map'] });
   });
 });
 

@@ -34,7 +34,7 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
  * The crash page: the group, who and what it hit (by platform, model, OS and app version), its
  * latest occurrence whole (raw, and as the release's artifacts read it), a summary that agrees with it.
  */
-function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashBreakdown | null; readableStack: string | null }) {
+function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashBreakdown | null; readableStack: string | null; unreadableArtifacts: string[] }) {
   const latest = f.latest;
   const summary = summaryView(g, {
     // a map uploaded after the crash makes the fallback summary name the original frames too
@@ -53,6 +53,8 @@ function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashB
       stackTraceComplete: latest.stackTrace !== null,
       // null: the release has no artifact that maps this stack (the raw one is what there is)
       symbolicatedStack: extra.readableStack,
+      // the release's artifacts this stack needed that could not be parsed (its frames stay raw)
+      unreadableArtifacts: extra.unreadableArtifacts,
     },
     summary,
   };
@@ -78,8 +80,8 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
   async function page(projectId: string, g: CrashGroup) {
     const f = await d.crashGroups.facts(projectId, g.id);
     const breakdown = await d.crashGroups.breakdown(projectId, g.id);
-    const readableStack = f.latest ? await d.crashGroups.readableStack(projectId, f.latest) : null;
-    return crashPage(g, f, { breakdown, readableStack });
+    const reading = f.latest ? await d.crashGroups.stackReading(projectId, f.latest) : { stack: null, unreadableArtifacts: [] };
+    return crashPage(g, f, { breakdown, readableStack: reading.stack, unreadableArtifacts: reading.unreadableArtifacts });
   }
 
   return {

@@ -9,7 +9,11 @@ import type { ArtifactInfo, ArtifactKind, ArtifactsRepo } from '../repos/artifac
 import { WeightedLru } from './weightedLru.ts';
 import { BoundedMap } from '../domain/boundedMap.ts';
 
-export interface SymbolicatedStack { stack: string; message: string; mapped: number }
+/**
+ * `unreadable`: the release's artifacts this stack needed that could not be parsed (a bad map
+ * or mapping); the frames they would have mapped stay raw, and the crash page says so.
+ */
+export interface SymbolicatedStack { stack: string; message: string; mapped: number; unreadable?: string[] }
 
 type Parsed = { kind: 'map'; map: TraceMap } | { kind: 'proguard'; mapping: ProguardMapping } | { kind: 'ref'; ref: string | null } | { kind: 'bad' };
 
@@ -21,8 +25,9 @@ const INDEX_MAX = 10_000;
  * Uploads of a release's artifacts, and stacks read with them: at record time (the stack a
  * crash is grouped on) and at read time (a mapping uploaded after the crash still shows its
  * stack symbolicated; the group does not move). Parsed maps stay in a bounded LRU, a release's
- * artifact list for INDEX_TTL_MS; a failure to read an artifact leaves the stack raw, never
- * fails the crash report.
+ * artifact list for INDEX_TTL_MS. An artifact that cannot be parsed leaves the frames it maps
+ * raw and is named in `unreadable`; a store that cannot be read throws (the crash pipeline
+ * retries its batch), never a crash grouped on a raw stack it would not have had.
  */
 export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: number; projectMaxBytes: number; cacheBytes: number }) {
   const parsed = new WeightedLru<Parsed>(opts.cacheBytes);
@@ -58,7 +63,12 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
     const key = `${a.id}:${a.sha256}`;
     const cached = parsed.get(key);
     if (cached) return cached;
-    const bytes = await repo.content(projectId, a.id);
+    // A store error propagates: the artifact is fine, the read is what failed. Stored bytes
+    // that do not inflate (zlib's Z_* codes) are the artifact's fault.
+    const bytes = await repo.content(projectId, a.id).catch((err: unknown) => {
+      if (typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('Z_')) return null;
+      throw err;
+    });
     let p: Parsed = { kind: 'bad' };
     if (bytes) {
       try {
@@ -79,39 +89,54 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
     const unchanged = { stack, message, mapped: 0 };
     const refs = await refsFor(projectId, appVersion, build);
     if (refs.length === 0) return unchanged;
+    const unreadable: string[] = [];
+    const loaded = async (a: ArtifactInfo) => {
+      const p = await load(projectId, a);
+      if (p.kind === 'bad' && !unreadable.includes(a.name)) unreadable.push(a.name);
+      return p;
+    };
     const proguardRef = refs.find((a) => a.kind === 'proguard');
-    const proguard = proguardRef ? await load(projectId, proguardRef) : null;
+    const proguard = proguardRef ? await loaded(proguardRef) : null;
 
     const maps = new Map<string, TraceMap>();
+    const used = new Set<string>(proguard?.kind === 'proguard' ? [proguardRef!.name] : []);
     for (const path of jsFilesOf(stack)) {
       const minified = minifiedNameFor(path, refs);
       let ref: string | null = null;
       if (minified) {
         const m = refs.find((a) => a.kind === 'minified' && a.name === minified);
-        const p = m ? await load(projectId, m) : null;
+        const p = m ? await loaded(m) : null;
         ref = p?.kind === 'ref' ? p.ref : null;
       }
       const name = mapNameFor(path, refs, () => ref);
       const art = name ? refs.find((a) => a.kind === 'sourcemap' && a.name === name) : undefined;
-      const p = art ? await load(projectId, art) : null;
-      if (p?.kind === 'map') maps.set(path, p.map);
+      const p = art ? await loaded(art) : null;
+      if (p?.kind === 'map') {
+        maps.set(path, p.map);
+        used.add(art!.name);
+      }
     }
-    if (maps.size === 0 && proguard?.kind !== 'proguard') return unchanged;
-    return symbolicate(stack, message, {
-      jsMapFor: (path) => maps.get(path) ?? null,
-      proguard: proguard?.kind === 'proguard' ? proguard.mapping : null,
-    });
+    const flagged = unreadable.length > 0 ? { unreadable } : {};
+    if (maps.size === 0 && proguard?.kind !== 'proguard') return { ...unchanged, ...flagged };
+    try {
+      const r = symbolicate(stack, message, {
+        jsMapFor: (path) => maps.get(path) ?? null,
+        proguard: proguard?.kind === 'proguard' ? proguard.mapping : null,
+      });
+      return { ...r, ...flagged };
+    } catch {
+      // No I/O here: a parsed artifact the mapper trips on is as bad as one that did not parse.
+      return { ...unchanged, unreadable: [...new Set([...unreadable, ...used])] };
+    }
   }
 
   return {
-    /** The stack (and message) as the release's artifacts read it; unchanged when it has none or reading fails. */
-    async symbolicate(projectId: string, appVersion: string | null, build: string | null, stack: string, message: string): Promise<SymbolicatedStack> {
-      try {
-        return await read(projectId, appVersion, build, stack, message);
-      } catch {
-        return { stack, message, mapped: 0 };
-      }
-    },
+    /**
+     * The stack (and message) as the release's artifacts read it; unchanged when it has none,
+     * and flagged when one could not be parsed. Throws when the artifacts cannot be read (a
+     * store error): the caller retries, it does not group on the raw stack.
+     */
+    symbolicate: read,
 
     /**
      * Stores an artifact after checking it reads as its kind (a source map as version 3 JSON, a

@@ -120,8 +120,12 @@ function breakdownBlock(b) {
 function stackBlock(latest) {
   const sym = latest.symbolicatedStack;
   const pre = h('pre.stack', { tabindex: '0', 'aria-label': sym ? 'Stack trace, symbolicated' : 'Stack trace', dataset: { view: sym ? 'symbolicated' : 'raw' } }, sym ?? latest.stackTrace);
+  const unreadable = latest.unreadableArtifacts ?? [];
+  const bad = unreadable.length
+    ? h('p.hint.unreadable-artifacts', `Not symbolicated where it needed ${unreadable.join(', ')}: the release's file could not be read as a source map or mapping. Upload it again.`)
+    : null;
   if (!sym) {
-    return h('div', pre, h('p.hint', 'Shown as sent: no source map or R8/ProGuard mapping of this release maps it (upload them from CI: see the SDK docs, "Build uploads").'));
+    return h('div', pre, bad ?? h('p.hint', 'Shown as sent: no source map or R8/ProGuard mapping of this release maps it (upload them from CI: see the SDK docs, "Build uploads").'));
   }
   const buttons = [['symbolicated', 'Symbolicated'], ['raw', 'Raw, as sent']].map(([v, label]) => h('button', {
     type: 'button', 'aria-pressed': String(v === 'symbolicated'), dataset: { show: v },
@@ -132,7 +136,7 @@ function stackBlock(latest) {
       buttons.forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.show === v)));
     },
   }, label));
-  return h('div', h('div.actions.stack-toggle', { role: 'group', 'aria-label': 'Stack trace view' }, buttons), pre);
+  return h('div', h('div.actions.stack-toggle', { role: 'group', 'aria-label': 'Stack trace view' }, buttons), pre, bad);
 }
 
 /**
