@@ -57,10 +57,10 @@ export async function createServer(config: Config, opts: AppOptions = {}): Promi
     close() {
       closing ??= (async () => {
         await app.close();
-        // Spooled bodies are loaded while ClickHouse answers; what is left waits for the next process.
-        await svc.ingest.spool?.close();
-        // Crash reports are recorded while the stores answer; what is left waits likewise.
-        await svc.crashPipeline?.close();
+        // Spooled bodies and crash reports are loaded while the stores answer, both spools at once
+        // (each within its own timeout, under the process's shutdown limit); what is left waits
+        // on the volume for the next process.
+        await Promise.all([svc.ingest.spool?.close(), svc.crashPipeline?.close()]);
         if (worker) {
           svc.onNewCrashGroup.delete(worker.wake);
           await worker.stop();
