@@ -4,7 +4,7 @@ import { loggableError, silentLog, type Log } from '../domain/log.ts';
 import { Spool, type SpoolOptions } from '../stores/spool/spool.ts';
 import { payloadOf, type SpooledRecord } from '../stores/spool/records.ts';
 import type { CrashGroupsService, RecordCrashResult } from '../services/crashGroups.ts';
-import { PermanentError } from './errors.ts';
+import { classify, PermanentError } from './errors.ts';
 import { StepError, stepRunner, type StepObserver } from './steps.ts';
 
 /** A crash report exactly as `record()` takes it, every field the schema let through included. */
@@ -34,10 +34,12 @@ export function decodeCrashRecord(payload: Buffer): CrashRecord {
   } catch {
     throw new PermanentError('undecodable', 'the record is not JSON');
   }
-  if (r === null || typeof r !== 'object' || r.v !== FORMAT || typeof r.projectId !== 'string' || r.crash === null || typeof r.crash !== 'object') {
+  const shaped = r !== null && typeof r === 'object' && r.v === FORMAT && typeof r.projectId === 'string'
+    && r.crash !== null && typeof r.crash === 'object';
+  if (!shaped) {
     throw new PermanentError('undecodable', `not a crash record of format ${FORMAT}`);
   }
-  return { projectId: r.projectId, crash: r.crash as CrashReport };
+  return { projectId: r.projectId as string, crash: r.crash as CrashReport };
 }
 
 export interface CrashPipelineDeps {
@@ -54,6 +56,9 @@ export interface CrashPipelineOptions {
   /** Batches an unclassified error of one record may fail before that record is set aside. */
   maxUnclassifiedRepeats?: number;
 }
+
+/** A record of a batch that is set aside, with the step's error. */
+type Refused = { record: SpooledRecord; error: StepError };
 
 /** A record set aside: the step that failed and why. */
 export interface SetAside {
@@ -113,8 +118,8 @@ export class CrashPipeline {
   }
 
   /** One batch: resolves with the records set aside; rejects (a StepError) when it must be retried. */
-  async runBatch(records: readonly SpooledRecord[]): Promise<{ refused: { record: SpooledRecord; error: StepError }[] }> {
-    const refused: { record: SpooledRecord; error: StepError }[] = [];
+  async runBatch(records: readonly SpooledRecord[]): Promise<{ refused: Refused[] }> {
+    const refused: Refused[] = [];
     let retry: StepError | undefined;
     let next = 0;
     const lane = async () => {
@@ -157,7 +162,7 @@ export class CrashPipeline {
    * way `maxUnclassifiedRepeats` times is taken for the record's fault, not the store's.
    */
   private verdictOf(r: SpooledRecord, err: unknown): StepError {
-    const e = err instanceof StepError ? err : new StepError('batch', { kind: 'permanent', reason: 'program-error' }, err);
+    const e = err instanceof StepError ? err : new StepError('batch', classify(err), err);
     if (e.verdict.kind !== 'retryable' || e.verdict.reason !== 'unclassified') return e;
     const key = createHash('sha1').update(payloadOf(r)).digest('hex');
     const n = (this.unclassified.get(key) ?? 0) + 1;
@@ -169,7 +174,8 @@ export class CrashPipeline {
 
   private setAsideOne(e: StepError): void {
     this.onSetAside?.({ step: e.step, reason: e.verdict.reason });
-    this.log.error({ step: e.step, reason: e.verdict.reason, err: loggableError(e.cause) }, 'crash pipeline: a report that can never be recorded is set aside');
+    const why = { step: e.step, reason: e.verdict.reason, err: loggableError(e.cause) };
+    this.log.error(why, 'crash pipeline: a report that can never be recorded is set aside');
   }
 }
 

@@ -51,11 +51,17 @@ const NETWORK_CODES = new Set([
  * connect now / idle timeout, 40001 serialization failure, 40P01 deadlock, 55P03 lock not
  * available, 57014 query cancelled (statement_timeout).
  */
+const RETRYABLE_SQLSTATES = new Set([
+  '40001', '40P01', '55P03', '57014', '57P01', '57P02', '57P03', '57P04', '57P05',
+]);
 const retryableSqlState = (code: string) =>
-  code.startsWith('08') || code.startsWith('53') || /^57P0[1-5]$/.test(code) || code === '40001' || code === '40P01' || code === '55P03' || code === '57014';
+  code.startsWith('08') || code.startsWith('53') || RETRYABLE_SQLSTATES.has(code);
 
 // pg's own words when the pool or socket gives up (it sets no code on these).
-const PG_GONE = ['Connection terminated', 'timeout exceeded when trying to connect', 'Query read timeout', 'Client has encountered a connection error', 'Connection ended unexpectedly'];
+const PG_GONE = [
+  'Connection terminated', 'timeout exceeded when trying to connect', 'Query read timeout',
+  'Client has encountered a connection error', 'Connection ended unexpectedly',
+];
 
 /** Errors of the program itself: the record that met one would meet it again. */
 const PROGRAM_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError, URIError, EvalError];
@@ -79,12 +85,14 @@ export function classify(err: unknown): ErrorClass {
   // fetch() reports a socket failure as `TypeError: fetch failed`, the socket's code on its cause.
   const cause = (err as Error & { cause?: unknown }).cause;
   const code = codeOf(err) ?? (cause instanceof Error ? codeOf(cause) : undefined);
-  if (code !== undefined && (NETWORK_CODES.has(code) || code.startsWith('UND_ERR_'))) return { kind: 'retryable', reason: 'store-unreachable' };
-  if (err.message === 'fetch failed') return { kind: 'retryable', reason: 'store-unreachable' };
+  const socket = code !== undefined && (NETWORK_CODES.has(code) || code.startsWith('UND_ERR_'));
+  if (socket || err.message === 'fetch failed') return { kind: 'retryable', reason: 'store-unreachable' };
   if (code !== undefined && /^[0-9A-Z]{5}$/.test(code)) {
     // A SQLSTATE: the database answered. Retryable classes above; the rest (a constraint, a
     // value the column refuses) is about this record's data.
-    return retryableSqlState(code) ? { kind: 'retryable', reason: 'postgres-unavailable' } : { kind: 'permanent', reason: 'postgres-refused' };
+    return retryableSqlState(code)
+      ? { kind: 'retryable', reason: 'postgres-unavailable' }
+      : { kind: 'permanent', reason: 'postgres-refused' };
   }
   if (PG_GONE.some((m) => err.message.includes(m))) return { kind: 'retryable', reason: 'postgres-unavailable' };
   if (err.name === 'TimeoutError' || err.name === 'AbortError') return { kind: 'retryable', reason: 'timeout' };

@@ -107,7 +107,13 @@ export interface CrashGroupsDeps {
 }
 
 /** An occurrence's stack as stored, to be read with its release's artifacts. */
-type StackSource = { sessionId: string; appVersion: string | null; stackTrace: string | null; symbolicatedStack: string | null; message: string | null };
+type StackSource = {
+  sessionId: string; appVersion: string | null; stackTrace: string | null;
+  symbolicatedStack: string | null; message: string | null;
+};
+
+/** The readable stack and the artifacts that could not be parsed to make it. */
+type StackReading = { stack: string | null; unreadableArtifacts: string[] };
 
 /** Who moves a group by hand: the management API's token or a dashboard account (repos/crashGroupActivity.ts). */
 export type { Actor };
@@ -131,10 +137,10 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     return row ? ((await withFacts(projectId, [row]))[0] ?? null) : null;
   }
 
-  async function stackReading(projectId: string, o: StackSource): Promise<{ stack: string | null; unreadableArtifacts: string[] }> {
+  async function stackReading(projectId: string, o: StackSource): Promise<StackReading> {
     if (d.symbols && o.stackTrace) {
-      const session = await d.sessions.forCrash(projectId, o.sessionId);
-      const r = await d.symbols.symbolicate(projectId, o.appVersion, session?.app_build_number ?? null, o.stackTrace, o.message ?? '');
+      const build = (await d.sessions.forCrash(projectId, o.sessionId))?.app_build_number ?? null;
+      const r = await d.symbols.symbolicate(projectId, o.appVersion, build, o.stackTrace, o.message ?? '');
       if (r.mapped > 0) return { stack: r.stack, unreadableArtifacts: r.unreadable ?? [] };
       return { stack: o.symbolicatedStack, unreadableArtifacts: r.unreadable ?? [] };
     }

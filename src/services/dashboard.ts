@@ -34,7 +34,9 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
  * The crash page: the group, who and what it hit (by platform, model, OS and app version), its
  * latest occurrence whole (raw, and as the release's artifacts read it), a summary that agrees with it.
  */
-function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashBreakdown | null; readableStack: string | null; unreadableArtifacts: string[] }) {
+type CrashPageExtra = { breakdown: CrashBreakdown | null; readableStack: string | null; unreadableArtifacts: string[] };
+
+function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: CrashPageExtra) {
   const latest = f.latest;
   const summary = summaryView(g, {
     // a map uploaded after the crash makes the fallback summary name the original frames too
@@ -80,8 +82,10 @@ export function dashboardService(d: { sessions: SessionsRepo; crashGroups: Crash
   async function page(projectId: string, g: CrashGroup) {
     const f = await d.crashGroups.facts(projectId, g.id);
     const breakdown = await d.crashGroups.breakdown(projectId, g.id);
-    const reading = f.latest ? await d.crashGroups.stackReading(projectId, f.latest) : { stack: null, unreadableArtifacts: [] };
-    return crashPage(g, f, { breakdown, readableStack: reading.stack, unreadableArtifacts: reading.unreadableArtifacts });
+    const none = { stack: null, unreadableArtifacts: [] };
+    const reading = f.latest ? await d.crashGroups.stackReading(projectId, f.latest) : none;
+    const { stack: readableStack, unreadableArtifacts } = reading;
+    return crashPage(g, f, { breakdown, readableStack, unreadableArtifacts });
   }
 
   return {

@@ -88,16 +88,25 @@ export function createMetrics(src: MetricSources) {
   const crashes = src.crashPipeline;
   if (crashes) {
     const cs = crashes.spool;
-    new Gauge({ name: 'flightrec_crash_spool_bytes', help: 'Bytes of acknowledged crash reports in the crash spool, not yet recorded (503 past a quarter of SPOOL_MAX_BYTES)', registers: [registry], collect() { this.set(cs.bytes); } });
-    new Gauge({ name: 'flightrec_crash_spool_oldest_unloaded_seconds', help: 'Age of the oldest acknowledged crash report not yet recorded', registers: [registry], collect() { this.set(cs.oldestUnloadedSeconds()); } });
-    new Gauge({ name: 'flightrec_crash_spool_loaded_reports', help: 'Crash reports recorded from the crash spool since start', registers: [registry], collect() { this.set(cs.loadedRows); } });
-    new Gauge({ name: 'flightrec_crash_spool_batch_retries', help: 'Crash batches failed by a retryable error (a store down) since start; each is tried again', registers: [registry], collect() { this.set(crashes.batchRetries); } });
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+    gauge('flightrec_crash_spool_bytes',
+      'Bytes of acknowledged crash reports not yet recorded (503 past a quarter of SPOOL_MAX_BYTES)', () => cs.bytes);
+    gauge('flightrec_crash_spool_oldest_unloaded_seconds',
+      'Age of the oldest acknowledged crash report not yet recorded', () => cs.oldestUnloadedSeconds());
+    gauge('flightrec_crash_spool_loaded_reports',
+      'Crash reports recorded from the crash spool since start', () => cs.loadedRows);
+    gauge('flightrec_crash_spool_batch_retries',
+      'Crash batches failed by a retryable error (a store down) since start', () => crashes.batchRetries);
     const steps = new Histogram({
-      name: 'flightrec_pipeline_step_duration_seconds', help: 'Steps of the crash pipeline\'s loader, by step and outcome (ok, retryable, permanent)',
-      labelNames: ['pipeline', 'step', 'outcome'] as const, buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [registry],
+      name: 'flightrec_pipeline_step_duration_seconds',
+      help: 'Steps of the crash pipeline\'s loader, by step and outcome (ok, retryable, permanent)',
+      labelNames: ['pipeline', 'step', 'outcome'] as const, registers: [registry],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     });
     const setAside = new Counter({
-      name: 'flightrec_pipeline_set_aside_total', help: 'Acknowledged records set aside for good (kept in the spool\'s refused file), by step and reason',
+      name: 'flightrec_pipeline_set_aside_total',
+      help: 'Acknowledged records set aside for good (kept in the spool\'s refused file), by step and reason',
       labelNames: ['pipeline', 'step', 'reason'] as const, registers: [registry],
     });
     crashes.observeStep = (step, outcome, seconds) => steps.observe({ pipeline: 'crash', step, outcome }, seconds);

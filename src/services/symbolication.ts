@@ -66,7 +66,8 @@ export function symbolicationService(repo: ArtifactsRepo, opts: { maxBytes: numb
     // A store error propagates: the artifact is fine, the read is what failed. Stored bytes
     // that do not inflate (zlib's Z_* codes) are the artifact's fault.
     const bytes = await repo.content(projectId, a.id).catch((err: unknown) => {
-      if (typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('Z_')) return null;
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && code.startsWith('Z_')) return null;
       throw err;
     });
     let p: Parsed = { kind: 'bad' };
