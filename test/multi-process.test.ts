@@ -200,7 +200,7 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
     expect(groups.map((g) => g.occurrenceCount)).toEqual([clients]);
   }, 60_000);
 
-  it("take over a killed process's unrecorded crash reports on the shared spool volume, each recorded and alerted once", async () => {
+  it("take over a killed process's unrecorded crash reports on a shared volume, each recorded once", async () => {
     const created = await call(base + '/api/projects', 'POST', admin, { name: 'crash takeover' });
     const projectId = created.json().project.id as string;
     const auth = { authorization: `Bearer ${created.json().apiKey}` };
@@ -208,8 +208,9 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
     // killed, its acknowledged reports are on disk only.
     const victim = new ChildService({
       DATA_DIR: tempDataDir(), PORT: String(await freePort()), ADMIN_TOKEN, LOG_LEVEL: 'warn',
-      INGEST_SPOOL: 'true', SPOOL_DIR: spoolDir, SPOOL_LOCK_STALE_MS: '2000', SPOOL_LOAD_INTERVAL_MS: '60000', SPOOL_INSTANCE: 'victim',
-      DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL!, REDIS_KEY_PREFIX: `flightrec-mp-victim-${randomBytes(4).toString('hex')}`,
+      INGEST_SPOOL: 'true', SPOOL_DIR: spoolDir, SPOOL_LOCK_STALE_MS: '2000', SPOOL_LOAD_INTERVAL_MS: '60000',
+      SPOOL_INSTANCE: 'victim', DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL!,
+      REDIS_KEY_PREFIX: `flightrec-mp-victim-${randomBytes(4).toString('hex')}`,
       CLICKHOUSE_URL: chUrl, RATE_LIMIT_INGEST_PER_MIN: '1000000', RUN_WORKER: 'false',
     });
     procs.push(victim);
@@ -231,14 +232,18 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
     expect((await victim.stop('SIGKILL')).signal).toBe('SIGKILL');
     // a survivor takes the directory over, records every report, and removes it
     const groups = await waitFor('the killed process reports recorded', async () => {
-      const g = (await call(base + '/export/crashes', 'GET', auth)).json().data as { id: string; occurrenceCount: number }[];
+      type G = { id: string; occurrenceCount: number };
+      const g = (await call(base + '/export/crashes', 'GET', auth)).json().data as G[];
       return g.length === stacks.length && g.every((x) => x.occurrenceCount === sessions.length) ? g : undefined;
     }, 30_000);
     expect(groups.reduce((n, g) => n + g.occurrenceCount, 0)).toBe(sent);
     await waitFor('the killed process crash spool directory removed', () => !fs.existsSync(victimDir));
     const db = new pg.Client({ connectionString: dbUrl });
     await db.connect();
-    const jobs = await db.query<{ group_id: string }>("SELECT group_id::text AS group_id FROM alert_outbox WHERE project_id = $1 AND kind = 'new_crash_group'", [projectId]);
+    const jobs = await db.query<{ group_id: string }>(
+      "SELECT group_id::text AS group_id FROM alert_outbox WHERE project_id = $1 AND kind = 'new_crash_group'",
+      [projectId],
+    );
     await db.end();
     expect(jobs.rows.map((j) => j.group_id).sort()).toEqual(groups.map((g) => g.id).sort());
   }, 120_000);

@@ -103,7 +103,8 @@ describe('kill -9 during a crash storm (crashes through the spool)', () => {
     expect(ledger.retried.network).toBeGreaterThan(0); // the kills did cut requests off
 
     // Visible once the crash spool is empty and every new group's alert job is done.
-    await waitFor('the crash spool loaded', async () => (await metric(svc!.url, 'flightrec_crash_spool_bytes')) === 0, 60_000);
+    const spoolEmpty = async () => (await metric(svc!.url, 'flightrec_crash_spool_bytes')) === 0;
+    await waitFor('the crash spool loaded', spoolEmpty, 60_000);
     const groupIds: string[] = await waitFor('every group exported', async () => {
       const r = await fetch(`${svc!.url}/export/crashes?limit=1000`, { headers: auth });
       const data = ((await r.json()) as { data: { id: string }[] }).data;
@@ -112,12 +113,14 @@ describe('kill -9 during a crash storm (crashes through the spool)', () => {
     let states: unknown[] = [];
     await waitFor('every alert job done', async () => {
       states = await Promise.all(groupIds.map(async (id) => {
-        const r = await fetch(`${svc!.url}/api/projects/${projectId}/crash-groups/${id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+        const headers = { authorization: `Bearer ${ADMIN_TOKEN}` };
+        const r = await fetch(`${svc!.url}/api/projects/${projectId}/crash-groups/${id}`, { headers });
         return ((await r.json()) as { alert: { status: string } | null }).alert;
       }));
       return states.every((s) => (s as { status?: string } | null)?.status === 'done');
     }, 90_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}: ${JSON.stringify(states.filter((s) => (s as { status?: string } | null)?.status !== 'done').slice(0, 5))}`);
+      const pending = states.filter((x) => (x as { status?: string } | null)?.status !== 'done');
+      throw new Error(`${String(err)}: ${JSON.stringify(pending.slice(0, 5))}`);
     });
 
     expect(await svc.stop('SIGTERM')).toEqual({ code: 0, signal: null });
@@ -127,14 +130,17 @@ describe('kill -9 during a crash storm (crashes through the spool)', () => {
     try {
       jobs = (await stores.pg.query<{ group_id: string; status: string; sent: boolean; summary: string | null }>(
         `SELECT o.group_id::text AS group_id, o.status, o.sent_at IS NOT NULL AS sent, g.summary
-         FROM alert_outbox o JOIN crash_groups g ON g.id = o.group_id WHERE o.project_id = $1 AND o.kind = 'new_crash_group'`,
+         FROM alert_outbox o JOIN crash_groups g ON g.id = o.group_id
+         WHERE o.project_id = $1 AND o.kind = 'new_crash_group'`,
         [projectId],
       )).rows;
     } finally {
       await stores.close();
     }
     // Emails: one Message-ID per alert (a digest names several groups under one).
-    const mails = fs.readdirSync(path.join(dataDir, 'mail')).filter((f) => f.endsWith('.eml')).map((f) => fs.readFileSync(path.join(dataDir, 'mail', f), 'utf8'));
+    const mailDir = path.join(dataDir, 'mail');
+    const mails = fs.readdirSync(mailDir).filter((f) => f.endsWith('.eml'))
+      .map((f) => fs.readFileSync(path.join(mailDir, f), 'utf8'));
     const alertIds = new Map<string, Set<string>>();
     for (const m of mails) {
       const group = /^X-Flightrec-Crash-Group: (\S+)$/m.exec(m)?.[1];
@@ -142,7 +148,8 @@ describe('kill -9 during a crash storm (crashes through the spool)', () => {
       if (group && id) alertIds.set(group, (alertIds.get(group) ?? new Set()).add(id));
     }
     console.log('crash storm restart:', JSON.stringify({
-      kills: KILLS, requests: ledger.requests, retried: ledger.retried, crashes: ledger.crashes.size, groups: groupIds.length,
+      kills: KILLS, requests: ledger.requests, retried: ledger.retried, crashes: ledger.crashes.size,
+      groups: groupIds.length,
       mails: mails.length, check: check.crashes,
     }));
 
