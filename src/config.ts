@@ -31,6 +31,13 @@ export interface Config {
    * undefined (INGEST_SPOOL=false): each body is acknowledged once its group-commit insert committed.
    */
   spool: { root: string; instance: string; maxBytes: number; loadBytes: number; loadIntervalMs: number; staleMs: number } | undefined;
+  /**
+   * With the spool: crash reports are acknowledged once fsync'd to their own spool (`.crashes`
+   * under SPOOL_DIR) and recorded by the crash pipeline's loader, CRASH_PIPELINE_CONCURRENCY
+   * records at a time (docs/decisions.md, "Crashes through the spool"). Undefined: recorded
+   * inside the request, as with INGEST_SPOOL=false.
+   */
+  crashPipeline: { spool: NonNullable<Config['spool']>; concurrency: number } | undefined;
   /** Bytes of /ingest request bodies being received, parsed and handled at once; past it, 503 before reading. */
   ingestInflightBytes: number;
   redisUrl: string | undefined;
@@ -199,6 +206,25 @@ function spool(env: Env, dataDir: string): Config['spool'] {
   };
 }
 
+/**
+ * The crash spool sits inside the events spool's root under a dot name, which every version of
+ * the events spool skips when it looks for orphaned directories (a plain name would be taken
+ * over, found without segments of its own, and removed). Smaller loads than the events' (a
+ * crash costs a record() each until the per-batch bulk step), a quarter of the byte budget.
+ */
+function crashPipeline(env: Env, events: Config['spool']): Config['crashPipeline'] {
+  if (!events) return undefined;
+  return {
+    spool: {
+      ...events,
+      root: path.join(events.root, '.crashes'),
+      maxBytes: Math.max(1024 * 1024, Math.floor(events.maxBytes / 4)),
+      loadBytes: Math.min(events.loadBytes, 512 * 1024),
+    },
+    concurrency: int(env, 'CRASH_PIPELINE_CONCURRENCY', 8, 1, 256),
+  };
+}
+
 function secretToken(env: Env, name: string): string | undefined {
   const v = str(env, name);
   if (v !== undefined && v.length < 16) throw new ConfigError(`${name} must be at least 16 characters`);
@@ -220,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
   const chCluster = clickhouseCluster(env, chUrl);
   const workers = webConcurrency(env, { databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']), chUrl, redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']) });
   const openaiKey = str(env, 'OPENAI_API_KEY');
+  const eventsSpool = spool(env, path.resolve(str(env, 'DATA_DIR') ?? './.data'));
   const adminToken = str(env, 'ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
@@ -255,7 +282,8 @@ export function loadConfig(env: Env = process.env): Config {
     clickhouseAsyncInsert: bool(env, 'CLICKHOUSE_ASYNC_INSERT', false),
     retentionDays: str(env, 'RETENTION_DAYS') === undefined ? undefined : int(env, 'RETENTION_DAYS', 0, 1, 36_500),
     ingestQueueBytes: int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024),
-    spool: spool(env, path.resolve(str(env, 'DATA_DIR') ?? './.data')),
+    spool: eventsSpool,
+    crashPipeline: crashPipeline(env, eventsSpool),
     ingestInflightBytes: int(env, 'INGEST_INFLIGHT_BYTES', 32 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisPrefix(env),

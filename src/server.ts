@@ -66,6 +66,7 @@ async function openServer(config: Config, opts: AppOptions, dirLock: DataDirLock
   const app = await buildApp(svc, opts);
   await app.ready();
   svc.ingest.spool?.start(app.log.child({ component: 'spool' }));
+  svc.crashPipeline?.start(app.log.child({ component: 'crash-pipeline' }));
   let worker: AlertWorker | undefined;
   if (config.runWorker) {
     const w = createAlertWorker(config, stores.pg, app.log.child({ component: 'outbox' }), { ch: stores.ch });
@@ -82,8 +83,10 @@ async function openServer(config: Config, opts: AppOptions, dirLock: DataDirLock
     close() {
       closing ??= (async () => {
         await app.close();
-        // Spooled bodies are loaded while ClickHouse answers; what is left waits for the next process.
-        await svc.ingest.spool?.close();
+        // Spooled bodies and crash reports are loaded while the stores answer, both spools at once
+        // (each within its own timeout, under the process's shutdown limit); what is left waits
+        // on the volume for the next process.
+        await Promise.all([svc.ingest.spool?.close(), svc.crashPipeline?.close()]);
         if (worker) {
           svc.onNewCrashGroup.delete(worker.wake);
           await worker.stop();

@@ -192,7 +192,59 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
     // (a directory goes once its last segment is deleted, a moment after that segment's rows show)
     const spoolDirs = () => fs.readdirSync(spoolDir).filter((d) => !d.startsWith('.') && fs.statSync(`${spoolDir}/${d}`).isDirectory());
     await waitFor('the killed process spool directory to be removed', () => spoolDirs().length === 2);
-    const groups = (await call(base + '/export/crashes', 'GET', auth)).json().data as { occurrenceCount: number }[];
+    // crash reports too go through the spool: counted once the loader has recorded them
+    const groups = await waitFor('every crash counted', async () => {
+      const g = (await call(base + '/export/crashes', 'GET', auth)).json().data as { occurrenceCount: number }[];
+      return g.length === 1 && g[0]!.occurrenceCount >= clients ? g : undefined;
+    }, 30_000);
     expect(groups.map((g) => g.occurrenceCount)).toEqual([clients]);
   }, 60_000);
+
+  it("take over a killed process's unrecorded crash reports on a shared volume, each recorded once", async () => {
+    const created = await call(base + '/api/projects', 'POST', admin, { name: 'crash takeover' });
+    const projectId = created.json().project.id as string;
+    const auth = { authorization: `Bearer ${created.json().apiKey}` };
+    // A fourth process on the same volume that holds its crash segments for a minute: when it is
+    // killed, its acknowledged reports are on disk only.
+    const victim = new ChildService({
+      DATA_DIR: tempDataDir(), PORT: String(await freePort()), ADMIN_TOKEN, LOG_LEVEL: 'warn',
+      INGEST_SPOOL: 'true', SPOOL_DIR: spoolDir, SPOOL_LOCK_STALE_MS: '2000', SPOOL_LOAD_INTERVAL_MS: '60000',
+      SPOOL_INSTANCE: 'victim', DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL!,
+      REDIS_KEY_PREFIX: `flightrec-mp-victim-${randomBytes(4).toString('hex')}`,
+      CLICKHOUSE_URL: chUrl, RATE_LIMIT_INGEST_PER_MIN: '1000000', RUN_WORKER: 'false',
+    });
+    procs.push(victim);
+    await victim.start(90_000);
+    const sessions = Array.from({ length: 4 }, () => P.sessionStart());
+    for (const s of sessions) expect((await call(victim.url + '/ingest/session', 'POST', auth, s)).status).toBe(201);
+    const stacks = ['a', 'b', 'c'].map((g) => `Error: takeover ${g}\n at fn_${g} (${randomUUID()}.js:1:1)`);
+    let sent = 0;
+    for (const [i, s] of sessions.entries()) {
+      for (const [g, stackTrace] of stacks.entries()) {
+        const crash = P.crash(s.sessionId, { stackTrace, timestamp: P.T0 + i * 10 + g });
+        expect((await call(victim.url + '/ingest/crash', 'POST', auth, crash)).status).toBe(201);
+        expect((await call(victim.url + '/ingest/crash', 'POST', auth, crash)).status).toBe(201); // a retry
+        sent++;
+      }
+    }
+    const victimDir = `${spoolDir}/.crashes/victim`;
+    expect(fs.readdirSync(victimDir).some((f) => f.endsWith('.seg'))).toBe(true);
+    expect((await victim.stop('SIGKILL')).signal).toBe('SIGKILL');
+    // a survivor takes the directory over, records every report, and removes it
+    const groups = await waitFor('the killed process reports recorded', async () => {
+      type G = { id: string; occurrenceCount: number };
+      const g = (await call(base + '/export/crashes', 'GET', auth)).json().data as G[];
+      return g.length === stacks.length && g.every((x) => x.occurrenceCount === sessions.length) ? g : undefined;
+    }, 30_000);
+    expect(groups.reduce((n, g) => n + g.occurrenceCount, 0)).toBe(sent);
+    await waitFor('the killed process crash spool directory removed', () => !fs.existsSync(victimDir));
+    const db = new pg.Client({ connectionString: dbUrl });
+    await db.connect();
+    const jobs = await db.query<{ group_id: string }>(
+      "SELECT group_id::text AS group_id FROM alert_outbox WHERE project_id = $1 AND kind = 'new_crash_group'",
+      [projectId],
+    );
+    await db.end();
+    expect(jobs.rows.map((j) => j.group_id).sort()).toEqual(groups.map((g) => g.id).sort());
+  }, 120_000);
 });

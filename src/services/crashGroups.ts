@@ -139,6 +139,15 @@ export interface CrashGroupsDeps {
   crashedSession?: (projectId: string, sessionId: string, session: CrashingSession) => Promise<void>;
 }
 
+/** An occurrence's stack as stored, to be read with its release's artifacts. */
+type StackSource = {
+  sessionId: string; appVersion: string | null; stackTrace: string | null;
+  symbolicatedStack: string | null; message: string | null;
+};
+
+/** The readable stack and the artifacts that could not be parsed to make it. */
+type StackReading = { stack: string | null; unreadableArtifacts: string[] };
+
 /** Who moves a group by hand: the management API's token or a dashboard account (repos/crashGroupActivity.ts). */
 export type { Actor };
 export { ADMIN_ACTOR };
@@ -159,6 +168,16 @@ export function crashGroupsService(d: CrashGroupsDeps) {
   async function get(projectId: string, groupId: string): Promise<CrashGroup | null> {
     const row = await groups.row(projectId, groupId);
     return row ? ((await withFacts(projectId, [row]))[0] ?? null) : null;
+  }
+
+  async function stackReading(projectId: string, o: StackSource): Promise<StackReading> {
+    if (d.symbols && o.stackTrace) {
+      const build = (await d.sessions.forCrash(projectId, o.sessionId))?.app_build_number ?? null;
+      const r = await d.symbols.symbolicate(projectId, o.appVersion, build, o.stackTrace, o.message ?? '');
+      if (r.mapped > 0) return { stack: r.stack, unreadableArtifacts: r.unreadable ?? [] };
+      return { stack: o.symbolicatedStack, unreadableArtifacts: r.unreadable ?? [] };
+    }
+    return { stack: o.symbolicatedStack, unreadableArtifacts: [] };
   }
 
   async function withAlert(g: CrashGroup): Promise<CrashGroupView> {
@@ -352,13 +371,8 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      * crash shows here (parsed maps are cached); the group keeps the key it was given. Falls
      * back on the stack symbolicated at record time; null when neither maps anything.
      */
-    async readableStack(projectId: string, o: { sessionId: string; appVersion: string | null; stackTrace: string | null; symbolicatedStack: string | null; message: string | null }): Promise<string | null> {
-      if (d.symbols && o.stackTrace) {
-        const session = await d.sessions.forCrash(projectId, o.sessionId);
-        const r = await d.symbols.symbolicate(projectId, o.appVersion, session?.app_build_number ?? null, o.stackTrace, o.message ?? '');
-        if (r.mapped > 0) return r.stack;
-      }
-      return o.symbolicatedStack;
+    async readableStack(projectId: string, o: StackSource): Promise<string | null> {
+      return (await stackReading(projectId, o)).stack;
     },
 
     /** The group's `index`-th occurrence, newest first, whole with its context (null: no group). */
@@ -376,6 +390,9 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       const session = await d.sessions.forCrash(projectId, o.sessionId);
       return d.symbols.sourceContext(projectId, o.appVersion, session?.app_build_number ?? null, o.stackTrace);
     },
+
+    /** The readable stack, and the release's artifacts that could not be parsed to make it (the crash page says so). */
+    stackReading,
 
     /** The group's occurrences, newest first, each with the session it happened in. */
     async occurrences(projectId: string, groupId: string, page: number, limit: number, only: OccurrenceScope = {}) {

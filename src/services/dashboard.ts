@@ -41,7 +41,11 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
  * The crash page: the group, who and what it hit (by platform, model, OS and app version), its
  * latest occurrence whole (raw, and as the release's artifacts read it), a summary that agrees with it.
  */
-function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashBreakdown | null; readableStack: string | null; inAppPackages: string[] }) {
+type CrashPageExtra = {
+  breakdown: CrashBreakdown | null; readableStack: string | null; unreadableArtifacts: string[]; inAppPackages: string[];
+};
+
+function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: CrashPageExtra) {
   const latest = f.latest;
   const summary = summaryView(g, {
     // a map uploaded after the crash makes the fallback summary name the original frames too
@@ -63,6 +67,8 @@ function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: { breakdown: CrashB
       // Each line with its parsed frame (module, function, line, column, inApp), as the group key reads it.
       frames: stackFrames(latest.stackTrace ?? g.stackHead, extra.inAppPackages),
       symbolicatedFrames: extra.readableStack === null ? null : stackFrames(extra.readableStack, extra.inAppPackages),
+      // the release's artifacts this stack needed that could not be parsed (its frames stay raw)
+      unreadableArtifacts: extra.unreadableArtifacts,
     },
     summary,
   };
@@ -92,10 +98,15 @@ export function dashboardService(d: {
   async function page(projectId: string, g: CrashGroup, only: OccurrenceScope = {}) {
     const f = await d.crashGroups.facts(projectId, g.id, only);
     const breakdown = await d.crashGroups.breakdown(projectId, g.id, only);
-    const readableStack = f.latest ? await d.crashGroups.readableStack(projectId, f.latest) : null;
+    const none = { stack: null, unreadableArtifacts: [] };
+    const reading = f.latest ? await d.crashGroups.stackReading(projectId, f.latest) : none;
+    const { stack: readableStack, unreadableArtifacts } = reading;
     const environments = await d.crashGroups.environments(projectId, g.id);
     const inAppPackages = (await d.inAppPackagesOf?.(projectId)) ?? [];
-    return { ...crashPage(g, f, { breakdown, readableStack, inAppPackages }), environments, environment: only.environment ?? null };
+    return {
+      ...crashPage(g, f, { breakdown, readableStack, unreadableArtifacts, inAppPackages }),
+      environments, environment: only.environment ?? null,
+    };
   }
 
   return {

@@ -40,6 +40,7 @@ import { alertRulesService } from './alertRules.ts';
 import { fingerprintRulesService } from './fingerprintRules.ts';
 import { crashInsightsService } from './crashInsights.ts';
 import { crashInsightsRepo } from '../repos/crashInsights.ts';
+import { CrashPipeline } from '../pipeline/crashPipeline.ts';
 
 /** Everything the HTTP edge and the workers call, wired once per process. */
 export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
@@ -90,6 +91,11 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     inAppPackagesOf: (p) => projectRows.inAppPackages(p),
     crashedSession: releases.crashed,
   });
+  const notifyNewGroup = () => wakeups.forEach((f) => f());
+  // With the spool, crash reports are recorded by the pipeline's loader, not inside the request.
+  const crashPipeline = config.crashPipeline
+    ? new CrashPipeline({ record: crashGroups.record, onNewCrashGroup: notifyNewGroup }, config.crashPipeline)
+    : undefined;
   return {
     config,
     stores,
@@ -107,6 +113,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       batchers: [ingest.batcher, crashGroups.batcher, releases.batcher],
       budget,
       spool: ingest.spool,
+      crashPipeline,
       limiters: Object.values(limits),
       outboxBacklog: outbox.backlog,
     }),
@@ -138,11 +145,14 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     crashTouches,
     /** Listeners told when a new crash group's job is in the outbox. */
     onNewCrashGroup: wakeups,
+    /** With INGEST_SPOOL: the crash spool and its loader's steps (start, close, metrics). */
+    crashPipeline,
     ingestion: ingestion({
       sessions, crashGroups, ingest, releases,
       facts: new SessionFacts(),
       touches,
-      onNewCrashGroup: () => wakeups.forEach((f) => f()),
+      crashSpool: crashPipeline,
+      onNewCrashGroup: notifyNewGroup,
     }),
   };
 }

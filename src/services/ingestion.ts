@@ -1,8 +1,7 @@
 import { MAX_DETAILS, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { isNetworkError } from '../domain/sessionState.ts';
 import type { IngestEvent, NetworkRequest } from '../domain/eventRows.ts';
-import type { CrashPayload } from '../domain/crashGrouping.ts';
-import type { RawCrashContext } from '../domain/crashContext.ts';
+import type { CrashReport } from '../pipeline/crashPipeline.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
 import type { SessionsRepo } from '../repos/sessions.ts';
 import type { SessionStart } from '../domain/session.ts';
@@ -21,6 +20,11 @@ export interface IngestionDeps {
   touches?: SessionTouches;
   /** Release health's fact of a session start (a fatal crash's is the crash workflow's). */
   releases?: { started(projectId: string, s: SessionStart, created: boolean): Promise<void> };
+  /**
+   * With the spool: a crash report is appended here (durable once it resolves) and recorded by
+   * the crash pipeline's loader; without, it is recorded inside the request.
+   */
+  crashSpool?: { append(projectId: string, crash: CrashReport): Promise<void> };
   /** Called once per new crash group, after its transaction committed (wakes the outbox worker). */
   onNewCrashGroup?: () => void;
 }
@@ -82,7 +86,13 @@ export function ingestion(d: IngestionDeps) {
       return requests.length;
     },
 
-    async crash(projectId: string, c: CrashPayload & RawCrashContext) {
+    async crash(projectId: string, c: CrashReport) {
+      if (d.crashSpool) {
+        // The request checks what it can answer for (the session, cached); the loader records.
+        await requireSession(projectId, c.sessionId);
+        await d.crashSpool.append(projectId, c);
+        return;
+      }
       const r = await d.crashGroups.record(projectId, c);
       if (r.outcome === 'no-session') throw sessionNotFound();
       // A regression's alert job is in the outbox too: wake the worker for it as well.

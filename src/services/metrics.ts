@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { InsertBatcher, QueueBudget } from '../stores/clickhouse/batcher.ts';
 import type { RateLimiter } from './rateLimiter.ts';
 import type { Spool } from '../stores/spool/spool.ts';
+import type { CrashPipeline } from '../pipeline/crashPipeline.ts';
 
 /** What the metrics read at scrape time, from the parts that own the numbers. */
 export interface MetricSources {
@@ -9,6 +10,8 @@ export interface MetricSources {
   budget: QueueBudget;
   /** With INGEST_SPOOL. */
   spool?: Spool;
+  /** With INGEST_SPOOL: crash reports' spool and loader. */
+  crashPipeline?: CrashPipeline;
   limiters: RateLimiter[];
   outboxBacklog: () => Promise<{ pending: number; retrying: number; failed: number; oldestPendingSeconds: number }>;
 }
@@ -82,6 +85,33 @@ export function createMetrics(src: MetricSources) {
     new Gauge({ name: 'flightrec_spool_loaded_rows', help: 'Rows (events, requests) loaded from the spool into ClickHouse since start', registers: [registry], collect() { this.set(spool.loadedRows); } });
     new Gauge({ name: 'flightrec_spool_corrupt_records', help: 'Spans of acknowledged spool records that failed their checksum (acknowledged data lost), set aside beside the spool since start', registers: [registry], collect() { this.set(spool.corruptRecords); } });
     new Gauge({ name: 'flightrec_spool_refused_bodies', help: 'Acknowledged bodies ClickHouse refused for good, set aside beside the spool since start', registers: [registry], collect() { this.set(spool.refusedRecords); } });
+  }
+  const crashes = src.crashPipeline;
+  if (crashes) {
+    const cs = crashes.spool;
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+    gauge('flightrec_crash_spool_bytes',
+      'Bytes of acknowledged crash reports not yet recorded (503 past a quarter of SPOOL_MAX_BYTES)', () => cs.bytes);
+    gauge('flightrec_crash_spool_oldest_unloaded_seconds',
+      'Age of the oldest acknowledged crash report not yet recorded', () => cs.oldestUnloadedSeconds());
+    gauge('flightrec_crash_spool_loaded_reports',
+      'Crash reports recorded from the crash spool since start', () => cs.loadedRows);
+    gauge('flightrec_crash_spool_batch_retries',
+      'Crash batches failed by a retryable error (a store down) since start', () => crashes.batchRetries);
+    const steps = new Histogram({
+      name: 'flightrec_pipeline_step_duration_seconds',
+      help: 'Steps of the crash pipeline\'s loader, by step and outcome (ok, retryable, permanent)',
+      labelNames: ['pipeline', 'step', 'outcome'] as const, registers: [registry],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    });
+    const setAside = new Counter({
+      name: 'flightrec_pipeline_set_aside_total',
+      help: 'Acknowledged records set aside for good (kept in the spool\'s refused file), by step and reason',
+      labelNames: ['pipeline', 'step', 'reason'] as const, registers: [registry],
+    });
+    crashes.observeStep = (step, outcome, seconds) => steps.observe({ pipeline: 'crash', step, outcome }, seconds);
+    crashes.onSetAside = ({ step, reason }) => setAside.inc({ pipeline: 'crash', step, reason });
   }
   const oldest = new Gauge({ name: 'flightrec_outbox_oldest_pending_seconds', help: 'Age of the oldest pending alert job', registers: [registry] });
   new Gauge({

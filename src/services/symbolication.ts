@@ -10,7 +10,11 @@ import type { ArtifactInfo, ArtifactKind, ArtifactsRepo } from '../repos/artifac
 import { WeightedLru } from './weightedLru.ts';
 import { BoundedMap } from '../domain/boundedMap.ts';
 
-export interface SymbolicatedStack { stack: string; message: string; mapped: number }
+/**
+ * `unreadable`: the release's artifacts this stack needed that could not be parsed (a bad map
+ * or mapping); the frames they would have mapped stay raw, and the crash page says so.
+ */
+export interface SymbolicatedStack { stack: string; message: string; mapped: number; unreadable?: string[] }
 
 type Parsed = { kind: 'map'; map: TraceMap } | { kind: 'proguard'; mapping: ProguardMapping } | { kind: 'ref'; ref: string | null } | { kind: 'bad' };
 
@@ -22,8 +26,9 @@ const INDEX_MAX = 10_000;
  * Uploads of a release's artifacts, and stacks read with them: at record time (the stack a
  * crash is grouped on) and at read time (a mapping uploaded after the crash still shows its
  * stack symbolicated; the group does not move). Parsed maps stay in a bounded LRU, a release's
- * artifact list for INDEX_TTL_MS; a failure to read an artifact leaves the stack raw, never
- * fails the crash report.
+ * artifact list for INDEX_TTL_MS. An artifact that cannot be parsed leaves the frames it maps
+ * raw and is named in `unreadable`; a store that cannot be read throws (the crash pipeline
+ * retries its batch), never a crash grouped on a raw stack it would not have had.
  */
 export function symbolicationService(repo: ArtifactsRepo, opts: {
   maxBytes: number; projectMaxBytes: number; cacheBytes: number; maxDecodedBytes: number;
@@ -61,7 +66,13 @@ export function symbolicationService(repo: ArtifactsRepo, opts: {
     const key = `${a.id}:${a.sha256}`;
     const cached = parsed.get(key);
     if (cached) return cached;
-    const bytes = await repo.content(projectId, a.id);
+    // A store error propagates: the artifact is fine, the read is what failed. Stored bytes
+    // that do not inflate (zlib's Z_* codes) are the artifact's fault.
+    const bytes = await repo.content(projectId, a.id).catch((err: unknown) => {
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && code.startsWith('Z_')) return null;
+      throw err;
+    });
     let p: Parsed = { kind: 'bad' };
     // a reference takes next to nothing; a mapping a few times its text; a source map what its
     // decoded form holds (one stored before uploads were bounded is refused here as it would be now)
@@ -86,23 +97,29 @@ export function symbolicationService(repo: ArtifactsRepo, opts: {
     return p;
   }
 
-  /** The parsed source map of each JavaScript file of a stack that has one. */
-  async function jsMaps(projectId: string, refs: ArtifactInfo[], stack: string): Promise<Map<string, TraceMap>> {
+  /** The parsed source map of each JavaScript file of a stack that has one, and the names of the maps used. */
+  async function jsMaps(
+    refs: ArtifactInfo[], stack: string, loaded: (a: ArtifactInfo) => Promise<Parsed>,
+  ): Promise<{ maps: Map<string, TraceMap>; used: Set<string> }> {
     const maps = new Map<string, TraceMap>();
+    const used = new Set<string>();
     for (const path of jsFilesOf(stack)) {
       const minified = minifiedNameFor(path, refs);
       let ref: string | null = null;
       if (minified) {
         const m = refs.find((a) => a.kind === 'minified' && a.name === minified);
-        const p = m ? await load(projectId, m) : null;
+        const p = m ? await loaded(m) : null;
         ref = p?.kind === 'ref' ? p.ref : null;
       }
       const name = mapNameFor(path, refs, () => ref);
       const art = name ? refs.find((a) => a.kind === 'sourcemap' && a.name === name) : undefined;
-      const p = art ? await load(projectId, art) : null;
-      if (p?.kind === 'map') maps.set(path, p.map);
+      const p = art ? await loaded(art) : null;
+      if (p?.kind === 'map') {
+        maps.set(path, p.map);
+        used.add(art!.name);
+      }
     }
-    return maps;
+    return { maps, used };
   }
 
   async function read(
@@ -111,25 +128,37 @@ export function symbolicationService(repo: ArtifactsRepo, opts: {
     const unchanged = { stack, message, mapped: 0 };
     const refs = await refsFor(projectId, appVersion, build);
     if (refs.length === 0) return unchanged;
+    const unreadable: string[] = [];
+    const loaded = async (a: ArtifactInfo) => {
+      const p = await load(projectId, a);
+      if (p.kind === 'bad' && !unreadable.includes(a.name)) unreadable.push(a.name);
+      return p;
+    };
     const proguardRef = refs.find((a) => a.kind === 'proguard');
-    const proguard = proguardRef ? await load(projectId, proguardRef) : null;
-    const maps = await jsMaps(projectId, refs, stack);
-    if (maps.size === 0 && proguard?.kind !== 'proguard') return unchanged;
-    return symbolicate(stack, message, {
-      jsMapFor: (path) => maps.get(path) ?? null,
-      proguard: proguard?.kind === 'proguard' ? proguard.mapping : null,
-    });
+    const proguard = proguardRef ? await loaded(proguardRef) : null;
+    const { maps, used } = await jsMaps(refs, stack, loaded);
+    if (proguard?.kind === 'proguard') used.add(proguardRef!.name);
+    const flagged = unreadable.length > 0 ? { unreadable } : {};
+    if (maps.size === 0 && proguard?.kind !== 'proguard') return { ...unchanged, ...flagged };
+    try {
+      const r = symbolicate(stack, message, {
+        jsMapFor: (path) => maps.get(path) ?? null,
+        proguard: proguard?.kind === 'proguard' ? proguard.mapping : null,
+      });
+      return { ...r, ...flagged };
+    } catch {
+      // No I/O here: a parsed artifact the mapper trips on is as bad as one that did not parse.
+      return { ...unchanged, unreadable: [...new Set([...unreadable, ...used])] };
+    }
   }
 
   return {
-    /** The stack (and message) as the release's artifacts read it; unchanged when it has none or reading fails. */
-    async symbolicate(projectId: string, appVersion: string | null, build: string | null, stack: string, message: string): Promise<SymbolicatedStack> {
-      try {
-        return await read(projectId, appVersion, build, stack, message);
-      } catch {
-        return { stack, message, mapped: 0 };
-      }
-    },
+    /**
+     * The stack (and message) as the release's artifacts read it; unchanged when it has none,
+     * and flagged when one could not be parsed. Throws when the artifacts cannot be read (a
+     * store error): the caller retries, it does not group on the raw stack.
+     */
+    symbolicate: read,
 
     /**
      * Source lines around each JavaScript frame the release's source maps map, from their
@@ -143,7 +172,7 @@ export function symbolicationService(repo: ArtifactsRepo, opts: {
       try {
         const refs = await refsFor(projectId, appVersion, build);
         if (!refs.some((a) => a.kind === 'sourcemap')) return [];
-        const maps = await jsMaps(projectId, refs, stack);
+        const { maps } = await jsMaps(refs, stack, (a) => load(projectId, a));
         return maps.size === 0 ? [] : sourceContext(stack, (path) => maps.get(path) ?? null);
       } catch {
         return [];

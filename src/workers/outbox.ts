@@ -4,6 +4,7 @@ import { afterFailure, type BackoffPolicy } from '../domain/outboxBackoff.ts';
 import type { WorkerLog } from './log.ts';
 import { loggableError } from '../domain/log.ts';
 import type { Clock } from '../domain/time.ts';
+import { DeferJobError, PermanentJobError } from '../pipeline/errors.ts';
 
 /** Runs one job; its note is stored with the outcome (e.g. why nothing was sent). */
 export type JobHandler = (job: OutboxJob) => Promise<{ note?: string | null } | void>;
@@ -19,15 +20,8 @@ export interface OutboxWorkerOptions extends BackoffPolicy {
   clock?: Clock;
 }
 
-/** A job failure that no retry can fix (unknown kind, deleted group): failed at once. */
-export class PermanentJobError extends Error {}
-
-/** The job cannot run yet (its project's alert slot is taken): put back without spending an attempt. */
-export class DeferJobError extends Error {
-  constructor(readonly delayMs: number) {
-    super(`deferred for ${delayMs} ms`);
-  }
-}
+// The jobs' failure vocabulary belongs to the one error policy (src/pipeline/errors.ts).
+export { DeferJobError, PermanentJobError };
 
 /** Work done at the start of every round besides the jobs (e.g. confirmation emails). */
 export type Sweep = () => Promise<void>;

@@ -193,8 +193,12 @@ function stackBlock(latest) {
   };
   show(sym ? 'symbolicated' : 'raw');
   const foldBar = h('div.actions.stack-fold', fold, h('span.hint', ' app frames are shown; the runtime\'s, frameworks\' and the OS\'s are folded'));
+  const unreadable = latest.unreadableArtifacts ?? [];
+  const bad = unreadable.length
+    ? h('p.hint.unreadable-artifacts', `Not symbolicated where it needed ${unreadable.join(', ')}: the release's file could not be read as a source map or mapping. Upload it again.`)
+    : null;
   if (!sym) {
-    return h('div', foldBar, pre, h('p.hint', 'Shown as sent: no source map or R8/ProGuard mapping of this release maps it (upload them from CI: see the SDK docs, "Build uploads").'));
+    return h('div', foldBar, pre, bad ?? h('p.hint', 'Shown as sent: no source map or R8/ProGuard mapping of this release maps it (upload them from CI: see the SDK docs, "Build uploads").'));
   }
   const buttons = [['symbolicated', 'Symbolicated'], ['raw', 'Raw, as sent']].map(([v, label]) => h('button', {
     type: 'button', 'aria-pressed': String(v === 'symbolicated'), dataset: { show: v },
@@ -205,7 +209,7 @@ function stackBlock(latest) {
       buttons.forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.show === v)));
     },
   }, label));
-  return h('div', h('div.actions.stack-toggle', { role: 'group', 'aria-label': 'Stack trace view' }, buttons), foldBar, pre);
+  return h('div', h('div.actions.stack-toggle', { role: 'group', 'aria-label': 'Stack trace view' }, buttons), foldBar, pre, bad);
 }
 
 /**

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { QueueFullError } from '../../domain/errors.ts';
 import { DirLocks, LOCK_FILE } from './dirLock.ts';
-import { payloadOf, readRecords, recordHeader, type CorruptSpan, type SpooledRecord } from './records.ts';
+import { HEADER_BYTES, payloadOf, readRecords, recordHeader, type CorruptSpan, type SpooledRecord } from './records.ts';
 
 export interface SpoolOptions {
   /** The volume's spool root; this process's directory is `<root>/<instance>`. */
@@ -18,6 +18,8 @@ export interface SpoolOptions {
   /** A lock whose heartbeat is older than this is free to take over (another host's process). */
   staleMs: number;
   heartbeatMs?: number;
+  /** How a record set aside is written to the refused file (default: its payload as it is). */
+  asideLine?: (record: SpooledRecord, error: unknown) => Buffer;
 }
 
 /**
@@ -82,7 +84,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class Spool {
   readonly dir: string;
   private readonly locks: DirLocks;
-  private readonly opts: Required<SpoolOptions>;
+  private readonly opts: Required<Omit<SpoolOptions, 'asideLine'>> & Pick<SpoolOptions, 'asideLine'>;
   private seq = 0;
   private fd: number | undefined;
   private active: Segment | undefined;
@@ -190,7 +192,7 @@ export class Spool {
   /** Resolves once the record is on disk (fdatasync); QueueFullError past `maxBytes`. */
   append(chunks: readonly Buffer[], rows: number): Promise<void> {
     if (this.stopping) return Promise.reject(new QueueFullError());
-    let bytes = 12;
+    let bytes = HEADER_BYTES;
     for (const c of chunks) bytes += c.length;
     if (this.bytes > 0 && this.bytes + bytes > this.opts.maxBytes) return Promise.reject(new QueueFullError());
     this.bytes += bytes;
@@ -302,7 +304,7 @@ export class Spool {
         this.closed.unshift(...take);
         if (this.stopping && failures >= 2) return;
         failures++;
-        if (failures === 1 || failures % 20 === 0) this.log.warn({ err: String(err), failures }, 'spool: loading into ClickHouse failed; the segments are kept and tried again');
+        if (failures === 1 || failures % 20 === 0) this.log.warn({ err: String(err), failures }, 'spool: loading failed; the segments are kept and tried again');
         await sleep(Math.min(5000, 250 * 2 ** Math.min(failures - 1, 5)));
       } finally {
         this.loading = [];
@@ -346,8 +348,16 @@ export class Spool {
   private setAside(refused: { record: SpooledRecord; error: unknown }[]): void {
     this.refusedRecords += refused.length;
     const file = path.join(this.opts.root, `refused-${this.opts.instance}.ndjson`);
-    fs.appendFileSync(file, Buffer.concat(refused.map((r) => payloadOf(r.record))));
-    this.log.error({ file, records: refused.length, error: String(refused[0]!.error) }, 'spool: ClickHouse refused bodies that were acknowledged; they are kept in this file');
+    const line = this.opts.asideLine ?? ((r: SpooledRecord) => payloadOf(r));
+    // Durable before the segment that held them is deleted.
+    const fd = fs.openSync(file, 'a', 0o600);
+    try {
+      fs.writeSync(fd, Buffer.concat(refused.map((r) => line(r.record, r.error))));
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    this.log.error({ file, records: refused.length, error: String(refused[0]!.error) }, 'spool: acknowledged records were refused for good; they are kept in this file');
   }
 
   /**

@@ -1,0 +1,199 @@
+import { createHash } from 'node:crypto';
+import { BoundedMap } from '../domain/boundedMap.ts';
+import { loggableError, silentLog, type Log } from '../domain/log.ts';
+import { Spool, type SpoolOptions } from '../stores/spool/spool.ts';
+import { payloadOf, type SpooledRecord } from '../stores/spool/records.ts';
+import type { CrashGroupsService, RecordCrashResult } from '../services/crashGroups.ts';
+import { classify, PermanentError } from './errors.ts';
+import { StepError, stepRunner, type StepObserver } from './steps.ts';
+
+/** A crash report exactly as `record()` takes it, every field the schema let through included. */
+export type CrashReport = Parameters<CrashGroupsService['record']>[1];
+
+/** One spooled crash: the project it was accepted for and the parsed report. */
+export interface CrashRecord {
+  projectId: string;
+  crash: CrashReport;
+}
+
+const FORMAT = 1;
+
+/**
+ * A spool record's payload: one JSON line `{"v":1,"projectId":…,"crash":{…}}`. The report is the
+ * parsed body as validated (ids lower-cased, sanitised), kept whole, so fields added to the
+ * schema later travel without a format change; `v` moves only if the envelope does.
+ */
+export function encodeCrashRecord(projectId: string, crash: CrashReport): Buffer {
+  return Buffer.from(`{"v":${FORMAT},"projectId":${JSON.stringify(projectId)},"crash":${JSON.stringify(crash)}}\n`);
+}
+
+export function decodeCrashRecord(payload: Buffer): CrashRecord {
+  let r: { v?: unknown; projectId?: unknown; crash?: unknown };
+  try {
+    r = JSON.parse(payload.toString('utf8')) as typeof r;
+  } catch {
+    throw new PermanentError('undecodable', 'the record is not JSON');
+  }
+  const shaped = r !== null && typeof r === 'object' && r.v === FORMAT && typeof r.projectId === 'string'
+    && r.crash !== null && typeof r.crash === 'object';
+  if (!shaped) {
+    throw new PermanentError('undecodable', `not a crash record of format ${FORMAT}`);
+  }
+  return { projectId: r.projectId as string, crash: r.crash as CrashReport };
+}
+
+export interface CrashPipelineDeps {
+  /** The unit of work: records one crash (grouping, first occurrence, session flags); repeatable. */
+  record: (projectId: string, crash: CrashReport) => Promise<RecordCrashResult>;
+  /** A new group's or a regression's job is in the outbox: wake the worker. */
+  onNewCrashGroup?: () => void;
+}
+
+export interface CrashPipelineOptions {
+  spool: SpoolOptions;
+  /** Records of a batch in flight at once (their occurrences share the group commit). */
+  concurrency: number;
+  /** Batches an unclassified error of one record may fail before that record is set aside. */
+  maxUnclassifiedRepeats?: number;
+}
+
+/** A record of a batch that is set aside, with the step's error. */
+type Refused = { record: SpooledRecord; error: StepError };
+
+/** A record set aside: the step that failed and why. */
+export interface SetAside {
+  step: string;
+  reason: string;
+}
+
+/**
+ * The crash path behind the spool (docs/decisions.md, "Crashes through the spool"). The request
+ * appends a record and is answered once it is fsync'd; the spool's loader hands batches of
+ * records to `runBatch`, which takes each record through named steps:
+ *
+ *   decode → record → notify
+ *
+ * One error policy (src/pipeline/errors.ts): a retryable error of any record (a store down)
+ * fails the batch once the records in flight have settled, and the spool keeps the segments
+ * and tries them again with backoff; a permanent one (the session is gone, a program error on
+ * that record) sets that record aside with its step and reason, logged and counted, and the
+ * batch goes on. Replaying records is safe: `record()` changes nothing the second time.
+ */
+export class CrashPipeline {
+  readonly spool: Spool;
+  /** Set by the metrics (a histogram per step). */
+  observeStep: StepObserver | undefined;
+  /** Set by the metrics (a counter per step and reason). */
+  onSetAside: ((s: SetAside) => void) | undefined;
+  /** Batches failed by a retryable error since start (each is tried again). */
+  batchRetries = 0;
+  private log: Log = silentLog;
+  private readonly runStep = stepRunner(() => this.observeStep);
+  /** How often a record failed its batch with an unclassified error (by payload digest). */
+  private readonly unclassified = new BoundedMap<string, number>(10_000);
+  private readonly maxRepeats: number;
+
+  constructor(private readonly d: CrashPipelineDeps, private readonly opts: CrashPipelineOptions) {
+    this.maxRepeats = opts.maxUnclassifiedRepeats ?? 5;
+    this.spool = new Spool({ ...opts.spool, asideLine: asideLine }, (records) => this.runBatch(records));
+  }
+
+  /** Resolves once the report is durable in the spool (QueueFullError when it is full: 503). */
+  append(projectId: string, crash: CrashReport): Promise<void> {
+    return this.spool.append([encodeCrashRecord(projectId, crash)], 1);
+  }
+
+  start(log: Log): void {
+    this.log = log;
+    this.spool.start(log);
+  }
+
+  /** Resolves once every report appended so far is recorded (tests, a read-your-writes wait). */
+  settled(timeoutMs?: number): Promise<boolean> {
+    return this.spool.settled(timeoutMs);
+  }
+
+  close(): Promise<void> {
+    return this.spool.close();
+  }
+
+  /** One batch: resolves with the records set aside; rejects (a StepError) when it must be retried. */
+  async runBatch(records: readonly SpooledRecord[]): Promise<{ refused: Refused[] }> {
+    const refused: Refused[] = [];
+    let retry: StepError | undefined;
+    let next = 0;
+    const lane = async () => {
+      // A retryable failure stops new records from starting; those in flight finish first.
+      while (retry === undefined && next < records.length) {
+        const r = records[next++]!;
+        try {
+          await this.one(r);
+        } catch (err) {
+          const e = this.verdictOf(r, err);
+          if (e.verdict.kind === 'retryable') retry ??= e;
+          else refused.push({ record: r, error: e });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, records.length) }, lane));
+    for (const { error } of refused) this.setAsideOne(error);
+    if (retry) {
+      this.batchRetries++;
+      throw retry;
+    }
+    return { refused };
+  }
+
+  private async one(r: SpooledRecord): Promise<void> {
+    const rec = await this.runStep('decode', () => decodeCrashRecord(payloadOf(r)));
+    const out = await this.runStep('record', async () => {
+      const res = await this.d.record(rec.projectId, rec.crash);
+      // Checked at the request; deleted since (retention, a project removed): never recordable.
+      if (res.outcome === 'no-session') throw new PermanentError('session-gone', 'the session no longer exists');
+      return res;
+    });
+    await this.runStep('notify', () => {
+      if (out.newGroup || out.regressed) this.d.onNewCrashGroup?.();
+    });
+  }
+
+  /**
+   * The policy's verdict, bounded for errors it cannot name: one record failing its batch that
+   * way `maxUnclassifiedRepeats` times is taken for the record's fault, not the store's.
+   */
+  private verdictOf(r: SpooledRecord, err: unknown): StepError {
+    const e = err instanceof StepError ? err : new StepError('batch', classify(err), err);
+    if (e.verdict.kind !== 'retryable' || e.verdict.reason !== 'unclassified') return e;
+    const key = createHash('sha1').update(payloadOf(r)).digest('hex');
+    const n = (this.unclassified.get(key) ?? 0) + 1;
+    this.unclassified.set(key, n);
+    if (n < this.maxRepeats) return e;
+    this.unclassified.delete(key);
+    return new StepError(e.step, { kind: 'permanent', reason: 'unclassified-repeated' }, e.cause);
+  }
+
+  private setAsideOne(e: StepError): void {
+    this.onSetAside?.({ step: e.step, reason: e.verdict.reason });
+    const why = { step: e.step, reason: e.verdict.reason, err: loggableError(e.cause) };
+    this.log.error(why, 'crash pipeline: a report that can never be recorded is set aside');
+  }
+}
+
+/** A line of the refused file: when, which step and why, and the record as spooled (to replay by hand). */
+function asideLine(record: SpooledRecord, error: unknown): Buffer {
+  const text = payloadOf(record).toString('utf8').trimEnd();
+  let body: string;
+  try {
+    JSON.parse(text);
+    body = text;
+  } catch {
+    body = JSON.stringify(text);
+  }
+  const e = error instanceof StepError ? error : undefined;
+  const cause = e ? e.cause : error;
+  const head = {
+    at: new Date().toISOString(), step: e?.step ?? null, reason: e?.verdict.reason ?? null,
+    error: cause instanceof Error ? cause.message : String(cause),
+  };
+  return Buffer.from(`${JSON.stringify(head).slice(0, -1)},"record":${body}}\n`);
+}
