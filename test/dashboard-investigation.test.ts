@@ -38,7 +38,7 @@ describe('projects and keys: names, visible prefixes, renames', () => {
     const renamed = await send('PATCH', `${base}/keys/${unnamed.json().key.id}`, a, { name: 'Android app' });
     expect(renamed.json()).toMatchObject({ name: 'Android app', prefix: unnamed.json().apiKey.slice(0, 8) });
     const keys = (await get('/api/dashboard/projects', a)).json().data[0].keys;
-    expect(keys.map((k: { name: string }) => k.name).sort()).toEqual(['Android app', 'CI export', 'iOS app']);
+    expect(keys.map((k: { name: string }) => k.name).sort()).toEqual(['Android app', 'App (ingest only)', 'CI export', 'iOS app']);
     for (const k of keys) expect(k.prefix).toMatch(/^frk_[0-9A-Za-z]{4}$/);
 
     const p2 = await send('PATCH', base, a, { name: 'Shop iOS (prod)' });

@@ -56,7 +56,7 @@ describe('dashboard keys with scopes', () => {
     const listed = await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: member.headers });
     const keys = listed.json().data.find((p: { id: string }) => p.id === projectId).keys as { name: string; scopes: string[] }[];
     expect(keys.map((k) => k.name)).toEqual(expect.arrayContaining(['warehouse', 'CI']));
-    expect(keys).toHaveLength(4); // the project's first key, export, CI, the default one: the refused one made nothing
+    expect(keys).toHaveLength(5); // the project's first key, its ingest-only app key, export, CI, the default one: the refused one made nothing
     expect(listed.body).not.toContain(plaintext);
     // someone outside the team: no project
     expect((await make(await signup(s), { scopes: ['ingest'] })).statusCode).toBe(404);

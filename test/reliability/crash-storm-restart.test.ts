@@ -58,7 +58,7 @@ function crashStorm(opts: { baseUrl: () => string; auth: { authorization: string
       }) as CrashPayload;
       await send('/ingest/crash', c);
       if (Math.random() < 0.2) await send('/ingest/crash', c); // re-sent: the SDK was not sure of the answer
-      ledger.crashes.set(crashOccurrenceId(c), crashGroupKey(c.stackTrace));
+      ledger.crashes.set(crashOccurrenceId(c), crashGroupKey(c.stackTrace, c.message));
     }
   });
   const done = Promise.all(loops);

@@ -90,7 +90,7 @@ export function runLoad(opts: {
       }) as CrashPayload;
       await send('/ingest/crash', c);
       if (Math.random() < 0.3) await send('/ingest/crash', c); // an SDK re-sending a report it was not sure of
-      ledger.crashes.set(crashOccurrenceId(c), crashGroupKey(c.stackTrace));
+      ledger.crashes.set(crashOccurrenceId(c), crashGroupKey(c.stackTrace, c.message));
     }
     if (Math.random() < 0.7) {
       await send('/ingest/session/end', { sessionId: sid, endedAt: start.startedAt + 60_000 });

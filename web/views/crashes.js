@@ -3,7 +3,7 @@ import { api, dash, get, qs } from '../lib/api.js';
 import { navigate } from '../lib/router.js';
 import { groupStatus, pager } from '../lib/widgets.js';
 import { groupActivity } from '../lib/crashGroupActivity.js';
-import { environmentPicker, occurrenceBlock } from './crashContext.js';
+import { environmentPicker, occurrenceBlock } from '../lib/crashContext.js';
 
 // Button labels for the moves the server allows (any other status: src/domain/crashGroupStatus.ts).
 const ACTION = { acknowledged: 'Acknowledge', resolved: 'Resolve', ignored: 'Ignore', open: 'Reopen' };

@@ -3,8 +3,8 @@
 // crash on one timeline (breadcrumbs and the session's events, the crash last) and the source
 // lines around its mapped frames. Everything the app sent is set as text (h() never parses
 // HTML), and marked dir="auto" so right-to-left text stays in its own box.
-import { h, badge, fmtCount, fmtDate, fmtTime, withLoading } from '../lib/dom.js';
-import { dash, get, qs } from '../lib/api.js';
+import { h, badge, fmtCount, fmtDate, fmtTime, withLoading } from './dom.js';
+import { dash, get, qs } from './api.js';
 
 const LEVEL_KIND = { fatal: 'bad', error: 'warn', warning: 'warn', info: 'info', debug: 'info' };
 export const levelBadge = (level) => badge(level, LEVEL_KIND[level] ?? 'info');
