@@ -96,13 +96,16 @@ export function dashboardService(d: {
   inAppPackagesOf?: (projectId: string) => Promise<string[]>;
 }) {
   async function page(projectId: string, g: CrashGroup, only: OccurrenceScope = {}) {
-    const f = await d.crashGroups.facts(projectId, g.id, only);
-    const breakdown = await d.crashGroups.breakdown(projectId, g.id, only);
+    // Independent reads, asked for at once (a server runs them side by side).
+    const [f, breakdown, environments, inAppPackages] = await Promise.all([
+      d.crashGroups.facts(projectId, g.id, only),
+      d.crashGroups.breakdown(projectId, g.id, only),
+      d.crashGroups.environments(projectId, g.id),
+      d.inAppPackagesOf?.(projectId) ?? Promise.resolve([] as string[]),
+    ]);
     const none = { stack: null, unreadableArtifacts: [] };
     const reading = f.latest ? await d.crashGroups.stackReading(projectId, f.latest) : none;
     const { stack: readableStack, unreadableArtifacts } = reading;
-    const environments = await d.crashGroups.environments(projectId, g.id);
-    const inAppPackages = (await d.inAppPackagesOf?.(projectId)) ?? [];
     return {
       ...crashPage(g, f, { breakdown, readableStack, unreadableArtifacts, inAppPackages }),
       environments, environment: only.environment ?? null,
