@@ -27,14 +27,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../src/config.ts';
 import { createServer } from '../src/server.ts';
-import { Latencies } from './stats.ts';
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name} must be a positive number`);
-  return v;
-}
+import { Latencies, numberArg as arg } from './stats.ts';
 
 const sessions = Math.floor(arg('sessions', 10_000_000));
 const occurrences = Math.floor(arg('occurrences', 1_000_000));

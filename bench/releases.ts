@@ -21,17 +21,10 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../src/config.ts';
 import { createServer } from '../src/server.ts';
-import { Latencies } from './stats.ts';
+import { Latencies, numberArg as arg } from './stats.ts';
 import { releaseHealthRepo } from '../src/repos/releaseHealth.ts';
 import { crashOccurrencesRepo } from '../src/repos/crashOccurrences.ts';
 import { QueueBudget } from '../src/stores/clickhouse/batcher.ts';
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name} must be a positive number`);
-  return v;
-}
 
 const sessions = Math.floor(arg('sessions', 10_000_000));
 const days = Math.floor(arg('days', 30));
