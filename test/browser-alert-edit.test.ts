@@ -37,8 +37,7 @@ describe.skipIf(!hasChromium)('editing rules, testing webhooks, making scoped ke
       WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_AUTH_PER_MIN: '1000', RUN_WORKER: 'true', OUTBOX_POLL_MS: '100',
       ALERT_RULES_INTERVAL_MS: '86400000',
     });
-    await s.app.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`;
+    base = await s.listen();
     owner = await signup(s);
     member = await signup(s);
     await addMember(s, owner, member);

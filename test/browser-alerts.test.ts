@@ -36,9 +36,7 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     // The receiver is on loopback: private destinations are allowed for this server only.
     s = await startTestServer({ WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_AUTH_PER_MIN: '1000', RUN_WORKER: 'true', OUTBOX_POLL_MS: '100', ALERT_RULES_INTERVAL_MS: '86400000' });
-    await s.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = s.app.server.address() as AddressInfo;
-    base = `http://127.0.0.1:${addr.port}`;
+    base = await s.listen();
     s.env.PUBLIC_URL = base;
 
     account = await signup(s);

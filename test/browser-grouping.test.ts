@@ -24,9 +24,7 @@ describe.skipIf(!hasChromium)('merging and fingerprint rules in Chromium', () =>
 
   beforeAll(async () => {
     s = await startTestServer({ RATE_LIMIT_AUTH_PER_MIN: '1000' });
-    await s.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = s.app.server.address();
-    base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    base = await s.listen();
     account = await signup(s);
     const p = await dashboardProject(s, account, 'Shop');
     projectId = p.projectId;

@@ -36,9 +36,7 @@ describe.skipIf(!hasChromium)('Releases page and crash group activity in Chromiu
 
   beforeAll(async () => {
     s = await startTestServer({ RATE_LIMIT_AUTH_PER_MIN: '1000' });
-    await s.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = s.app.server.address();
-    base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    base = await s.listen();
     owner = await signup(s);
     const p = await dashboardProject(s, owner);
     projectId = p.projectId;

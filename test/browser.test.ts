@@ -44,9 +44,7 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
   beforeAll(async () => {
     fs.mkdirSync(SHOTS, { recursive: true });
     s = await startTestServer({ RATE_LIMIT_AUTH_PER_MIN: '1000' });
-    await s.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = s.app.server.address();
-    base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    base = await s.listen();
     seeded = await seedDashboardProject(s, base, LA_SESSION_START, TZ);
     ({ projectId, ids } = seeded);
     browser = await launchChromium();

@@ -1,6 +1,5 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { T0, networkRequest, sessionStart } from './helpers/payloads.ts';
@@ -17,8 +16,7 @@ beforeAll(async () => {
     tempDataDir(),
     { logger: { level: 'error', stream: { write: (line: string) => logs.push(line) } } },
   );
-  await s.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`;
+  base = await s.listen();
 });
 
 afterAll(async () => {

@@ -38,9 +38,7 @@ describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM}
 
   beforeAll(async () => {
     s = await startTestServer({ RUN_WORKER: 'true', OUTBOX_POLL_MS: '100', RATE_LIMIT_AUTH_PER_MIN: '1000' });
-    await s.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = s.app.server.address();
-    base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    base = await s.listen();
     browser = await launchChromium();
   });
   afterAll(async () => {

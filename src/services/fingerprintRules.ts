@@ -5,7 +5,7 @@ import {
   fingerprintRuleProblems, MAX_RULES_PER_PROJECT, type FingerprintMatch, type FingerprintRuleSpec,
 } from '../domain/fingerprintRules.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
-import { BoundedMap } from '../domain/boundedMap.ts';
+import { ttlCache } from './ttlCache.ts';
 
 export interface FingerprintRuleInput {
   match?: FingerprintMatch;
@@ -25,9 +25,8 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
   const projects = projectsRepo(db);
   // The crash path reads a project's rules on every crash: kept a few seconds per process
   // (this process's edits drop its entry at once; another process's show within cacheMs).
-  const cacheMs = opts.cacheMs ?? 5_000;
-  const cache = new BoundedMap<string, { at: number; rules: Promise<StoredFingerprintRule[]> }>(10_000);
-  const changed = (projectId: string) => cache.delete(projectId);
+  const cache = ttlCache(opts.cacheMs ?? 5_000, (projectId) => fingerprintRulesRepo(db).list(projectId));
+  const changed = (projectId: string) => cache.forget(projectId);
 
   async function project(projectId: string) {
     if (!(await projects.getProject(projectId))) throw new NotFoundError('Project not found');
@@ -103,12 +102,7 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
 
     /** The rules a crash of the project is grouped under, in order (cached for cacheMs). */
     rulesOf(projectId: string): Promise<StoredFingerprintRule[]> {
-      const hit = cache.get(projectId);
-      if (hit && Date.now() - hit.at < cacheMs) return hit.rules;
-      const rules = fingerprintRulesRepo(db).list(projectId);
-      cache.set(projectId, { at: Date.now(), rules });
-      rules.catch(() => cache.delete(projectId));
-      return rules;
+      return cache.get(projectId);
     },
   };
 }

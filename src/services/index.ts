@@ -38,6 +38,7 @@ import { releasesService } from './releases.ts';
 import { crashGroupActivityService } from './crashGroupActivity.ts';
 import { alertRulesService } from './alertRules.ts';
 import { fingerprintRulesService } from './fingerprintRules.ts';
+import { ttlCache } from './ttlCache.ts';
 import { crashInsightsService } from './crashInsights.ts';
 import { crashInsightsRepo } from '../repos/crashInsights.ts';
 import { CrashPipeline } from '../pipeline/crashPipeline.ts';
@@ -55,7 +56,12 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     suspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
     unsuspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
   });
-  const projects = projectsService(projectRows, apiKeysRepo(stores.pg), accountRows, alertRecipientsRepo(stores.pg), stores.pg);
+  // Read on every crash: kept a few seconds, dropped at once by this process's edits (the
+  // dashboard's crash page reads the project's own row).
+  const inAppPackages = ttlCache(5_000, (p) => projectRows.inAppPackages(p));
+  const projects = projectsService(
+    projectRows, apiKeysRepo(stores.pg), accountRows, alertRecipientsRepo(stores.pg), stores.pg, inAppPackages.forget,
+  );
   const changes = { changeLagMs: config.exportSyncLagMs };
   const sessions = sessionsRepo(stores.pg, events.countBySession, changes);
   const touches = new SessionTouches(sessions.touch, config.exportTouchIntervalMs, undefined, log);
@@ -88,7 +94,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     sessions,
     outbox,
     touched: (p, g) => crashTouches.mark(p, g),
-    inAppPackagesOf: (p) => projectRows.inAppPackages(p),
+    inAppPackagesOf: (p) => inAppPackages.get(p),
     crashedSession: releases.crashed,
   });
   const notifyNewGroup = () => wakeups.forEach((f) => f());

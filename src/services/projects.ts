@@ -46,7 +46,11 @@ function notSuspended(t: { ownerSuspended: boolean }) {
  * Projects and their keys: the management API's use cases (operator, any project) and the
  * dashboard's (a user, on their teams' projects only).
  */
-export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accounts: AccountsRepo, recipients: AlertRecipientsRepo, db: Queryable) {
+export function projectsService(
+  projects: ProjectsRepo, keys: ApiKeysRepo, accounts: AccountsRepo, recipients: AlertRecipientsRepo, db: Queryable,
+  /** A project's settings changed (a cache of them drops its entry). */
+  changed: (projectId: string) => void = () => {},
+) {
   /**
    * Makes the confirmation state follow the project's alert list. `by`: the operator
    * (ADMIN_TOKEN) vouches for every address; from the dashboard only the team members' own
@@ -115,6 +119,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
         inAppPackages: c.inAppPackages,
       });
       if (!p) throw new ProjectNotFoundError();
+      changed(projectId);
       if (c.alertEmails !== undefined) await syncRecipients(projectId, p.alertEmails, 'operator');
       return p;
     },
@@ -170,6 +175,7 @@ export function projectsService(projects: ProjectsRepo, keys: ApiKeysRepo, accou
         name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: cleanEmails(c.alertEmails), inAppPackages: c.inAppPackages,
       });
       if (!p) throw new ProjectNotFoundError();
+      changed(projectId);
       if (c.alertEmails === undefined) return p;
       await syncRecipients(projectId, p.alertEmails, 'member');
       return { ...p, alertRecipients: await recipients.ofProject(projectId) };

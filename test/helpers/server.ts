@@ -16,6 +16,8 @@ export interface TestServer extends Server {
   /** Authorization header for the admin API. */
   admin: { authorization: string };
   createProject(name?: string): Promise<{ projectId: string; apiKey: string; auth: { authorization: string } }>;
+  /** Listens on a free loopback port (for a browser or a child process) and answers its base URL. */
+  listen(): Promise<string>;
 }
 
 /**
@@ -62,6 +64,11 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
       if (r.statusCode !== 201) throw new Error(`project create failed: ${r.statusCode} ${r.body}`);
       const body = r.json();
       return { projectId: body.project.id, apiKey: body.apiKey, auth: { authorization: `Bearer ${body.apiKey}` } };
+    },
+    async listen() {
+      await server.app.listen({ host: '127.0.0.1', port: 0 });
+      const addr = server.app.server.address();
+      return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
     },
   };
 }
