@@ -26,11 +26,12 @@ export const PLACEHOLDER = {
  */
 export const MAX_LINE_CHARS = 1024;
 
+const cutLine = (l: string) => (l.length > MAX_LINE_CHARS ? l.slice(0, MAX_LINE_CHARS) : l);
+
 /** Lines as the group key reads them: split on \n, a trailing \r dropped, each cut at MAX_LINE_CHARS. */
 export function stackLines(stack: string): string[] {
   return stack.split('\n').map((l) => {
-    const line = l.endsWith('\r') ? l.slice(0, -1) : l;
-    return line.length > MAX_LINE_CHARS ? line.slice(0, MAX_LINE_CHARS) : line;
+    return cutLine(l.endsWith('\r') ? l.slice(0, -1) : l);
   });
 }
 
@@ -65,7 +66,9 @@ export const QUOTED_PLACEHOLDER = '<s>';
  * A message line: the exception type and text stay, the values in it go (URL query strings too).
  * `quoted`: quoted values go too (the frame-based group key; the previous rule kept them).
  */
-export function normaliseMessage(line: string, opts: { quoted?: boolean } = {}): string {
+export function normaliseMessage(text: string, opts: { quoted?: boolean } = {}): string {
+  // Cut here, not only by the callers: a caller that forgets must not hand a pattern 256 KB.
+  const line = cutLine(text);
   const out = line
     .replace(URL_QUERY, '$1')
     .replace(UUID, PLACEHOLDER.uuid)
@@ -151,7 +154,8 @@ const TOMBSTONE_PC = /^(\s*#\d+\s+pc\s+)[0-9a-f]+(?=\s.*\+<offset>\))/i;
 const BUILD_ID = /(\(BuildId:\s*)[0-9a-f]+(?=\))/gi;
 
 /** A frame: where it is stays (function, file, line, column), what differs per build or launch goes. */
-export function normaliseFrame(line: string): string {
+export function normaliseFrame(text: string): string {
+  const line = cutLine(text);
   // White space stays as sent (so a stack with nothing volatile keeps the key it had before this
   // rule), except in Apple frames, whose columns are padded to the longest image name of the report.
   let s = APPLE_FRAME.test(line) ? line.trim().replace(/\s+/g, ' ') : line;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { originalPositionFor } from '@jridgewell/trace-mapping';
 import { describe, expect, it } from 'vitest';
-import { normaliseMessage, normaliseStack, stackLines } from '../../src/domain/stackNormalise.ts';
+import { normaliseFrame, normaliseMessage, normaliseStack, stackLines } from '../../src/domain/stackNormalise.ts';
 import { crashGroupKey, legacyGroupKey, stackHead } from '../../src/domain/crashGrouping.ts';
 import { stackFrames } from '../../src/domain/grouping/groupKey.ts';
 import { fingerprintInput, globMatch } from '../../src/domain/fingerprintRules.ts';
@@ -83,6 +83,9 @@ const PARSERS: Record<string, (text: string) => unknown> = {
   'stack normalisation': (t) => normaliseStack(t),
   // as the code calls it: on lines already cut to their first KiB
   'message normalisation': (t) => stackLines(t).map((l) => normaliseMessage(l, { quoted: true })),
+  // and as a caller that forgets to cut would call it: the cut is the normaliser's own
+  'message normalisation of a whole text': (t) => normaliseMessage(t, { quoted: true }),
+  'frame normalisation of a whole text': (t) => normaliseFrame(t),
   'crash grouping key and head': (t) => [crashGroupKey(t, t), legacyGroupKey(t), stackHead(t)],
   'parsed frames of a stack': (t) => stackFrames(t, ['com.example.']),
   'fingerprint rule input and glob': (t) => [fingerprintInput(t, t), globMatch('*a*b*c*d*', t.slice(0, 4096))],
