@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from './helpers/server.ts';
-import { dashboardProject, signup, type Account } from './helpers/accounts.ts';
+import type { TestServer } from './helpers/server.ts';
+import { dashboardProject, type Account, listeningDashboard } from './helpers/accounts.ts';
 import { sessionStart, T0 } from './helpers/payloads.ts';
 import {
   SHOTS, collectErrors, expectNoBadText, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession,
@@ -27,10 +27,8 @@ describe.skipIf(!hasChromium)('crash suspects and trail in Chromium', () => {
 
   beforeAll(async () => {
     fs.mkdirSync(SHOTS, { recursive: true });
-    s = await startTestServer({ RATE_LIMIT_AUTH_PER_MIN: '1000' });
-    base = await s.listen();
-    account = await signup(s);
-    const p = await dashboardProject(s, account, 'Shop');
+    let p: Awaited<ReturnType<typeof dashboardProject>>;
+    ({ s, base, account, project: p } = await listeningDashboard('Shop'));
     projectId = p.projectId;
     const post = async (url: string, payload: object) => {
       const r = await s.app.inject({ method: 'POST', url, headers: p.auth, payload });

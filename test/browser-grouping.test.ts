@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from './helpers/server.ts';
-import { dashboardProject, signup, type Account } from './helpers/accounts.ts';
+import type { TestServer } from './helpers/server.ts';
+import { dashboardProject, type Account, listeningDashboard } from './helpers/accounts.ts';
 import { sessionStart, T0 } from './helpers/payloads.ts';
 import { collectErrors, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession } from './helpers/browser.ts';
 
@@ -23,10 +23,8 @@ describe.skipIf(!hasChromium)('merging and fingerprint rules in Chromium', () =>
   }
 
   beforeAll(async () => {
-    s = await startTestServer({ RATE_LIMIT_AUTH_PER_MIN: '1000' });
-    base = await s.listen();
-    account = await signup(s);
-    const p = await dashboardProject(s, account, 'Shop');
+    let p: Awaited<ReturnType<typeof dashboardProject>>;
+    ({ s, base, account, project: p } = await listeningDashboard('Shop'));
     projectId = p.projectId;
     let ts = T0 + 1_000;
     for (const [message, fn] of [['TypeError: cart is null', 'renderCart'], ['TypeError: cart is undefined', 'loadCart'], ['RangeError: too deep', 'walk']]) {

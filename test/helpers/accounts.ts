@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { TestServer } from './server.ts';
+import { startTestServer, type TestServer } from './server.ts';
 import { parseMail } from './smtp.ts';
 import { waitFor } from './wait.ts';
 import { verificationMails } from '../../src/workers/accountMails.ts';
@@ -82,4 +82,16 @@ export async function addMember(s: TestServer, owner: Account, member: Account, 
   if (inv.statusCode !== 201) throw new Error(`invite failed: ${inv.statusCode} ${inv.body}`);
   const ok = await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${inv.json().invitation.id}/accept`, headers: member.headers });
   if (ok.statusCode !== 200) throw new Error(`accept failed: ${ok.statusCode} ${ok.body}`);
+}
+
+/**
+ * What a dashboard test in a browser starts from: a listening server, a signed-up account and a
+ * project of its team named `name`.
+ */
+export async function listeningDashboard(name = 'Shop') {
+  const s = await startTestServer({ RATE_LIMIT_AUTH_PER_MIN: '1000' });
+  const base = await s.listen();
+  const account = await signup(s);
+  const project = await dashboardProject(s, account, name);
+  return { s, base, account, project };
 }
