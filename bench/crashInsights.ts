@@ -37,10 +37,18 @@ const CHUNK = 1_000_000;
 const EVENTS_PER_OCCURRENCE = 8;
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-bench-crash-insights-'));
-const server = await createServer(loadConfig({
-  DATA_DIR: dataDir, ADMIN_TOKEN: 'bench-admin-token-0123456789', LOG_LEVEL: 'silent', RUN_WORKER: 'false',
-  INGEST_SPOOL: 'false', RATE_LIMIT_DASHBOARD_PER_MIN: '100000', RATE_LIMIT_AUTH_PER_MIN: '1000',
-}), { logger: false });
+const server = await createServer(
+  loadConfig({
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: 'bench-admin-token-0123456789',
+    LOG_LEVEL: 'silent',
+    RUN_WORKER: 'false',
+    INGEST_SPOOL: 'false',
+    RATE_LIMIT_DASHBOARD_PER_MIN: '100000',
+    RATE_LIMIT_AUTH_PER_MIN: '1000',
+  }),
+  { logger: false },
+);
 const { app } = server;
 const ch = server.svc.stores.ch;
 
@@ -59,12 +67,17 @@ const cell = (x: unknown) => String(x).padStart(8);
 try {
   const email = `bench-${randomUUID()}@example.com`;
   const signup = await app.inject({
-    method: 'POST', url: '/api/auth/signup', payload: { email, password: 'correct horse battery' },
+    method: 'POST',
+    url: '/api/auth/signup',
+    payload: { email, password: 'correct horse battery' },
   });
   const cookie = String(signup.headers['set-cookie']).split(';')[0]!;
   const headers = { cookie, 'x-csrf-token': signup.json().csrfToken as string };
   const created = await app.inject({
-    method: 'POST', url: '/api/dashboard/projects', headers, payload: { name: 'bench' },
+    method: 'POST',
+    url: '/api/dashboard/projects',
+    headers,
+    payload: { name: 'bench' },
   });
   const projectId = created.json().project.id as string;
   const keyAuth = { authorization: `Bearer ${created.json().apiKey as string}` };
@@ -79,22 +92,32 @@ try {
     if (r.statusCode !== 201) throw new Error(`${url}: ${r.statusCode} ${r.body}`);
   };
   await post('/ingest/session', {
-    sessionId: seed, startedAt: startMs, device: { platform: 'android', osVersion: '15', appVersion: '1.7' },
+    sessionId: seed,
+    startedAt: startMs,
+    device: { platform: 'android', osVersion: '15', appVersion: '1.7' },
   });
   await post('/ingest/crash', {
-    sessionId: seed, timestamp: startMs + 1000, message: 'Error: bench',
+    sessionId: seed,
+    timestamp: startMs + 1000,
+    message: 'Error: bench',
     stackTrace: 'Error: bench\n    at pay (app.js:1:1)',
-    isFatal: true, handled: false,
+    isFatal: true,
+    handled: false,
   });
   await server.svc.ingest.drain();
-  const group = (await server.svc.stores.pg.query<{ id: string; group_key: string }>(
-    'SELECT id, group_key FROM crash_groups WHERE project_id = $1', [projectId])).rows[0]!;
+  const group = (
+    await server.svc.stores.pg.query<{ id: string; group_key: string }>(
+      'SELECT id, group_key FROM crash_groups WHERE project_id = $1',
+      [projectId],
+    )
+  ).rows[0]!;
 
   // Constants only: nothing here comes from input but the numbers parsed above.
   const sessionId = (n: string) => `toUUID(concat('00000000-0000-4000-8000-', leftPad(lower(hex(${n})), 12, '0')))`;
   const users = Math.max(1, Math.floor(sessions / 4));
   const t0 = performance.now();
-  await chunked('session facts', sessions, (from, n) => ch.exec(`INSERT INTO session_facts
+  await chunked('session facts', sessions, (from, n) =>
+    ch.exec(`INSERT INTO session_facts
       (project_id, session_id, started_at, app_version, platform, user_key, crashed,
        os_version, brand, model, network_type)
     SELECT '${projectId}', ${sessionId('number')},
@@ -104,7 +127,8 @@ try {
       if(number % 2 = 0, ['13', '14', '15', '15', '16'][intHash64(number * 5) % 5 + 1], '18'),
       if(number % 2 = 0, 'Google', 'Apple'), concat('Model ', toString(intHash64(number * 7) % 40)),
       ['wifi', 'cellular', 'none', 'unknown'][intHash64(number * 11) % 4 + 1]
-    FROM numbers(${from}, ${n})`));
+    FROM numbers(${from}, ${n})`),
+  );
 
   // Occurrence k's time; its events and failing request use the same expression.
   const occurredAt = (k: string) =>
@@ -122,13 +146,16 @@ try {
       ['wifi', 'cellular', 'none', 'unknown'][number % 4 + 1], 'production', map('checkout', ${tag})
     FROM numbers(${from}, ${n})`;
   await chunked('group occurrences', occurrences, (from, n) =>
-    ch.exec(occurrenceRows(`'${group.group_key}'`, 0, from, n, `if(number % 4 = 0, 'v2', 'v1')`)));
-  await chunked('other groups\' occurrences', Math.ceil(occurrences / 4), (from, n) =>
-    ch.exec(occurrenceRows(`concat('other-', toString(number % 100))`, occurrences, from, n, `'v1'`)));
+    ch.exec(occurrenceRows(`'${group.group_key}'`, 0, from, n, `if(number % 4 = 0, 'v2', 'v1')`)),
+  );
+  await chunked("other groups' occurrences", Math.ceil(occurrences / 4), (from, n) =>
+    ch.exec(occurrenceRows(`concat('other-', toString(number % 100))`, occurrences, from, n, `'v1'`)),
+  );
 
   // The minute before each of the group's occurrences, in its session.
   const E = EVENTS_PER_OCCURRENCE;
-  await chunked('events', occurrences * E, (from, n) => ch.exec(`INSERT INTO events
+  await chunked('events', occurrences * E, (from, n) =>
+    ch.exec(`INSERT INTO events
       (project_id, session_id, sequence_number, type, timestamp, nav_from, nav_to, method, url, status_code, duration,
        error, name, properties, x, y, target)
     SELECT '${projectId}', ${sessionOf('k')}, number,
@@ -136,19 +163,25 @@ try {
       ${occurredAt('k')} - toIntervalSecond((${E} - j) * 7),
       NULL, concat('/screen/', toString((k + j) % 5)), '', '', NULL, NULL, NULL, 'add_to_cart', '', 1, 1,
       ['buy', 'pay', 'back'][(k * j) % 3 + 1]
-    FROM (SELECT number, intDiv(number, ${E}) AS k, number % ${E} AS j FROM numbers(${from}, ${n}))`));
-  await chunked('failing requests', occurrences, (from, n) => ch.exec(`INSERT INTO network_logs
+    FROM (SELECT number, intDiv(number, ${E}) AS k, number % ${E} AS j FROM numbers(${from}, ${n}))`),
+  );
+  await chunked('failing requests', occurrences, (from, n) =>
+    ch.exec(`INSERT INTO network_logs
       (project_id, timestamp, id, session_id, method, url, status_code, duration, request_size, response_size, error)
     SELECT '${projectId}', ${occurredAt('number')} - toIntervalSecond(2), toString(generateUUIDv4(number)),
       ${sessionOf('number')}, 'POST', concat('https://api.shop.example/orders/', toString(number)),
       503, 40, NULL, NULL, NULL
-    FROM numbers(${from}, ${n}) WHERE number % 10 < 6`));
+    FROM numbers(${from}, ${n}) WHERE number % 10 < 6`),
+  );
   const loadS = (performance.now() - t0) / 1000;
   const [counts] = await ch.query<{ s: number; c: number; p: number }>(
     `SELECT (SELECT count() FROM session_dimensions_daily) AS s, (SELECT count() FROM crash_dimensions_daily) AS c,
-       (SELECT count() FROM crash_dimensions_project_daily) AS p`);
-  console.log(`loaded in ${loadS.toFixed(1)} s; state rows: ${Number(counts!.s).toLocaleString('en')} session, `
-    + `${Number(counts!.c).toLocaleString('en')} group, ${Number(counts!.p).toLocaleString('en')} project`);
+       (SELECT count() FROM crash_dimensions_project_daily) AS p`,
+  );
+  console.log(
+    `loaded in ${loadS.toFixed(1)} s; state rows: ${Number(counts!.s).toLocaleString('en')} session, ` +
+      `${Number(counts!.c).toLocaleString('en')} group, ${Number(counts!.p).toLocaleString('en')} project`,
+  );
 
   const base = `/api/dashboard/projects/${projectId}/crash-groups/${group.id}`;
   const requests: [string, string][] = [
@@ -176,16 +209,22 @@ try {
   const sus = (await app.inject({ method: 'GET', url: `${base}/suspects`, headers })).json();
   const trail = (await app.inject({ method: 'GET', url: `${base}/trail`, headers })).json();
   const p = (x: number) => `${(x * 100).toFixed(1)}%`;
-  console.log(`\nsuspects: ${sus.occurrences.toLocaleString('en')} occurrences over `
-    + `${sus.period.daysWithOccurrences} days; top 3:`);
+  console.log(
+    `\nsuspects: ${sus.occurrences.toLocaleString('en')} occurrences over ` +
+      `${sus.period.daysWithOccurrences} days; top 3:`,
+  );
   for (const x of sus.suspects.slice(0, 3)) {
-    console.log(`  ${x.dimension} = ${x.value}: ${p(x.groupShare)} vs ${p(x.baselineShare)} ${x.baselineUnit}, `
-      + `lift ${x.lift?.toFixed(2)} ≥ ${x.liftLow.toFixed(2)}`);
+    console.log(
+      `  ${x.dimension} = ${x.value}: ${p(x.groupShare)} vs ${p(x.baselineShare)} ${x.baselineUnit}, ` +
+        `lift ${x.lift?.toFixed(2)} ≥ ${x.liftLow.toFixed(2)}`,
+    );
   }
   const top = trail.trails[0];
-  console.log(`trail: ${trail.sampled} occurrences sampled, ${trail.withoutEvents} without events; `
-    + `top: ${top?.occurrences} × `
-    + (top?.steps ?? []).map((x: { label: string }) => x.label).join(' › '));
+  console.log(
+    `trail: ${trail.sampled} occurrences sampled, ${trail.withoutEvents} without events; ` +
+      `top: ${top?.occurrences} × ` +
+      (top?.steps ?? []).map((x: { label: string }) => x.label).join(' › '),
+  );
 } finally {
   await server.close();
   fs.rmSync(dataDir, { recursive: true, force: true });

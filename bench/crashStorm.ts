@@ -32,7 +32,6 @@ const seconds = Number(env.BENCH_SECONDS ?? 10);
 const connections = Number(env.BENCH_CONNECTIONS ?? 64);
 const pgAdmin = env.BENCH_PG_ADMIN_URL;
 
-
 async function main() {
   const dbName = `flightrec_storm_${Date.now()}_${process.pid}`;
   let databaseUrl: string | undefined;
@@ -57,17 +56,26 @@ async function main() {
       await r.body.dump();
       return r.statusCode;
     };
-    const sessions = await Promise.all(Array.from({ length: connections }, async (_, i) => {
-      const sessionId = randomUUID();
-      const status = await post('/ingest/session', {
-        sessionId, startedAt: Date.now(),
-        device: { platform: i % 2 ? 'android' : 'ios', osVersion: '17.2', appVersion: `1.${i % 4}.0`, model: `model ${i % 16}` },
-      });
-      if (status !== 201) throw new Error(`session start: ${status}`);
-      return sessionId;
-    }));
+    const sessions = await Promise.all(
+      Array.from({ length: connections }, async (_, i) => {
+        const sessionId = randomUUID();
+        const status = await post('/ingest/session', {
+          sessionId,
+          startedAt: Date.now(),
+          device: {
+            platform: i % 2 ? 'android' : 'ios',
+            osVersion: '17.2',
+            appVersion: `1.${i % 4}.0`,
+            model: `model ${i % 16}`,
+          },
+        });
+        if (status !== 201) throw new Error(`session start: ${status}`);
+        return sessionId;
+      }),
+    );
 
-    const stackTrace = 'TypeError: x is undefined\n  at render (app.js:10:5)\n  at update (app.js:20:3)\n  at loop (app.js:30:1)\n  at main (app.js:40:1)';
+    const stackTrace =
+      'TypeError: x is undefined\n  at render (app.js:10:5)\n  at update (app.js:20:3)\n  at loop (app.js:30:1)\n  at main (app.js:40:1)';
     const lat = new Latencies();
     const statuses: Record<string, number> = {};
     let acked = 0;
@@ -76,20 +84,29 @@ async function main() {
     watcher.start();
     const t0 = performance.now();
     const end = t0 + seconds * 1000;
-    await Promise.all(sessions.map(async (sessionId) => {
-      while (performance.now() < end) {
-        const s = performance.now();
-        let status: number;
-        try {
-          status = await post('/ingest/crash', { sessionId, message: 'TypeError: x is undefined', stackTrace, isFatal: false, handled: true, timestamp: ts++ });
-        } catch {
-          status = 0;
+    await Promise.all(
+      sessions.map(async (sessionId) => {
+        while (performance.now() < end) {
+          const s = performance.now();
+          let status: number;
+          try {
+            status = await post('/ingest/crash', {
+              sessionId,
+              message: 'TypeError: x is undefined',
+              stackTrace,
+              isFatal: false,
+              handled: true,
+              timestamp: ts++,
+            });
+          } catch {
+            status = 0;
+          }
+          lat.add(performance.now() - s);
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          if (status === 201) acked++;
         }
-        lat.add(performance.now() - s);
-        statuses[status] = (statuses[status] ?? 0) + 1;
-        if (status === 201) acked++;
-      }
-    }));
+      }),
+    );
     const elapsed = (performance.now() - t0) / 1000;
     watcher.stop();
 
@@ -113,8 +130,13 @@ async function main() {
     const l = lat.summary();
     const result = {
       shape: databaseUrl ? 'postgres+chdb' : 'embedded',
-      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-      connections, seconds: Math.round(elapsed * 10) / 10,
+      machine: {
+        cpus: os.cpus().length,
+        model: os.cpus()[0]?.model,
+        loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
+      },
+      connections,
+      seconds: Math.round(elapsed * 10) / 10,
       reportsPerSecond: Math.round(acked / elapsed),
       // every acknowledged report recorded, from the storm's start to the last one visible
       recordedPerSecond: Math.round(acked / (elapsed + visibleAfterSeconds)),
@@ -129,10 +151,18 @@ async function main() {
       project: projectId,
     };
     console.log(`crash storm (${result.shape}): ${connections} connections, ${result.seconds} s, one stack trace`);
-    console.log(`  ${result.reportsPerSecond} reports/s acknowledged (${acked}), latency p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, max ${l.max} ms`);
-    console.log(`  statuses ${JSON.stringify(statuses)}; server CPU ${result.serverCpuCores} cores; load average ${result.machine.loadavg.join(' ')}`);
-    console.log(`  recorded: all ${result.visibleAfterSeconds} s after the storm (${result.recordedPerSecond} reports/s end to end)`);
-    console.log(`  group: occurrenceCount ${result.occurrenceCount}, affectedDevices ${result.affectedDevices}; exactly once: ${result.exactlyOnce}`);
+    console.log(
+      `  ${result.reportsPerSecond} reports/s acknowledged (${acked}), latency p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, max ${l.max} ms`,
+    );
+    console.log(
+      `  statuses ${JSON.stringify(statuses)}; server CPU ${result.serverCpuCores} cores; load average ${result.machine.loadavg.join(' ')}`,
+    );
+    console.log(
+      `  recorded: all ${result.visibleAfterSeconds} s after the storm (${result.recordedPerSecond} reports/s end to end)`,
+    );
+    console.log(
+      `  group: occurrenceCount ${result.occurrenceCount}, affectedDevices ${result.affectedDevices}; exactly once: ${result.exactlyOnce}`,
+    );
     console.log(JSON.stringify(result));
   } finally {
     child.kill('SIGTERM');

@@ -26,7 +26,6 @@ const ADMIN = 'bench-admin-token-0123456789abcdef';
 const T0 = 1_767_225_600_000;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-
 function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : NaN;
@@ -52,9 +51,17 @@ async function main() {
     cwd: root,
     env: {
       ...process.env,
-      DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn',
-      RUN_WORKER: 'false', RATE_LIMIT_INGEST_PER_MIN: '1000000000', RATE_LIMIT_EXPORT_PER_MIN: '1000',
-      DATABASE_URL: '', CLICKHOUSE_URL: '', REDIS_URL: '',
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ADMIN_TOKEN: ADMIN,
+      LOG_LEVEL: 'warn',
+      RUN_WORKER: 'false',
+      RATE_LIMIT_INGEST_PER_MIN: '1000000000',
+      RATE_LIMIT_EXPORT_PER_MIN: '1000',
+      DATABASE_URL: '',
+      CLICKHOUSE_URL: '',
+      REDIS_URL: '',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -74,15 +81,24 @@ async function main() {
       if (i > 600) throw new Error('server did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
-    const created = await (await fetch(`${base}/api/projects`, {
-      method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }),
-    })).json() as { apiKey: string };
+    const created = (await (
+      await fetch(`${base}/api/projects`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'bench' }),
+      })
+    ).json()) as { apiKey: string };
     const auth = { authorization: `Bearer ${created.apiKey}` };
     const sessions = Array.from({ length: 100 }, () => randomUUID());
     for (const id of sessions) {
       await fetch(`${base}/ingest/session`, {
-        method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ sessionId: id, startedAt: T0, device: { platform: 'android', appVersion: '3.1.0', networkType: 'wifi' } }),
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          sessionId: id,
+          startedAt: T0,
+          device: { platform: 'android', appVersion: '3.1.0', networkType: 'wifi' },
+        }),
       });
     }
 
@@ -97,14 +113,20 @@ async function main() {
           const k = b * BATCH + i;
           const status = k % 50 === 0 ? 500 : k % 17 === 0 ? 404 : 200;
           return {
-            id: randomUUID(), method: k % 3 === 0 ? 'POST' : 'GET',
+            id: randomUUID(),
+            method: k % 3 === 0 ? 'POST' : 'GET',
             url: `https://api.example.com/v1/items/${k}?page=${k % 7}&q=search%20term`,
-            statusCode: status, duration: 20 + (k % 900), requestSize: 200 + (k % 100), responseSize: 1000 + (k % 5000),
-            error: k % 101 === 0 ? 'timeout, "retrying"' : null, timestamp: T0 + k * 10,
+            statusCode: status,
+            duration: 20 + (k % 900),
+            requestSize: 200 + (k % 100),
+            responseSize: 1000 + (k % 5000),
+            error: k % 101 === 0 ? 'timeout, "retrying"' : null,
+            timestamp: T0 + k * 10,
           };
         });
         const r = await fetch(`${base}/ingest/network`, {
-          method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
           body: JSON.stringify({ sessionId: sessions[b % sessions.length], requests }),
         });
         if (r.status !== 201) throw new Error(`ingest failed: ${r.status} ${await r.text()}`);
@@ -114,12 +136,19 @@ async function main() {
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     const loadSec = (performance.now() - loadStart) / 1000;
-    process.stdout.write(`\rloaded ${ROWS.toLocaleString()} rows in ${loadSec.toFixed(1)} s (${Math.round(ROWS / loadSec).toLocaleString()} rows/s)\n`);
+    process.stdout.write(
+      `\rloaded ${ROWS.toLocaleString()} rows in ${loadSec.toFixed(1)} s (${Math.round(ROWS / loadSec).toLocaleString()} rows/s)\n`,
+    );
 
     // With the ingest spool a 201 means durable, visible within seconds (the loader's next insert).
     let total = 0;
-    for (const until = Date.now() + 30_000; total !== ROWS && Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
-      total = ((await (await fetch(`${base}/export/network?limit=1`, { headers: auth })).json()) as { total: number }).total;
+    for (
+      const until = Date.now() + 30_000;
+      total !== ROWS && Date.now() < until;
+      await new Promise((r) => setTimeout(r, 250))
+    ) {
+      total = ((await (await fetch(`${base}/export/network?limit=1`, { headers: auth })).json()) as { total: number })
+        .total;
     }
     if (total !== ROWS) throw new Error(`expected ${ROWS} rows, export total is ${total}`);
 
@@ -138,53 +167,97 @@ async function main() {
       }, 25);
       const start = performance.now();
       const parquet: Buffer[] = [];
-      const r = await new Promise<{ ttfbMs: number; bytes: number; lines: number; status: number }>((resolve, reject) => {
-        const headers: Record<string, string> = { ...auth, ...(c.gzip ? { 'accept-encoding': 'gzip' } : {}) };
-        http.get(`${base}/export/network?stream=true&format=${c.format}`, { headers }, (res) => {
-          let ttfbMs = -1, bytes = 0, lines = 0;
-          const body = c.gzip ? res.pipe(zlib.createGunzip()) : res;
-          res.on('data', (d: Buffer) => {
-            if (ttfbMs < 0) ttfbMs = performance.now() - start;
-            bytes += d.length;
-          });
-          body.on('data', (d: Buffer) => {
-            if (c.format === 'parquet') parquet.push(d);
-            else for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) lines++;
-          });
-          body.on('end', () => (res.complete ? resolve({ ttfbMs, bytes, lines, status: res.statusCode ?? 0 }) : reject(new Error('incomplete'))));
-          res.on('error', reject);
-        }).on('error', reject);
-      });
+      const r = await new Promise<{ ttfbMs: number; bytes: number; lines: number; status: number }>(
+        (resolve, reject) => {
+          const headers: Record<string, string> = { ...auth, ...(c.gzip ? { 'accept-encoding': 'gzip' } : {}) };
+          http
+            .get(`${base}/export/network?stream=true&format=${c.format}`, { headers }, (res) => {
+              let ttfbMs = -1,
+                bytes = 0,
+                lines = 0;
+              const body = c.gzip ? res.pipe(zlib.createGunzip()) : res;
+              res.on('data', (d: Buffer) => {
+                if (ttfbMs < 0) ttfbMs = performance.now() - start;
+                bytes += d.length;
+              });
+              body.on('data', (d: Buffer) => {
+                if (c.format === 'parquet') parquet.push(d);
+                else for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) lines++;
+              });
+              body.on('end', () =>
+                res.complete
+                  ? resolve({ ttfbMs, bytes, lines, status: res.statusCode ?? 0 })
+                  : reject(new Error('incomplete')),
+              );
+              res.on('error', reject);
+            })
+            .on('error', reject);
+        },
+      );
       const totalSec = (performance.now() - start) / 1000;
       clearInterval(sampler);
       // A Parquet file's row count is in its footer: reading it also checks the file is whole.
       const whole = Buffer.concat(parquet);
-      const rows = c.format === 'parquet'
-        ? Number(parquetMetadata(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer).num_rows)
-        : c.format === 'csv' ? r.lines - 1 : r.lines;
+      const rows =
+        c.format === 'parquet'
+          ? Number(
+              parquetMetadata(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer)
+                .num_rows,
+            )
+          : c.format === 'csv'
+            ? r.lines - 1
+            : r.lines;
       if (rows !== ROWS) throw new Error(`${c.name}: got ${rows} rows, expected ${ROWS}`);
       const peak = peakReset ? procStatus(pid, 'VmHWM') : peakSampled;
       runs.push({
-        export: c.name, rows, seconds: +totalSec.toFixed(2), rowsPerSec: Math.round(rows / totalSec),
-        ttfbMs: Math.round(r.ttfbMs), bytesOnWire: r.bytes, rssBeforeMB: +mb(rssBefore), peakRssMB: +mb(Math.max(peak, peakSampled)),
+        export: c.name,
+        rows,
+        seconds: +totalSec.toFixed(2),
+        rowsPerSec: Math.round(rows / totalSec),
+        ttfbMs: Math.round(r.ttfbMs),
+        bytesOnWire: r.bytes,
+        rssBeforeMB: +mb(rssBefore),
+        peakRssMB: +mb(Math.max(peak, peakSampled)),
         peakSource: peakReset ? 'VmHWM after reset' : 'VmRSS sampled every 25 ms',
       });
     }
 
     const machine = {
-      nproc: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? 'unknown', memTotalGB: +(os.totalmem() / 2 ** 30).toFixed(1),
-      node: process.version, platform: `${os.platform()} ${os.release()}`,
+      nproc: os.availableParallelism(),
+      cpu: os.cpus()[0]?.model ?? 'unknown',
+      memTotalGB: +(os.totalmem() / 2 ** 30).toFixed(1),
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
     };
-    const result = { date: new Date().toISOString(), machine, rowsLoaded: ROWS, load: { seconds: +loadSec.toFixed(1), rowsPerSec: Math.round(ROWS / loadSec), batch: BATCH, concurrency: CONCURRENCY }, runs };
+    const result = {
+      date: new Date().toISOString(),
+      machine,
+      rowsLoaded: ROWS,
+      load: {
+        seconds: +loadSec.toFixed(1),
+        rowsPerSec: Math.round(ROWS / loadSec),
+        batch: BATCH,
+        concurrency: CONCURRENCY,
+      },
+      runs,
+    };
     console.log(`\nmachine: ${machine.nproc} CPUs (${machine.cpu}), ${machine.memTotalGB} GB, node ${machine.node}`);
-    console.table(runs.map((x) => ({
-      export: x.export, rows: x.rows, 's': x.seconds, 'rows/s': x.rowsPerSec, 'TTFB ms': x.ttfbMs,
-      'MB on wire': +mb(x.bytesOnWire as number), 'RSS before MB': x.rssBeforeMB, 'peak RSS MB': x.peakRssMB,
-    })));
+    console.table(
+      runs.map((x) => ({
+        export: x.export,
+        rows: x.rows,
+        s: x.seconds,
+        'rows/s': x.rowsPerSec,
+        'TTFB ms': x.ttfbMs,
+        'MB on wire': +mb(x.bytesOnWire as number),
+        'RSS before MB': x.rssBeforeMB,
+        'peak RSS MB': x.peakRssMB,
+      })),
+    );
     const outDir = path.join(root, 'bench/results');
     fs.mkdirSync(outDir, { recursive: true });
     const file = path.join(outDir, `export-${result.date.replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+    fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     console.log(`written ${path.relative(root, file)}`);
   } finally {
     stop();

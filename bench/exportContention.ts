@@ -11,17 +11,32 @@ import { networkRequest, sessionStart } from '../test/helpers/payloads.ts';
  */
 async function main() {
   for (const chunk of (process.env.CHUNKS ?? '20000,2000').split(',')) {
-    const s = await startTestServer({ EXPORT_CHUNK_ROWS: chunk, RATE_LIMIT_EXPORT_PER_MIN: '100000', RATE_LIMIT_INGEST_PER_MIN: '100000' }, tempDataDir());
+    const s = await startTestServer(
+      { EXPORT_CHUNK_ROWS: chunk, RATE_LIMIT_EXPORT_PER_MIN: '100000', RATE_LIMIT_INGEST_PER_MIN: '100000' },
+      tempDataDir(),
+    );
     const p = await s.createProject();
     const q = await s.createProject();
     const st = sessionStart();
     await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
     const st2 = sessionStart();
     await s.app.inject({ method: 'POST', url: '/ingest/session', headers: q.auth, payload: st2 });
-    await s.app.inject({ method: 'POST', url: '/ingest/network', headers: q.auth, payload: { sessionId: st2.sessionId, requests: [networkRequest()] } });
+    await s.app.inject({
+      method: 'POST',
+      url: '/ingest/network',
+      headers: q.auth,
+      payload: { sessionId: st2.sessionId, requests: [networkRequest()] },
+    });
     for (let b = 0; b < Number(process.env.BATCHES ?? 400); b++) {
-      const requests = Array.from({ length: 200 }, (_, i) => networkRequest({ timestamp: 1_767_225_600_000 + b * 1000 + i, url: 'https://api.example.com/' + b + '/' + i }));
-      await s.app.inject({ method: 'POST', url: '/ingest/network', headers: p.auth, payload: { sessionId: st.sessionId, requests } });
+      const requests = Array.from({ length: 200 }, (_, i) =>
+        networkRequest({ timestamp: 1_767_225_600_000 + b * 1000 + i, url: `https://api.example.com/${b}/${i}` }),
+      );
+      await s.app.inject({
+        method: 'POST',
+        url: '/ingest/network',
+        headers: p.auth,
+        payload: { sessionId: st.sessionId, requests },
+      });
     }
     const sample = async (n: number) => {
       const t: number[] = [];
@@ -37,7 +52,12 @@ async function main() {
     const quiet = await sample(30);
     let done = false;
     const t0 = performance.now();
-    const exp = s.app.inject({ method: 'GET', url: '/export/network?stream=true&format=csv', headers: p.auth }).then((r) => { done = true; return r; });
+    const exp = s.app
+      .inject({ method: 'GET', url: '/export/network?stream=true&format=csv', headers: p.auth })
+      .then((r) => {
+        done = true;
+        return r;
+      });
     const busy: number[] = [];
     while (!done) {
       const a = performance.now();
@@ -47,7 +67,9 @@ async function main() {
     }
     const r = await exp;
     busy.sort((a, b) => a - b);
-    console.log(`CHUNK ${chunk}: export ${(performance.now() - t0).toFixed(0)} ms, ${r.body.length} bytes; quiet ${quiet}; during export p50 ${busy[Math.floor(busy.length / 2)]?.toFixed(0)} p95 ${busy[Math.floor(busy.length * 0.95)]?.toFixed(0)} n ${busy.length}`);
+    console.log(
+      `CHUNK ${chunk}: export ${(performance.now() - t0).toFixed(0)} ms, ${r.body.length} bytes; quiet ${quiet}; during export p50 ${busy[Math.floor(busy.length / 2)]?.toFixed(0)} p95 ${busy[Math.floor(busy.length * 0.95)]?.toFixed(0)} n ${busy.length}`,
+    );
     await s.close();
   }
 }

@@ -26,7 +26,6 @@ import type { LoadConfig, LoadResult } from './load.ts';
 import { ProcWatcher, procSample, threadCores, threadCpu } from './procStats.ts';
 import type { StoreCeiling } from './storeCeiling.ts';
 import { routeTable } from './report.ts';
-import { freePort } from '../scripts/freePort.ts';
 import { createBenchProject, startBenchService } from './service.ts';
 import { startClickHouseStandIn } from '../test/helpers/clickhouseStandIn.ts';
 
@@ -60,9 +59,8 @@ const cfg = {
 };
 const shape = cfg.url ? 'remote' : env.DATABASE_URL ? `postgres${env.REDIS_URL ? '+redis' : ''}+chdb` : 'embedded';
 
-const log = (s: string) => process.stdout.write(s + '\n');
+const log = (s: string) => process.stdout.write(`${s}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 
 function exited(child: ChildProcess, timeoutMs: number): Promise<number | null> {
   if (child.exitCode !== null) return Promise.resolve(child.exitCode);
@@ -77,18 +75,34 @@ function exited(child: ChildProcess, timeoutMs: number): Promise<number | null> 
 
 /** Runs one load phase in a fresh load-generator process, printing a live progress line. */
 async function load(label: string, lc: LoadConfig, watcher?: ProcWatcher): Promise<LoadResult> {
-  const child = fork(path.join(root, 'bench/load.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(path.join(root, 'bench/load.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   try {
     return await new Promise<LoadResult>((resolve, reject) => {
-      child.on('message', (m: { type: string; result?: LoadResult; message?: string; elapsed?: number; requests?: number; events?: number; errors?: number }) => {
-        if (m.type === 'progress') {
-          const srv = watcher?.last ? ` | server RSS ${watcher.last.rssMb} MB` : '';
-          process.stdout.write(`\r${label}: ${m.elapsed!.toFixed(0)}/${lc.seconds} s  ${m.requests} req  ${Math.round(m.events! / m.elapsed!).toLocaleString('en-US')} events/s  ${m.errors} errors${srv}   `);
-        } else if (m.type === 'done') {
-          process.stdout.write('\n');
-          resolve(m.result!);
-        } else if (m.type === 'error') reject(new Error(m.message));
-      });
+      child.on(
+        'message',
+        (m: {
+          type: string;
+          result?: LoadResult;
+          message?: string;
+          elapsed?: number;
+          requests?: number;
+          events?: number;
+          errors?: number;
+        }) => {
+          if (m.type === 'progress') {
+            const srv = watcher?.last ? ` | server RSS ${watcher.last.rssMb} MB` : '';
+            process.stdout.write(
+              `\r${label}: ${m.elapsed!.toFixed(0)}/${lc.seconds} s  ${m.requests} req  ${Math.round(m.events! / m.elapsed!).toLocaleString('en-US')} events/s  ${m.errors} errors${srv}   `,
+            );
+          } else if (m.type === 'done') {
+            process.stdout.write('\n');
+            resolve(m.result!);
+          } else if (m.type === 'error') reject(new Error(m.message));
+        },
+      );
       child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
       child.send(lc);
     });
@@ -98,9 +112,13 @@ async function load(label: string, lc: LoadConfig, watcher?: ProcWatcher): Promi
 }
 
 async function storeCeiling(): Promise<StoreCeiling> {
-  log(`store ceiling: embedded ClickHouse inserts of the ingest lines, ${cfg.storeSecondsEach} s per block size, then one bulk insert…`);
+  log(
+    `store ceiling: embedded ClickHouse inserts of the ingest lines, ${cfg.storeSecondsEach} s per block size, then one bulk insert…`,
+  );
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/storeCeiling.ts')], {
-    cwd: root, env: { ...env, BENCH_STORE_SECONDS: String(cfg.storeSecondsEach) }, stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: root,
+    env: { ...env, BENCH_STORE_SECONDS: String(cfg.storeSecondsEach) },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -109,8 +127,15 @@ async function storeCeiling(): Promise<StoreCeiling> {
   return JSON.parse(out.trim().split('\n').pop()!);
 }
 
-async function bareCeiling(connections = cfg.connections, seconds = cfg.ceilingSeconds): Promise<{ load: LoadResult; cpuCores: number; peakRssMb: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/bareServer.ts')], { cwd: root, env: { ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+async function bareCeiling(
+  connections = cfg.connections,
+  seconds = cfg.ceilingSeconds,
+): Promise<{ load: LoadResult; cpuCores: number; peakRssMb: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/bareServer.ts')], {
+    cwd: root,
+    env: { ...env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d) => resolve(JSON.parse(String(d)).port));
     child.once('exit', () => reject(new Error('bare Fastify exited')));
@@ -118,7 +143,18 @@ async function bareCeiling(connections = cfg.connections, seconds = cfg.ceilingS
   const w = new ProcWatcher(child.pid!);
   w.start();
   try {
-    const r = await load(`bare Fastify, ${connections} connections`, { url: `http://127.0.0.1:${port}`, apiKey: 'none', connections, seconds, mix: cfg.mix, batchesPerSession: cfg.batchesPerSession }, w);
+    const r = await load(
+      `bare Fastify, ${connections} connections`,
+      {
+        url: `http://127.0.0.1:${port}`,
+        apiKey: 'none',
+        connections,
+        seconds,
+        mix: cfg.mix,
+        batchesPerSession: cfg.batchesPerSession,
+      },
+      w,
+    );
     w.stop();
     return { load: r, cpuCores: w.cpuCores(), peakRssMb: w.peakRssMb };
   } finally {
@@ -136,7 +172,8 @@ interface Service {
 
 async function startService(extraEnv: Record<string, string> = {}): Promise<Service> {
   if (cfg.url) {
-    if (!env.BENCH_ADMIN_TOKEN) throw new Error('BENCH_URL needs BENCH_ADMIN_TOKEN (the service ADMIN_TOKEN) to create the bench project');
+    if (!env.BENCH_ADMIN_TOKEN)
+      throw new Error('BENCH_URL needs BENCH_ADMIN_TOKEN (the service ADMIN_TOKEN) to create the bench project');
     return { url: cfg.url.replace(/\/$/, ''), adminToken: env.BENCH_ADMIN_TOKEN };
   }
   const nodeArgs = cfg.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cfg.cpuProfDir)] : [];
@@ -145,13 +182,20 @@ async function startService(extraEnv: Record<string, string> = {}): Promise<Serv
 
 const createProject = async (s: Service) => (await createBenchProject(s, `bench ${new Date().toISOString()}`)).apiKey;
 
-async function exactlyOnce(chDir: string, acked: { events: number; network: number; unackedEvents: number; unackedNetwork: number }) {
+async function exactlyOnce(
+  chDir: string,
+  acked: { events: number; network: number; unackedEvents: number; unackedNetwork: number },
+) {
   const { openChdb } = await import('../src/stores/clickhouse/chdb.ts');
   const ch = await openChdb(chDir);
   try {
-    const [ev] = await ch.query<{ rows: number; uniq: number }>('SELECT count() AS rows, uniqExact(session_id, sequence_number) AS uniq FROM events FINAL');
+    const [ev] = await ch.query<{ rows: number; uniq: number }>(
+      'SELECT count() AS rows, uniqExact(session_id, sequence_number) AS uniq FROM events FINAL',
+    );
     const [evRaw] = await ch.query<{ rows: number }>('SELECT count() AS rows FROM events');
-    const [nl] = await ch.query<{ rows: number; uniq: number }>('SELECT count() AS rows, uniqExact(id) AS uniq FROM network_logs FINAL');
+    const [nl] = await ch.query<{ rows: number; uniq: number }>(
+      'SELECT count() AS rows, uniqExact(id) AS uniq FROM network_logs FINAL',
+    );
     const verdict = (stored: { rows: number; uniq: number }, a: number, unacked: number) => ({
       acknowledged: a,
       storedFinal: Number(stored.rows),
@@ -191,7 +235,18 @@ async function serverShape() {
     const ch0 = procSample(shim.child.pid!)!;
     const w = new ProcWatcher(svc.child!.pid!);
     w.start();
-    const r = await load('server shape (ClickHouse out of process)', { url: svc.url, apiKey, connections: cfg.connections, seconds: cfg.serverSeconds, mix: cfg.mix, batchesPerSession: cfg.batchesPerSession }, w);
+    const r = await load(
+      'server shape (ClickHouse out of process)',
+      {
+        url: svc.url,
+        apiKey,
+        connections: cfg.connections,
+        seconds: cfg.serverSeconds,
+        mix: cfg.mix,
+        batchesPerSession: cfg.batchesPerSession,
+      },
+      w,
+    );
     w.stop();
     const api1 = procSample(svc.child!.pid!)!;
     const ch1 = procSample(shim.child.pid!)!;
@@ -200,14 +255,19 @@ async function serverShape() {
     await exited(svc.child!, 120_000);
     shim.child.kill('SIGTERM');
     await exited(shim.child, 30_000);
-    const check = await exactlyOnce(shim.dir, { events: r.ackedEvents, network: r.ackedNetworkRows, unackedEvents: r.unackedEvents, unackedNetwork: r.unackedNetworkRows });
+    const check = await exactlyOnce(shim.dir, {
+      events: r.ackedEvents,
+      network: r.ackedNetworkRows,
+      unackedEvents: r.unackedEvents,
+      unackedNetwork: r.unackedNetworkRows,
+    });
     return {
       load: r,
       apiCpuCores: Math.round(((api1.cpuSec - api0.cpuSec) / r.seconds) * 100) / 100,
-      apiCpuUsPerEvent: Math.round(((api1.cpuSec - api0.cpuSec) * 1e6 / r.ackedEvents) * 100) / 100,
+      apiCpuUsPerEvent: Math.round((((api1.cpuSec - api0.cpuSec) * 1e6) / r.ackedEvents) * 100) / 100,
       apiPeakRssMb: w.peakRssMb,
       storeCpuCores: Math.round(((ch1.cpuSec - ch0.cpuSec) / r.seconds) * 100) / 100,
-      storeCpuUsPerRow: Math.round(((ch1.cpuSec - ch0.cpuSec) * 1e6 / storedRows) * 100) / 100,
+      storeCpuUsPerRow: Math.round((((ch1.cpuSec - ch0.cpuSec) * 1e6) / storedRows) * 100) / 100,
       exactlyOnce: check,
     };
   } finally {
@@ -235,13 +295,24 @@ async function metricValue(url: string, name: string): Promise<number | undefine
 async function visibilityProbe(url: string, apiKey: string, stop: Promise<void>): Promise<number[]> {
   const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   const sessionId = crypto.randomUUID();
-  const started = await fetch(`${url}/ingest/session`, { method: 'POST', headers: auth, body: JSON.stringify({ sessionId, startedAt: Date.now(), device: { platform: 'ios', osVersion: '17', appVersion: '1', sdkVersion: '0.1.0' } }) });
+  const started = await fetch(`${url}/ingest/session`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({
+      sessionId,
+      startedAt: Date.now(),
+      device: { platform: 'ios', osVersion: '17', appVersion: '1', sdkVersion: '0.1.0' },
+    }),
+  });
   if (started.status !== 201) throw new Error(`probe session: ${started.status} ${await started.text()}`);
   let done = false;
   void stop.then(() => (done = true));
   const out: number[] = [];
   for (let seq = 0; !done; seq++) {
-    const body = JSON.stringify({ sessionId, events: [{ type: 'custom', sessionId, timestamp: Date.now(), sequenceNumber: seq, name: 'probe' }] });
+    const body = JSON.stringify({
+      sessionId,
+      events: [{ type: 'custom', sessionId, timestamp: Date.now(), sequenceNumber: seq, name: 'probe' }],
+    });
     const r = await fetch(`${url}/ingest/events`, { method: 'POST', headers: auth, body });
     if (r.status !== 201) {
       await sleep(100);
@@ -277,7 +348,9 @@ async function ingestPaths(bare: Record<number, number>) {
   const out: Record<string, unknown> = {};
   for (const spool of [true, false]) {
     const name = spool ? 'spool' : 'sync';
-    const svc = await startBenchService({ env: { INGEST_SPOOL: String(spool), RATE_LIMIT_EXPORT_PER_MIN: '1000000000' } });
+    const svc = await startBenchService({
+      env: { INGEST_SPOOL: String(spool), RATE_LIMIT_EXPORT_PER_MIN: '1000000000' },
+    });
     try {
       const apiKey = await createProject(svc);
       const w = new ProcWatcher(svc.child.pid!);
@@ -287,9 +360,14 @@ async function ingestPaths(bare: Record<number, number>) {
       let lastRps = 0;
       for (const connections of cfg.pathConnections) {
         const t0 = threadCpu(svc.child.pid!);
-        const r = await load(`${name} path, ${connections} connections`, { ...base, connections, seconds: cfg.pathSeconds }, w);
+        const r = await load(
+          `${name} path, ${connections} connections`,
+          { ...base, connections, seconds: cfg.pathSeconds },
+          w,
+        );
         const drainT0 = performance.now();
-        for (let i = 0; spool && i < 600 && ((await metricValue(svc.url, 'flightrec_spool_bytes')) ?? 0) > 0; i++) await sleep(100);
+        for (let i = 0; spool && i < 600 && ((await metricValue(svc.url, 'flightrec_spool_bytes')) ?? 0) > 0; i++)
+          await sleep(100);
         const drainSeconds = Math.round((performance.now() - drainT0) / 100) / 10;
         const t1 = threadCpu(svc.child.pid!);
         const engineSec = engineCpuSec(t1) - engineCpuSec(t0);
@@ -298,27 +376,47 @@ async function ingestPaths(bare: Record<number, number>) {
           load: r,
           events100PerSecond: ev100,
           events100VsBareFastify: ratioOf(ev100, bare[connections]),
-          engineCpuUsPerStoredRow: Math.round((engineSec * 1e6 / Math.max(1, r.ackedEvents + r.ackedNetworkRows)) * 100) / 100,
+          engineCpuUsPerStoredRow:
+            Math.round(((engineSec * 1e6) / Math.max(1, r.ackedEvents + r.ackedNetworkRows)) * 100) / 100,
           cpuCoresByThread: threadCores(t0, t1, r.seconds + drainSeconds),
           spoolDrainSecondsAfter: spool ? drainSeconds : null,
         };
         log(routeTable(`${name} path, ${connections} connections, saturated`, r));
-        log(`${name} path, ${connections} connections: events100 ${ev100.toLocaleString('en-US')}/s = ${ratioOf(ev100, bare[connections])} of bare Fastify; engine ${(saturated[connections] as { engineCpuUsPerStoredRow: number }).engineCpuUsPerStoredRow} µs CPU per stored row${spool ? `; spool drained ${drainSeconds} s after the phase` : ''}`);
+        log(
+          `${name} path, ${connections} connections: events100 ${ev100.toLocaleString('en-US')}/s = ${ratioOf(ev100, bare[connections])} of bare Fastify; engine ${(saturated[connections] as { engineCpuUsPerStoredRow: number }).engineCpuUsPerStoredRow} µs CPU per stored row${spool ? `; spool drained ${drainSeconds} s after the phase` : ''}`,
+        );
         lastRps = Object.values(r.routes).reduce((a, x) => a + x.rps, 0);
       }
       await sleep(cfg.settleSeconds * 1000);
       const rps = Math.max(1, Math.round(lastRps / 2));
       let stopProbe!: () => void;
       const probe = visibilityProbe(svc.url, apiKey, new Promise<void>((r) => (stopProbe = r)));
-      const paced = await load(`${name} path @ ${rps} req/s`, { ...base, connections: Math.max(...cfg.pathConnections), seconds: cfg.pacedSeconds, rps }, w).finally(() => stopProbe());
+      const paced = await load(
+        `${name} path @ ${rps} req/s`,
+        { ...base, connections: Math.max(...cfg.pathConnections), seconds: cfg.pacedSeconds, rps },
+        w,
+      ).finally(() => stopProbe());
       const visible = await probe;
       w.stop();
       log(routeTable(`${name} path, paced at half (${rps} req/s)`, paced));
-      const vis = { samples: visible.length, p50: percentile(visible, 50), p99: percentile(visible, 99), max: visible.length ? Math.max(...visible) : null };
-      log(`${name} path: visibility (201 → counted by the export API) ms ${JSON.stringify(vis)}; peak RSS ${w.peakRssMb} MB`);
+      const vis = {
+        samples: visible.length,
+        p50: percentile(visible, 50),
+        p99: percentile(visible, 99),
+        max: visible.length ? Math.max(...visible) : null,
+      };
+      log(
+        `${name} path: visibility (201 → counted by the export API) ms ${JSON.stringify(vis)}; peak RSS ${w.peakRssMb} MB`,
+      );
       svc.child.kill('SIGTERM');
       await exited(svc.child, 120_000);
-      out[name] = { saturated, pacedHalf: paced, p99AtHalfLoadMs: paced.routes.events100?.latency.p99 ?? null, visibilityMs: vis, peakRssMb: w.peakRssMb };
+      out[name] = {
+        saturated,
+        pacedHalf: paced,
+        p99AtHalfLoadMs: paced.routes.events100?.latency.p99 ?? null,
+        visibilityMs: vis,
+        peakRssMb: w.peakRssMb,
+      };
     } finally {
       if (svc.child.exitCode === null) svc.child.kill('SIGKILL');
       fs.rmSync(svc.dataDir, { recursive: true, force: true });
@@ -346,30 +444,50 @@ function machine() {
 async function main() {
   const startedAt = new Date().toISOString();
   const m0 = machine();
-  log(`flightrec ingestion bench — shape ${shape}${quick ? ' (quick)' : ''}; ${m0.nproc} × ${m0.cpuModel}, ${m0.memoryGb} GB; load average ${m0.uptimeLoadAvg.join(' ')}`);
-  log(`mix ${cfg.mix}; ${cfg.connections} connections; service ${cfg.seconds} s, ceilings ${cfg.ceilingSeconds} s, paced ${cfg.pacedSeconds} s`);
+  log(
+    `flightrec ingestion bench — shape ${shape}${quick ? ' (quick)' : ''}; ${m0.nproc} × ${m0.cpuModel}, ${m0.memoryGb} GB; load average ${m0.uptimeLoadAvg.join(' ')}`,
+  );
+  log(
+    `mix ${cfg.mix}; ${cfg.connections} connections; service ${cfg.seconds} s, ceilings ${cfg.ceilingSeconds} s, paced ${cfg.pacedSeconds} s`,
+  );
 
   if (cfg.pathsOnly) return pathsReport(startedAt, m0);
   const store = cfg.url ? undefined : await storeCeiling();
   if (store) {
-    const fmt = (f: { rowsPerSecond: number; cpuUsPerRow: number }) => `${f.rowsPerSecond.toLocaleString('en-US')} rows/s, ${f.cpuUsPerRow} µs CPU/row`;
-    log(`store ceiling: ${Object.entries(store.blocks).map(([k, v]) => `${k}-event inserts ${fmt(v)}`).join('; ')}; bulk ${fmt(store.bulk)}`);
+    const fmt = (f: { rowsPerSecond: number; cpuUsPerRow: number }) =>
+      `${f.rowsPerSecond.toLocaleString('en-US')} rows/s, ${f.cpuUsPerRow} µs CPU/row`;
+    log(
+      `store ceiling: ${Object.entries(store.blocks)
+        .map(([k, v]) => `${k}-event inserts ${fmt(v)}`)
+        .join('; ')}; bulk ${fmt(store.bulk)}`,
+    );
   }
   const bare = await bareCeiling();
   log(routeTable('bare Fastify ceiling', bare.load));
-  const bareCpuUsPerEvent = Math.round(((bare.cpuCores * bare.load.seconds * 1e6) / Math.max(1, bare.load.ackedEvents)) * 100) / 100;
+  const bareCpuUsPerEvent =
+    Math.round(((bare.cpuCores * bare.load.seconds * 1e6) / Math.max(1, bare.load.ackedEvents)) * 100) / 100;
   const server = cfg.url ? undefined : await serverShape();
   if (server) {
     log(routeTable('server shape (ClickHouse out of process), saturated', server.load));
-    log(`server shape: API ${server.apiCpuCores} cores, ${server.apiCpuUsPerEvent} µs CPU per acknowledged event (bare Fastify: ${bareCpuUsPerEvent}); ClickHouse ${server.storeCpuCores} cores, ${server.storeCpuUsPerRow} µs CPU per stored row (engine bulk insert: ${store?.bulk.cpuUsPerRow}); API peak RSS ${server.apiPeakRssMb} MB`);
-    log(`server shape exactly-once: events ${server.exactlyOnce.events.ok ? 'OK' : 'FAILED'} ${JSON.stringify(server.exactlyOnce.events)}; network logs ${server.exactlyOnce.networkLogs.ok ? 'OK' : 'FAILED'}`);
+    log(
+      `server shape: API ${server.apiCpuCores} cores, ${server.apiCpuUsPerEvent} µs CPU per acknowledged event (bare Fastify: ${bareCpuUsPerEvent}); ClickHouse ${server.storeCpuCores} cores, ${server.storeCpuUsPerRow} µs CPU per stored row (engine bulk insert: ${store?.bulk.cpuUsPerRow}); API peak RSS ${server.apiPeakRssMb} MB`,
+    );
+    log(
+      `server shape exactly-once: events ${server.exactlyOnce.events.ok ? 'OK' : 'FAILED'} ${JSON.stringify(server.exactlyOnce.events)}; network logs ${server.exactlyOnce.networkLogs.ok ? 'OK' : 'FAILED'}`,
+    );
   }
 
   const svc = await startService();
   const apiKey = await createProject(svc);
   const watcher = svc.child ? new ProcWatcher(svc.child.pid!) : undefined;
   watcher?.start();
-  const base = { url: svc.url, apiKey, connections: cfg.connections, mix: cfg.mix, batchesPerSession: cfg.batchesPerSession };
+  const base = {
+    url: svc.url,
+    apiKey,
+    connections: cfg.connections,
+    mix: cfg.mix,
+    batchesPerSession: cfg.batchesPerSession,
+  };
   const threads0 = svc.child ? threadCpu(svc.child.pid!) : undefined;
   const sat = await load('service', { ...base, seconds: cfg.seconds }, watcher);
   const satThreads = svc.child && threads0 ? threadCores(threads0, threadCpu(svc.child.pid!), sat.seconds) : null;
@@ -377,7 +495,11 @@ async function main() {
   const satCpu = watcher?.cpuCores() ?? 0;
   const totalRps = Object.values(sat.routes).reduce((a, r) => a + r.rps, 0);
   await sleep(cfg.settleSeconds * 1000);
-  const paced = await load(`service @ ${Math.round(totalRps / 2)} req/s`, { ...base, seconds: cfg.pacedSeconds, rps: Math.max(1, Math.round(totalRps / 2)) }, watcher);
+  const paced = await load(
+    `service @ ${Math.round(totalRps / 2)} req/s`,
+    { ...base, seconds: cfg.pacedSeconds, rps: Math.max(1, Math.round(totalRps / 2)) },
+    watcher,
+  );
   watcher?.stop();
 
   let check: Awaited<ReturnType<typeof exactlyOnce>> | undefined;
@@ -408,51 +530,103 @@ async function main() {
     machine: { ...m0, loadAvgAtEnd: machine().uptimeLoadAvg },
     ceilings: {
       store: store ?? null,
-      bareFastify: { eventsPerSecond: bare.load.eventsPerSecond, events100PerSecond: bare.load.routes.events100?.eps ?? 0, cpuCores: bare.cpuCores, cpuUsPerEvent: bareCpuUsPerEvent, routes: bare.load.routes },
+      bareFastify: {
+        eventsPerSecond: bare.load.eventsPerSecond,
+        events100PerSecond: bare.load.routes.events100?.eps ?? 0,
+        cpuCores: bare.cpuCores,
+        cpuUsPerEvent: bareCpuUsPerEvent,
+        routes: bare.load.routes,
+      },
     },
     serverShape: server ?? null,
     ingestPaths: paths,
     service: {
       saturated: sat,
       pacedHalf: paced,
-      server: watcher ? {
-        peakRssMb: watcher.peakRssMb, cpuCoresSaturated: satCpu, cpuCoresByThreadSaturated: satThreads, cpuCoresOverall: watcher.cpuCores(), shutdownMs,
-        // The whole embedded system (API, PGlite and the in-process ClickHouse) per acknowledged event.
-        cpuUsPerEventSaturated: Math.round(((satCpu * sat.seconds * 1e6) / Math.max(1, sat.ackedEvents)) * 100) / 100,
-      } : null,
+      server: watcher
+        ? {
+            peakRssMb: watcher.peakRssMb,
+            cpuCoresSaturated: satCpu,
+            cpuCoresByThreadSaturated: satThreads,
+            cpuCoresOverall: watcher.cpuCores(),
+            shutdownMs,
+            // The whole embedded system (API, PGlite and the in-process ClickHouse) per acknowledged event.
+            cpuUsPerEventSaturated:
+              Math.round(((satCpu * sat.seconds * 1e6) / Math.max(1, sat.ackedEvents)) * 100) / 100,
+          }
+        : null,
     },
     ratios: {
       eventsPerSecondVsBareFastify: ratio(sat.eventsPerSecond, bare.load.eventsPerSecond),
       events100VsBareFastify: ratio(ev100?.eps ?? 0, bare.load.routes.events100?.eps),
-      eventsPerSecondVsStoreInsert: store ? Object.fromEntries(Object.entries(store.blocks).map(([k, v]) => [k, ratio(sat.eventsPerSecond, v.rowsPerSecond)])) : null,
+      eventsPerSecondVsStoreInsert: store
+        ? Object.fromEntries(
+            Object.entries(store.blocks).map(([k, v]) => [k, ratio(sat.eventsPerSecond, v.rowsPerSecond)]),
+          )
+        : null,
       apiCpuPerEventVsBareFastify: server ? ratio(server.apiCpuUsPerEvent, bareCpuUsPerEvent) : null,
       storeCpuPerRowVsBulkInsert: server && store ? ratio(server.storeCpuUsPerRow, store.bulk.cpuUsPerRow) : null,
     },
     exactlyOnce: check ?? 'not checked: BENCH_URL targets a service whose stores this process cannot open',
     // The targets, for /ingest/events with 100-event batches on this 2-core machine.
     targets: {
-      apiCpuUsPerEvent: { value: server?.apiCpuUsPerEvent ?? null, target: 4, met: server ? server.apiCpuUsPerEvent <= 4 : null },
-      storeCpuUsPerRow: { value: server?.storeCpuUsPerRow ?? null, target: 3, met: server ? server.storeCpuUsPerRow <= 3 : null },
-      events100VsBareFastify: { value: ratioOf(ev100?.eps ?? 0, bare.load.routes.events100?.eps), target: 0.25, met: (ratioOf(ev100?.eps ?? 0, bare.load.routes.events100?.eps) ?? 0) >= 0.25 },
-      p99AtHalfLoadMs: { value: paced.routes.events100?.latency.p99 ?? null, target: 50, met: (paced.routes.events100?.latency.p99 ?? Infinity) <= 50 },
+      apiCpuUsPerEvent: {
+        value: server?.apiCpuUsPerEvent ?? null,
+        target: 4,
+        met: server ? server.apiCpuUsPerEvent <= 4 : null,
+      },
+      storeCpuUsPerRow: {
+        value: server?.storeCpuUsPerRow ?? null,
+        target: 3,
+        met: server ? server.storeCpuUsPerRow <= 3 : null,
+      },
+      events100VsBareFastify: {
+        value: ratioOf(ev100?.eps ?? 0, bare.load.routes.events100?.eps),
+        target: 0.25,
+        met: (ratioOf(ev100?.eps ?? 0, bare.load.routes.events100?.eps) ?? 0) >= 0.25,
+      },
+      p99AtHalfLoadMs: {
+        value: paced.routes.events100?.latency.p99 ?? null,
+        target: 50,
+        met: (paced.routes.events100?.latency.p99 ?? Infinity) <= 50,
+      },
       peakRssMb: { value: watcher?.peakRssMb ?? null, target: 700, met: watcher ? watcher.peakRssMb <= 700 : null },
-      exactlyOnce: { met: check ? check.events.ok && check.networkLogs.ok && (!server || (server.exactlyOnce.events.ok && server.exactlyOnce.networkLogs.ok)) : null },
+      exactlyOnce: {
+        met: check
+          ? check.events.ok &&
+            check.networkLogs.ok &&
+            (!server || (server.exactlyOnce.events.ok && server.exactlyOnce.networkLogs.ok))
+          : null,
+      },
     },
   };
 
   log('');
   log(routeTable('service, saturated', sat));
   log(routeTable(`service, paced at half (${Math.round(totalRps / 2)} req/s)`, paced));
-  if (watcher) log(`server: peak RSS ${watcher.peakRssMb} MB, CPU ${satCpu} cores while saturated (by thread: ${JSON.stringify(satThreads)}); drained and stopped in ${shutdownMs} ms`);
-  log(`ratios: service/bare Fastify events/s ${result.ratios.eventsPerSecondVsBareFastify} (events100 route ${result.ratios.events100VsBareFastify}); service/store insert ${JSON.stringify(result.ratios.eventsPerSecondVsStoreInsert)}`);
-  if (paths) log('targets by ingest path (issue 25): ' + JSON.stringify(paths.targets));
-  log('targets: ' + Object.entries(result.targets).map(([k, t]) => `${k} ${'value' in t ? t.value : ''} ${t.met === null ? 'n/a' : t.met ? 'MET' : 'NOT MET'}`).join('; '));
-  if (check) log(`exactly-once: events ${check.events.ok ? 'OK' : 'FAILED'} ${JSON.stringify(check.events)}; network logs ${check.networkLogs.ok ? 'OK' : 'FAILED'} ${JSON.stringify(check.networkLogs)}`);
+  if (watcher)
+    log(
+      `server: peak RSS ${watcher.peakRssMb} MB, CPU ${satCpu} cores while saturated (by thread: ${JSON.stringify(satThreads)}); drained and stopped in ${shutdownMs} ms`,
+    );
+  log(
+    `ratios: service/bare Fastify events/s ${result.ratios.eventsPerSecondVsBareFastify} (events100 route ${result.ratios.events100VsBareFastify}); service/store insert ${JSON.stringify(result.ratios.eventsPerSecondVsStoreInsert)}`,
+  );
+  if (paths) log(`targets by ingest path (issue 25): ${JSON.stringify(paths.targets)}`);
+  log(
+    'targets: ' +
+      Object.entries(result.targets)
+        .map(([k, t]) => `${k} ${'value' in t ? t.value : ''} ${t.met === null ? 'n/a' : t.met ? 'MET' : 'NOT MET'}`)
+        .join('; '),
+  );
+  if (check)
+    log(
+      `exactly-once: events ${check.events.ok ? 'OK' : 'FAILED'} ${JSON.stringify(check.events)}; network logs ${check.networkLogs.ok ? 'OK' : 'FAILED'} ${JSON.stringify(check.networkLogs)}`,
+    );
 
   const dir = path.join(root, 'bench/results');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${shape}${quick ? '-quick' : ''}-${startedAt.replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   log(`results: ${path.relative(root, file)}`);
   if (result.targets.exactlyOnce.met === false) process.exitCode = 1;
 }
@@ -472,14 +646,26 @@ async function pathComparison() {
 /** Issue 25's targets, for each path. */
 function pathTargets(paths: Record<string, unknown>) {
   const t: Record<string, unknown> = {};
-  for (const [name, p] of Object.entries(paths) as [string, { saturated: Record<number, { events100VsBareFastify: number | null; engineCpuUsPerStoredRow: number }>; p99AtHalfLoadMs: number | null; visibilityMs: { p99: number | null }; peakRssMb: number }][]) {
+  for (const [name, p] of Object.entries(paths) as [
+    string,
+    {
+      saturated: Record<number, { events100VsBareFastify: number | null; engineCpuUsPerStoredRow: number }>;
+      p99AtHalfLoadMs: number | null;
+      visibilityMs: { p99: number | null };
+      peakRssMb: number;
+    },
+  ][]) {
     const at = (c: number) => p.saturated[c]?.events100VsBareFastify ?? null;
     const maxC = Math.max(...cfg.pathConnections);
     t[name] = {
       events100VsBare32: { value: at(32), target: 0.25, met: (at(32) ?? 0) >= 0.25 },
       events100VsBare8: { value: at(8), target: 0.15, met: (at(8) ?? 0) >= 0.15 },
       p99AtHalfLoadMs: { value: p.p99AtHalfLoadMs, target: 50, met: (p.p99AtHalfLoadMs ?? Infinity) <= 50 },
-      engineCpuUsPerStoredRow: { value: p.saturated[maxC]?.engineCpuUsPerStoredRow ?? null, target: 5, met: (p.saturated[maxC]?.engineCpuUsPerStoredRow ?? Infinity) <= 5 },
+      engineCpuUsPerStoredRow: {
+        value: p.saturated[maxC]?.engineCpuUsPerStoredRow ?? null,
+        target: 5,
+        met: (p.saturated[maxC]?.engineCpuUsPerStoredRow ?? Infinity) <= 5,
+      },
       visibilityP99Ms: { value: p.visibilityMs.p99, target: 2000, met: (p.visibilityMs.p99 ?? Infinity) <= 2000 },
       peakRssMb: { value: p.peakRssMb, target: 700, met: p.peakRssMb <= 700 },
     };
@@ -490,11 +676,25 @@ function pathTargets(paths: Record<string, unknown>) {
 /** BENCH_PATHS_ONLY=1: only the comparison of the ingest paths, with its bare-Fastify ceilings. */
 async function pathsReport(startedAt: string, m0: ReturnType<typeof machine>) {
   const paths = await pathComparison();
-  log('targets by path: ' + JSON.stringify(paths.targets));
+  log(`targets by path: ${JSON.stringify(paths.targets)}`);
   const dir = path.join(root, 'bench/results');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `paths-${shape}${quick ? '-quick' : ''}-${startedAt.replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, JSON.stringify({ startedAt, shape, quick, config: cfg, machine: { ...m0, loadAvgAtEnd: machine().uptimeLoadAvg }, ingestPaths: paths }, null, 2) + '\n');
+  fs.writeFileSync(
+    file,
+    `${JSON.stringify(
+      {
+        startedAt,
+        shape,
+        quick,
+        config: cfg,
+        machine: { ...m0, loadAvgAtEnd: machine().uptimeLoadAvg },
+        ingestPaths: paths,
+      },
+      null,
+      2,
+    )}\n`,
+  );
   log(`results: ${path.relative(root, file)}`);
 }
 

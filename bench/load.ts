@@ -54,7 +54,12 @@ export interface LoadResult {
  * full WHATWG fetch costs the load generator more CPU than the bare-Fastify ceiling leaves it.
  * `observe` sees every attempt: its status (0 for a connection failure) and latency.
  */
-function sdkTransport(pool: Pool, url: string, apiKey: string, observe: (status: number, ms: number) => void): Transport {
+function sdkTransport(
+  pool: Pool,
+  url: string,
+  apiKey: string,
+  observe: (status: number, ms: number) => void,
+): Transport {
   const base = url.replace(/\/+$/, '');
   const poolFetch: FetchLike = async (input, init) => {
     const t0 = performance.now();
@@ -71,7 +76,12 @@ function sdkTransport(pool: Pool, url: string, apiKey: string, observe: (status:
       const headers = r.headers;
       return {
         status: r.statusCode,
-        headers: { get: (name: string) => { const v = headers[name.toLowerCase()]; return v === undefined ? null : String(v); } },
+        headers: {
+          get: (name: string) => {
+            const v = headers[name.toLowerCase()];
+            return v === undefined ? null : String(v);
+          },
+        },
         text: async () => text,
       } as unknown as Response;
     } catch (err) {
@@ -82,14 +92,21 @@ function sdkTransport(pool: Pool, url: string, apiKey: string, observe: (status:
   return new Transport({ endpoint: base, apiKey, fetch: poolFetch });
 }
 
-export async function runLoad(cfg: LoadConfig, progress: (p: { elapsed: number; requests: number; events: number; errors: number }) => void): Promise<LoadResult> {
+export async function runLoad(
+  cfg: LoadConfig,
+  progress: (p: { elapsed: number; requests: number; events: number; errors: number }) => void,
+): Promise<LoadResult> {
   const pool = new Pool(cfg.url, { connections: cfg.connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const pick = picker(parseMix(cfg.mix));
   const ids = new Ids();
   const stats = new Map<Kind, RouteStats>();
   const route = (k: Kind) => {
     let s = stats.get(k);
-    if (!s) stats.set(k, (s = { requests: 0, acked: 0, attempts: 0, events: 0, networkRows: 0, statuses: {}, latency: new Latencies() }));
+    if (!s)
+      stats.set(
+        k,
+        (s = { requests: 0, acked: 0, attempts: 0, events: 0, networkRows: 0, statuses: {}, latency: new Latencies() }),
+      );
     return s;
   };
   let unackedEvents = 0;
@@ -151,7 +168,16 @@ export async function runLoad(cfg: LoadConfig, progress: (p: { elapsed: number; 
     }
   }
 
-  const ticker = setInterval(() => progress({ elapsed: (performance.now() - start) / 1000, requests: totalRequests, events: totalEvents, errors: totalErrors }), 1000);
+  const ticker = setInterval(
+    () =>
+      progress({
+        elapsed: (performance.now() - start) / 1000,
+        requests: totalRequests,
+        events: totalEvents,
+        errors: totalErrors,
+      }),
+    1000,
+  );
   await Promise.all(Array.from({ length: cfg.connections }, app));
   clearInterval(ticker);
   const seconds = (performance.now() - start) / 1000;
@@ -161,7 +187,12 @@ export async function runLoad(cfg: LoadConfig, progress: (p: { elapsed: number; 
   const routes: Record<string, RouteResult> = {};
   for (const [k, s] of stats) {
     const { latency, ...rest } = s;
-    routes[k] = { ...rest, rps: Math.round(s.acked / seconds), eps: Math.round((s.events || s.networkRows) / seconds), latency: latency.summary() };
+    routes[k] = {
+      ...rest,
+      rps: Math.round(s.acked / seconds),
+      eps: Math.round((s.events || s.networkRows) / seconds),
+      latency: latency.summary(),
+    };
   }
   let ackedNetworkRows = 0;
   for (const s of stats.values()) ackedNetworkRows += s.networkRows;

@@ -24,10 +24,11 @@ const env = process.env;
 const outageSeconds = Number(env.BENCH_OUTAGE_SECONDS ?? 60);
 const loadSeconds = Number(env.BENCH_OUTAGE_LOAD_SECONDS ?? outageSeconds + 30);
 const rps = Number(env.BENCH_OUTAGE_RPS ?? 200);
-const log = (s: string) => process.stdout.write(s + '\n');
+const log = (s: string) => process.stdout.write(`${s}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const exited = (c: ChildProcess) => (c.exitCode !== null ? Promise.resolve() : new Promise<void>((r) => c.once('exit', () => r())));
+const exited = (c: ChildProcess) =>
+  c.exitCode !== null ? Promise.resolve() : new Promise<void>((r) => c.once('exit', () => r()));
 
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -37,25 +38,44 @@ async function metric(url: string, name: string): Promise<number> {
 async function main() {
   const chDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-outage-ch-'));
   const chPort = await freePort();
-  const shim = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/helpers/clickhouseShim.ts'), String(chPort), chDir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const shim = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'test/helpers/clickhouseShim.ts'), String(chPort), chDir],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve, reject) => {
     shim.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
     shim.once('exit', (code) => reject(new Error(`ClickHouse stand-in exited with ${code}`)));
   });
   const proxy = new TcpProxy({ host: '127.0.0.1', port: chPort });
   await proxy.listen();
-  const svc = await startBenchService({ env: { CLICKHOUSE_URL: `http://127.0.0.1:${proxy.port}`, INGEST_SPOOL: 'true' } });
+  const svc = await startBenchService({
+    env: { CLICKHOUSE_URL: `http://127.0.0.1:${proxy.port}`, INGEST_SPOOL: 'true' },
+  });
   try {
     const { apiKey } = await createBenchProject(svc, 'outage');
-    log(`outage bench: ${rps} req/s for ${loadSeconds} s; ClickHouse connections refused from 10 s for ${outageSeconds} s`);
-    const child = fork(path.join(root, 'bench/load.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    log(
+      `outage bench: ${rps} req/s for ${loadSeconds} s; ClickHouse connections refused from 10 s for ${outageSeconds} s`,
+    );
+    const child = fork(path.join(root, 'bench/load.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const result = new Promise<LoadResult>((resolve, reject) => {
       child.on('message', (m: { type: string; result?: LoadResult; message?: string }) => {
         if (m.type === 'done') resolve(m.result!);
         else if (m.type === 'error') reject(new Error(m.message));
       });
     });
-    const lc: LoadConfig = { url: svc.url, apiKey, connections: 32, seconds: loadSeconds, mix: 'events100=80,events500=8,network200=10', batchesPerSession: 20, rps };
+    const lc: LoadConfig = {
+      url: svc.url,
+      apiKey,
+      connections: 32,
+      seconds: loadSeconds,
+      mix: 'events100=80,events500=8,network200=10',
+      batchesPerSession: 20,
+      rps,
+    };
     child.send(lc);
     const t0 = performance.now();
     const at = () => Math.round((performance.now() - t0) / 1000);
@@ -77,14 +97,16 @@ async function main() {
       const spool = await metric(svc.url, 'flightrec_spool_bytes');
       const oldest = await metric(svc.url, 'flightrec_spool_oldest_unloaded_seconds');
       samples.push({ s: at(), spoolMb: Math.round(spool / 1e5) / 10, oldestS: Math.round(oldest * 10) / 10 });
-      if (at() % 5 === 0) log(`${at()} s: spool ${samples.at(-1)!.spoolMb} MB, oldest unloaded body ${samples.at(-1)!.oldestS} s`);
+      if (at() % 5 === 0)
+        log(`${at()} s: spool ${samples.at(-1)!.spoolMb} MB, oldest unloaded body ${samples.at(-1)!.oldestS} s`);
       if (done) break;
     }
     if (!restored) proxy.restore();
     const r = await result;
     child.kill();
     const drain0 = performance.now();
-    while ((await metric(svc.url, 'flightrec_spool_bytes')) > 0 && performance.now() - drain0 < 300_000) await sleep(200);
+    while ((await metric(svc.url, 'flightrec_spool_bytes')) > 0 && performance.now() - drain0 < 300_000)
+      await sleep(200);
     log(`spool drained ${Math.round((performance.now() - drain0) / 100) / 10} s after the load ended`);
     svc.child.kill('SIGTERM');
     await exited(svc.child);
@@ -92,24 +114,39 @@ async function main() {
     await exited(shim);
     const { openChdb } = await import('../src/stores/clickhouse/chdb.ts');
     const ch = await openChdb(chDir);
-    const [ev] = await ch.query<{ rows: number; uniq: number }>('SELECT count() AS rows, uniqExact(session_id, sequence_number) AS uniq FROM events FINAL');
-    const [nl] = await ch.query<{ rows: number; uniq: number }>('SELECT count() AS rows, uniqExact(id) AS uniq FROM network_logs FINAL');
+    const [ev] = await ch.query<{ rows: number; uniq: number }>(
+      'SELECT count() AS rows, uniqExact(session_id, sequence_number) AS uniq FROM events FINAL',
+    );
+    const [nl] = await ch.query<{ rows: number; uniq: number }>(
+      'SELECT count() AS rows, uniqExact(id) AS uniq FROM network_logs FINAL',
+    );
     await ch.close();
     const statuses = Object.fromEntries(Object.entries(r.routes).map(([k, v]) => [k, v.statuses]));
     const verdict = (s: { rows: number; uniq: number }, acked: number, unacked: number) => ({
-      acknowledged: acked, storedFinal: Number(s.rows), distinct: Number(s.uniq), unacknowledgedSent: unacked,
+      acknowledged: acked,
+      storedFinal: Number(s.rows),
+      distinct: Number(s.uniq),
+      unacknowledgedSent: unacked,
       ok: Number(s.rows) === Number(s.uniq) && Number(s.uniq) >= acked && Number(s.uniq) <= acked + unacked,
     });
     const out = {
-      outageSeconds, loadSeconds, rps, statuses,
+      outageSeconds,
+      loadSeconds,
+      rps,
+      statuses,
       p99ByRoute: Object.fromEntries(Object.entries(r.routes).map(([k, v]) => [k, v.latency.p99])),
-      peakSpoolMb: Math.max(...samples.map((x) => x.spoolMb)), peakOldestSeconds: Math.max(...samples.map((x) => x.oldestS)),
-      events: verdict(ev!, r.ackedEvents, r.unackedEvents), networkLogs: verdict(nl!, r.ackedNetworkRows, r.unackedNetworkRows),
+      peakSpoolMb: Math.max(...samples.map((x) => x.spoolMb)),
+      peakOldestSeconds: Math.max(...samples.map((x) => x.oldestS)),
+      events: verdict(ev!, r.ackedEvents, r.unackedEvents),
+      networkLogs: verdict(nl!, r.ackedNetworkRows, r.unackedNetworkRows),
     };
     log(JSON.stringify(out, null, 1));
     const dir = path.join(root, 'bench/results');
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, `outage-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ ...out, samples }, null, 2) + '\n');
+    fs.writeFileSync(
+      path.join(dir, `outage-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
+      `${JSON.stringify({ ...out, samples }, null, 2)}\n`,
+    );
     if (!out.events.ok || !out.networkLogs.ok) process.exitCode = 1;
   } finally {
     if (svc.child.exitCode === null) svc.child.kill('SIGKILL');

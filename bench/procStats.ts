@@ -10,7 +10,11 @@ export function procSample(pid: number): { rssMb: number; hwmMb: number; cpuSec:
     // Fields after the ")" closing the command name: state is field 3, utime 14, stime 15.
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { rssMb: Math.round(kb('VmRSS') / 1024), hwmMb: Math.round(kb('VmHWM') / 1024), cpuSec: (Number(f[11]) + Number(f[12])) / TICKS };
+    return {
+      rssMb: Math.round(kb('VmRSS') / 1024),
+      hwmMb: Math.round(kb('VmHWM') / 1024),
+      cpuSec: (Number(f[11]) + Number(f[12])) / TICKS,
+    };
   } catch {
     return undefined;
   }
@@ -74,7 +78,11 @@ export function threadCpu(pid: number): Map<string, number> {
 }
 
 /** Cores busy per thread group between two threadCpu() snapshots, largest first. */
-export function threadCores(before: Map<string, number>, after: Map<string, number>, seconds: number): Record<string, number> {
+export function threadCores(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  seconds: number,
+): Record<string, number> {
   const rows = [...after].map(([k, v]) => [k, Math.round(((v - (before.get(k) ?? 0)) / seconds) * 100) / 100] as const);
   return Object.fromEntries(rows.filter(([, v]) => v >= 0.01).sort((a, b) => b[1] - a[1]));
 }

@@ -33,18 +33,35 @@ const CHUNK = 1_000_000;
 const VERSIONS = 8;
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-bench-releases-'));
-const server = await createServer(loadConfig({
-  DATA_DIR: dataDir, ADMIN_TOKEN: 'bench-admin-token-0123456789', LOG_LEVEL: 'silent', RUN_WORKER: 'false',
-  RATE_LIMIT_DASHBOARD_PER_MIN: '100000', RATE_LIMIT_EXPORT_PER_MIN: '100000', RATE_LIMIT_AUTH_PER_MIN: '1000',
-}), { logger: false });
+const server = await createServer(
+  loadConfig({
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: 'bench-admin-token-0123456789',
+    LOG_LEVEL: 'silent',
+    RUN_WORKER: 'false',
+    RATE_LIMIT_DASHBOARD_PER_MIN: '100000',
+    RATE_LIMIT_EXPORT_PER_MIN: '100000',
+    RATE_LIMIT_AUTH_PER_MIN: '1000',
+  }),
+  { logger: false },
+);
 const { app } = server;
 const ch = server.svc.stores.ch;
 
 try {
-  const signup = await app.inject({ method: 'POST', url: '/api/auth/signup', payload: { email: `bench-${randomUUID()}@example.com`, password: 'correct horse battery' } });
+  const signup = await app.inject({
+    method: 'POST',
+    url: '/api/auth/signup',
+    payload: { email: `bench-${randomUUID()}@example.com`, password: 'correct horse battery' },
+  });
   const cookie = String(signup.headers['set-cookie']).split(';')[0]!;
   const headers = { cookie, 'x-csrf-token': signup.json().csrfToken as string };
-  const created = await app.inject({ method: 'POST', url: '/api/dashboard/projects', headers, payload: { name: 'bench' } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/dashboard/projects',
+    headers,
+    payload: { name: 'bench' },
+  });
   const projectId = created.json().project.id as string;
   const keyAuth = { authorization: `Bearer ${created.json().apiKey as string}` };
 
@@ -81,9 +98,14 @@ try {
   }
   const loadS = (performance.now() - t0) / 1000;
   const [facts] = await ch.query<{ n: number; parts: number }>(
-    `SELECT count() AS n, (SELECT count() FROM system.parts WHERE active AND table = 'release_health_daily') AS parts FROM session_facts`);
-  const [states] = await ch.query<{ d: number; h: number }>(`SELECT (SELECT count() FROM release_health_daily) AS d, (SELECT count() FROM release_adoption_hourly) AS h`);
-  console.log(`\nloaded in ${loadS.toFixed(1)} s: ${Number(facts!.n).toLocaleString('en')} facts, ${Number(states!.d).toLocaleString('en')} daily and ${Number(states!.h).toLocaleString('en')} hourly state rows (${facts!.parts} daily parts)`);
+    `SELECT count() AS n, (SELECT count() FROM system.parts WHERE active AND table = 'release_health_daily') AS parts FROM session_facts`,
+  );
+  const [states] = await ch.query<{ d: number; h: number }>(
+    `SELECT (SELECT count() FROM release_health_daily) AS d, (SELECT count() FROM release_adoption_hourly) AS h`,
+  );
+  console.log(
+    `\nloaded in ${loadS.toFixed(1)} s: ${Number(facts!.n).toLocaleString('en')} facts, ${Number(states!.d).toLocaleString('en')} daily and ${Number(states!.h).toLocaleString('en')} hourly state rows (${facts!.parts} daily parts)`,
+  );
 
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
   const base = `/api/dashboard/projects/${projectId}`;
@@ -91,7 +113,11 @@ try {
     [`page, all ${days} days`, `${base}/releases?from=${day(startMs)}&to=${day(endMs)}`, headers],
     ['page, last 14 days (default)', `${base}/releases`, headers],
     ['page, one platform', `${base}/releases?from=${day(startMs)}&to=${day(endMs)}&platform=ios`, headers],
-    ['compare 1.5 / 1.6 (ios)', `${base}/releases/compare?from=${day(startMs)}&to=${day(endMs)}&a=1.5&aPlatform=ios&b=1.6&bPlatform=ios`, headers],
+    [
+      'compare 1.5 / 1.6 (ios)',
+      `${base}/releases/compare?from=${day(startMs)}&to=${day(endMs)}&a=1.5&aPlatform=ios&b=1.6&bPlatform=ios`,
+      headers,
+    ],
     [`export JSON, all ${days} days`, `/export/releases?from=${day(startMs)}&to=${day(endMs)}`, keyAuth],
   ];
   console.log(`\n${iterations} requests each (after one warm-up), ms:`);
@@ -107,19 +133,46 @@ try {
       if (r.statusCode !== 200) throw new Error(`${name}: ${r.statusCode}`);
     }
     const s = l.summary();
-    console.log(name.padEnd(34), String(s.p50).padStart(8), String(s.p95).padStart(8), String(s.p99).padStart(8), String(s.max).padStart(8));
+    console.log(
+      name.padEnd(34),
+      String(s.p50).padStart(8),
+      String(s.p95).padStart(8),
+      String(s.p99).padStart(8),
+      String(s.max).padStart(8),
+    );
   }
   // What the page's time is made of: each store read of the full-range page, alone.
   const health = releaseHealthRepo(ch);
   const occurrences = crashOccurrencesRepo(ch, new QueueBudget(1 << 20));
   const end = Math.min(endMs, Date.now());
   const parts: [string, () => Promise<unknown>][] = [
-    ['  daily states: range + days', () => health.range(projectId, { fromMs: Math.floor(startMs / 86_400_000) * 86_400_000, toMs: Math.ceil(endMs / 86_400_000) * 86_400_000 })],
+    [
+      '  daily states: range + days',
+      () =>
+        health.range(projectId, {
+          fromMs: Math.floor(startMs / 86_400_000) * 86_400_000,
+          toMs: Math.ceil(endMs / 86_400_000) * 86_400_000,
+        }),
+    ],
     // the two halves of the daily read: exact sessions (release_sessions, FINAL) and the users' sketches
-    ['  exact sessions, all days', () => ch.query(`SELECT app_version, platform, count(), countIf(crashed = 1) FROM release_sessions FINAL
-      WHERE project_id = {p:String} GROUP BY app_version, platform SETTINGS do_not_merge_across_partitions_select_final = 1`, { p: projectId })],
-    ['  sketched sessions (before), all', () => ch.query(`SELECT app_version, platform, uniqCombinedMerge(14)(sessions)
-      FROM release_health_daily WHERE project_id = {p:String} GROUP BY app_version, platform`, { p: projectId })],
+    [
+      '  exact sessions, all days',
+      () =>
+        ch.query(
+          `SELECT app_version, platform, count(), countIf(crashed = 1) FROM release_sessions FINAL
+      WHERE project_id = {p:String} GROUP BY app_version, platform SETTINGS do_not_merge_across_partitions_select_final = 1`,
+          { p: projectId },
+        ),
+    ],
+    [
+      '  sketched sessions (before), all',
+      () =>
+        ch.query(
+          `SELECT app_version, platform, uniqCombinedMerge(14)(sessions)
+      FROM release_health_daily WHERE project_id = {p:String} GROUP BY app_version, platform`,
+          { p: projectId },
+        ),
+    ],
     ['  hourly states: adoption', () => health.adoption(projectId, end)],
     ['  states: first/last seen', () => health.seen(projectId)],
     ['  occurrences: new groups', () => occurrences.newGroupsByRelease(projectId)],
@@ -133,15 +186,24 @@ try {
       l.add(performance.now() - t);
     }
     const s = l.summary();
-    console.log(name.padEnd(34), String(s.p50).padStart(8), String(s.p95).padStart(8), String(s.p99).padStart(8), String(s.max).padStart(8));
+    console.log(
+      name.padEnd(34),
+      String(s.p50).padStart(8),
+      String(s.p95).padStart(8),
+      String(s.p99).padStart(8),
+      String(s.max).padStart(8),
+    );
   }
 
   const page = (await app.inject({ method: 'GET', url: requests[0]![1], headers })).json();
   type Row = { appVersion: string; platform: string; platforms: Row[] };
-  const ios = (v: string) => page.data.find((r: Row) => r.appVersion === v)?.platforms.find((r: Row) => r.platform === 'ios');
+  const ios = (v: string) =>
+    page.data.find((r: Row) => r.appVersion === v)?.platforms.find((r: Row) => r.platform === 'ios');
   const [bad, good] = [ios('1.6'), ios('1.5')];
   // sessions and crashed sessions are exact (clickhouse/010): the count must be the sessions generated
-  console.log(`\nreleases: ${page.total}; sessions counted ${page.data.reduce((n: number, r: { sessions: number }) => n + r.sessions, 0).toLocaleString('en')} of ${sessions.toLocaleString('en')}`);
+  console.log(
+    `\nreleases: ${page.total}; sessions counted ${page.data.reduce((n: number, r: { sessions: number }) => n + r.sessions, 0).toLocaleString('en')} of ${sessions.toLocaleString('en')}`,
+  );
   console.log(`1.5 ios: ${JSON.stringify(good)}`);
   console.log(`1.6 ios (the bad one): ${JSON.stringify(bad)}`);
 } finally {

@@ -19,7 +19,9 @@ export interface BenchService {
   child: ChildProcess;
 }
 
-export async function startBenchService(opts: { env?: Record<string, string>; nodeArgs?: string[]; dataDirPrefix?: string } = {}): Promise<BenchService> {
+export async function startBenchService(
+  opts: { env?: Record<string, string>; nodeArgs?: string[]; dataDirPrefix?: string } = {},
+): Promise<BenchService> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), opts.dataDirPrefix ?? 'flightrec-bench-'));
   const port = await freePort();
   const adminToken = randomBytes(24).toString('hex');
@@ -51,7 +53,10 @@ export async function startBenchService(opts: { env?: Record<string, string>; no
 }
 
 /** A project through the management API: its id and its API key. */
-export async function createBenchProject(s: { url: string; adminToken: string }, name: string): Promise<{ projectId: string; apiKey: string }> {
+export async function createBenchProject(
+  s: { url: string; adminToken: string },
+  name: string,
+): Promise<{ projectId: string; apiKey: string }> {
   const r = await fetch(`${s.url}/api/projects`, {
     method: 'POST',
     headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json' },

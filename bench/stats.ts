@@ -8,7 +8,13 @@ export class Latencies {
     const s = Float64Array.from(this.samples).sort();
     const at = (q: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : 0);
     const round = (x: number) => Math.round(x * 10) / 10;
-    return { n: s.length, p50: round(at(0.5)), p95: round(at(0.95)), p99: round(at(0.99)), max: round(s.length ? s[s.length - 1]! : 0) };
+    return {
+      n: s.length,
+      p50: round(at(0.5)),
+      p95: round(at(0.95)),
+      p99: round(at(0.99)),
+      max: round(s.length ? s[s.length - 1]! : 0),
+    };
   }
 }
 

@@ -40,13 +40,30 @@ export class Ids {
 }
 
 const DEVICE = JSON.stringify({
-  platform: 'android', osVersion: '14', model: 'Pixel 8', brand: 'Google', appVersion: '2.3.1',
-  appBuildNumber: '231', sdkVersion: '0.1.0', locale: 'en-US', timezone: 'America/New_York',
-  screenWidth: 1080, screenHeight: 2400, networkType: 'wifi',
+  platform: 'android',
+  osVersion: '14',
+  model: 'Pixel 8',
+  brand: 'Google',
+  appVersion: '2.3.1',
+  appBuildNumber: '231',
+  sdkVersion: '0.1.0',
+  locale: 'en-US',
+  timezone: 'America/New_York',
+  screenWidth: 1080,
+  screenHeight: 2400,
+  networkType: 'wifi',
 });
 
 const STACKS = Array.from({ length: 5 }, (_, g) =>
-  [`at checkout${g} (cart.js:${10 + g}:5)`, 'at onPress (button.js:3:1)', 'at dispatch (react.js:100:2)', 'at run (loop.js:1:1)', 'at main (index.js:1:1)', 'at extra (more.js:9:9)'].join('\n'));
+  [
+    `at checkout${g} (cart.js:${10 + g}:5)`,
+    'at onPress (button.js:3:1)',
+    'at dispatch (react.js:100:2)',
+    'at run (loop.js:1:1)',
+    'at main (index.js:1:1)',
+    'at extra (more.js:9:9)',
+  ].join('\n'),
+);
 
 /** The tail of each event after its envelope, by position in the 4-type rotation. */
 function eventTail(i: number): { type: string; tail: string; network: boolean } {
@@ -57,15 +74,24 @@ function eventTail(i: number): { type: string; tail: string; network: boolean } 
       // One failed request in 64 network events, so the session flag gets set now and then.
       return {
         type: 'network',
-        tail: i % 256 === 1
-          ? `,"method":"POST","url":"https://api.example.com/checkout","statusCode":500,"duration":240,"error":"Internal Server Error"}`
-          : `,"method":"GET","url":"https://api.example.com/items/${i}","statusCode":200,"duration":120,"error":null}`,
+        tail:
+          i % 256 === 1
+            ? `,"method":"POST","url":"https://api.example.com/checkout","statusCode":500,"duration":240,"error":"Internal Server Error"}`
+            : `,"method":"GET","url":"https://api.example.com/items/${i}","statusCode":200,"duration":120,"error":null}`,
         network: true,
       };
     case 2:
-      return { type: 'custom', tail: `,"name":"add_to_cart","properties":{"sku":"SKU-${i % 97}","amount":${(i % 7) + 1},"currency":"USD"}}`, network: false };
+      return {
+        type: 'custom',
+        tail: `,"name":"add_to_cart","properties":{"sku":"SKU-${i % 97}","amount":${(i % 7) + 1},"currency":"USD"}}`,
+        network: false,
+      };
     default:
-      return { type: 'tap', tail: `,"x":${(i * 37) % 1080}.5,"y":${(i * 53) % 2400},"target":"button#buy-${i % 13}"}`, network: false };
+      return {
+        type: 'tap',
+        tail: `,"x":${(i * 37) % 1080}.5,"y":${(i * 53) % 2400},"target":"button#buy-${i % 13}"}`,
+        network: false,
+      };
   }
 }
 const TAILS = Array.from({ length: 1024 }, (_, i) => eventTail(i));
@@ -77,7 +103,10 @@ export class Client {
   private batches = 0;
   private clock = T0;
 
-  constructor(private readonly ids: Ids, private readonly batchesPerSession: number) {}
+  constructor(
+    private readonly ids: Ids,
+    private readonly batchesPerSession: number,
+  ) {}
 
   /** True when the next body must be a new session start (before any batch of it). */
   needsSession(): boolean {
@@ -90,7 +119,10 @@ export class Client {
     this.batches = 0;
     this.clock += 60_000;
     return {
-      kind: 'session', path: ROUTE.session, events: 0, networkRows: 0,
+      kind: 'session',
+      path: ROUTE.session,
+      events: 0,
+      networkRows: 0,
       json: `{"sessionId":"${this.sessionId}","startedAt":${this.clock},"userId":"user-${this.sessionId.slice(-6)}","device":${DEVICE}}`,
     };
   }
@@ -104,26 +136,38 @@ export class Client {
       const seq = this.seq++;
       const t = TAILS[seq & 1023]!;
       if (t.network) network++;
-      json += (k ? ',' : '') + head + t.type + `","timestamp":${this.clock + seq},"sequenceNumber":${seq}` + t.tail;
+      json += `${(k ? ',' : '') + head + t.type}","timestamp":${this.clock + seq},"sequenceNumber":${seq}${t.tail}`;
     }
     this.batches++;
-    return { kind, path: ROUTE[kind], json: json + ']}', events: n, networkRows: network };
+    return { kind, path: ROUTE[kind], json: `${json}]}`, events: n, networkRows: network };
   }
 
   network(n = 200): Body {
     let json = `{"sessionId":"${this.sessionId}","requests":[`;
     for (let k = 0; k < n; k++) {
-      json += (k ? ',' : '') + `{"id":"${this.ids.next()}","method":"GET","url":"https://cdn.example.com/img/${k}.webp","statusCode":200,"duration":${30 + (k % 90)},"requestSize":0,"responseSize":${2048 + k},"error":null,"timestamp":${this.clock + k}}`;
+      json +=
+        (k ? ',' : '') +
+        `{"id":"${this.ids.next()}","method":"GET","url":"https://cdn.example.com/img/${k}.webp","statusCode":200,"duration":${30 + (k % 90)},"requestSize":0,"responseSize":${2048 + k},"error":null,"timestamp":${this.clock + k}}`;
     }
     this.batches++;
-    return { kind: 'network200', path: ROUTE.network200, json: json + ']}', events: 0, networkRows: n };
+    return { kind: 'network200', path: ROUTE.network200, json: `${json}]}`, events: 0, networkRows: n };
   }
 
   crash(): Body {
     const stack = STACKS[this.seq % STACKS.length]!;
     return {
-      kind: 'crash', path: ROUTE.crash, events: 0, networkRows: 0,
-      json: JSON.stringify({ sessionId: this.sessionId, message: 'TypeError: undefined is not a function', stackTrace: stack, isFatal: false, handled: true, timestamp: this.clock + this.seq++ }),
+      kind: 'crash',
+      path: ROUTE.crash,
+      events: 0,
+      networkRows: 0,
+      json: JSON.stringify({
+        sessionId: this.sessionId,
+        message: 'TypeError: undefined is not a function',
+        stackTrace: stack,
+        isFatal: false,
+        handled: true,
+        timestamp: this.clock + this.seq++,
+      }),
     };
   }
 }
@@ -135,7 +179,8 @@ export function parseMix(s: string): Mix {
   const mix: Mix = { events100: 0, events500: 0, network200: 0, crash: 0 };
   for (const part of s.split(',')) {
     const [k, v] = part.split('=').map((x) => x.trim());
-    if (!k || !(k in mix) || !Number.isFinite(Number(v)) || Number(v) < 0) throw new Error(`bad BENCH_MIX part "${part}"`);
+    if (!k || !(k in mix) || !Number.isFinite(Number(v)) || Number(v) < 0)
+      throw new Error(`bad BENCH_MIX part "${part}"`);
     mix[k as keyof Mix] = Number(v);
   }
   return mix;

@@ -23,14 +23,17 @@ const drop = async (client: pg.Client, name: string) => {
   await client.query(`DROP DATABASE IF EXISTS ${checked(name)} WITH (FORCE)`);
 };
 
-export const createDatabase = (adminUrl: string, name: string) => onAdmin(adminUrl, async (c) => {
-  await c.query(`CREATE DATABASE ${checked(name)}`);
-});
+export const createDatabase = (adminUrl: string, name: string) =>
+  onAdmin(adminUrl, async (c) => {
+    await c.query(`CREATE DATABASE ${checked(name)}`);
+  });
 export const dropDatabase = (adminUrl: string, name: string) => onAdmin(adminUrl, (c) => drop(c, name));
 
 /** Drops every database whose name starts with `prefix` (a run's scratch databases). */
 export const dropDatabasesNamed = (adminUrl: string, prefix: string) =>
   onAdmin(adminUrl, async (c) => {
-    const left = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [checked(prefix)]);
+    const left = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [
+      checked(prefix),
+    ]);
     for (const { datname } of left.rows) await drop(c, datname);
   });

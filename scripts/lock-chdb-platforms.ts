@@ -26,7 +26,12 @@ for (const [name, version] of Object.entries(chdb.optionalDependencies as Record
   added++;
 }
 const sorted: Record<string, unknown> = {};
-for (const k of Object.keys(lock.packages).sort((a, b) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : 1))) sorted[k] = lock.packages[k];
+for (const k of Object.keys(lock.packages).sort((a, b) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : 1)))
+  sorted[k] = lock.packages[k];
 lock.packages = sorted;
-fs.writeFileSync(LOCK, JSON.stringify(lock, null, 2) + '\n');
-console.log(added ? `added ${added} chDB platform entries to package-lock.json` : 'package-lock.json already lists every chDB platform');
+fs.writeFileSync(LOCK, `${JSON.stringify(lock, null, 2)}\n`);
+console.log(
+  added
+    ? `added ${added} chDB platform entries to package-lock.json`
+    : 'package-lock.json already lists every chDB platform',
+);

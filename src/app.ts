@@ -36,12 +36,22 @@ const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'req.headers[
 /** The HTTP service: Fastify with its plugins; stores and services come in ready. */
 export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger === false ? false : {
-      level: svc.config.logLevel,
-      redact: REDACT,
-      serializers: { req: (req: { method: string; url: string; host?: string; ip?: string }) => ({ method: req.method, url: loggableUrl(req.url), host: req.host, remoteAddress: req.ip }) },
-      ...(typeof opts.logger === 'object' ? opts.logger : {}),
-    },
+    logger:
+      opts.logger === false
+        ? false
+        : {
+            level: svc.config.logLevel,
+            redact: REDACT,
+            serializers: {
+              req: (req: { method: string; url: string; host?: string; ip?: string }) => ({
+                method: req.method,
+                url: loggableUrl(req.url),
+                host: req.host,
+                remoteAddress: req.ip,
+              }),
+            },
+            ...(typeof opts.logger === 'object' ? opts.logger : {}),
+          },
     bodyLimit: svc.config.bodyLimitBytes,
     // Slow clients must not pin connections (issue 6): bound headers and the whole request.
     requestTimeout: svc.config.requestTimeoutMs,
@@ -85,7 +95,11 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'flightrec', version: '0.1.0', description: 'Session telemetry: ingestion, export and management API' },
+      info: {
+        title: 'flightrec',
+        version: '0.1.0',
+        description: 'Session telemetry: ingestion, export and management API',
+      },
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'Project API key (frk_…)' },
@@ -99,7 +113,8 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: true,
-    transformStaticCSP: (h: string) => h.replace(/\s*upgrade-insecure-requests;?/, '').replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
+    transformStaticCSP: (h: string) =>
+      h.replace(/\s*upgrade-insecure-requests;?/, '').replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

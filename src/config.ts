@@ -14,7 +14,9 @@ export interface Config {
   secretsKey: string | undefined;
   databaseUrl: string | undefined;
   /** `cluster`: CLICKHOUSE_CLUSTER, the clustered schema (replicated local tables, Distributed tables over them). */
-  clickhouse: { url: string; user: string; password: string; database: string; cluster: string | undefined } | undefined;
+  clickhouse:
+    | { url: string; user: string; password: string; database: string; cluster: string | undefined }
+    | undefined;
   /**
    * Inserts through ClickHouse's async_insert with wait_for_async_insert=1: the server gathers
    * the small inserts of many API processes into one part, and still answers only once the
@@ -30,7 +32,9 @@ export interface Config {
    * local spool and loaded into ClickHouse in large inserts (docs/decisions.md, Ingestion spool);
    * undefined (INGEST_SPOOL=false): each body is acknowledged once its group-commit insert committed.
    */
-  spool: { root: string; instance: string; maxBytes: number; loadBytes: number; loadIntervalMs: number; staleMs: number } | undefined;
+  spool:
+    | { root: string; instance: string; maxBytes: number; loadBytes: number; loadIntervalMs: number; staleMs: number }
+    | undefined;
   /**
    * With the spool: crash reports are acknowledged once fsync'd to their own spool (`.crashes`
    * under SPOOL_DIR) and recorded by the crash pipeline's loader, CRASH_PIPELINE_CONCURRENCY
@@ -56,9 +60,14 @@ export interface Config {
   summaryTimeoutMs: number;
   /** The alert outbox worker: poll interval, lease, retry cap and backoff. */
   outbox: {
-    pollMs: number; leaseMs: number; maxAttempts: number; backoffBaseMs: number; backoffMaxMs: number;
+    pollMs: number;
+    leaseMs: number;
+    maxAttempts: number;
+    backoffBaseMs: number;
+    backoffMaxMs: number;
     /** Jobs a worker runs at once, and a project's webhook deliveries among them (the fair queue). */
-    concurrency: number; projectConcurrency: number;
+    concurrency: number;
+    projectConcurrency: number;
   };
   /** Alert rules and webhooks (docs/alerts.md, Rules and webhooks). */
   /** Alert rules: how often the rules' pass runs, and how many rules a project may have. */
@@ -152,7 +161,10 @@ function bool(env: Env, name: string, def: boolean): boolean {
 function emails(env: Env, name: string): string[] {
   const v = str(env, name);
   if (v === undefined) return [];
-  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const e of list) {
     if (!/^[^\s@]+@[^\s@]+$/.test(e)) throw new ConfigError(`${name} has an invalid address "${e}"`);
   }
@@ -161,15 +173,20 @@ function emails(env: Env, name: string): string[] {
 
 function redisPrefix(env: Env): string {
   const v = str(env, 'REDIS_KEY_PREFIX') ?? 'flightrec';
-  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(v)) throw new ConfigError(`REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 _ . : -, got "${v}"`);
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(v))
+    throw new ConfigError(`REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 _ . : -, got "${v}"`);
   return v;
 }
 
 function clickhouseCluster(env: Env, chUrl: string | undefined): string | undefined {
   const v = str(env, 'CLICKHOUSE_CLUSTER');
   if (v === undefined) return undefined;
-  if (!chUrl) throw new ConfigError('CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL: the embedded ClickHouse (chDB) is one process on one machine, with no cluster to run on');
-  if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/.test(v)) throw new ConfigError(`CLICKHOUSE_CLUSTER must be a cluster name from the server's remote_servers, got "${v}"`);
+  if (!chUrl)
+    throw new ConfigError(
+      'CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL: the embedded ClickHouse (chDB) is one process on one machine, with no cluster to run on',
+    );
+  if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/.test(v))
+    throw new ConfigError(`CLICKHOUSE_CLUSTER must be a cluster name from the server's remote_servers, got "${v}"`);
   return v;
 }
 
@@ -182,24 +199,36 @@ function webConcurrency(env: Env, servers: { databaseUrl?: string; chUrl?: strin
   const n = int(env, 'WEB_CONCURRENCY', 1, 1, 256);
   if (n === 1) return n;
   const missing = [
-    servers.databaseUrl ? null : 'DATABASE_URL (embedded PGlite is one process\'s)',
-    servers.chUrl ? null : 'CLICKHOUSE_URL (embedded chDB is one process\'s)',
+    servers.databaseUrl ? null : "DATABASE_URL (embedded PGlite is one process's)",
+    servers.chUrl ? null : "CLICKHOUSE_URL (embedded chDB is one process's)",
     servers.redisUrl ? null : 'REDIS_URL (rate limits and key invalidation would be per worker)',
   ].filter((x) => x !== null);
-  if (missing.length) throw new ConfigError(`WEB_CONCURRENCY=${n} needs every store on a server; set ${missing.join(', ')}, or leave WEB_CONCURRENCY at 1`);
+  if (missing.length)
+    throw new ConfigError(
+      `WEB_CONCURRENCY=${n} needs every store on a server; set ${missing.join(', ')}, or leave WEB_CONCURRENCY at 1`,
+    );
   return n;
 }
 
 function spool(env: Env, dataDir: string): Config['spool'] {
   if (!bool(env, 'INGEST_SPOOL', true)) return undefined;
   const instance = str(env, 'SPOOL_INSTANCE') ?? `${os.hostname()}-${process.pid}`.replace(/[^A-Za-z0-9_.-]/g, '_');
-  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(instance)) throw new ConfigError(`SPOOL_INSTANCE must be 1-128 characters of A-Z a-z 0-9 _ . - (not starting with a dot), got "${instance}"`);
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(instance))
+    throw new ConfigError(
+      `SPOOL_INSTANCE must be 1-128 characters of A-Z a-z 0-9 _ . - (not starting with a dot), got "${instance}"`,
+    );
   return {
     root: path.resolve(str(env, 'SPOOL_DIR') ?? path.join(dataDir, 'spool')),
     instance,
     maxBytes: int(env, 'SPOOL_MAX_BYTES', 1024 * 1024 * 1024, 1024 * 1024, 2 ** 50),
     // A load goes through the group commit, whose byte budget crash reports share: half of it at most.
-    loadBytes: int(env, 'SPOOL_LOAD_BYTES', 8 * 1024 * 1024, 1024, Math.floor(int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024) / 2)),
+    loadBytes: int(
+      env,
+      'SPOOL_LOAD_BYTES',
+      8 * 1024 * 1024,
+      1024,
+      Math.floor(int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024) / 2),
+    ),
     // Rows are visible ≤ 2 s after their 201 (p99): half a second in the segment, then the insert.
     loadIntervalMs: int(env, 'SPOOL_LOAD_INTERVAL_MS', 500, 10, 60_000),
     staleMs: int(env, 'SPOOL_LOCK_STALE_MS', 30_000, 1000, 3_600_000),
@@ -244,7 +273,11 @@ export function listeningUrl(host: string, port: number): string {
 export function loadConfig(env: Env = process.env): Config {
   const chUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
   const chCluster = clickhouseCluster(env, chUrl);
-  const workers = webConcurrency(env, { databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']), chUrl, redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']) });
+  const workers = webConcurrency(env, {
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    chUrl,
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+  });
   const openaiKey = str(env, 'OPENAI_API_KEY');
   const eventsSpool = spool(env, path.resolve(str(env, 'DATA_DIR') ?? './.data'));
   const adminToken = str(env, 'ADMIN_TOKEN');
@@ -259,7 +292,9 @@ export function loadConfig(env: Env = process.env): Config {
   const headersTimeoutMs = int(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000);
   // Node refuses a server whose headers may take longer than the whole request.
   if (headersTimeoutMs > requestTimeoutMs) {
-    throw new ConfigError(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+    throw new ConfigError(
+      `HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
   }
   return {
     host: str(env, 'HOST') ?? '127.0.0.1',
@@ -291,8 +326,10 @@ export function loadConfig(env: Env = process.env): Config {
     alertEmailFrom: str(env, 'ALERT_EMAIL_FROM') ?? 'flightrec <alerts@flightrec.local>',
     alertEmailTo: emails(env, 'ALERT_EMAIL_TO'),
     alertDigestWindowMs: int(env, 'ALERT_DIGEST_WINDOW_MS', 300_000, 0, 86_400_000),
-    publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? listeningUrl(str(env, 'HOST') ?? '127.0.0.1', int(env, 'PORT', 3000, 0, 65535)))
-      .replace(/\/$/, ''),
+    publicUrl: (
+      url(env, 'PUBLIC_URL', ['http:', 'https:']) ??
+      listeningUrl(str(env, 'HOST') ?? '127.0.0.1', int(env, 'PORT', 3000, 0, 65535))
+    ).replace(/\/$/, ''),
     publicUrlSet: url(env, 'PUBLIC_URL', ['http:', 'https:']) !== undefined,
     openai: openaiKey
       ? {
@@ -350,7 +387,10 @@ export function loadConfig(env: Env = process.env): Config {
       maxDecodedBytes: int(env, 'ARTIFACT_MAX_DECODED_BYTES', 128 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     },
 
-    mailCaps: { perAddress: int(env, 'MAIL_ADDRESS_DAILY_MAX', 20, 1, 1_000_000), perAccount: int(env, 'MAIL_ACCOUNT_DAILY_MAX', 50, 1, 1_000_000) },
+    mailCaps: {
+      perAddress: int(env, 'MAIL_ADDRESS_DAILY_MAX', 20, 1, 1_000_000),
+      perAccount: int(env, 'MAIL_ACCOUNT_DAILY_MAX', 50, 1, 1_000_000),
+    },
     aiSummariesPerProjectPerDay: int(env, 'AI_SUMMARIES_PER_PROJECT_PER_DAY', 20, 0, 1_000_000),
     metricsToken: secretToken(env, 'METRICS_TOKEN'),
     webConcurrency: workers,

@@ -32,10 +32,15 @@ async function serve(config: Config) {
     'stores ready',
   );
   if (!config.publicUrlSet) {
-    app.log.warn({ publicUrl: config.publicUrl }, `PUBLIC_URL is not set: links in mail and webhooks use ${config.publicUrl}; set PUBLIC_URL to the address people reach this server at`);
+    app.log.warn(
+      { publicUrl: config.publicUrl },
+      `PUBLIC_URL is not set: links in mail and webhooks use ${config.publicUrl}; set PUBLIC_URL to the address people reach this server at`,
+    );
   }
   if (!config.secretsKey && config.databaseUrl) {
-    app.log.warn('SECRETS_KEY is not set: webhook secrets are sealed with DATA_DIR/secrets.key; every process on this database needs the same key (set SECRETS_KEY)');
+    app.log.warn(
+      'SECRETS_KEY is not set: webhook secrets are sealed with DATA_DIR/secrets.key; every process on this database needs the same key (set SECRETS_KEY)',
+    );
   }
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {
@@ -89,7 +94,8 @@ function supervise(config: Config) {
     }
     aggregator.clusterMetrics().then(
       (text) => res.writeHead(200, { 'content-type': aggregator.contentType }).end(text),
-      (err: unknown) => res.writeHead(503, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${String(err)}\n`),
+      (err: unknown) =>
+        res.writeHead(503, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${String(err)}\n`),
     );
   });
   metrics.listen(config.metricsPort, config.host);

@@ -44,10 +44,13 @@ async function main() {
       w.stop()
         .then(() => ch?.close())
         .then(() => db.close())
-        .then(() => process.exit(0), (err) => {
-          log.error({ err: loggableError(err) }, 'stop failed');
-          process.exit(1);
-        });
+        .then(
+          () => process.exit(0),
+          (err) => {
+            log.error({ err: loggableError(err) }, 'stop failed');
+            process.exit(1);
+          },
+        );
     });
   }
 }

@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { breaches, crashFreePercent, describeFiring, ruleTransitions, type SubjectState } from '../src/domain/alertRules.ts';
-import { deliveryBody, isPrivateAddress, isSlackUrl, signatureHeader, verifySignature, webhookUrlProblem } from '../src/domain/webhooks.ts';
+import {
+  breaches,
+  crashFreePercent,
+  describeFiring,
+  ruleTransitions,
+  type SubjectState,
+} from '../src/domain/alertRules.ts';
+import {
+  deliveryBody,
+  isPrivateAddress,
+  isSlackUrl,
+  signatureHeader,
+  verifySignature,
+  webhookUrlProblem,
+} from '../src/domain/webhooks.ts';
 import { renderNotices, regressionNotice } from '../src/domain/alertNotices.ts';
 
 const spike = { kind: 'spike' as const, threshold: 10, cooldownMinutes: 60 };
@@ -13,7 +26,9 @@ describe('alert rule crossings', () => {
     expect(breaches('spike', 10, 10)).toBe(true);
     expect(breaches('spike', 10, 9)).toBe(false);
     expect(ruleTransitions(spike, [{ subject: 'g', value: 9 }], st([]), NOW)).toEqual({ fire: [], rearm: [] });
-    expect(ruleTransitions(spike, [{ subject: 'g', value: 10 }], st([]), NOW).fire).toEqual([{ subject: 'g', value: 10 }]);
+    expect(ruleTransitions(spike, [{ subject: 'g', value: 10 }], st([]), NOW).fire).toEqual([
+      { subject: 'g', value: 10 },
+    ]);
     const fired = st([['g', { fired: true, lastFiredAt: NOW - 1000 }]]);
     expect(ruleTransitions(spike, [{ subject: 'g', value: 50 }], fired, NOW)).toEqual({ fire: [], rearm: [] });
     // absent from the measures: no occurrences in the window any more
@@ -33,18 +48,30 @@ describe('alert rule crossings', () => {
     expect(crashFreePercent(100, 2, 50)).toBe(98);
     expect(crashFreePercent(100, 0, 50)).toBe(100);
     expect(breaches('crash_free', 99, 99)).toBe(false);
-    expect(ruleTransitions(crashFree, [{ subject: '2.0', value: 98, sessions: 100 }], st([]), NOW).fire).toHaveLength(1);
+    expect(ruleTransitions(crashFree, [{ subject: '2.0', value: 98, sessions: 100 }], st([]), NOW).fire).toHaveLength(
+      1,
+    );
     const fired = st([['2.0', { fired: true, lastFiredAt: NOW }]]);
     // unjudged (absent) keeps its state; back above re-arms
     expect(ruleTransitions(crashFree, [], fired, NOW)).toEqual({ fire: [], rearm: [] });
-    expect(ruleTransitions(crashFree, [{ subject: '2.0', value: 99.5, sessions: 200 }], fired, NOW).rearm).toEqual(['2.0']);
+    expect(ruleTransitions(crashFree, [{ subject: '2.0', value: 99.5, sessions: 200 }], fired, NOW).rearm).toEqual([
+      '2.0',
+    ]);
   });
 
   it('describes a firing in one line', () => {
-    expect(describeFiring({ kind: 'spike', name: 'Storm', threshold: 10, windowMinutes: 5 }, { subject: 'k', value: 12, groupMessage: 'TypeError: x' }))
-      .toBe('Storm: "TypeError: x" had 12 occurrences in 5 min (threshold 10)');
-    expect(describeFiring({ kind: 'crash_free', name: 'Health', threshold: 99, windowMinutes: 60 }, { subject: '2.0', value: 97.456, sessions: 200 }))
-      .toBe('Health: crash-free sessions of release 2.0 fell to 97.45% over 200 sessions in 60 min (threshold 99%)');
+    expect(
+      describeFiring(
+        { kind: 'spike', name: 'Storm', threshold: 10, windowMinutes: 5 },
+        { subject: 'k', value: 12, groupMessage: 'TypeError: x' },
+      ),
+    ).toBe('Storm: "TypeError: x" had 12 occurrences in 5 min (threshold 10)');
+    expect(
+      describeFiring(
+        { kind: 'crash_free', name: 'Health', threshold: 99, windowMinutes: 60 },
+        { subject: '2.0', value: 97.456, sessions: 200 },
+      ),
+    ).toBe('Health: crash-free sessions of release 2.0 fell to 97.45% over 200 sessions in 60 min (threshold 99%)');
   });
 });
 
@@ -63,22 +90,47 @@ describe('webhooks', () => {
     expect(isSlackUrl('https://hooks.slack.com.evil.example/services')).toBe(false);
     expect(isSlackUrl('http://hooks.slack.com/services/x')).toBe(false);
     const at = new Date('2026-01-01T00:00:00Z');
-    expect(JSON.parse(deliveryBody('https://hooks.slack.com/services/T0/B0/xyz', 'rule.fired', { text: 'Spike', link: 'https://f/x' }, at)))
-      .toEqual({ text: 'Spike\n<https://f/x|Open in flightrec>' });
-    expect(JSON.parse(deliveryBody('https://example.com/hook', 'rule.fired', { text: 'Spike', link: null, value: 3 }, at)))
-      .toEqual({ event: 'rule.fired', createdAt: '2026-01-01T00:00:00.000Z', data: { text: 'Spike', link: null, value: 3 } });
+    expect(
+      JSON.parse(
+        deliveryBody(
+          'https://hooks.slack.com/services/T0/B0/xyz',
+          'rule.fired',
+          { text: 'Spike', link: 'https://f/x' },
+          at,
+        ),
+      ),
+    ).toEqual({ text: 'Spike\n<https://f/x|Open in flightrec>' });
+    expect(
+      JSON.parse(deliveryBody('https://example.com/hook', 'rule.fired', { text: 'Spike', link: null, value: 3 }, at)),
+    ).toEqual({
+      event: 'rule.fired',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      data: { text: 'Spike', link: null, value: 3 },
+    });
   });
 
   it('escapes a crash message for Slack: no <!channel>, no disguised link, & kept literal (issue 32)', () => {
     const at = new Date('2026-01-01T00:00:00Z');
     const message = 'New crash: <!channel> <https://evil.example/login|Open in flightrec> a && b > c';
-    const body = JSON.parse(deliveryBody('https://hooks.slack.com/services/T0/B0/xyz', 'crash_group.new', { text: message, link: 'https://f/x?a=1&b=2' }, at));
-    expect(body.text).toBe('New crash: &lt;!channel&gt; &lt;https://evil.example/login|Open in flightrec&gt; a &amp;&amp; b &gt; c'
-      + '\n<https://f/x?a=1&amp;b=2|Open in flightrec>');
+    const body = JSON.parse(
+      deliveryBody(
+        'https://hooks.slack.com/services/T0/B0/xyz',
+        'crash_group.new',
+        { text: message, link: 'https://f/x?a=1&b=2' },
+        at,
+      ),
+    );
+    expect(body.text).toBe(
+      'New crash: &lt;!channel&gt; &lt;https://evil.example/login|Open in flightrec&gt; a &amp;&amp; b &gt; c' +
+        '\n<https://f/x?a=1&amp;b=2|Open in flightrec>',
+    );
     // the only markup left is the one link flightrec adds
     expect(body.text.match(/<[^&]/g)).toEqual(['<h']);
     // other receivers get the text as it is, inside JSON
-    expect(JSON.parse(deliveryBody('https://example.com/hook', 'crash_group.new', { text: message, link: null }, at)).data.text).toBe(message);
+    expect(
+      JSON.parse(deliveryBody('https://example.com/hook', 'crash_group.new', { text: message, link: null }, at)).data
+        .text,
+    ).toBe(message);
   });
 
   it('takes only http(s) URLs without credentials, and knows private addresses', () => {
@@ -87,7 +139,17 @@ describe('webhooks', () => {
     expect(webhookUrlProblem('not a url')).toMatch(/valid/);
     expect(webhookUrlProblem('http://127.0.0.1:8080/hook')).toMatch(/private/);
     expect(webhookUrlProblem('http://127.0.0.1:8080/hook', true)).toBeNull();
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '::1', 'fd00::1', '::ffff:127.0.0.1', '0.0.0.0']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '0.0.0.0',
+    ]) {
       expect(isPrivateAddress(a), a).toBe(true);
     }
     for (const a of ['93.184.216.34', '172.32.0.1', '2606:4700::1111']) expect(isPrivateAddress(a), a).toBe(false);
@@ -96,7 +158,12 @@ describe('webhooks', () => {
 
 describe('notices', () => {
   it('one notice is its own email, several are one digest', () => {
-    const n = regressionNotice('https://f.example', { projectId: 'p', groupId: 'g', message: 'Boom', appVersion: '2.0' });
+    const n = regressionNotice('https://f.example', {
+      projectId: 'p',
+      groupId: 'g',
+      message: 'Boom',
+      appVersion: '2.0',
+    });
     const one = renderNotices('Shop', [n], '1');
     expect(one.subject).toBe('[flightrec] Shop: Regression: "Boom" is back in 2.0');
     expect(one.messageId).toBe('<crash-regressed-g-2.0@flightrec>');

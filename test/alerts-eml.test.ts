@@ -10,7 +10,12 @@ import { crash, sessionStart } from './helpers/payloads.ts';
 let s: TestServer;
 
 beforeAll(async () => {
-  s = await startTestServer({ RUN_WORKER: 'true', ALERT_EMAIL_TO: 'oncall@example.com', OUTBOX_POLL_MS: '100', PUBLIC_URL: 'http://localhost:3000' });
+  s = await startTestServer({
+    RUN_WORKER: 'true',
+    ALERT_EMAIL_TO: 'oncall@example.com',
+    OUTBOX_POLL_MS: '100',
+    PUBLIC_URL: 'http://localhost:3000',
+  });
 });
 afterAll(async () => {
   await s?.close();
@@ -23,7 +28,17 @@ async function crashInNewProject(name: string, stackTrace: string) {
   const p = await s.createProject(name);
   const st = sessionStart();
   await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
-  return { ...p, session: st.sessionId, ingest: () => s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(st.sessionId, { stackTrace }) }) };
+  return {
+    ...p,
+    session: st.sessionId,
+    ingest: () =>
+      s.app.inject({
+        method: 'POST',
+        url: '/ingest/crash',
+        headers: p.auth,
+        payload: crash(st.sessionId, { stackTrace }),
+      }),
+  };
 }
 
 describe('embedded email', () => {
@@ -32,7 +47,9 @@ describe('embedded email', () => {
     expect((await p.ingest()).statusCode).toBe(201);
     const [file] = await waitFor('an .eml file', () => (emlFiles().length ? emlFiles() : null));
     const { headers, body } = parseMail(fs.readFileSync(path.join(mailDir(), file!), 'utf8'));
-    const groupId = (await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])).rows[0]!.id;
+    const groupId = (
+      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
+    ).rows[0]!.id;
     expect(file).toMatch(new RegExp(`^\\d{4}-.*-crash-group-${groupId}-[0-9a-f]{8}\\.eml$`));
     expect(headers['message-id']).toBe(`<crash-group-${groupId}@flightrec>`);
     expect(headers.to).toBe('oncall@example.com');
@@ -42,7 +59,13 @@ describe('embedded email', () => {
     expect(body).toContain(`http://localhost:3000/#/p/${p.projectId}/crashes/${groupId}`);
     // The file is written before the job records its outcome.
     const g = await waitFor('the job to finish', async () => {
-      const x = (await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/crash-groups/${groupId}`, headers: s.admin })).json();
+      const x = (
+        await s.app.inject({
+          method: 'GET',
+          url: `/api/projects/${p.projectId}/crash-groups/${groupId}`,
+          headers: s.admin,
+        })
+      ).json();
       return x.alert?.status === 'done' ? x : null;
     });
     expect(g).toMatchObject({ summarySource: 'deterministic', alert: { status: 'done', attempts: 1 } });
@@ -54,11 +77,24 @@ describe('embedded email', () => {
   it('a project with an empty recipient list gets its job done with a note and no file', async () => {
     const before = emlFiles().length;
     const p = await crashInNewProject('Muted', 'at quiet (q.js:1:1)');
-    await s.app.inject({ method: 'PATCH', url: `/api/projects/${p.projectId}`, headers: s.admin, payload: { alertEmails: [] } });
+    await s.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${p.projectId}`,
+      headers: s.admin,
+      payload: { alertEmails: [] },
+    });
     expect((await p.ingest()).statusCode).toBe(201);
-    const groupId = (await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])).rows[0]!.id;
+    const groupId = (
+      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
+    ).rows[0]!.id;
     const g = await waitFor('the job to finish', async () => {
-      const x = (await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/crash-groups/${groupId}`, headers: s.admin })).json();
+      const x = (
+        await s.app.inject({
+          method: 'GET',
+          url: `/api/projects/${p.projectId}/crash-groups/${groupId}`,
+          headers: s.admin,
+        })
+      ).json();
       return x.alert?.status === 'done' ? x : null;
     });
     expect(g.alert.note).toMatch(/no recipients/);

@@ -37,23 +37,38 @@ async function newGroup(): Promise<string> {
   const p = await s.createProject();
   const st = sessionStart();
   await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
-  const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(st.sessionId, { stackTrace: `at ${randomUUID()} (x.js:1:1)` }) });
+  const r = await s.app.inject({
+    method: 'POST',
+    url: '/ingest/crash',
+    headers: p.auth,
+    payload: crash(st.sessionId, { stackTrace: `at ${randomUUID()} (x.js:1:1)` }),
+  });
   expect(r.statusCode).toBe(201);
-  const g = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId]);
+  const g = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
+    p.projectId,
+  ]);
   return g.rows[0]!.id;
 }
 
-const mailsFor = (groupId: string) => smtp.mails.filter((m) => m.headers['message-id'] === `<crash-group-${groupId}@flightrec>`);
+const mailsFor = (groupId: string) =>
+  smtp.mails.filter((m) => m.headers['message-id'] === `<crash-group-${groupId}@flightrec>`);
 type Clock = ReturnType<typeof manualClock>;
 const repo = (clock?: Clock) => outboxRepo(s.svc.stores.pg, clock);
-const worker = (clock: Clock, outbox: Partial<Config['outbox']> = {}) => createAlertWorker(config(outbox), s.svc.stores.pg, silentLog, { clock });
+const worker = (clock: Clock, outbox: Partial<Config['outbox']> = {}) =>
+  createAlertWorker(config(outbox), s.svc.stores.pg, silentLog, { clock });
 
 /** Plays a worker that claims the job, runs it with `mailer`, and then dies: nothing more is recorded. */
 async function runAndDie(mailer: Mailer, groupId: string, clock: Clock) {
   const [job] = await repo(clock).claim(10, LEASE_MS, 8);
   expect(job?.groupId).toBe(groupId);
-  const run = crashAlertJob({ config: config(), crashes: alertCrashes(s.svc.stores.pg), outbox: repo(clock), summarize: createSummarizer(config(), silentLog), mailer,
-    gate: mailGate(s.svc.stores.pg, config().mailCaps), ...alertLimits(s.svc.stores.pg, config()),
+  const run = crashAlertJob({
+    config: config(),
+    crashes: alertCrashes(s.svc.stores.pg),
+    outbox: repo(clock),
+    summarize: createSummarizer(config(), silentLog),
+    mailer,
+    gate: mailGate(s.svc.stores.pg, config().mailCaps),
+    ...alertLimits(s.svc.stores.pg, config()),
   });
   return run(job!);
 }
@@ -149,7 +164,16 @@ describe('alert outbox under failures', () => {
       expect(await w.worker.runDue()).toBe(0); // a failed job stays failed
       expect(mailsFor(groupId)).toHaveLength(0);
       // The summary step had succeeded and is kept for the group.
-      expect((await s.svc.crashGroups.view((await s.svc.stores.pg.query<{ project_id: string }>('SELECT project_id FROM crash_groups WHERE id = $1', [groupId])).rows[0]!.project_id, groupId))!.summarySource).toBe('deterministic');
+      expect(
+        (await s.svc.crashGroups.view(
+          (
+            await s.svc.stores.pg.query<{ project_id: string }>('SELECT project_id FROM crash_groups WHERE id = $1', [
+              groupId,
+            ])
+          ).rows[0]!.project_id,
+          groupId,
+        ))!.summarySource,
+      ).toBe('deterministic');
     } finally {
       smtp.refuse = null;
       await w.stop();

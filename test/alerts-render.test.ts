@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { afterFailure, backoffDelayMs } from '../src/domain/outboxBackoff.ts';
 import { cleanAiSummary, deterministicSummary, summaryPrompt, type CrashContext } from '../src/domain/crashSummary.ts';
-import { alertMessageId, alertRecipients, crashGroupLink, renderCrashAlert, type CrashAlert } from '../src/domain/crashAlert.ts';
+import {
+  alertMessageId,
+  alertRecipients,
+  crashGroupLink,
+  renderCrashAlert,
+  type CrashAlert,
+} from '../src/domain/crashAlert.ts';
 import { createSummarizer } from '../src/workers/summary.ts';
 import { silentLog } from '../src/domain/log.ts';
 
@@ -44,7 +50,19 @@ describe('crash summary', () => {
   });
 
   it('copes with an empty stack, message and context', () => {
-    const s = deterministicSummary({ ...ctx, message: '  ', stackHead: '', isFatal: false, handled: true, appVersion: null, appBuildNumber: null, platform: null, osVersion: null, deviceModel: null, deviceBrand: null });
+    const s = deterministicSummary({
+      ...ctx,
+      message: '  ',
+      stackHead: '',
+      isFatal: false,
+      handled: true,
+      appVersion: null,
+      appBuildNumber: null,
+      platform: null,
+      osVersion: null,
+      deviceModel: null,
+      deviceBrand: null,
+    });
     expect(s).toBe('Handled exception: "(no message)".');
   });
 
@@ -75,7 +93,10 @@ describe('crash summary', () => {
   it('falls back when the endpoint cannot be reached, within its budget', async () => {
     const t = Date.now();
     // Port 9 (discard) on loopback: connection refused.
-    const s = await createSummarizer({ openai: { apiKey: 'k', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' }, summaryTimeoutMs: 1500 }, silentLog)(ctx);
+    const s = await createSummarizer(
+      { openai: { apiKey: 'k', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' }, summaryTimeoutMs: 1500 },
+      silentLog,
+    )(ctx);
     expect(s.source).toBe('deterministic');
     expect(Date.now() - t).toBeLessThan(4000);
   });
@@ -96,19 +117,35 @@ describe('crash-alert email', () => {
     const m = renderCrashAlert(alert, 'https://flightrec.example.com/');
     expect(m.subject).toBe('[flightrec] New crash in Shop <iOS>: TypeError: undefined is not a function');
     for (const part of [
-      'Project: Shop <iOS>', 'Message: TypeError: undefined is not a function',
+      'Project: Shop <iOS>',
+      'Message: TypeError: undefined is not a function',
       'Summary (openai:gpt-4o-mini):\nThe checkout handler called an undefined function.',
-      'First seen: 2026-01-01T00:00:09.000Z', 'App version: 1.4.0 (140)', 'Platform: ios 17.2', 'Device: Apple iPhone15,2',
+      'First seen: 2026-01-01T00:00:09.000Z',
+      'App version: 1.4.0 (140)',
+      'Platform: ios 17.2',
+      'Device: Apple iPhone15,2',
       'at dispatch (react.js:100:2)',
       'Crash group: https://flightrec.example.com/#/p/11111111-1111-4111-8111-111111111111/crashes/22222222-2222-4222-8222-222222222222',
-    ]) expect(m.text).toContain(part);
+    ])
+      expect(m.text).toContain(part);
     expect(m.html).toContain('Shop &lt;iOS&gt;');
     expect(m.html).not.toContain('<iOS>');
     expect(m.messageId).toBe('<crash-group-22222222-2222-4222-8222-222222222222@flightrec>');
   });
 
   it('labels a deterministic summary and shows unknowns', () => {
-    const m = renderCrashAlert({ ...alert, summarySource: 'deterministic', appVersion: null, platform: null, osVersion: null, deviceBrand: null, deviceModel: null }, 'http://x');
+    const m = renderCrashAlert(
+      {
+        ...alert,
+        summarySource: 'deterministic',
+        appVersion: null,
+        platform: null,
+        osVersion: null,
+        deviceBrand: null,
+        deviceModel: null,
+      },
+      'http://x',
+    );
     expect(m.text).toContain('Summary (from the stack trace):');
     expect(m.text).toContain('App version: unknown');
     expect(m.text).toContain('Device: unknown');
@@ -117,14 +154,18 @@ describe('crash-alert email', () => {
   it('keeps the Message-ID stable per group and one-line subjects', () => {
     expect(alertMessageId('g')).toBe(alertMessageId('g'));
     expect(alertMessageId('g')).not.toBe(alertMessageId('h'));
-    expect(renderCrashAlert({ ...alert, message: 'line1\nline2\r\n' + 'z'.repeat(300) }, 'http://x').subject).not.toMatch(/[\r\n]/);
+    expect(
+      renderCrashAlert({ ...alert, message: `line1\nline2\r\n${'z'.repeat(300)}` }, 'http://x').subject,
+    ).not.toMatch(/[\r\n]/);
     expect(crashGroupLink('http://h/', 'p', 'g')).toBe('http://h/#/p/p/crashes/g');
   });
 
   it('sends to the confirmed part of the project list, else the team, else the default; an empty list mutes the project', () => {
     const f = { projectList: null, confirmed: [], teamMembers: null, defaults: ['ops@x.io'] };
     expect(alertRecipients({ ...f, projectList: ['a@x.io'], confirmed: ['a@x.io'] })).toEqual(['a@x.io']);
-    expect(alertRecipients({ ...f, projectList: ['a@x.io', 'stranger@y.io'], confirmed: ['a@x.io'] })).toEqual(['a@x.io']);
+    expect(alertRecipients({ ...f, projectList: ['a@x.io', 'stranger@y.io'], confirmed: ['a@x.io'] })).toEqual([
+      'a@x.io',
+    ]);
     expect(alertRecipients({ ...f, projectList: ['m@x.io'], teamMembers: ['m@x.io', 'n@x.io'] })).toEqual(['m@x.io']);
     expect(alertRecipients({ ...f, teamMembers: ['m@x.io', 'n@x.io'] })).toEqual(['m@x.io', 'n@x.io']);
     expect(alertRecipients(f)).toEqual(['ops@x.io']);

@@ -18,7 +18,10 @@ afterAll(async () => {
 });
 
 const start = (runWorker: boolean) =>
-  startTestServer({ RUN_WORKER: String(runWorker), SMTP_URL: smtp.url, ALERT_EMAIL_TO: 'oncall@example.com', OUTBOX_POLL_MS: '100' }, dataDir);
+  startTestServer(
+    { RUN_WORKER: String(runWorker), SMTP_URL: smtp.url, ALERT_EMAIL_TO: 'oncall@example.com', OUTBOX_POLL_MS: '100' },
+    dataDir,
+  );
 
 describe('alerts across restarts', () => {
   it('a job enqueued before a restart is sent after it, once; later restarts send nothing', async () => {
@@ -27,9 +30,16 @@ describe('alerts across restarts', () => {
     const p = await s.createProject('Restarts');
     const st = sessionStart();
     await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(st.sessionId) });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/crash',
+      headers: p.auth,
+      payload: crash(st.sessionId),
+    });
     expect(r.statusCode).toBe(201);
-    const groupId = (await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])).rows[0]!.id;
+    const groupId = (
+      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
+    ).rows[0]!.id;
     await s.close();
     s = undefined;
     expect(smtp.mails).toHaveLength(0);
@@ -38,7 +48,12 @@ describe('alerts across restarts', () => {
     s = await start(true);
     await waitFor('the alert email', () => smtp.mails.length === 1);
     expect(smtp.mails[0]!.headers['message-id']).toBe(`<crash-group-${groupId}@flightrec>`);
-    await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(st.sessionId, { timestamp: T0 + 50_000 }) });
+    await s.app.inject({
+      method: 'POST',
+      url: '/ingest/crash',
+      headers: p.auth,
+      payload: crash(st.sessionId, { timestamp: T0 + 50_000 }),
+    });
     await sleep(500);
     await s.close();
     s = undefined;
@@ -48,7 +63,15 @@ describe('alerts across restarts', () => {
     await s.worker!.worker.runDue();
     await sleep(500);
     expect(smtp.mails).toHaveLength(1);
-    const g = await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/crash-groups/${groupId}`, headers: s.admin });
-    expect(g.json()).toMatchObject({ occurrenceCount: 2, summarySource: 'deterministic', alert: { status: 'done', attempts: 1 } });
+    const g = await s.app.inject({
+      method: 'GET',
+      url: `/api/projects/${p.projectId}/crash-groups/${groupId}`,
+      headers: s.admin,
+    });
+    expect(g.json()).toMatchObject({
+      occurrenceCount: 2,
+      summarySource: 'deterministic',
+      alert: { status: 'done', attempts: 1 },
+    });
   });
 });

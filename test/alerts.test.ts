@@ -44,20 +44,32 @@ async function setup(name = 'Shop') {
 }
 
 async function ingestCrash(auth: { authorization: string }, sessionId: string, over: Record<string, unknown>) {
-  const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash(sessionId, over) });
+  const r = await s.app.inject({
+    method: 'POST',
+    url: '/ingest/crash',
+    headers: auth,
+    payload: crash(sessionId, over),
+  });
   expect(r.statusCode).toBe(201);
 }
 
 async function groupOf(projectId: string) {
-  const r = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [projectId]);
+  const r = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
+    projectId,
+  ]);
   expect(r.rows).toHaveLength(1);
   return r.rows[0]!.id;
 }
 
-const mailsFor = (groupId: string) => smtp.mails.filter((m) => m.headers['message-id'] === `<crash-group-${groupId}@flightrec>`);
+const mailsFor = (groupId: string) =>
+  smtp.mails.filter((m) => m.headers['message-id'] === `<crash-group-${groupId}@flightrec>`);
 
 async function getGroup(projectId: string, groupId: string) {
-  const r = await s.app.inject({ method: 'GET', url: `/api/projects/${projectId}/crash-groups/${groupId}`, headers: s.admin });
+  const r = await s.app.inject({
+    method: 'GET',
+    url: `/api/projects/${projectId}/crash-groups/${groupId}`,
+    headers: s.admin,
+  });
   expect(r.statusCode).toBe(200);
   return r.json();
 }
@@ -88,10 +100,18 @@ describe('crash alerts', () => {
     expect(mail.headers.from).toBe('flightrec <alerts@flightrec.test>');
     expect(mail.headers.subject).toBe('[flightrec] New crash in Shop iOS: TypeError: cart is undefined');
     for (const part of [
-      'Project: Shop iOS', 'TypeError: cart is undefined', ai.reply, 'Summary (openai:test-model)',
-      'First seen: 2026-01-01T00:00:09.000Z', 'App version: 1.4.0 (140)', 'Platform: ios 17.2', 'Device: Apple iPhone15,2',
-      'at caller (app.js:2:2)', `https://flightrec.example.com/#/p/${p.projectId}/crashes/${groupId}`,
-    ]) expect(mail.body).toContain(part);
+      'Project: Shop iOS',
+      'TypeError: cart is undefined',
+      ai.reply,
+      'Summary (openai:test-model)',
+      'First seen: 2026-01-01T00:00:09.000Z',
+      'App version: 1.4.0 (140)',
+      'Platform: ios 17.2',
+      'Device: Apple iPhone15,2',
+      'at caller (app.js:2:2)',
+      `https://flightrec.example.com/#/p/${p.projectId}/crashes/${groupId}`,
+    ])
+      expect(mail.body).toContain(part);
 
     // The prompt carried the message, the stack head and the context.
     const req = ai.requests.find((r) => r.messages.some((m) => m.content.includes('TypeError: cart is undefined')))!;
@@ -105,7 +125,12 @@ describe('crash alerts', () => {
 
     // Later occurrences: counted, no summary request, no email.
     const aiCalls = ai.requests.length;
-    for (let i = 1; i <= 3; i++) await ingestCrash(p.auth, p.sessionId, { stackTrace: p.stackTrace, message: 'TypeError: cart is undefined', timestamp: T0 + 9000 + i });
+    for (let i = 1; i <= 3; i++)
+      await ingestCrash(p.auth, p.sessionId, {
+        stackTrace: p.stackTrace,
+        message: 'TypeError: cart is undefined',
+        timestamp: T0 + 9000 + i,
+      });
     await settle();
     expect(mailsFor(groupId)).toHaveLength(1);
     expect(ai.requests.length).toBe(aiCalls);
@@ -124,7 +149,16 @@ describe('crash alerts', () => {
     const N = 40;
     const results = await Promise.all(
       Array.from({ length: N }, (_, i) =>
-        s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(sessions[i % sessions.length]!, { stackTrace: p.stackTrace, timestamp: T0 + 20_000 + (N - i) }) })),
+        s.app.inject({
+          method: 'POST',
+          url: '/ingest/crash',
+          headers: p.auth,
+          payload: crash(sessions[i % sessions.length]!, {
+            stackTrace: p.stackTrace,
+            timestamp: T0 + 20_000 + (N - i),
+          }),
+        }),
+      ),
     );
     expect(results.map((r) => r.statusCode)).toEqual(Array(N).fill(201));
     const groupId = await groupOf(p.projectId);
@@ -138,7 +172,9 @@ describe('crash alerts', () => {
     expect(g.occurrenceCount).toBe(N);
     expect(g.firstSeenAt).toBe(new Date(T0 + 20_001).toISOString());
     expect(g.alert).toMatchObject({ status: 'done', attempts: 1 });
-    expect(ai.requests.filter((r) => r.messages.some((m) => m.content.includes(p.stackTrace.split('\n')[0]!)))).toHaveLength(1);
+    expect(
+      ai.requests.filter((r) => r.messages.some((m) => m.content.includes(p.stackTrace.split('\n')[0]!))),
+    ).toHaveLength(1);
   });
 
   it('falls back to the deterministic summary when the AI endpoint fails', async () => {
@@ -170,16 +206,30 @@ describe('crash alerts', () => {
   it('sends to the project recipients when set, and nothing when the list is empty', async () => {
     ai.mode = 'ok';
     const p = await setup('Own recipients');
-    const patch = await s.app.inject({ method: 'PATCH', url: `/api/projects/${p.projectId}`, headers: s.admin, payload: { alertEmails: ['dev1@example.com', 'dev2@example.com'] } });
+    const patch = await s.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${p.projectId}`,
+      headers: s.admin,
+      payload: { alertEmails: ['dev1@example.com', 'dev2@example.com'] },
+    });
     expect(patch.statusCode).toBe(200);
     await ingestCrash(p.auth, p.sessionId, { stackTrace: p.stackTrace });
     const groupId = await groupOf(p.projectId);
     // One copy per recipient: each carries its own unsubscribe link, and no one sees the others.
     await waitFor('the alert emails', () => mailsFor(groupId).length === 2);
-    expect(mailsFor(groupId).map((m) => m.rcptTo).sort()).toEqual([['dev1@example.com'], ['dev2@example.com']]);
+    expect(
+      mailsFor(groupId)
+        .map((m) => m.rcptTo)
+        .sort(),
+    ).toEqual([['dev1@example.com'], ['dev2@example.com']]);
 
     const muted = await setup('Muted');
-    await s.app.inject({ method: 'PATCH', url: `/api/projects/${muted.projectId}`, headers: s.admin, payload: { alertEmails: [] } });
+    await s.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${muted.projectId}`,
+      headers: s.admin,
+      payload: { alertEmails: [] },
+    });
     await ingestCrash(muted.auth, muted.sessionId, { stackTrace: muted.stackTrace });
     const mutedGroup = await groupOf(muted.projectId);
     const g = await finished(muted.projectId, mutedGroup);

@@ -10,7 +10,8 @@ afterAll(async () => {
 });
 
 // A fresh address per run: with REDIS_URL the counters outlive the process.
-const ip = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}`;
+const ip = () =>
+  `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}`;
 
 describe('/api/auth rate limit per IP', () => {
   it('lets 5 requests through, answers the 6th with 429 and Retry-After; another IP is unaffected', async () => {
@@ -19,7 +20,9 @@ describe('/api/auth rate limit per IP', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
       const r = await s.app.inject({
-        method: 'POST', url: '/api/auth/login', remoteAddress: a,
+        method: 'POST',
+        url: '/api/auth/login',
+        remoteAddress: a,
         payload: { email: 'nobody@example.com', password: 'wrong password' },
       });
       statuses.push(r.statusCode);

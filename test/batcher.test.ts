@@ -22,17 +22,28 @@ describe('group commit', () => {
     let inserts = 0;
     // the real engine, with its inserts counted
     const ch: ClickHouse = { ...engine, insertBytes: (...a) => ((inserts += 1), engine.insertBytes(...a)) };
-    const batcher = new InsertBatcher(ch, 't', new QueueBudget(1 << 20), { maxBatchRows: 1000, maxQueuedRows: 1000, maxConcurrent: 1 });
+    const batcher = new InsertBatcher(ch, 't', new QueueBudget(1 << 20), {
+      maxBatchRows: 1000,
+      maxQueuedRows: 1000,
+      maxConcurrent: 1,
+    });
     // The first request goes alone (nothing in flight); the next 32 gather behind it as one batch.
     const first = batcher.add(Buffer.from('{"n":0}\n'), 1);
     const rest = Array.from({ length: 32 }, (_, i) =>
-      batcher.add(Buffer.from(i === 19 ? '{"n":"not a number"}\n' : `{"n":${i + 1}}\n`), 1).then(() => 'ok', () => 'failed'));
+      batcher.add(Buffer.from(i === 19 ? '{"n":"not a number"}\n' : `{"n":${i + 1}}\n`), 1).then(
+        () => 'ok',
+        () => 'failed',
+      ),
+    );
     await first;
     const outcome = await Promise.all(rest);
     expect(outcome.filter((o) => o === 'failed')).toHaveLength(1);
     expect(outcome[19]).toBe('failed');
     const rows = await engine.query<{ n: number }>('SELECT n FROM t ORDER BY n');
-    expect(rows.map((r) => Number(r.n))).toEqual([0, ...Array.from({ length: 32 }, (_, i) => i + 1).filter((n) => n !== 20)]);
+    expect(rows.map((r) => Number(r.n))).toEqual([
+      0,
+      ...Array.from({ length: 32 }, (_, i) => i + 1).filter((n) => n !== 20),
+    ]);
     // 1 (first) + 1 (the shared batch) + 2 per level down to the bad one (32 → 16 → … → 1: 10)
     expect(inserts).toBeLessThanOrEqual(2 + 2 * Math.ceil(Math.log2(32)));
   });
@@ -75,10 +86,23 @@ describe('group commit: bounds, drain and typed failures', () => {
       insertBytes: (...a) => ((inserts += 1), down ? refuse() : engine.insertBytes(...a)),
       ping: () => (down ? refuse() : engine.ping()),
     };
-    const batcher = new InsertBatcher(ch, 'o', new QueueBudget(1 << 20), { maxBatchRows: 1000, maxQueuedRows: 1000, maxConcurrent: 1 });
-    const all = [batcher.add(Buffer.from('{"n":1}\n'), 1), ...[2, 3, 4, 5].map((n) => batcher.add(Buffer.from(`{"n":${n}}\n`), 1))];
+    const batcher = new InsertBatcher(ch, 'o', new QueueBudget(1 << 20), {
+      maxBatchRows: 1000,
+      maxQueuedRows: 1000,
+      maxConcurrent: 1,
+    });
+    const all = [
+      batcher.add(Buffer.from('{"n":1}\n'), 1),
+      ...[2, 3, 4, 5].map((n) => batcher.add(Buffer.from(`{"n":${n}}\n`), 1)),
+    ];
     const outcomes = await Promise.allSettled(all);
-    expect(outcomes.map((o) => o.status === 'rejected' && o.reason instanceof StoreDownError)).toEqual([true, true, true, true, true]);
+    expect(outcomes.map((o) => o.status === 'rejected' && o.reason instanceof StoreDownError)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
     // the first alone, then the other four together: no retry in halves against a store that is down
     expect(inserts).toBe(2);
 
@@ -96,7 +120,11 @@ describe('group commit: bounds, drain and typed failures', () => {
     await engine.exec('CREATE TABLE IF NOT EXISTS m (n UInt64) ENGINE = MergeTree ORDER BY n');
     let inserts = 0;
     const ch: ClickHouse = { ...engine, insertBytes: (...a) => ((inserts += 1), engine.insertBytes(...a)) };
-    const batcher = new InsertBatcher(ch, 'm', new QueueBudget(1 << 20), { maxBatchRows: 1000, maxQueuedRows: 1000, maxConcurrent: 1 });
+    const batcher = new InsertBatcher(ch, 'm', new QueueBudget(1 << 20), {
+      maxBatchRows: 1000,
+      maxQueuedRows: 1000,
+      maxConcurrent: 1,
+    });
     await Promise.all(batcher.addAll([1, 2, 3].map((n) => ({ chunks: [Buffer.from(`{"n":${n}}\n`)], rows: 1 }))));
     expect(inserts).toBe(1);
   });

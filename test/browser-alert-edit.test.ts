@@ -6,7 +6,15 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { addMember, dashboardProject, signup, type Account } from './helpers/accounts.ts';
 import { waitFor } from './helpers/wait.ts';
-import { SHOTS, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession } from './helpers/browser.ts';
+import {
+  SHOTS,
+  hasChromium,
+  launchChromium,
+  overflowX,
+  settled,
+  sizedContext,
+  withSession,
+} from './helpers/browser.ts';
 
 // The everyday edges of the dashboard in Chromium at 1280 and 390 px: an alert rule edited in
 // place, a regression rule made from the form, a webhook's test delivery through the outbox, and
@@ -27,14 +35,22 @@ describe.skipIf(!hasChromium)('editing rules, testing webhooks, making scoped ke
   beforeAll(async () => {
     receiver = http.createServer((req, res) => {
       let body = '';
-      req.on('data', (c) => { body += c; });
-      req.on('end', () => { received.push(body); res.end('ok'); });
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        received.push(body);
+        res.end('ok');
+      });
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     // The receiver is on loopback: private destinations are allowed for this server only.
     s = await startTestServer({
-      WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_AUTH_PER_MIN: '1000', RUN_WORKER: 'true', OUTBOX_POLL_MS: '100',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      RATE_LIMIT_AUTH_PER_MIN: '1000',
+      RUN_WORKER: 'true',
+      OUTBOX_POLL_MS: '100',
       ALERT_RULES_INTERVAL_MS: '86400000',
     });
     base = await s.listen();
@@ -50,7 +66,12 @@ describe.skipIf(!hasChromium)('editing rules, testing webhooks, making scoped ke
     await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
   });
 
-  async function open(who: Account, width: number, height: number, hash: string): Promise<[BrowserContext, import('playwright-core').Page]> {
+  async function open(
+    who: Account,
+    width: number,
+    height: number,
+    hash: string,
+  ): Promise<[BrowserContext, import('playwright-core').Page]> {
     const ctx = await withSession(await sizedContext(browser, width, height), who.cookie, base);
     const p = await ctx.newPage();
     p.on('pageerror', (e) => errors.push(String(e)));
@@ -59,12 +80,17 @@ describe.skipIf(!hasChromium)('editing rules, testing webhooks, making scoped ke
     return [ctx, p];
   }
 
-  for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844]] as const) {
+  for (const [label, width, height] of [
+    ['desktop', 1280, 800],
+    ['phone', 390, 844],
+  ] as const) {
     it(`edits a rule, makes a regression rule and sends a test delivery at ${width} px`, async () => {
       const dash = (method: 'POST', url: string, payload: object) =>
         s.app.inject({ method, url: `/api/dashboard/projects/${projectId}${url}`, headers: owner.headers, payload });
       const hook = (await dash('POST', '/webhooks', { url: `${receiverUrl}?${label}` })).json();
-      const rule = (await dash('POST', '/alert-rules', { name: `Storm ${label}`, kind: 'spike', threshold: 5, emails: [] })).json();
+      const rule = (
+        await dash('POST', '/alert-rules', { name: `Storm ${label}`, kind: 'spike', threshold: 5, emails: [] })
+      ).json();
       const [ctx, p] = await open(owner, width, height, `#/p/${projectId}/alerts`);
       await p.locator('#alert-rules tbody tr').first().waitFor();
 
@@ -85,7 +111,9 @@ describe.skipIf(!hasChromium)('editing rules, testing webhooks, making scoped ke
       await p.locator('#rule-email-mode').selectOption('none');
       await p.getByRole('button', { name: 'Add rule' }).click();
       await p.locator('#alert-rules tbody tr', { hasText: `Rollout ${label}` }).waitFor();
-      expect(await p.locator('#alert-rules tbody tr', { hasText: `Rollout ${label}` }).innerText()).toContain('significantly below the previous release');
+      expect(await p.locator('#alert-rules tbody tr', { hasText: `Rollout ${label}` }).innerText()).toContain(
+        'significantly below the previous release',
+      );
 
       await p.getByRole('button', { name: `Send a test delivery to ${receiverUrl}?${label}` }).click();
       await p.locator('.test-note', { hasText: 'queued' }).waitFor();
@@ -94,7 +122,11 @@ describe.skipIf(!hasChromium)('editing rules, testing webhooks, making scoped ke
         return received.find((b) => b.includes('"webhook.test"') && b.includes(hook.id));
       });
       await p.locator('#deliveries-refresh').click();
-      await p.locator('#webhook-deliveries tbody tr', { hasText: 'webhook.test' }).filter({ hasText: 'delivered' }).first().waitFor();
+      await p
+        .locator('#webhook-deliveries tbody tr', { hasText: 'webhook.test' })
+        .filter({ hasText: 'delivered' })
+        .first()
+        .waitFor();
       await settled(p);
       expect(await overflowX(p), `${label}: sideways scroll`).toBeLessThanOrEqual(0);
       await p.screenshot({ path: path.join(SHOTS, `alerts-edit-${label}.png`), fullPage: width > 600 });

@@ -12,7 +12,10 @@ import { CHROMIUM, SHOTS, hasChromium, launchChromium, overflowX, sizedContext }
 
 // Issue 22: a crash link (the alert email's) opened signed out lands on that crash after
 // sign-in; the Alerts page creates a webhook and a rule and shows the delivery log.
-const SIZES = [{ name: 'desktop', width: 1366, height: 768 }, { name: 'phone', width: 390, height: 844 }] as const;
+const SIZES = [
+  { name: 'desktop', width: 1366, height: 768 },
+  { name: 'phone', width: 390, height: 844 },
+] as const;
 
 describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at ${CHROMIUM})`, () => {
   let s: TestServer;
@@ -29,13 +32,24 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
     fs.mkdirSync(SHOTS, { recursive: true });
     receiver = http.createServer((req, res) => {
       let body = '';
-      req.on('data', (c) => { body += c; });
-      req.on('end', () => { received.push(body); res.end('ok'); });
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        received.push(body);
+        res.end('ok');
+      });
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     // The receiver is on loopback: private destinations are allowed for this server only.
-    s = await startTestServer({ WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_AUTH_PER_MIN: '1000', RUN_WORKER: 'true', OUTBOX_POLL_MS: '100', ALERT_RULES_INTERVAL_MS: '86400000' });
+    s = await startTestServer({
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      RATE_LIMIT_AUTH_PER_MIN: '1000',
+      RUN_WORKER: 'true',
+      OUTBOX_POLL_MS: '100',
+      ALERT_RULES_INTERVAL_MS: '86400000',
+    });
     base = await s.listen();
     s.env.PUBLIC_URL = base;
 
@@ -43,9 +57,22 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
     const p = await dashboardProject(s, account, 'Links app');
     projectId = p.projectId;
     const st = sessionStart({ startedAt: Date.now() - 60_000 });
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode).toBe(201);
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(st.sessionId, { message: 'Link target crash', timestamp: Date.now() - 1000 }) })).statusCode).toBe(201);
-    groupId = (await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [projectId])).rows[0]!.id;
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode,
+    ).toBe(201);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/ingest/crash',
+          headers: p.auth,
+          payload: crash(st.sessionId, { message: 'Link target crash', timestamp: Date.now() - 1000 }),
+        })
+      ).statusCode,
+    ).toBe(201);
+    groupId = (
+      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [projectId])
+    ).rows[0]!.id;
 
     browser = await launchChromium();
   }, 60_000);
@@ -65,7 +92,9 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
       await page.goto(link);
       await page.getByRole('heading', { name: 'Log in to flightrec' }).waitFor();
       // the wanted route rides along in the URL, so a reload or a detour to sign-up keeps it
-      expect(new URL(page.url()).hash).toBe(`#/login?next=${encodeURIComponent(`#/p/${projectId}/crashes/${groupId}`)}`);
+      expect(new URL(page.url()).hash).toBe(
+        `#/login?next=${encodeURIComponent(`#/p/${projectId}/crashes/${groupId}`)}`,
+      );
       await page.reload();
       await page.getByRole('heading', { name: 'Log in to flightrec' }).waitFor();
       await page.getByLabel('Email').fill(account.email);
@@ -130,7 +159,12 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
       await page.locator('#deliveries-refresh').click();
       await page.locator('#webhook-deliveries tbody tr', { hasText: 'delivered' }).first().waitFor();
       await page.screenshot({ path: path.join(SHOTS, `alerts-${size.name}-alerts-page.png`), fullPage: true });
-      const wide = await page.evaluate(() => [...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).slice(0, 5).map((e) => `${e.tagName}.${e.className}#${e.id}`));
+      const wide = await page.evaluate(() =>
+        [...document.querySelectorAll('main *')]
+          .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+          .slice(0, 5)
+          .map((e) => `${e.tagName}.${e.className}#${e.id}`),
+      );
       expect(wide).toEqual([]);
       expect(await overflowX(page)).toBeLessThanOrEqual(0);
       expect(errors).toEqual([]);

@@ -3,11 +3,19 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { TestServer } from './helpers/server.ts';
-import { dashboardProject, type Account, listeningDashboard } from './helpers/accounts.ts';
+import { type dashboardProject, type Account, listeningDashboard } from './helpers/accounts.ts';
 import { navigate, networkEvent, sessionStart, T0 } from './helpers/payloads.ts';
 import { release } from './helpers/bundle.ts';
 import {
-  SHOTS, collectErrors, expectNoBadText, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession,
+  SHOTS,
+  collectErrors,
+  expectNoBadText,
+  hasChromium,
+  launchChromium,
+  overflowX,
+  settled,
+  sizedContext,
+  withSession,
 } from './helpers/browser.ts';
 
 // The crash page's occurrence block in Chromium at 1280 and 390 px, fed hostile values in every
@@ -30,8 +38,6 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
   // runs in the page: the occurrence picker shows this position
   const atPosition = (text: string) => document.querySelector('#occurrence-position')?.textContent === text;
 
-
-
   async function open(width: number, height: number): Promise<Page> {
     const p = await (await withSession(await sizedContext(browser, width, height), account.cookie, base)).newPage();
     return collectErrors(p, errors);
@@ -45,7 +51,8 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
     const up = await s.app.inject({
       method: 'POST',
       url: `/api/dashboard/projects/${projectId}/releases/7.0.0/artifacts?name=${encodeURIComponent(MAP_NAME)}`,
-      headers: { ...account.headers, 'content-type': 'application/json' }, payload: bundle.map,
+      headers: { ...account.headers, 'content-type': 'application/json' },
+      payload: bundle.map,
     });
     expect(up.statusCode, up.body).toBe(201);
     const at = T0 + 60_000;
@@ -60,10 +67,18 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
       ];
       expect((await ingest('/ingest/events', { sessionId: st.sessionId, events })).statusCode).toBe(201);
       const r = await s.app.inject({
-        method: 'POST', url: '/ingest/crash', headers: p.auth,
+        method: 'POST',
+        url: '/ingest/crash',
+        headers: p.auth,
         payload: {
-          sessionId: st.sessionId, message: 'Error: Order 1042 not found', stackTrace: bundle.stack, isFatal: true,
-          handled: false, timestamp, environment, ...extra,
+          sessionId: st.sessionId,
+          message: 'Error: Order 1042 not found',
+          stackTrace: bundle.stack,
+          isFatal: true,
+          handled: false,
+          timestamp,
+          environment,
+          ...extra,
         },
       });
       expect(r.statusCode, r.body).toBe(201);
@@ -79,8 +94,9 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
       ],
       environment: 'production',
     });
-    const rows = await s.svc.stores.pg.query<{ id: string }>(
-      'SELECT id FROM crash_groups WHERE project_id = $1', [projectId]);
+    const rows = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
+      projectId,
+    ]);
     groupId = rows.rows[0]!.id;
     browser = await launchChromium();
   });
@@ -89,9 +105,11 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
     await s?.close();
   });
 
-  for (const [label, width, height] of [['laptop', 1280, 800], ['phone', 390, 844]] as const) {
+  for (const [label, width, height] of [
+    ['laptop', 1280, 800],
+    ['phone', 390, 844],
+  ] as const) {
     it(`${label} (${width} px): context, tags, dropped, timeline and source; hostile values as text`, async () => {
-
       const page = await open(width, height);
       await page.goto(`${base}/#/p/${projectId}/crashes/${groupId}`);
       await page.locator('#occurrence [data-occurrence]').waitFor();
@@ -104,12 +122,14 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
       expect(await page.locator('li.chip[data-tag=markup] .chip-value').textContent()).toBe(MARKUP);
       expect(await page.locator('.dropped').textContent()).toContain('tags');
       // context pretty-printed as text
-      expect(JSON.parse((await page.locator('pre.context-json').textContent())!))
-        .toEqual({ cart: { note: MARKUP, sku: LONG, rtl: RTL, items: 3 } });
+      expect(JSON.parse((await page.locator('pre.context-json').textContent())!)).toEqual({
+        cart: { note: MARKUP, sku: LONG, rtl: RTL, items: 3 },
+      });
       // a right-to-left override in JSON is shown as its escape, so it cannot reorder the line
       expect(await page.locator('pre.context-json').textContent()).toContain('\\u202e');
       // one timeline: the session's events and the breadcrumbs in time order, the crash last
-      const sources = await page.locator('ol.crash-trail > li')
+      const sources = await page
+        .locator('ol.crash-trail > li')
         .evaluateAll((li) => li.map((x) => x.getAttribute('data-source')));
       expect(sources).toEqual(['event', 'breadcrumb', 'event', 'breadcrumb', 'crash']);
       expect(await page.locator('ol.crash-trail > li').nth(1).textContent()).toContain(MARKUP);
@@ -166,8 +186,9 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
     await page.locator('#rule-email-mode').selectOption('none');
     await page.getByRole('button', { name: 'Add rule' }).click();
     await page.locator('#alert-rules tbody tr', { hasText: 'Message storm' }).waitFor();
-    expect(await page.locator('#alert-rules tbody tr', { hasText: 'Message storm' }).textContent())
-      .toContain('warning, info reports');
+    expect(await page.locator('#alert-rules tbody tr', { hasText: 'Message storm' }).textContent()).toContain(
+      'warning, info reports',
+    );
     const url = `/api/projects/${projectId}/alert-rules`;
     const rules = (await s.app.inject({ method: 'GET', url, headers: s.admin })).json().items;
     expect(rules.find((r: { name: string }) => r.name === 'Message storm').levels).toEqual(['warning', 'info']);
@@ -177,7 +198,6 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
   });
 
   it('the crash list takes an environment and a messages filter', async () => {
-
     const page = await open(390, 844);
     await page.goto(`${base}/#/p/${projectId}/crashes`);
     await page.locator('table.crashes tbody tr').first().waitFor();

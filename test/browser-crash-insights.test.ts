@@ -3,10 +3,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { TestServer } from './helpers/server.ts';
-import { dashboardProject, type Account, listeningDashboard } from './helpers/accounts.ts';
+import { type dashboardProject, type Account, listeningDashboard } from './helpers/accounts.ts';
 import { sessionStart, T0 } from './helpers/payloads.ts';
 import {
-  SHOTS, collectErrors, expectNoBadText, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession,
+  SHOTS,
+  collectErrors,
+  expectNoBadText,
+  hasChromium,
+  launchChromium,
+  overflowX,
+  settled,
+  sizedContext,
+  withSession,
 } from './helpers/browser.ts';
 
 // The crash page's suspects table and trail list in Chromium at 1280 and 390 px: the planted OS
@@ -38,7 +46,11 @@ describe.skipIf(!hasChromium)('crash suspects and trail in Chromium', () => {
       const st = sessionStart({ startedAt: T0 + i * 60_000 });
       const planted = i < 8;
       st.device = {
-        ...st.device, platform: 'android', osVersion: planted ? '14' : '13', brand: 'Google', model: HOSTILE,
+        ...st.device,
+        platform: 'android',
+        osVersion: planted ? '14' : '13',
+        brand: 'Google',
+        model: HOSTILE,
         appVersion: '5.0.0',
       };
       await post('/ingest/session', st);
@@ -46,24 +58,36 @@ describe.skipIf(!hasChromium)('crash suspects and trail in Chromium', () => {
       const at = st.startedAt + 60_000;
       const sid = st.sessionId;
       await post('/ingest/events', {
-        sessionId: sid, events: [
+        sessionId: sid,
+        events: [
           { sessionId: sid, sequenceNumber: 0, timestamp: at - 9_000, type: 'navigate', from: null, to: LONG },
           { sessionId: sid, sequenceNumber: 1, timestamp: at - 6_000, type: 'tap', x: 1, y: 1, target: HOSTILE },
           {
-            sessionId: sid, sequenceNumber: 2, timestamp: at - 1_000, type: 'network', method: 'POST',
-            url: `https://api.shop.example/pay/${i + 100}`, statusCode: 502, duration: 9, error: null,
+            sessionId: sid,
+            sequenceNumber: 2,
+            timestamp: at - 1_000,
+            type: 'network',
+            method: 'POST',
+            url: `https://api.shop.example/pay/${i + 100}`,
+            statusCode: 502,
+            duration: 9,
+            error: null,
           },
         ],
       });
       await post('/ingest/crash', {
-        sessionId: sid, timestamp: at, message: 'Error: pay failed',
+        sessionId: sid,
+        timestamp: at,
+        message: 'Error: pay failed',
         stackTrace: 'Error: pay failed\n    at pay (app.js:1:1)',
-        isFatal: true, handled: false,
+        isFatal: true,
+        handled: false,
       });
     }
     await s.svc.ingest.drain();
-    const groups = await s.svc.stores.pg.query<{ id: string }>(
-      'SELECT id FROM crash_groups WHERE project_id = $1', [projectId]);
+    const groups = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
+      projectId,
+    ]);
     groupId = groups.rows[0]!.id;
     browser = await launchChromium();
   });
@@ -77,7 +101,10 @@ describe.skipIf(!hasChromium)('crash suspects and trail in Chromium', () => {
     return collectErrors(page, errors);
   }
 
-  for (const [label, width, height] of [['laptop', 1280, 800], ['phone', 390, 844]] as const) {
+  for (const [label, width, height] of [
+    ['laptop', 1280, 800],
+    ['phone', 390, 844],
+  ] as const) {
     it(`${label} (${width} px): the suspects table and the trail list, as text, without sideways scroll`, async () => {
       const page = await open(width, height);
       await page.goto(`${base}/#/p/${projectId}/crashes/${groupId}`);

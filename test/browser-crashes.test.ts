@@ -3,10 +3,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { TestServer } from './helpers/server.ts';
-import { dashboardProject, type Account, listeningDashboard } from './helpers/accounts.ts';
+import { type dashboardProject, type Account, listeningDashboard } from './helpers/accounts.ts';
 import { sessionStart, T0 } from './helpers/payloads.ts';
 import { release } from './helpers/bundle.ts';
-import { SHOTS, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession } from './helpers/browser.ts';
+import {
+  SHOTS,
+  hasChromium,
+  launchChromium,
+  overflowX,
+  settled,
+  sizedContext,
+  withSession,
+} from './helpers/browser.ts';
 
 // The crash list and page in Chromium at 1366 and 390 px: fatal crashes and handled errors told
 // apart, the symbolicated stack with the raw one a toggle away, no sideways scroll on a phone.
@@ -26,7 +34,6 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
   // a frame far wider than a phone: one unbroken URL
   const longFrame = `    at render (https://cdn.example.com/${'very-long-path-segment-'.repeat(12)}chunk.js:1:99)`;
 
-
   async function open(width: number, height: number): Promise<Page> {
     const p = await (await withSession(await sizedContext(browser, width, height), account.cookie, base)).newPage();
     p.on('pageerror', (e) => pageErrors.push(String(e)));
@@ -41,8 +48,10 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
     ingestAuth = p.auth;
     // the source map uploaded from the dashboard (session auth)
     const up = await s.app.inject({
-      method: 'POST', url: `/api/dashboard/projects/${projectId}/releases/7.0.0/artifacts?name=${encodeURIComponent('~/assets/index-8f3a2c.js.map')}`,
-      headers: { ...account.headers, 'content-type': 'application/json' }, payload: bundle.map,
+      method: 'POST',
+      url: `/api/dashboard/projects/${projectId}/releases/7.0.0/artifacts?name=${encodeURIComponent('~/assets/index-8f3a2c.js.map')}`,
+      headers: { ...account.headers, 'content-type': 'application/json' },
+      payload: bundle.map,
     });
     expect(up.statusCode, up.body).toBe(201);
     let ts = T0 + 1_000;
@@ -50,15 +59,40 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
       const st = sessionStart();
       st.device = { ...st.device, appVersion: '7.0.0', ...device };
       await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: { sessionId: st.sessionId, timestamp: ts++, isFatal: true, handled: false, ...c } });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/crash',
+        headers: p.auth,
+        payload: { sessionId: st.sessionId, timestamp: ts++, isFatal: true, handled: false, ...c },
+      });
       expect(r.statusCode).toBe(201);
     };
-    await crash({ platform: 'windows' }, { message: 'Error: Order 1042 not found', stackTrace: `${bundle.stack}\n${longFrame}` });
-    await crash({ platform: 'macos' }, { message: 'Error: Order 7 not found', stackTrace: `${bundle.stack}\n${longFrame}` });
-    await crash({ platform: 'ios' }, { message: 'Error: Payment declined', stackTrace: `Error: Payment declined\n${longFrame}`, isFatal: false, handled: true });
+    await crash(
+      { platform: 'windows' },
+      { message: 'Error: Order 1042 not found', stackTrace: `${bundle.stack}\n${longFrame}` },
+    );
+    await crash(
+      { platform: 'macos' },
+      { message: 'Error: Order 7 not found', stackTrace: `${bundle.stack}\n${longFrame}` },
+    );
+    await crash(
+      { platform: 'ios' },
+      {
+        message: 'Error: Payment declined',
+        stackTrace: `Error: Payment declined\n${longFrame}`,
+        isFatal: false,
+        handled: true,
+      },
+    );
     // a release whose map nobody uploaded yet
-    await crash({ platform: 'linux', appVersion: '8.0.0' }, { message: 'Error: Order 3 not found', stackTrace: other.stack });
-    const groups = await s.svc.stores.pg.query<{ id: string; is_fatal: boolean; app_version: string }>('SELECT id, is_fatal, app_version FROM crash_groups WHERE project_id = $1', [projectId]);
+    await crash(
+      { platform: 'linux', appVersion: '8.0.0' },
+      { message: 'Error: Order 3 not found', stackTrace: other.stack },
+    );
+    const groups = await s.svc.stores.pg.query<{ id: string; is_fatal: boolean; app_version: string }>(
+      'SELECT id, is_fatal, app_version FROM crash_groups WHERE project_id = $1',
+      [projectId],
+    );
     fatalId = groups.rows.find((g) => g.is_fatal && g.app_version === '7.0.0')!.id;
     unmappedId = groups.rows.find((g) => g.app_version === '8.0.0')!.id;
 
@@ -69,7 +103,10 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
     await s?.close();
   });
 
-  for (const [label, width, height] of [['desktop', 1366, 768], ['phone', 390, 844]] as const) {
+  for (const [label, width, height] of [
+    ['desktop', 1366, 768],
+    ['phone', 390, 844],
+  ] as const) {
     it(`${label} (${width} px): the list tells fatal crashes from handled errors and filters them`, async () => {
       const page = await open(width, height);
       await page.goto(`${base}/#/p/${projectId}/crashes`);
@@ -83,7 +120,11 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
       await page.locator('#c-kind').selectOption('fatal');
       await page.waitForFunction(() => location.hash.includes('kind=fatal'));
       await page.waitForFunction(() => document.querySelectorAll('table.crashes tbody tr').length === 2);
-      expect(await page.locator('table.crashes tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')))).toEqual(['fatal', 'fatal']);
+      expect(
+        await page
+          .locator('table.crashes tbody tr')
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind'))),
+      ).toEqual(['fatal', 'fatal']);
       await page.locator('#c-sort').selectOption('occurrences');
       await page.waitForFunction(() => location.hash.includes('sort=occurrences'));
       await page.context().close();
@@ -121,21 +162,37 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
     const ingest = ingestAuth;
     await s.app.inject({ method: 'POST', url: '/ingest/session', headers: ingest!, payload: st });
     const stackTrace = [
-      'TypeError: Cannot read properties of undefined (reading \'total\')',
+      "TypeError: Cannot read properties of undefined (reading 'total')",
       '    at priceCart (/srv/app/dist/cart.js:812:19)',
       '    at process.processTicksAndRejections (node:internal/process/task_queues:105:5)',
       '    at async Promise.all (index 0)',
       '    at checkout (/srv/app/dist/checkout.js:40:3)',
     ].join('\n');
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: ingest!, payload: { sessionId: st.sessionId, timestamp: T0 + 99_000, isFatal: true, handled: false, message: 'TypeError', stackTrace } });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/crash',
+      headers: ingest!,
+      payload: {
+        sessionId: st.sessionId,
+        timestamp: T0 + 99_000,
+        isFatal: true,
+        handled: false,
+        message: 'TypeError',
+        stackTrace,
+      },
+    });
     expect(r.statusCode).toBe(201);
-    const g = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1 AND stack_head LIKE $2', [projectId, '%priceCart%']);
+    const g = await s.svc.stores.pg.query<{ id: string }>(
+      'SELECT id FROM crash_groups WHERE project_id = $1 AND stack_head LIKE $2',
+      [projectId, '%priceCart%'],
+    );
     const page = await open(1366, 768);
     await page.goto(`${base}/#/p/${projectId}/crashes/${g.rows[0]!.id}`);
     await page.locator('pre.stack').waitFor();
     await settled(page);
     expect(await page.locator('pre.stack .line.app').allTextContents()).toEqual([
-      '    at priceCart (/srv/app/dist/cart.js:812:19)\n', '    at checkout (/srv/app/dist/checkout.js:40:3)',
+      '    at priceCart (/srv/app/dist/cart.js:812:19)\n',
+      '    at checkout (/srv/app/dist/checkout.js:40:3)',
     ]);
     expect(await page.locator('pre.stack .line.lib').first().isVisible()).toBe(false);
     expect(await page.locator('pre.stack .lib-fold').getAttribute('data-count')).toBe('2');
@@ -154,7 +211,9 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
     expect(await page.locator('pre.stack').getAttribute('data-view')).toBe('raw');
     await page.getByText('Upload source maps or mapping.txt').click();
     expect(await page.locator('#up-release').inputValue()).toBe('8.0.0');
-    await page.locator('#up-files').setInputFiles({ name: 'index-0ddba11.js.map', mimeType: 'application/json', buffer: Buffer.from(other.map) });
+    await page
+      .locator('#up-files')
+      .setInputFiles({ name: 'index-0ddba11.js.map', mimeType: 'application/json', buffer: Buffer.from(other.map) });
     await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.waitForFunction(() => document.querySelector('pre.stack')?.getAttribute('data-view') === 'symbolicated');
     expect(await page.locator('pre.stack').textContent()).toContain('at findOrder (src/orders.ts:6:');

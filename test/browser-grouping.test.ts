@@ -1,9 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { TestServer } from './helpers/server.ts';
-import { dashboardProject, type Account, listeningDashboard } from './helpers/accounts.ts';
+import { type dashboardProject, type Account, listeningDashboard } from './helpers/accounts.ts';
 import { sessionStart, T0 } from './helpers/payloads.ts';
-import { collectErrors, hasChromium, launchChromium, overflowX, settled, sizedContext, withSession } from './helpers/browser.ts';
+import {
+  collectErrors,
+  hasChromium,
+  launchChromium,
+  overflowX,
+  settled,
+  sizedContext,
+  withSession,
+} from './helpers/browser.ts';
 
 // A person merges crash groups on the crash page and edits fingerprint rules in the project's
 // card, in Chromium at a phone's width (the narrower layout), over the real server.
@@ -27,16 +35,32 @@ describe.skipIf(!hasChromium)('merging and fingerprint rules in Chromium', () =>
     ({ s, base, account, project: p } = await listeningDashboard('Shop'));
     projectId = p.projectId;
     let ts = T0 + 1_000;
-    for (const [message, fn] of [['TypeError: cart is null', 'renderCart'], ['TypeError: cart is undefined', 'loadCart'], ['RangeError: too deep', 'walk']]) {
+    for (const [message, fn] of [
+      ['TypeError: cart is null', 'renderCart'],
+      ['TypeError: cart is undefined', 'loadCart'],
+      ['RangeError: too deep', 'walk'],
+    ]) {
       const st = sessionStart();
       await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
       const r = await s.app.inject({
-        method: 'POST', url: '/ingest/crash', headers: p.auth,
-        payload: { sessionId: st.sessionId, timestamp: ts++, isFatal: true, handled: false, message, stackTrace: `${message}\n    at ${fn} (https://shop.example/app.js:1:1)` },
+        method: 'POST',
+        url: '/ingest/crash',
+        headers: p.auth,
+        payload: {
+          sessionId: st.sessionId,
+          timestamp: ts++,
+          isFatal: true,
+          handled: false,
+          message,
+          stackTrace: `${message}\n    at ${fn} (https://shop.example/app.js:1:1)`,
+        },
       });
       expect(r.statusCode).toBe(201);
     }
-    const rows = await s.svc.stores.pg.query<{ id: string; message: string }>('SELECT id, message FROM crash_groups WHERE project_id = $1', [projectId]);
+    const rows = await s.svc.stores.pg.query<{ id: string; message: string }>(
+      'SELECT id, message FROM crash_groups WHERE project_id = $1',
+      [projectId],
+    );
     for (const r of rows.rows) ids[r.message] = r.id;
     browser = await launchChromium();
   });
@@ -70,7 +94,7 @@ describe.skipIf(!hasChromium)('merging and fingerprint rules in Chromium', () =>
     await page.context().close();
   });
 
-  it('adds and deletes a fingerprint rule in the project\'s card', async () => {
+  it("adds and deletes a fingerprint rule in the project's card", async () => {
     const page = await open();
     await page.goto(`${base}/#/projects`);
     const rules = page.locator('details.fingerprint-rules');
@@ -82,8 +106,12 @@ describe.skipIf(!hasChromium)('merging and fingerprint rules in Chromium', () =>
     await rules.getByLabel(/Fingerprint/).fill('chunk-load');
     await rules.getByRole('button', { name: 'Add rule' }).click();
     await rules.locator('li[data-rule]').waitFor();
-    expect(await rules.locator('li[data-rule]').textContent()).toContain('type ChunkLoadError, message Loading chunk * → chunk-load');
-    const stored = (await s.app.inject({ method: 'GET', url: `/api/projects/${projectId}/fingerprint-rules`, headers: s.admin })).json().items;
+    expect(await rules.locator('li[data-rule]').textContent()).toContain(
+      'type ChunkLoadError, message Loading chunk * → chunk-load',
+    );
+    const stored = (
+      await s.app.inject({ method: 'GET', url: `/api/projects/${projectId}/fingerprint-rules`, headers: s.admin })
+    ).json().items;
     expect(stored).toHaveLength(1);
     expect(await overflowX(page)).toBe(0);
     await rules.getByRole('button', { name: /Delete rule/ }).click();

@@ -4,8 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { seedDashboardProject, type SeededProject } from './helpers/dashboardSeed.ts';
-import { CHROMIUM, SHOTS, collectErrors, expectNoBadText as noBadText, hasChromium, launchChromium, overflowX, settled } from './helpers/browser.ts';
-
+import {
+  CHROMIUM,
+  SHOTS,
+  collectErrors,
+  expectNoBadText as noBadText,
+  hasChromium,
+  launchChromium,
+  overflowX,
+  settled,
+} from './helpers/browser.ts';
 
 const DESKTOP = { width: 1366, height: 768 };
 const PHONE = { width: 390, height: 844 };
@@ -28,15 +36,25 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
   const pageErrors: string[] = [];
 
   // Phone shots are what the screen shows (a full page of 60 sessions is too tall to look at).
-  const shot = (name: string, p: Page = page) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: p.viewportSize()!.width > 600 });
+  const shot = (name: string, p: Page = page) =>
+    p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: p.viewportSize()!.width > 600 });
   const watch = (p: Page) => collectErrors(p, pageErrors);
   async function post(p: string, body: object) {
-    const r = await fetch(base + p, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const r = await fetch(base + p, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(r.status, `${p}: ${await r.clone().text()}`).toBeLessThan(300);
   }
   async function phonePage() {
     const ctx = await browser.newContext({
-      viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2, timezoneId: TZ, storageState: await desktop.storageState(),
+      viewport: PHONE,
+      isMobile: true,
+      hasTouch: true,
+      deviceScaleFactor: 2,
+      timezoneId: TZ,
+      storageState: await desktop.storageState(),
     });
     return watch(await ctx.newPage());
   }
@@ -82,8 +100,12 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     const appKey = /apiKey: '(frk_[0-9A-Za-z]{38})'/.exec((await page.locator('#snippet-sdk').textContent())!)![1]!;
     expect(appKey).not.toBe(apiKey);
     expect(await page.locator('#snippet-curl').textContent()).toContain(`Bearer ${appKey}`);
-    expect((await fetch(`${base}/export/sessions`, { headers: { authorization: `Bearer ${appKey}` } })).status).toBe(403);
-    expect(await page.locator('table.keys tbody tr', { hasText: 'App (ingest only)' }).textContent()).toContain(`${appKey.slice(0, 8)}…`);
+    expect((await fetch(`${base}/export/sessions`, { headers: { authorization: `Bearer ${appKey}` } })).status).toBe(
+      403,
+    );
+    expect(await page.locator('table.keys tbody tr', { hasText: 'App (ingest only)' }).textContent()).toContain(
+      `${appKey.slice(0, 8)}…`,
+    );
     await shot('desktop-02-project-created');
 
     // an empty project's Sessions page: the guide again, with the app key made in this page
@@ -103,7 +125,10 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
 
     // on a wide screen the six sections stand in one line of the header, no Menu button
     expect(await page.getByRole('button', { name: 'Menu' }).isVisible()).toBe(false);
-    const tops = await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').evaluateAll((as) => as.map((a) => a.getBoundingClientRect().top));
+    const tops = await page
+      .getByRole('navigation', { name: 'Sections' })
+      .getByRole('link')
+      .evaluateAll((as) => as.map((a) => a.getBoundingClientRect().top));
     expect(tops).toHaveLength(6);
     expect(new Set(tops).size).toBe(1);
 
@@ -114,7 +139,11 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.getByLabel('New project Shop iOS').press('Enter');
     await page.locator('.project h2', { hasText: 'Shop iOS (prod)' }).waitFor();
     expect(await page.locator('#project-select option:checked').textContent()).toBe('Shop iOS (prod)');
-    await page.locator('table.keys tbody tr').first().getByRole('button', { name: /^Rename key/ }).click();
+    await page
+      .locator('table.keys tbody tr')
+      .first()
+      .getByRole('button', { name: /^Rename key/ })
+      .click();
     await page.locator('table.keys input').fill('iPhone app');
     await page.locator('table.keys input').press('Enter');
     await page.locator('table.keys', { hasText: 'iPhone app' }).waitFor();
@@ -128,7 +157,9 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     // From here on, the seeded account's browser.
     await desktop.clearCookies();
     const cookie = seeded.account.cookie;
-    await desktop.addCookies([{ name: cookie.slice(0, cookie.indexOf('=')), value: cookie.slice(cookie.indexOf('=') + 1), url: base }]);
+    await desktop.addCookies([
+      { name: cookie.slice(0, cookie.indexOf('=')), value: cookie.slice(cookie.indexOf('=') + 1), url: base },
+    ]);
     await page.goto('about:blank'); // a fresh page load: the app reads who is signed in (and the CSRF token) again
     await page.goto(`${base}/#/p/${projectId}/sessions`);
     await page.locator('table.sessions tbody tr').first().waitFor();
@@ -165,7 +196,9 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.getByLabel('Sort').selectOption('events:desc');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.locator(`tr[data-session="${ids[5]}"]`).waitFor();
-    const shown = await page.locator('table.sessions tbody tr').evaluateAll((rs) => rs.map((r) => (r as HTMLElement).dataset.session));
+    const shown = await page
+      .locator('table.sessions tbody tr')
+      .evaluateAll((rs) => rs.map((r) => (r as HTMLElement).dataset.session));
     expect(shown[0]).toBe(ids[5]); // android (5 % 3 == 2), 2.0.0, five events: the most
     expect(shown).toHaveLength(10);
     await page.getByLabel('Crashes').selectOption('true');
@@ -221,20 +254,30 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.locator('.actions').getByRole('button', { name: 'Resolve' }).click();
     await page.locator('[data-status="resolved"]').waitFor();
     expect(await page.locator('.actions').getByRole('button', { name: 'Reopen' }).count()).toBe(1);
-    const g = await s.svc.stores.pg.query<{ status: string }>('SELECT status FROM crash_groups WHERE id = $1', [groupId]);
+    const g = await s.svc.stores.pg.query<{ status: string }>('SELECT status FROM crash_groups WHERE id = $1', [
+      groupId,
+    ]);
     expect(g.rows[0]?.status).toBe('resolved');
 
     // the newest occurrence opens its session with the crash marked on the timeline
     await page.locator(`table.occurrences tr[data-session="${ids[0]}"]`).getByRole('link').click();
     const target = page.locator('#crash-target');
     await target.waitFor();
-    const items = await page.locator('ol.timeline li.tl').evaluateAll((els) => els.map((e) => e.className.split(' ').find((c: string) => c.startsWith('tl-') && c !== 'tl-failed' && c !== 'tl-target')));
+    const items = await page
+      .locator('ol.timeline li.tl')
+      .evaluateAll((els) =>
+        els.map((e) =>
+          e.className.split(' ').find((c: string) => c.startsWith('tl-') && c !== 'tl-failed' && c !== 'tl-target'),
+        ),
+      );
     expect(items).toEqual(['tl-navigate', 'tl-tap', 'tl-navigate', 'tl-crash', 'tl-network', 'tl-custom']);
     expect(await target.isVisible()).toBe(true);
-    expect(await page.evaluate(() => {
-      const r = document.getElementById('crash-target')!.getBoundingClientRect();
-      return r.top >= 0 && r.bottom <= window.innerHeight;
-    })).toBe(true);
+    expect(
+      await page.evaluate(() => {
+        const r = document.getElementById('crash-target')!.getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= window.innerHeight;
+      }),
+    ).toBe(true);
     await page.locator('table.network tr.failed').count();
     await settled(page);
     await noBadText(page, 'session page');
@@ -285,7 +328,11 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     const header = await phone.locator('#top').boundingBox();
     expect(header!.height).toBeLessThan(130);
     expect(await phone.evaluate(() => getComputedStyle(document.getElementById('top')!).position)).not.toBe('sticky');
-    const labels = await phone.evaluate(() => [...document.querySelectorAll('svg.chart text.axis[text-anchor=middle]')].map((t) => t.getBoundingClientRect()).map((r) => [r.left, r.right]));
+    const labels = await phone.evaluate(() =>
+      [...document.querySelectorAll('svg.chart text.axis[text-anchor=middle]')]
+        .map((t) => t.getBoundingClientRect())
+        .map((r) => [r.left, r.right]),
+    );
     expect(labels.length).toBeGreaterThan(1);
     for (let i = 1; i < labels.length; i++) expect(labels[i]![0]!).toBeGreaterThan(labels[i - 1]![1]!);
     // the phone's filters fold behind one line; they still filter
@@ -299,10 +346,12 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await phone.goto(`${base}/#/p/${projectId}/crashes/${groupId}`);
     await phone.locator(`table.occurrences tr[data-session="${ids[3]}"]`).getByRole('link').click();
     await phone.locator('#crash-target').waitFor();
-    expect(await phone.evaluate(() => {
-      const r = document.getElementById('crash-target')!.getBoundingClientRect();
-      return r.top >= 0 && r.bottom <= window.innerHeight;
-    })).toBe(true);
+    expect(
+      await phone.evaluate(() => {
+        const r = document.getElementById('crash-target')!.getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= window.innerHeight;
+      }),
+    ).toBe(true);
     await shot('phone-session-at-crash', phone);
     // every key and network row is readable without sideways scrolling
     await phone.goto(`${base}/#/projects`);
@@ -341,7 +390,15 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
   it('no page shows "null", "undefined" or "NaN" at either size, and no script error happened', async () => {
     const phone = await phonePage();
     for (const p of [page, phone]) {
-      for (const hash of [`#/p/${projectId}/sessions`, `#/p/${projectId}/sessions/${ids[1]}`, `#/p/${projectId}/sessions/${ids[59]}`, `#/p/${projectId}/crashes`, `#/p/${projectId}/crashes/${groupId}`, '#/projects', '#/team']) {
+      for (const hash of [
+        `#/p/${projectId}/sessions`,
+        `#/p/${projectId}/sessions/${ids[1]}`,
+        `#/p/${projectId}/sessions/${ids[59]}`,
+        `#/p/${projectId}/crashes`,
+        `#/p/${projectId}/crashes/${groupId}`,
+        '#/projects',
+        '#/team',
+      ]) {
         await p.goto(`${base}/${hash}`);
         await p.locator('main h1').first().waitFor();
         await settled(p);

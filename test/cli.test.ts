@@ -29,7 +29,13 @@ afterAll(async () => {
 
 const cli = (...args: string[]) =>
   promisify(execFile)(process.execPath, [bundle, ...args, '--url', address, '--token', ADMIN_TOKEN], { cwd: dir });
-const failed = (...args: string[]) => cli(...args).then(() => { throw new Error('expected a failure'); }, (e) => e as { code: number; stdout: string; stderr: string });
+const failed = (...args: string[]) =>
+  cli(...args).then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e) => e as { code: number; stdout: string; stderr: string },
+  );
 
 describe('the built CLI', () => {
   it('is one JavaScript file that imports no TypeScript', () => {
@@ -57,9 +63,31 @@ describe('the built CLI', () => {
     expect(bad.stderr).toContain('--project "my-app" is not a project id');
     expect(bad.stderr).toContain('projects list');
     expect(bad.stderr).not.toContain('Invalid params');
-    const missing = await failed('alert-rules', 'create', '--project', (await s.createProject()).projectId, '--name', 'x', '--kind', 'spike', '--threshold', 'lots');
+    const missing = await failed(
+      'alert-rules',
+      'create',
+      '--project',
+      (await s.createProject()).projectId,
+      '--name',
+      'x',
+      '--kind',
+      'spike',
+      '--threshold',
+      'lots',
+    );
     expect(missing.stderr).toContain('--threshold must be a number, not "lots"');
-    const refused = await failed('alert-rules', 'create', '--project', (await s.createProject()).projectId, '--name', 'x', '--kind', 'crash_free', '--threshold', '150');
+    const refused = await failed(
+      'alert-rules',
+      'create',
+      '--project',
+      (await s.createProject()).projectId,
+      '--name',
+      'x',
+      '--kind',
+      'crash_free',
+      '--threshold',
+      '150',
+    );
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Error 422');
     expect(refused.stderr).toContain('threshold');
@@ -67,12 +95,40 @@ describe('the built CLI', () => {
 
   it('creates, edits and lists rules, and sends a webhook a test delivery', async () => {
     const p = await s.createProject('Rules');
-    const hook = JSON.parse((await cli('webhooks', 'create', '--project', p.projectId, '--endpoint', 'https://example.com/hook', '--json')).stdout);
-    const made = await cli('alert-rules', 'create', '--project', p.projectId, '--name', 'Rollout watch', '--kind', 'crash_free_regression',
-      '--min-sessions', '20', '--webhooks', hook.id);
+    const hook = JSON.parse(
+      (await cli('webhooks', 'create', '--project', p.projectId, '--endpoint', 'https://example.com/hook', '--json'))
+        .stdout,
+    );
+    const made = await cli(
+      'alert-rules',
+      'create',
+      '--project',
+      p.projectId,
+      '--name',
+      'Rollout watch',
+      '--kind',
+      'crash_free_regression',
+      '--min-sessions',
+      '20',
+      '--webhooks',
+      hook.id,
+    );
     const ruleId = /\(([0-9a-f-]{36})\)/.exec(made.stdout)![1]!;
-    expect(made.stdout).toMatch(/^Rule "Rollout watch" \(.+\): crash_free_regression significantly below the previous release in 1440 min\n$/);
-    const edited = await cli('alert-rules', 'update', '--project', p.projectId, ruleId, '--name', 'Rollout', '--window', '60', '--disable');
+    expect(made.stdout).toMatch(
+      /^Rule "Rollout watch" \(.+\): crash_free_regression significantly below the previous release in 1440 min\n$/,
+    );
+    const edited = await cli(
+      'alert-rules',
+      'update',
+      '--project',
+      p.projectId,
+      ruleId,
+      '--name',
+      'Rollout',
+      '--window',
+      '60',
+      '--disable',
+    );
     expect(edited.stdout).toContain('Rule "Rollout"');
     expect(edited.stdout).toContain('in 60 min, off');
     const list = (await cli('alert-rules', 'list', '--project', p.projectId)).stdout.split('\n');
@@ -88,7 +144,19 @@ describe('the built CLI', () => {
     const p = await s.createProject('Uploads');
     const file = path.join(dir, 'mapping.txt');
     fs.writeFileSync(file, 'com.example.Shop -> a.a:\n    void checkout() -> a\n');
-    const up = await cli('mappings', 'upload', '--project', p.projectId, '--release', '1.0.0', file, '--key', ADMIN_TOKEN);
-    expect(up.stdout).toMatch(/Uploaded proguard mapping\.txt \(\d+ bytes\)\n\n1 artifact of release 1\.0\.0 uploaded\n$/);
+    const up = await cli(
+      'mappings',
+      'upload',
+      '--project',
+      p.projectId,
+      '--release',
+      '1.0.0',
+      file,
+      '--key',
+      ADMIN_TOKEN,
+    );
+    expect(up.stdout).toMatch(
+      /Uploaded proguard mapping\.txt \(\d+ bytes\)\n\n1 artifact of release 1\.0\.0 uploaded\n$/,
+    );
   });
 });

@@ -34,7 +34,10 @@ describe('ClickHouse over HTTP (@clickhouse/client)', () => {
     const sid = start.sessionId;
     const post = (url: string, payload: object) => s.app.inject({ method: 'POST', url, headers: auth, payload });
     expect((await post('/ingest/session', start)).statusCode).toBe(201);
-    const batch = { sessionId: sid, events: [P.navigate(sid, 0), P.tapEvent(sid, 1), P.customEvent(sid, 2), P.networkEvent(sid, 3, 502)] };
+    const batch = {
+      sessionId: sid,
+      events: [P.navigate(sid, 0), P.tapEvent(sid, 1), P.customEvent(sid, 2), P.networkEvent(sid, 3, 502)],
+    };
     for (let i = 0; i < 3; i++) expect((await post('/ingest/events', batch)).json()).toEqual({ ok: true, count: 4 });
     const requests = { sessionId: sid, requests: [P.networkRequest({ url: '=HYPERLINK("x")' })] };
     for (let i = 0; i < 2; i++) expect((await post('/ingest/network', requests)).statusCode).toBe(201);
@@ -58,16 +61,27 @@ describe('ClickHouse over HTTP (@clickhouse/client)', () => {
     expect(lines).toHaveLength(3);
     expect(csv.body).toContain(`"'=HYPERLINK(""x"")"`);
 
-    const ndjson = await get('/export/events?sessionId=' + sid + '&stream=true');
-    expect(ndjson.body.trim().split('\n').map((l) => JSON.parse(l).sequenceNumber)).toEqual([0, 1, 2, 3]);
+    const ndjson = await get(`/export/events?sessionId=${sid}&stream=true`);
+    expect(
+      ndjson.body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).sequenceNumber),
+    ).toEqual([0, 1, 2, 3]);
 
     // Parquet is binary: the adapter must hand the server's bytes through untouched.
     for (const q of ['format=parquet', 'format=parquet&stream=true']) {
       const pq = await get(`/export/events?sessionId=${sid}&${q}`);
       expect(pq.headers['content-type']).toBe('application/vnd.apache.parquet');
       const b = pq.rawPayload;
-      const rows = await parquetReadObjects({ file: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer, compressors });
-      expect(rows.map((r) => Number(r.sequenceNumber)), q).toEqual([0, 1, 2, 3]);
+      const rows = await parquetReadObjects({
+        file: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer,
+        compressors,
+      });
+      expect(
+        rows.map((r) => Number(r.sequenceNumber)),
+        q,
+      ).toEqual([0, 1, 2, 3]);
       expect(rows.map((r) => (r.timestamp as Date).toISOString())).toEqual(events.data.map((e: any) => e.timestamp));
     }
   });
@@ -76,21 +90,38 @@ describe('ClickHouse over HTTP (@clickhouse/client)', () => {
     const { auth } = await s.createProject('dup');
     const start = P.sessionStart();
     const sid = start.sessionId;
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode).toBe(201);
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode,
+    ).toBe(201);
     // JSON.parse keeps the last of two equal keys; ClickHouse refuses such an object outright.
     const raw = `{"sessionId":"${sid}","events":[{"type":"tap","sessionId":"${sid}","timestamp":${P.T0},"sequenceNumber":0,"x":1,"y":2,"x":5}]}`;
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json' }, payload: raw });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/events',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: raw,
+    });
     expect(r.json()).toEqual({ ok: true, count: 1 });
-    const events = (await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${sid}`, headers: auth })).json();
+    const events = (
+      await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${sid}`, headers: auth })
+    ).json();
     expect(events.data.map((e: { data: unknown }) => e.data)).toEqual([{ x: 5, y: 2, target: null }]);
   });
 
   it('with CLICKHOUSE_ASYNC_INSERT, an insert answers once its rows are written', async () => {
-    const ch = await openClickHouseHttp({ url: shimUrl, user: 'default', password: '', database: 'default', asyncInsert: true });
+    const ch = await openClickHouseHttp({
+      url: shimUrl,
+      user: 'default',
+      password: '',
+      database: 'default',
+      asyncInsert: true,
+    });
     try {
       const { projectId } = await s.createProject('async');
       const sid = P.sessionStart().sessionId;
-      const body = Buffer.from(JSON.stringify({ sessionId: sid, events: [P.navigate(sid, 0), P.networkEvent(sid, 1, 503)] }));
+      const body = Buffer.from(
+        JSON.stringify({ sessionId: sid, events: [P.navigate(sid, 0), P.networkEvent(sid, 1, 503)] }),
+      );
       await ch.insertBytes('ingest', ingestLine(projectId, body), 'JSONEachRow');
       expect(await countRows(s, 'events', projectId)).toBe(2);
       expect(await countRows(s, 'network_logs', projectId)).toBe(1);

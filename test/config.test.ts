@@ -3,9 +3,18 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 
 describe('config', () => {
   it('WEB_CONCURRENCY above 1 needs every store on a server, and says which is missing', () => {
-    expect(() => loadConfig({ WEB_CONCURRENCY: '2' })).toThrow(/DATABASE_URL \(embedded PGlite.*CLICKHOUSE_URL.*REDIS_URL/);
-    expect(() => loadConfig({ WEB_CONCURRENCY: '2', DATABASE_URL: 'postgres://h/db', REDIS_URL: 'redis://h' })).toThrow(/needs every store on a server; set CLICKHOUSE_URL \(embedded chDB/);
-    const c = loadConfig({ WEB_CONCURRENCY: '4', DATABASE_URL: 'postgres://h/db', CLICKHOUSE_URL: 'http://ch:8123', REDIS_URL: 'redis://h' });
+    expect(() => loadConfig({ WEB_CONCURRENCY: '2' })).toThrow(
+      /DATABASE_URL \(embedded PGlite.*CLICKHOUSE_URL.*REDIS_URL/,
+    );
+    expect(() => loadConfig({ WEB_CONCURRENCY: '2', DATABASE_URL: 'postgres://h/db', REDIS_URL: 'redis://h' })).toThrow(
+      /needs every store on a server; set CLICKHOUSE_URL \(embedded chDB/,
+    );
+    const c = loadConfig({
+      WEB_CONCURRENCY: '4',
+      DATABASE_URL: 'postgres://h/db',
+      CLICKHOUSE_URL: 'http://ch:8123',
+      REDIS_URL: 'redis://h',
+    });
     expect([c.webConcurrency, c.metricsPort]).toEqual([4, 9464]);
     expect(loadConfig({}).webConcurrency).toBe(1);
     expect(() => loadConfig({ WEB_CONCURRENCY: '0' })).toThrow(ConfigError);
@@ -49,7 +58,12 @@ describe('config', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
   it('reads a ClickHouse server with its credentials', () => {
-    const c = loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u', CLICKHOUSE_PASSWORD: 'p', CLICKHOUSE_DATABASE: 'db' });
+    const c = loadConfig({
+      CLICKHOUSE_URL: 'http://ch:8123',
+      CLICKHOUSE_USER: 'u',
+      CLICKHOUSE_PASSWORD: 'p',
+      CLICKHOUSE_DATABASE: 'db',
+    });
     expect(c.clickhouse).toEqual({ url: 'http://ch:8123', user: 'u', password: 'p', database: 'db' });
   });
 });

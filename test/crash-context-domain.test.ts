@@ -18,29 +18,43 @@ function nested(n: number): Record<string, unknown> {
 
 describe('crash context bounding', () => {
   it('keeps every valid field as sent', () => {
-    const r = boundCrashContext({
-      environment: 'production', userId: 'user-42', tags: { screen: 'checkout', 'feature.flag': 'on' },
-      context: { cart: { items: 3, total: 9.5 }, ab: ['x', null, true] },
-      breadcrumbs: [
-        { timestamp: 1000, category: 'ui.click', message: 'Pay tapped', level: 'info', data: { id: 'pay' } },
-        { timestamp: 1200, category: 'http', message: 'POST /pay 500', level: 'error' },
-      ],
-      level: 'error',
-    }, false);
+    const r = boundCrashContext(
+      {
+        environment: 'production',
+        userId: 'user-42',
+        tags: { screen: 'checkout', 'feature.flag': 'on' },
+        context: { cart: { items: 3, total: 9.5 }, ab: ['x', null, true] },
+        breadcrumbs: [
+          { timestamp: 1000, category: 'ui.click', message: 'Pay tapped', level: 'info', data: { id: 'pay' } },
+          { timestamp: 1200, category: 'http', message: 'POST /pay 500', level: 'error' },
+        ],
+        level: 'error',
+      },
+      false,
+    );
     expect(r).toEqual({
-      environment: 'production', userId: 'user-42', tags: { screen: 'checkout', 'feature.flag': 'on' },
+      environment: 'production',
+      userId: 'user-42',
+      tags: { screen: 'checkout', 'feature.flag': 'on' },
       context: JSON.stringify({ cart: { items: 3, total: 9.5 }, ab: ['x', null, true] }),
       breadcrumbs: [
         { timestamp: 1000, category: 'ui.click', message: 'Pay tapped', level: 'info', data: { id: 'pay' } },
         { timestamp: 1200, category: 'http', message: 'POST /pay 500', level: 'error' },
       ],
-      level: 'error', dropped: [],
+      level: 'error',
+      dropped: [],
     });
   });
 
   it('nothing sent: defaults, nothing dropped', () => {
     expect(boundCrashContext({}, true)).toEqual({
-      environment: '', userId: null, tags: {}, context: '', breadcrumbs: [], level: 'fatal', dropped: [],
+      environment: '',
+      userId: null,
+      tags: {},
+      context: '',
+      breadcrumbs: [],
+      level: 'fatal',
+      dropped: [],
     });
     expect(boundCrashContext({ environment: null, tags: null }, false).level).toBe('error');
   });
@@ -77,9 +91,14 @@ describe('crash context bounding', () => {
   });
 
   it('tags: each bad entry dropped alone, prototype keys refused, at most 50 kept', () => {
-    const tags = JSON.parse('{"__proto__": "polluted", "constructor": "c", "ok": "yes", "n": 3, "bad key": "v", '
-      + '"long": "' +
-      'v'.repeat(201) + '", "ctl": "a\\u0007b", "' + 'k'.repeat(33) + '": "v"}');
+    const tags = JSON.parse(
+      '{"__proto__": "polluted", "constructor": "c", "ok": "yes", "n": 3, "bad key": "v", ' +
+        '"long": "' +
+        'v'.repeat(201) +
+        '", "ctl": "a\\u0007b", "' +
+        'k'.repeat(33) +
+        '": "v"}',
+    );
     const r = boundCrashContext({ tags }, true);
     expect(r.tags).toEqual({ ok: 'yes' });
     expect(Object.getPrototypeOf(r.tags)).toBe(Object.prototype);
@@ -98,8 +117,9 @@ describe('crash context bounding', () => {
     expect(Object.keys(m.tags)).toHaveLength(LIMITS.tags);
     expect(m.tags.t0).toBe('v0');
     expect(reasons(m)).toEqual(['tags: more than 50 tags: 20 dropped']);
-    expect(reasons(boundCrashContext({ tags: ['a'] }, true)))
-      .toEqual(['tags: must be an object of strings, got an array']);
+    expect(reasons(boundCrashContext({ tags: ['a'] }, true))).toEqual([
+      'tags: must be an object of strings, got an array',
+    ]);
   });
 
   it('context: an object, bounded in depth and bytes, prototype keys removed, deep hostile nesting safe', () => {
@@ -110,8 +130,9 @@ describe('crash context bounding', () => {
     expect(deep.context).toBe('');
     expect(reasons(deep)).toEqual(['context: nests deeper than 5 levels']);
     // 200k levels: a recursive walk (JSON.stringify included) would overflow the stack
-    expect(reasons(boundCrashContext({ context: nested(200_000) }, true)))
-      .toEqual(['context: nests deeper than 5 levels']);
+    expect(reasons(boundCrashContext({ context: nested(200_000) }, true))).toEqual([
+      'context: nests deeper than 5 levels',
+    ]);
     const big = boundCrashContext({ context: { s: 'x'.repeat(9000) } }, true);
     expect(big.context).toBe('');
     expect(reasons(big)[0]).toMatch(/^context: larger than 8192 bytes as JSON/);
@@ -125,7 +146,10 @@ describe('crash context bounding', () => {
 
   it('breadcrumbs: the last 100 kept, bad entries dropped alone, oldest cut over the byte budget', () => {
     const crumbs = Array.from({ length: 130 }, (_, i) => ({
-      timestamp: 1000 + i, category: 'nav', message: `m${i}`, level: 'info',
+      timestamp: 1000 + i,
+      category: 'nav',
+      message: `m${i}`,
+      level: 'info',
     }));
     const r = boundCrashContext({ breadcrumbs: crumbs }, true);
     expect(r.breadcrumbs).toHaveLength(100);
@@ -133,14 +157,20 @@ describe('crash context bounding', () => {
     expect(r.breadcrumbs[99]!.message).toBe('m129');
     expect(reasons(r)).toEqual(['breadcrumbs: more than 100 entries: the first 30 dropped']);
 
-    const bad = boundCrashContext({
-      breadcrumbs: [
-        null, { timestamp: 'x', category: 'a', message: 'b' }, { timestamp: 1, message: 'no category' },
-        { timestamp: 1, category: 'c', message: 'm'.repeat(1025) }, { timestamp: 1, category: 'c', message: 5 },
-        { timestamp: 2, category: 'c', message: 'ok', level: 'loud', data: [1] },
-        { timestamp: 3.6, category: 'c', data: JSON.parse('{"__proto__": 1, "k": "<script>alert(1)</script>"}') },
-      ],
-    }, true);
+    const bad = boundCrashContext(
+      {
+        breadcrumbs: [
+          null,
+          { timestamp: 'x', category: 'a', message: 'b' },
+          { timestamp: 1, message: 'no category' },
+          { timestamp: 1, category: 'c', message: 'm'.repeat(1025) },
+          { timestamp: 1, category: 'c', message: 5 },
+          { timestamp: 2, category: 'c', message: 'ok', level: 'loud', data: [1] },
+          { timestamp: 3.6, category: 'c', data: JSON.parse('{"__proto__": 1, "k": "<script>alert(1)</script>"}') },
+        ],
+      },
+      true,
+    );
     expect(bad.breadcrumbs).toEqual([
       { timestamp: 2, category: 'c', message: 'ok', level: 'info' },
       { timestamp: 4, category: 'c', message: '', level: 'info', data: { k: '<script>alert(1)</script>' } },
@@ -172,16 +202,21 @@ describe('crash context bounding', () => {
   });
 
   it('huge strings are refused by length before any pattern runs (linear time)', () => {
-    const huge = 'a'.repeat(4_000_000) + '!';
+    const huge = `${'a'.repeat(4_000_000)}!`;
     const r = boundCrashContext({ environment: huge, tags: { k: huge } }, true);
     expect(r.environment).toBe('');
     expect(r.tags).toEqual({});
   });
 
   it('lone surrogates become U+FFFD (ClickHouse refuses them)', () => {
-    const r = boundCrashContext({
-      userId: 'a\ud800b', tags: { k: 'x\udc00' }, breadcrumbs: [{ timestamp: 1, category: 'c', message: '\ud83d' }],
-    }, true);
+    const r = boundCrashContext(
+      {
+        userId: 'a\ud800b',
+        tags: { k: 'x\udc00' },
+        breadcrumbs: [{ timestamp: 1, category: 'c', message: '\ud83d' }],
+      },
+      true,
+    );
 
     expect(r.userId).toBe('a\uFFFDb');
     expect(r.tags.k).toBe('x\uFFFD');

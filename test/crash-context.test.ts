@@ -29,19 +29,29 @@ async function session(overrides: Record<string, unknown> = {}): Promise<string>
 const inject = (method: 'GET' | 'POST', url: string, headers: Record<string, string>, payload?: object) =>
   s.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 
-const post = (payload: unknown) => s.app.inject({
-  method: 'POST', url: '/ingest/crash', headers: { ...auth, 'content-type': 'application/json' },
-  payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
-});
+const post = (payload: unknown) =>
+  s.app.inject({
+    method: 'POST',
+    url: '/ingest/crash',
+    headers: { ...auth, 'content-type': 'application/json' },
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
 
 interface Row {
-  environment: string; level: string; user_id: string | null; tags: Record<string, string>; context: string;
-  breadcrumbs: string; dropped: string;
+  environment: string;
+  level: string;
+  user_id: string | null;
+  tags: Record<string, string>;
+  context: string;
+  breadcrumbs: string;
+  dropped: string;
 }
 async function stored(sessionId: string): Promise<Row> {
   const rows = await s.svc.stores.ch.query<Row>(
     `SELECT environment, level, user_id, tags, context, breadcrumbs, dropped FROM crash_occurrences
-     WHERE project_id = {p:String} AND session_id = {sid:UUID}`, { p: projectId, sid: sessionId });
+     WHERE project_id = {p:String} AND session_id = {sid:UUID}`,
+    { p: projectId, sid: sessionId },
+  );
   expect(rows).toHaveLength(1);
   return rows[0]!;
 }
@@ -65,8 +75,13 @@ describe('crash context at ingest', () => {
     expect(r.statusCode, r.body).toBe(201);
     const row = await stored(sid);
     expect(row).toEqual({
-      environment: 'staging', level: 'error', user_id: 'user-7', tags: FULL.tags,
-      context: JSON.stringify(FULL.context), breadcrumbs: JSON.stringify(FULL.breadcrumbs), dropped: '',
+      environment: 'staging',
+      level: 'error',
+      user_id: 'user-7',
+      tags: FULL.tags,
+      context: JSON.stringify(FULL.context),
+      breadcrumbs: JSON.stringify(FULL.breadcrumbs),
+      dropped: '',
     });
   });
 
@@ -74,20 +89,31 @@ describe('crash context at ingest', () => {
     const sid = await session();
     expect((await post(crash(sid))).statusCode).toBe(201);
     expect(await stored(sid)).toEqual({
-      environment: '', level: 'fatal', user_id: 'session-user', tags: {}, context: '', breadcrumbs: '', dropped: '',
+      environment: '',
+      level: 'fatal',
+      user_id: 'session-user',
+      tags: {},
+      context: '',
+      breadcrumbs: '',
+      dropped: '',
     });
   });
 
   it('hostile values of every field: still 201, each dropped with a reason', async () => {
     const sid = await session();
     // Prototype keys are sent as raw JSON text: JSON.stringify of an object literal would drop them.
-    const body = JSON.stringify(crash(sid, {
-      environment: 'prod<script>', userId: 'u'.repeat(2000), level: 'warning',
-      context: { s: 'x'.repeat(10_000) },
-      breadcrumbs: [
-        { timestamp: 'yesterday', category: 'c', message: 'm' }, { timestamp: T0, category: 'ui', message: 'ok\u0007' },
-      ],
-    })).replace(/}$/, ', "tags": {"__proto__": {"x": "y"}, "constructor": "z", "good": "\\u202etxt"}}');
+    const body = JSON.stringify(
+      crash(sid, {
+        environment: 'prod<script>',
+        userId: 'u'.repeat(2000),
+        level: 'warning',
+        context: { s: 'x'.repeat(10_000) },
+        breadcrumbs: [
+          { timestamp: 'yesterday', category: 'c', message: 'm' },
+          { timestamp: T0, category: 'ui', message: 'ok\u0007' },
+        ],
+      }),
+    ).replace(/}$/, ', "tags": {"__proto__": {"x": "y"}, "constructor": "z", "good": "\\u202etxt"}}');
     const r = await post(body);
     expect(r.statusCode, r.body).toBe(201);
     const row = await stored(sid);
@@ -96,36 +122,54 @@ describe('crash context at ingest', () => {
     expect(row.level).toBe('fatal');
     expect(row.tags).toEqual({ good: '\u202etxt' });
     expect(row.context).toBe('');
-    expect(JSON.parse(row.breadcrumbs))
-      .toEqual([{ timestamp: T0, category: 'ui', message: 'ok\uFFFD', level: 'info' }]);
+    expect(JSON.parse(row.breadcrumbs)).toEqual([
+      { timestamp: T0, category: 'ui', message: 'ok\uFFFD', level: 'info' },
+    ]);
     expect(JSON.parse(row.dropped).map((d: { field: string }) => d.field)).toEqual([
-      'environment', 'userId', 'tags.__proto__', 'tags.constructor', 'context', 'breadcrumbs[0]', 'level',
+      'environment',
+      'userId',
+      'tags.__proto__',
+      'tags.constructor',
+      'context',
+      'breadcrumbs[0]',
+      'level',
     ]);
   });
 
   it('wrong types at the top level never fail the report', async () => {
     const sid = await session();
-    const r = await post(crash(sid, {
-      environment: 5, userId: {}, tags: 'a', context: [1], breadcrumbs: { a: 1 }, level: 7,
-    }));
+    const r = await post(
+      crash(sid, {
+        environment: 5,
+        userId: {},
+        tags: 'a',
+        context: [1],
+        breadcrumbs: { a: 1 },
+        level: 7,
+      }),
+    );
     expect(r.statusCode, r.body).toBe(201);
     expect(JSON.parse((await stored(sid)).dropped)).toHaveLength(6);
   });
 
   it('deep nesting in context is dropped, not a 4xx or a stack overflow', async () => {
     const sid = await session();
-    const deep = '{"a":'.repeat(50_000) + '1' + '}'.repeat(50_000);
+    const deep = `${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`;
     const r = await post(JSON.stringify(crash(sid)).replace(/}$/, `, "context": ${deep}}`));
     expect(r.statusCode, r.body).toBe(201);
-    expect(JSON.parse((await stored(sid)).dropped))
-      .toEqual([{ field: 'context', reason: 'nests deeper than 5 levels' }]);
+    expect(JSON.parse((await stored(sid)).dropped)).toEqual([
+      { field: 'context', reason: 'nests deeper than 5 levels' },
+    ]);
   });
 
   it('what was kept and what was dropped reads back the same in every export format', async () => {
     const json = await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?limit=1000', headers: auth });
     expect(json.statusCode).toBe(200);
     type Out = {
-      sessionId: string; tags: Record<string, string>; dropped: { field: string }[]; breadcrumbs: unknown[];
+      sessionId: string;
+      tags: Record<string, string>;
+      dropped: { field: string }[];
+      breadcrumbs: unknown[];
     };
     const rows = json.json().data as Out[];
     expect(rows.length).toBeGreaterThanOrEqual(5);
@@ -133,7 +177,12 @@ describe('crash context at ingest', () => {
     expect(hostile.tags).toEqual({ good: '\u202etxt' });
     expect(hostile.breadcrumbs).toHaveLength(1);
     const nd = await s.app.inject({ method: 'GET', url: '/export/crash-occurrences?stream=true', headers: auth });
-    expect(nd.body.trim().split('\n').map((l) => JSON.parse(l))).toEqual(rows);
+    expect(
+      nd.body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(rows);
     const csv = parseCsv((await inject('GET', '/export/crash-occurrences?format=csv&limit=1000', auth)).body);
     expect(csv.map((r) => JSON.parse(r.dropped!))).toEqual(rows.map((r) => r.dropped));
     expect(csv.map((r) => JSON.parse(r.tags!))).toEqual(rows.map((r) => r.tags));
@@ -141,8 +190,9 @@ describe('crash context at ingest', () => {
 
   it('a number too large for a double (1e400) in the context is dropped, not a 422', async () => {
     const sid = await session();
-    const extra = ', "context": {"n": 1e400, "ok": 1}, "tags": {"t": 1e400}, '
-      + '"breadcrumbs": [{"timestamp": 1e400, "category": "c"}]}';
+    const extra =
+      ', "context": {"n": 1e400, "ok": 1}, "tags": {"t": 1e400}, ' +
+      '"breadcrumbs": [{"timestamp": 1e400, "category": "c"}]}';
     const body = JSON.stringify(crash(sid)).replace(/}$/, extra);
     const r = await post(body);
     expect(r.statusCode, r.body).toBe(201);
@@ -152,15 +202,15 @@ describe('crash context at ingest', () => {
     // outside the context a non-finite number is still refused
     const huge = JSON.stringify(crash(sid)).replace(/"timestamp":\d+/, '"timestamp":1e400');
     expect((await post(huge)).statusCode).toBe(422);
-
   });
 
   it('a message (info) does not mark its session crashed', async () => {
-
     const sid = await session();
     expect((await post(crash(sid, { isFatal: false, handled: true, level: 'info' }))).statusCode).toBe(201);
     const r = await s.svc.stores.pg.query<{ status: string; has_crash: boolean }>(
-      'SELECT status, has_crash FROM sessions WHERE project_id = $1 AND id = $2', [projectId, sid]);
+      'SELECT status, has_crash FROM sessions WHERE project_id = $1 AND id = $2',
+      [projectId, sid],
+    );
     expect(r.rows[0]).toEqual({ status: 'active', has_crash: false });
     expect((await stored(sid)).level).toBe('info');
   });
@@ -175,7 +225,11 @@ function parseCsv(text: string): Record<string, string>[] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
     } else if (c === '"') quoted = true;
     else if (c === ',') {
       row.push(cell);
@@ -188,7 +242,10 @@ function parseCsv(text: string): Record<string, string>[] {
       i++;
     } else cell += c;
   }
-  if (cell !== '' || row.length) { row.push(cell); rows.push(row); }
+  if (cell !== '' || row.length) {
+    row.push(cell);
+    rows.push(row);
+  }
   const [head, ...body] = rows;
   return body.map((r) => Object.fromEntries(head!.map((h, i) => [h, r[i] ?? ''])));
 }
@@ -217,7 +274,9 @@ describe('GET /export/crash-occurrences', () => {
     await send({ ...message, timestamp: day2, level: 'info', message: 'checkout shown', environment: 'production' });
     await send({ ...message, timestamp: day2 + 1, level: 'warning', message: 'slow', environment: 'bad env!' });
     const r = await s.svc.stores.pg.query<{ id: string; stack_head: string }>(
-      'SELECT id, stack_head FROM crash_groups WHERE project_id = $1', [p.projectId]);
+      'SELECT id, stack_head FROM crash_groups WHERE project_id = $1',
+      [p.projectId],
+    );
     groupA = r.rows.find((g) => g.stack_head.startsWith('at a'))!.id;
   });
 
@@ -229,14 +288,42 @@ describe('GET /export/crash-occurrences', () => {
     expect(body.data).toHaveLength(2);
     const first = body.data[0];
     expect(Object.keys(first)).toEqual([
-      'id', 'groupId', 'sessionId', 'occurredAt', 'level', 'environment', 'userId', 'message', 'stackTrace',
-      'symbolicatedStack', 'isFatal', 'handled', 'platform', 'osVersion', 'appVersion', 'brand', 'model',
-      'tags', 'context', 'breadcrumbs', 'dropped',
+      'id',
+      'groupId',
+      'sessionId',
+      'occurredAt',
+      'level',
+      'environment',
+      'userId',
+      'message',
+      'stackTrace',
+      'symbolicatedStack',
+      'isFatal',
+      'handled',
+      'platform',
+      'osVersion',
+      'appVersion',
+      'brand',
+      'model',
+      'tags',
+      'context',
+      'breadcrumbs',
+      'dropped',
     ]);
     expect(first).toMatchObject({
-      id: expect.stringMatching(/^[0-9a-f]{64}$/), groupId: groupA, occurredAt: new Date(T0 + 1).toISOString(),
-      level: 'error', environment: 'production', userId: 'user-7', isFatal: false, handled: true, platform: 'ios',
-      tags: FULL.tags, context: FULL.context, breadcrumbs: FULL.breadcrumbs, dropped: [],
+      id: expect.stringMatching(/^[0-9a-f]{64}$/),
+      groupId: groupA,
+      occurredAt: new Date(T0 + 1).toISOString(),
+      level: 'error',
+      environment: 'production',
+      userId: 'user-7',
+      isFatal: false,
+      handled: true,
+      platform: 'ios',
+      tags: FULL.tags,
+      context: FULL.context,
+      breadcrumbs: FULL.breadcrumbs,
+      dropped: [],
     });
     const last = (await get('page=3&limit=2')).json().data;
     expect(last).toHaveLength(1);
@@ -274,11 +361,31 @@ describe('GET /export/crash-occurrences', () => {
       expect(rows[1]!.tags).toBe(JSON.stringify({ k: '=HYPERLINK("x")' }));
     }
     const empty = await get('format=csv&stream=true&environment=none');
-    expect(empty.body.split('\r\n')[0]!.replaceAll('"', '')).toBe([
-      'id', 'groupId', 'sessionId', 'occurredAt', 'level', 'environment', 'userId', 'message', 'stackTrace',
-      'symbolicatedStack', 'isFatal', 'handled', 'platform', 'osVersion', 'appVersion', 'brand', 'model', 'tags',
-      'context', 'breadcrumbs', 'dropped',
-    ].join(','));
+    expect(empty.body.split('\r\n')[0]!.replaceAll('"', '')).toBe(
+      [
+        'id',
+        'groupId',
+        'sessionId',
+        'occurredAt',
+        'level',
+        'environment',
+        'userId',
+        'message',
+        'stackTrace',
+        'symbolicatedStack',
+        'isFatal',
+        'handled',
+        'platform',
+        'osVersion',
+        'appVersion',
+        'brand',
+        'model',
+        'tags',
+        'context',
+        'breadcrumbs',
+        'dropped',
+      ].join(','),
+    );
   });
 
   it('NDJSON (paged and streamed): one JSON row per line, equal to the JSON rows', async () => {
@@ -286,7 +393,12 @@ describe('GET /export/crash-occurrences', () => {
     for (const q of ['format=ndjson&limit=100', 'format=ndjson&stream=true', 'stream=true']) {
       const r = await get(q);
       expect(r.statusCode).toBe(200);
-      expect(r.body.trim().split('\n').map((l) => JSON.parse(l))).toEqual(json);
+      expect(
+        r.body
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l)),
+      ).toEqual(json);
     }
   });
 
@@ -326,7 +438,8 @@ describe('the crash page API: one occurrence whole, its timeline and source line
       method: 'POST',
       url: `/api/projects/${p.projectId}/releases/3.1.0/artifacts?name=${encodeURIComponent(MAP)}`,
 
-      headers: { ...s.admin, 'content-type': 'application/octet-stream' }, payload: rel.map,
+      headers: { ...s.admin, 'content-type': 'application/octet-stream' },
+      payload: rel.map,
     });
     expect(up.statusCode, up.body).toBe(201);
     const st = sessionStart({ userId: 'su' });
@@ -346,10 +459,17 @@ describe('the crash page API: one occurrence whole, its timeline and source line
     const older = crash(sid, { stackTrace: rel.stack, message, timestamp: at - 100_000, environment: 'staging' });
     expect((await inject('POST', '/ingest/crash', p.auth, older)).statusCode).toBe(201);
     const r = await s.app.inject({
-      method: 'POST', url: '/ingest/crash', headers: p.auth,
+      method: 'POST',
+      url: '/ingest/crash',
+      headers: p.auth,
       payload: crash(sid, {
-        stackTrace: rel.stack, message, timestamp: at, environment: 'production', userId: hostile,
-        tags: { screen: 'مرحبا‮', long: 'x'.repeat(200) }, context: { html: hostile },
+        stackTrace: rel.stack,
+        message,
+        timestamp: at,
+        environment: 'production',
+        userId: hostile,
+        tags: { screen: 'مرحبا‮', long: 'x'.repeat(200) },
+        context: { html: hostile },
         breadcrumbs: [
           { timestamp: at - 3000, category: 'console', message: hostile, level: 'warning' },
           { timestamp: at - 1000, category: 'ui.click', message: 'Pay', level: 'info', data: { id: 'pay' } },
@@ -358,8 +478,9 @@ describe('the crash page API: one occurrence whole, its timeline and source line
       }),
     });
     expect(r.statusCode).toBe(201);
-    const [g] = (await s.svc.stores.pg.query<{ id: string }>(
-      'SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])).rows;
+    const [g] = (
+      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
+    ).rows;
     const get = async (q: string) => {
       const url = `/api/dashboard/projects/${p.projectId}/crash-groups/${g!.id}/occurrence${q}`;
       const x = await inject('GET', url, acct.headers);
@@ -369,7 +490,10 @@ describe('the crash page API: one occurrence whole, its timeline and source line
     const latest = await get('');
     expect(latest).toMatchObject({ index: 0, total: 2 });
     expect(latest.occurrence).toMatchObject({
-      environment: 'production', level: 'fatal', userId: hostile, tags: { screen: 'مرحبا‮', long: 'x'.repeat(200) },
+      environment: 'production',
+      level: 'fatal',
+      userId: hostile,
+      tags: { screen: 'مرحبا‮', long: 'x'.repeat(200) },
       context: { html: hostile },
       dropped: [{ field: 'level', reason: '"warning" contradicts isFatal: true; fatal used' }],
     });
@@ -387,8 +511,9 @@ describe('the crash page API: one occurrence whole, its timeline and source line
     expect(latest.source.length).toBeGreaterThan(0);
     const top = latest.source[0];
     expect(top).toMatchObject({ file: 'src/orders.ts', line: 6, inApp: true });
-    expect(top.lines.find((l: { line: number }) => l.line === 6).text)
-      .toContain("throw new Error('Order ' + id + ' not found')");
+    expect(top.lines.find((l: { line: number }) => l.line === 6).text).toContain(
+      "throw new Error('Order ' + id + ' not found')",
+    );
 
     expect(top.lines.length).toBeLessThanOrEqual(11);
     expect(top.lines[0].line).toBe(1);

@@ -31,17 +31,26 @@ async function session(auth: Auth, device: { appVersion: string; model: string }
 }
 
 async function occur(auth: Auth, sessionId: string, stackTrace: string, message = 'TypeError: x is undefined') {
-  const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash(sessionId, { stackTrace, message, timestamp: ts++ }) });
+  const r = await s.app.inject({
+    method: 'POST',
+    url: '/ingest/crash',
+    headers: auth,
+    payload: crash(sessionId, { stackTrace, message, timestamp: ts++ }),
+  });
   expect(r.statusCode).toBe(201);
 }
 
-const STACK_A = 'TypeError: x is undefined\n    at renderCart (https://shop.example/app.js:10:5)\n    at commit (https://shop.example/app.js:90:1)';
-const STACK_B = 'TypeError: y is undefined\n    at loadOrders (https://shop.example/orders.js:3:9)\n    at boot (https://shop.example/main.js:1:1)';
+const STACK_A =
+  'TypeError: x is undefined\n    at renderCart (https://shop.example/app.js:10:5)\n    at commit (https://shop.example/app.js:90:1)';
+const STACK_B =
+  'TypeError: y is undefined\n    at loadOrders (https://shop.example/orders.js:3:9)\n    at boot (https://shop.example/main.js:1:1)';
 const STACK_C = 'RangeError: bad length\n    at grow (https://shop.example/buf.js:7:7)';
 
 async function groupIds(projectId: string): Promise<Map<string, string>> {
   const r = await s.svc.stores.pg.query<{ id: string; message: string }>(
-    'SELECT id, message FROM crash_groups WHERE project_id = $1', [projectId]);
+    'SELECT id, message FROM crash_groups WHERE project_id = $1',
+    [projectId],
+  );
   return new Map(r.rows.map((x) => [x.message, x.id]));
 }
 
@@ -54,7 +63,12 @@ describe('merging in the dashboard', () => {
   let c: string;
   let sessionB: string;
   const dash = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
-    s.app.inject({ method, url: `/api/dashboard/projects/${projectId}${url}`, headers: alice.headers, ...(payload ? { payload } : {}) });
+    s.app.inject({
+      method,
+      url: `/api/dashboard/projects/${projectId}${url}`,
+      headers: alice.headers,
+      ...(payload ? { payload } : {}),
+    });
 
   beforeAll(async () => {
     alice = await signup(s);
@@ -76,8 +90,12 @@ describe('merging in the dashboard', () => {
     expect((await dash('PATCH', `/crash-groups/${b}`, { status: 'acknowledged' })).statusCode).toBe(200);
   });
 
-  it('joins the merged group\'s occurrences, devices, releases and history to the kept one, which it leaves the lists for', async () => {
-    const releases = async () => (await dash('GET', '/releases?from=2026-01-01&to=2026-01-02')).json().data as { appVersion: string; newGroups: number }[];
+  it("joins the merged group's occurrences, devices, releases and history to the kept one, which it leaves the lists for", async () => {
+    const releases = async () =>
+      (await dash('GET', '/releases?from=2026-01-01&to=2026-01-02')).json().data as {
+        appVersion: string;
+        newGroups: number;
+      }[];
     const newIn = async (v: string) => (await releases()).find((r) => r.appVersion === v)?.newGroups;
     expect(await newIn('1.1')).toBe(2);
 
@@ -105,7 +123,11 @@ describe('merging in the dashboard', () => {
     // B is no longer new in 1.1: its occurrences are the kept group's, first seen in 1.0
     expect(await newIn('1.1')).toBe(1);
 
-    const history = (await dash('GET', `/crash-groups/${a}/history`)).json().history as { kind: string; detail: string | null; toStatus: string | null }[];
+    const history = (await dash('GET', `/crash-groups/${a}/history`)).json().history as {
+      kind: string;
+      detail: string | null;
+      toStatus: string | null;
+    }[];
     expect(history.map((h) => h.kind)).toEqual(['status', 'merge']);
     expect(history[1]!.detail).toBe(b);
 
@@ -116,8 +138,14 @@ describe('merging in the dashboard', () => {
   });
 
   it('records a later crash of the merged group in the kept one: no new group, no new alert', async () => {
-    const outbox = async () => Number((await s.svc.stores.pg.query<{ n: string }>(
-      'SELECT count(*) AS n FROM alert_outbox WHERE project_id = $1', [projectId])).rows[0]!.n);
+    const outbox = async () =>
+      Number(
+        (
+          await s.svc.stores.pg.query<{ n: string }>('SELECT count(*) AS n FROM alert_outbox WHERE project_id = $1', [
+            projectId,
+          ])
+        ).rows[0]!.n,
+      );
     const before = await outbox();
     const groupsBefore = (await groupIds(projectId)).size;
     const s4 = await session(auth, { appVersion: '1.2', model: 'Pixel 9' });
@@ -125,7 +153,7 @@ describe('merging in the dashboard', () => {
     expect((await groupIds(projectId)).size).toBe(groupsBefore);
     expect(await outbox()).toBe(before);
     const g = (await dash('GET', `/crash-groups/${a}`)).json();
-    expect((g.group ?? g)).toMatchObject({ id: a, occurrenceCount: 5, affectedDevices: 4 });
+    expect(g.group ?? g).toMatchObject({ id: a, occurrenceCount: 5, affectedDevices: 4 });
   });
 
   it('answers 422 for an unknown group and 404 for an unknown kept group, changing nothing', async () => {
@@ -143,7 +171,12 @@ describe('merging in the dashboard', () => {
     expect(history.filter((h) => h.kind === 'merge')).toHaveLength(1);
     // another team cannot merge this project's groups
     const mallory = await signup(s);
-    const theft = await s.app.inject({ method: 'POST', url: `/api/dashboard/projects/${projectId}/crash-groups/${a}/merge`, headers: mallory.headers, payload: { groupIds: [c] } });
+    const theft = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/projects/${projectId}/crash-groups/${a}/merge`,
+      headers: mallory.headers,
+      payload: { groupIds: [c] },
+    });
     expect(theft.statusCode).toBe(404);
   });
 });
@@ -156,9 +189,16 @@ describe('merging in the management API', () => {
     await occur(p.auth, sid, STACK_B, 'TypeError: y is undefined');
     await occur(p.auth, sid, STACK_C, 'RangeError: bad length');
     const ids = await groupIds(p.projectId);
-    const [a, b, c] = ['TypeError: x is undefined', 'TypeError: y is undefined', 'RangeError: bad length'].map((m) => ids.get(m)!);
+    const [a, b, c] = ['TypeError: x is undefined', 'TypeError: y is undefined', 'RangeError: bad length'].map(
+      (m) => ids.get(m)!,
+    );
     const api = (method: 'GET' | 'POST', url: string, payload?: object) =>
-      s.app.inject({ method, url: `/api/projects/${p.projectId}${url}`, headers: s.admin, ...(payload ? { payload } : {}) });
+      s.app.inject({
+        method,
+        url: `/api/projects/${p.projectId}${url}`,
+        headers: s.admin,
+        ...(payload ? { payload } : {}),
+      });
 
     const r = await api('POST', `/crash-groups/${b}/merge`, { groupIds: [a] });
     expect(r.statusCode).toBe(200);
@@ -168,25 +208,52 @@ describe('merging in the management API', () => {
     expect(r2.json()).toMatchObject({ id: c, occurrenceCount: 3 });
     expect((await api('GET', `/crash-groups/${a}`)).json().id).toBe(c);
     const merged = await s.svc.stores.pg.query<{ id: string; merged_into: string | null }>(
-      'SELECT id, merged_into FROM crash_groups WHERE project_id = $1', [p.projectId]);
+      'SELECT id, merged_into FROM crash_groups WHERE project_id = $1',
+      [p.projectId],
+    );
     expect(Object.fromEntries(merged.rows.map((x) => [x.id, x.merged_into]))).toEqual({ [a!]: c, [b!]: c, [c!]: null });
     // every key leads to C
-    const keys = await s.svc.stores.pg.query<{ group_id: string }>('SELECT DISTINCT group_id FROM crash_group_keys WHERE project_id = $1', [p.projectId]);
+    const keys = await s.svc.stores.pg.query<{ group_id: string }>(
+      'SELECT DISTINCT group_id FROM crash_group_keys WHERE project_id = $1',
+      [p.projectId],
+    );
     expect(keys.rows.map((x) => x.group_id)).toEqual([c]);
     // a spike rule counts the merged groups' occurrences as the kept group's
-    const own = async (id: string) => (await s.svc.stores.pg.query<{ group_key: string }>('SELECT group_key FROM crash_groups WHERE id = $1', [id])).rows[0]!.group_key;
+    const own = async (id: string) =>
+      (await s.svc.stores.pg.query<{ group_key: string }>('SELECT group_key FROM crash_groups WHERE id = $1', [id]))
+        .rows[0]!.group_key;
     const aliases = await crashGroupsRepo(s.svc.stores.pg).mergedKeys(p.projectId);
-    expect(await busyGroups(s.svc.stores.ch, p.projectId, T0, 3, ['fatal', 'error'], aliases)).toEqual([{ groupKey: await own(c!), occurrences: 3 }]);
+    expect(await busyGroups(s.svc.stores.ch, p.projectId, T0, 3, ['fatal', 'error'], aliases)).toEqual([
+      { groupKey: await own(c!), occurrences: 3 },
+    ]);
     expect(await busyGroups(s.svc.stores.ch, p.projectId, T0, 3, ['fatal', 'error'])).toEqual([]);
     // status changes through a merged id move the kept group
-    const moved = await s.app.inject({ method: 'PATCH', url: `/api/projects/${p.projectId}/crash-groups/${a}`, headers: s.admin, payload: { status: 'resolved' } });
+    const moved = await s.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${p.projectId}/crash-groups/${a}`,
+      headers: s.admin,
+      payload: { status: 'resolved' },
+    });
     expect(moved.json()).toMatchObject({ id: c, status: 'resolved' });
-    expect((await s.app.inject({ method: 'POST', url: `/api/projects/${p.projectId}/crash-groups/${a}/merge`, payload: { groupIds: [c] } })).statusCode).toBe(401);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: `/api/projects/${p.projectId}/crash-groups/${a}/merge`,
+          payload: { groupIds: [c] },
+        })
+      ).statusCode,
+    ).toBe(401);
   });
 });
 
 describe('mergePlan', () => {
-  const known = new Map<string, string | null>([['a', null], ['b', null], ['c', 'a'], ['d', 'b']]);
+  const known = new Map<string, string | null>([
+    ['a', null],
+    ['b', null],
+    ['c', 'a'],
+    ['d', 'b'],
+  ]);
   it('reads merged ids as their kept group', () => {
     expect(mergePlan(known, 'a', ['b'])).toEqual({ outcome: 'ok', kept: 'a', sources: ['b'] });
     expect(mergePlan(known, 'c', ['d'])).toEqual({ outcome: 'ok', kept: 'a', sources: ['b'] });

@@ -25,7 +25,12 @@ async function session(auth: Auth, appVersion: string): Promise<string> {
 
 let ts = T0 + 100_000;
 async function occur(auth: Auth, sessionId: string, stackTrace: string) {
-  const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: crash(sessionId, { stackTrace, timestamp: ts++ }) });
+  const r = await s.app.inject({
+    method: 'POST',
+    url: '/ingest/crash',
+    headers: auth,
+    payload: crash(sessionId, { stackTrace, timestamp: ts++ }),
+  });
   expect(r.statusCode).toBe(201);
 }
 
@@ -35,13 +40,16 @@ async function group() {
   const stackTrace = `at ${randomUUID()} (a.js:1:1)\nat b (b.js:2:2)`;
   const sid = await session(p.auth, '1.0');
   await occur(p.auth, sid, stackTrace);
-  const r = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId]);
+  const r = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
+    p.projectId,
+  ]);
   const groupId = r.rows[0]!.id;
   const url = `/api/projects/${p.projectId}/crash-groups/${groupId}`;
   return { ...p, stackTrace, groupId, url };
 }
 
-const patch = (url: string, payload: unknown, headers = s.admin) => s.app.inject({ method: 'PATCH', url, headers, payload: payload as object });
+const patch = (url: string, payload: unknown, headers = s.admin) =>
+  s.app.inject({ method: 'PATCH', url, headers, payload: payload as object });
 const get = async (url: string) => (await s.app.inject({ method: 'GET', url, headers: s.admin })).json();
 
 describe('crash-group workflow', () => {
@@ -50,10 +58,21 @@ describe('crash-group workflow', () => {
     const r = await s.app.inject({ method: 'GET', url: g.url, headers: s.admin });
     expect(r.statusCode).toBe(200);
     expect(r.json()).toMatchObject({
-      id: g.groupId, status: 'open', message: 'TypeError: undefined is not a function', isFatal: true, handled: false,
-      occurrenceCount: 1, affectedDevices: 1, platform: 'ios', appVersion: '1.0', osVersion: '17.2',
+      id: g.groupId,
+      status: 'open',
+      message: 'TypeError: undefined is not a function',
+      isFatal: true,
+      handled: false,
+      occurrenceCount: 1,
+      affectedDevices: 1,
+      platform: 'ios',
+      appVersion: '1.0',
+      osVersion: '17.2',
       firstSeenAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-      appVersions: ['1.0'], resolvedVersions: [], summary: null, summarySource: null,
+      appVersions: ['1.0'],
+      resolvedVersions: [],
+      summary: null,
+      summarySource: null,
       alert: { status: 'pending', attempts: 0 },
     });
   });
@@ -83,10 +102,16 @@ describe('crash-group workflow', () => {
     expect((await patch(g.url, { status: 7 })).statusCode).toBe(422);
     expect((await patch(g.url, {})).statusCode).toBe(400);
 
-    const noGroup = await patch(`/api/projects/${g.projectId}/crash-groups/${randomUUID()}`, { status: 'acknowledged' });
+    const noGroup = await patch(`/api/projects/${g.projectId}/crash-groups/${randomUUID()}`, {
+      status: 'acknowledged',
+    });
     expect(noGroup.statusCode).toBe(404);
     expect(noGroup.json()).toEqual({ error: 'Crash group not found', code: 'not_found' });
-    const noProject = await s.app.inject({ method: 'GET', url: `/api/projects/${randomUUID()}/crash-groups/${g.groupId}`, headers: s.admin });
+    const noProject = await s.app.inject({
+      method: 'GET',
+      url: `/api/projects/${randomUUID()}/crash-groups/${g.groupId}`,
+      headers: s.admin,
+    });
     expect(noProject.statusCode).toBe(404);
     expect(noProject.json()).toEqual({ error: 'Project not found', code: 'project_not_found' });
     // Another project's group is not found through this project.
@@ -97,7 +122,15 @@ describe('crash-group workflow', () => {
 
     expect((await patch(g.url, { status: 'ignored' }, { authorization: 'Bearer nope' })).statusCode).toBe(401);
     expect((await patch(g.url, { status: 'ignored' }, g.auth)).statusCode).toBe(401); // a project API key is not the admin token
-    expect((await s.app.inject({ method: 'GET', url: `/api/projects/not-a-uuid/crash-groups/${g.groupId}`, headers: s.admin })).statusCode).toBe(400);
+    expect(
+      (
+        await s.app.inject({
+          method: 'GET',
+          url: `/api/projects/not-a-uuid/crash-groups/${g.groupId}`,
+          headers: s.admin,
+        })
+      ).statusCode,
+    ).toBe(400);
   });
 
   it('regression rule: resolved at 1.0, a new 1.0 occurrence stays resolved, a 1.1 occurrence reopens', async () => {
@@ -109,7 +142,12 @@ describe('crash-group workflow', () => {
     expect(await get(g.url)).toMatchObject({ status: 'resolved', occurrenceCount: 2, appVersions: ['1.0'] });
 
     await occur(g.auth, await session(g.auth, '1.1'), g.stackTrace);
-    expect(await get(g.url)).toMatchObject({ status: 'open', occurrenceCount: 3, appVersions: ['1.0', '1.1'], appVersion: '1.1' });
+    expect(await get(g.url)).toMatchObject({
+      status: 'open',
+      occurrenceCount: 3,
+      appVersions: ['1.0', '1.1'],
+      appVersion: '1.1',
+    });
 
     // Resolving again takes in 1.1: now only a third version reopens it.
     expect((await patch(g.url, { status: 'resolved' })).json().resolvedVersions).toEqual(['1.0', '1.1']);
@@ -134,12 +172,35 @@ describe('crash-group workflow', () => {
     const g = await group();
     const address = await s.app.listen({ host: '127.0.0.1', port: 0 });
     const cli = (...args: string[]) =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--url', address, '--token', ADMIN_TOKEN], { cwd: process.cwd() });
-    const set = await cli('crash-groups', 'set-status', '--project', g.projectId, '--group', g.groupId, '--status', 'acknowledged', '--json');
+      promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/main.ts', ...args, '--url', address, '--token', ADMIN_TOKEN],
+        { cwd: process.cwd() },
+      );
+    const set = await cli(
+      'crash-groups',
+      'set-status',
+      '--project',
+      g.projectId,
+      '--group',
+      g.groupId,
+      '--status',
+      'acknowledged',
+      '--json',
+    );
     expect(JSON.parse(set.stdout)).toMatchObject({ id: g.groupId, status: 'acknowledged' });
     const shown = await cli('crash-groups', 'get', '--project', g.projectId, '--group', g.groupId, '--json');
     expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'acknowledged', appVersions: ['1.0'] });
-    const refused = await cli('crash-groups', 'set-status', '--project', g.projectId, '--group', g.groupId, '--status', 'fixed').catch((e) => e);
+    const refused = await cli(
+      'crash-groups',
+      'set-status',
+      '--project',
+      g.projectId,
+      '--group',
+      g.groupId,
+      '--status',
+      'fixed',
+    ).catch((e) => e);
     expect(refused.code).toBe(1);
     // the details, in words, not a bare "Validation failed"
     expect(refused.stderr).toContain('Error 422: Validation failed');

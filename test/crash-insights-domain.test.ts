@@ -2,10 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { MIN_SUSPECT_COUNT, rankSuspects, wilson, type DimensionCounts } from '../src/domain/suspects.ts';
 import { commonTrails, hostPath, stepOf, trailOf, type RawStep, type TrailWindow } from '../src/domain/crashTrail.ts';
 
-const dim = (dimension: string, groupTotal: number, group: Record<string, number>, baselineTotal: number,
-  baseline: Record<string, number>): DimensionCounts => ({
-  dimension, baselineUnit: 'sessions', groupTotal, baselineTotal,
-  group: new Map(Object.entries(group)), baseline: new Map(Object.entries(baseline)),
+const dim = (
+  dimension: string,
+  groupTotal: number,
+  group: Record<string, number>,
+  baselineTotal: number,
+  baseline: Record<string, number>,
+): DimensionCounts => ({
+  dimension,
+  baselineUnit: 'sessions',
+  groupTotal,
+  baselineTotal,
+  group: new Map(Object.entries(group)),
+  baseline: new Map(Object.entries(baseline)),
 });
 
 describe('wilson', () => {
@@ -31,8 +40,11 @@ describe('rankSuspects', () => {
   it('ranks a planted over-represented value first and leaves a value common in both out', () => {
     const ranked = rankSuspects([
       // Android 14 is 10 % of the baseline but 60 % of the group; Android 13 is common in both
-      dim('osVersion', 1000, { 'Android 14': 600, 'Android 13': 400 },
-        100_000, { 'Android 14': 10_000, 'Android 13': 60_000, 'iOS 17': 30_000 }),
+      dim('osVersion', 1000, { 'Android 14': 600, 'Android 13': 400 }, 100_000, {
+        'Android 14': 10_000,
+        'Android 13': 60_000,
+        'iOS 17': 30_000,
+      }),
       // release 2.0 a little over-represented
       dim('release', 1000, { '2.0': 450, '1.9': 550 }, 100_000, { '2.0': 35_000, '1.9': 65_000 }),
       // wifi is as common in the group as everywhere
@@ -53,7 +65,10 @@ describe('rankSuspects', () => {
       // 5000 of 10000 on a release 10 % of the baseline: lift 5 from thousands of reports
       dim('release', 10_000, { '3.1': 5000 }, 100_000, { '3.1': 10_000 }),
     ]);
-    expect(ranked.map((s) => [s.value, s.lift])).toEqual([['3.1', 5], ['Pixel 2', 10]]);
+    expect(ranked.map((s) => [s.value, s.lift])).toEqual([
+      ['3.1', 5],
+      ['Pixel 2', 10],
+    ]);
   });
 
   it('handles tiny counts, unseen baseline values, empty totals and ties', () => {
@@ -63,10 +78,7 @@ describe('rankSuspects', () => {
     expect(unseen[0]).toMatchObject({ value: 'X', lift: null, baselineCount: 0 });
     expect(Number.isFinite(unseen[0]!.liftLow)).toBe(true);
     expect(rankSuspects([dim('model', 0, {}, 1000, { X: 1 }), dim('os', 5, { A: 5 }, 0, {})])).toEqual([]);
-    const tie = rankSuspects([
-      dim('b', 100, { v: 50 }, 1000, { v: 10 }),
-      dim('a', 100, { v: 50 }, 1000, { v: 10 }),
-    ]);
+    const tie = rankSuspects([dim('b', 100, { v: 50 }, 1000, { v: 10 }), dim('a', 100, { v: 50 }, 1000, { v: 10 })]);
     expect(tie.map((s) => s.dimension)).toEqual(['a', 'b']);
   });
 
@@ -80,20 +92,23 @@ describe('rankSuspects', () => {
 
 describe('the trail before the crash', () => {
   it('labels steps, collapsing ids and numbers in paths and dropping query strings', () => {
-    expect(hostPath('https://user:pw@api.example.com:8443/v2/orders/1042?token=abc#x'))
-      .toBe('api.example.com:8443/v2/orders/1042');
+    expect(hostPath('https://user:pw@api.example.com:8443/v2/orders/1042?token=abc#x')).toBe(
+      'api.example.com:8443/v2/orders/1042',
+    );
     expect(hostPath('/relative/path?q')).toBe('/relative/path');
-    expect(stepOf({ kind: 'request', text: 'https://api.example.com/v2/orders/1042?x=1', method: 'post', status: 500 }))
-      .toEqual({ kind: 'request', label: 'POST api.example.com/v2/orders/<n> → 500' });
+    expect(
+      stepOf({ kind: 'request', text: 'https://api.example.com/v2/orders/1042?x=1', method: 'post', status: 500 }),
+    ).toEqual({ kind: 'request', label: 'POST api.example.com/v2/orders/<n> → 500' });
     const uuidUrl = 'https://a.io/u/0b7c3e2a-1f4d-4b5e-9c1a-2d3e4f5a6b7c';
-    expect(stepOf({ kind: 'request', text: uuidUrl, method: 'GET', status: null }).label)
-      .toBe('GET a.io/u/<uuid> → error');
+    expect(stepOf({ kind: 'request', text: uuidUrl, method: 'GET', status: null }).label).toBe(
+      'GET a.io/u/<uuid> → error',
+    );
     expect(stepOf({ kind: 'screen', text: '/product/77' })).toEqual({ kind: 'screen', label: '/product/<n>' });
     expect(stepOf({ kind: 'tap', text: '' }).label).toBe('(unnamed)');
   });
 
   it('reads hostile text in bounded time', () => {
-    const long = 'https://' + 'a/'.repeat(200_000) + '?' + '1'.repeat(100_000);
+    const long = `https://${'a/'.repeat(200_000)}?${'1'.repeat(100_000)}`;
     const s = stepOf({ kind: 'request', text: long, method: 'GET'.repeat(1000), status: 500 });
     expect(s.label.length).toBeLessThan(500);
   });
@@ -101,8 +116,11 @@ describe('the trail before the crash', () => {
   it('keeps the last k steps with consecutive repeats collapsed', () => {
     const raw: RawStep[] = [
       { kind: 'screen', text: 'Home' },
-      { kind: 'tap', text: 'buy' }, { kind: 'tap', text: 'buy' }, { kind: 'tap', text: 'buy' },
-      { kind: 'screen', text: 'Cart' }, { kind: 'event', text: 'checkout_started' },
+      { kind: 'tap', text: 'buy' },
+      { kind: 'tap', text: 'buy' },
+      { kind: 'tap', text: 'buy' },
+      { kind: 'screen', text: 'Cart' },
+      { kind: 'event', text: 'checkout_started' },
     ];
     expect(trailOf(raw, 3).map((s) => s.label)).toEqual(['buy', 'Cart', 'checkout_started']);
     expect(trailOf(raw, 10).map((s) => s.label)).toEqual(['Home', 'buy', 'Cart', 'checkout_started']);
@@ -110,7 +128,8 @@ describe('the trail before the crash', () => {
 
   it('counts the most common trail first, with its share and the latest session that followed it', () => {
     const pay = (url: string): RawStep[] => [
-      { kind: 'screen', text: 'Cart' }, { kind: 'request', text: url, method: 'POST', status: 502 },
+      { kind: 'screen', text: 'Cart' },
+      { kind: 'request', text: url, method: 'POST', status: 502 },
     ];
     const failing = pay('https://api.x.io/pay/1');
     const failing2 = pay('https://api.x.io/pay/99?r=2');

@@ -14,8 +14,9 @@ let auth: { authorization: string };
 let groupId: string;
 const crashing: string[] = [];
 
-const STACK = 'TypeError: Cannot read properties of undefined (reading \'total\')\n'
-  + '    at pay (app.js:3:9)\n    at submit (app.js:8:1)';
+const STACK =
+  "TypeError: Cannot read properties of undefined (reading 'total')\n" +
+  '    at pay (app.js:3:9)\n    at submit (app.js:8:1)';
 const OTHER = 'Error: unrelated\n    at other (lib.js:1:1)';
 const FAILED = 'POST api.shop.example/orders/<uuid> → 503';
 
@@ -25,7 +26,9 @@ async function post(url: string, payload: object) {
 }
 const dash = async (url: string, status = 200) => {
   const r = await s.app.inject({
-    method: 'GET', url: `/api/dashboard/projects/${projectId}${url}`, headers: a.headers,
+    method: 'GET',
+    url: `/api/dashboard/projects/${projectId}${url}`,
+    headers: a.headers,
   });
   expect(r.statusCode, r.body).toBe(status);
   return r.json();
@@ -41,8 +44,13 @@ beforeAll(async () => {
     const st = sessionStart({ userId: `u${i}`, startedAt: T0 + (i % 2) * 86_400_000 + i * 60_000 });
     const os = i < 60 ? '13' : '14';
     st.device = {
-      ...st.device, platform: 'android', osVersion: os, brand: 'Google', model: 'Pixel 8',
-      appVersion: '3.0.0', networkType: 'wifi',
+      ...st.device,
+      platform: 'android',
+      osVersion: os,
+      brand: 'Google',
+      model: 'Pixel 8',
+      appVersion: '3.0.0',
+      networkType: 'wifi',
     };
     await post('/ingest/session', st);
     sessions.push({ id: st.sessionId, os, at: st.startedAt });
@@ -54,8 +62,12 @@ beforeAll(async () => {
     const crashAt = x.at + 120_000;
     const sid = x.id;
     crashing.push(sid);
-    const ev = (seq: number, dt: number, e: object) =>
-      ({ sessionId: sid, sequenceNumber: seq, timestamp: crashAt - dt, ...e });
+    const ev = (seq: number, dt: number, e: object) => ({
+      sessionId: sid,
+      sequenceNumber: seq,
+      timestamp: crashAt - dt,
+      ...e,
+    });
     const events: object[] = [
       ev(0, 90_000, { type: 'navigate', from: null, to: '/onboarding' }), // outside the 30 s window
       ev(1, 20_000, { type: 'navigate', from: '/onboarding', to: '/home' }),
@@ -71,27 +83,47 @@ beforeAll(async () => {
       if (n % 2) events.push(ev(6, 2_000, { type: 'network', ...failing, error: null }));
       else {
         await post('/ingest/network', {
-          sessionId: sid, requests: [{ id: randomUUID(), ...failing, timestamp: crashAt - 2_000 }],
+          sessionId: sid,
+          requests: [{ id: randomUUID(), ...failing, timestamp: crashAt - 2_000 }],
         });
       }
     } else {
       events.push(ev(6, 3_000, { type: 'custom', name: 'checkout_failed', properties: {} }));
     }
     // a request that succeeded is not a step
-    events.push(ev(7, 1_000, {
-      type: 'network', method: 'GET', url: 'https://api.shop.example/ok', statusCode: 200, duration: 5, error: null,
-    }));
+    events.push(
+      ev(7, 1_000, {
+        type: 'network',
+        method: 'GET',
+        url: 'https://api.shop.example/ok',
+        statusCode: 200,
+        duration: 5,
+        error: null,
+      }),
+    );
     await post('/ingest/events', { sessionId: sid, events });
     await post('/ingest/crash', {
-      sessionId: sid, timestamp: crashAt, message: 'TypeError', stackTrace: STACK, isFatal: true, handled: false,
-      environment: 'production', tags: { checkout: n < 11 ? 'v2' : 'v1' },
+      sessionId: sid,
+      timestamp: crashAt,
+      message: 'TypeError',
+      stackTrace: STACK,
+      isFatal: true,
+      handled: false,
+      environment: 'production',
+      tags: { checkout: n < 11 ? 'v2' : 'v1' },
     });
   }
   // other groups' reports, in production on the old checkout: the baseline of environment and tags
   for (const x of sessions.slice(20, 40)) {
     await post('/ingest/crash', {
-      sessionId: x.id, timestamp: x.at + 1000, message: 'Error', stackTrace: OTHER, isFatal: false, handled: true,
-      environment: 'production', tags: { checkout: 'v1' },
+      sessionId: x.id,
+      timestamp: x.at + 1000,
+      message: 'Error',
+      stackTrace: OTHER,
+      isFatal: false,
+      handled: true,
+      environment: 'production',
+      tags: { checkout: 'v1' },
     });
   }
   await s.svc.ingest.drain();
@@ -110,8 +142,13 @@ describe('suspects', () => {
     expect(r.period).toMatchObject({ days: 30, from: '2026-01-01', to: '2026-01-02', daysWithOccurrences: 2 });
     expect(r.baseline).toContain('sessions');
     expect(r.suspects[0]).toMatchObject({
-      dimension: 'osVersion', value: 'android 14', groupCount: 12, groupShare: 0.8,
-      baselineCount: 20, baselineShare: 0.25, baselineUnit: 'sessions',
+      dimension: 'osVersion',
+      value: 'android 14',
+      groupCount: 12,
+      groupShare: 0.8,
+      baselineCount: 20,
+      baselineShare: 0.25,
+      baselineUnit: 'sessions',
     });
     expect(r.suspects[0].lift).toBeCloseTo(3.2, 5);
     expect(r.suspects[0].liftLow).toBeGreaterThan(1);
@@ -123,19 +160,30 @@ describe('suspects', () => {
     }
     const os = r.dimensions.find((d: { dimension: string }) => d.dimension === 'osVersion');
     expect(os).toEqual({ dimension: 'osVersion', occurrences: 15, baseline: 80, baselineUnit: 'sessions' });
-    expect(r.dimensions.map((d: { dimension: string }) => d.dimension).sort())
-      .toEqual(['deviceModel', 'environment', 'networkType', 'osVersion', 'platform', 'release', 'tag:checkout']);
+    expect(r.dimensions.map((d: { dimension: string }) => d.dimension).sort()).toEqual([
+      'deviceModel',
+      'environment',
+      'networkType',
+      'osVersion',
+      'platform',
+      'release',
+      'tag:checkout',
+    ]);
   });
 
-  it('compares environment and tags with the project\'s crash occurrences', async () => {
+  it("compares environment and tags with the project's crash occurrences", async () => {
     const r = await dash(`/crash-groups/${groupId}/suspects`);
     const tag = r.suspects.find((x: { dimension: string }) => x.dimension === 'tag:checkout');
     // 11 of the group's 15 reports on checkout v2, which only they sent: 11 of the project's 35
     expect(tag).toMatchObject({ value: 'v2', groupCount: 11, baselineCount: 11, baselineUnit: 'occurrences' });
     expect(tag.baselineShare).toBeCloseTo(11 / 35, 9);
     expect(r.suspects.find((x: { value: string }) => x.value === 'production')).toBeUndefined();
-    expect(r.dimensions.find((d: { dimension: string }) => d.dimension === 'environment'))
-      .toEqual({ dimension: 'environment', occurrences: 15, baseline: 35, baselineUnit: 'occurrences' });
+    expect(r.dimensions.find((d: { dimension: string }) => d.dimension === 'environment')).toEqual({
+      dimension: 'environment',
+      occurrences: 15,
+      baseline: 35,
+      baselineUnit: 'occurrences',
+    });
     // the planted OS version still leads: its bound is the larger
     expect(r.suspects[0].value).toBe('android 14');
   });
@@ -146,7 +194,8 @@ describe('suspects', () => {
     expect(m.statusCode, m.body).toBe(200);
     expect(m.json().suspects[0]).toMatchObject({ dimension: 'osVersion', value: 'android 14' });
     const missing = await s.app.inject({
-      method: 'GET', url: `/api/projects/${projectId}/crash-groups/${randomUUID()}/suspects`,
+      method: 'GET',
+      url: `/api/projects/${projectId}/crash-groups/${randomUUID()}/suspects`,
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
     expect(missing.statusCode).toBe(404);
@@ -184,13 +233,19 @@ describe('the trail before the crash', () => {
       expect((await dash(`/crash-groups/${groupId}/trail?${q}`, 400)).error).toBeTruthy();
     }
     const m = await s.app.inject({
-      method: 'GET', url: `/api/projects/${projectId}/crash-groups/${groupId}/trail?window=120`,
+      method: 'GET',
+      url: `/api/projects/${projectId}/crash-groups/${groupId}/trail?window=120`,
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
     expect(m.statusCode, m.body).toBe(200);
     // two minutes back reach the onboarding screen too
-    expect(m.json().trails[0].steps.map((x: { label: string }) => x.label))
-      .toEqual(['/onboarding', '/home', 'buy', '/cart/<n>', FAILED]);
+    expect(m.json().trails[0].steps.map((x: { label: string }) => x.label)).toEqual([
+      '/onboarding',
+      '/home',
+      'buy',
+      '/cart/<n>',
+      FAILED,
+    ]);
   });
 });
 

@@ -59,26 +59,35 @@ describe('levels and environments', () => {
   it('the crash list shows crashes and errors by default; messages have their own filter', async () => {
     const all = await dash('/crash-groups');
     expect(all.data.map((g: { stackHead: string }) => g.stackHead).sort()).toEqual([FATAL, HANDLED].sort());
-    expect(all.data.find((g: { stackHead: string }) => g.stackHead === FATAL))
-      .toMatchObject({ level: 'fatal', occurrenceCount: 3 });
+    expect(all.data.find((g: { stackHead: string }) => g.stackHead === FATAL)).toMatchObject({
+      level: 'fatal',
+      occurrenceCount: 3,
+    });
     const messages = await dash('/crash-groups?kind=message');
     expect(messages.data).toHaveLength(1);
     expect(messages.data[0]).toMatchObject({ stackHead: MESSAGE, level: 'warning', occurrenceCount: 4 });
-    expect((await dash('/crash-groups?level=info')).data[0])
-      .toMatchObject({ stackHead: MESSAGE, occurrenceCount: 2, level: 'info' });
+    expect((await dash('/crash-groups?level=info')).data[0]).toMatchObject({
+      stackHead: MESSAGE,
+      occurrenceCount: 2,
+      level: 'info',
+    });
     expect(heads(await dash('/crash-groups?kind=fatal'))).toEqual([FATAL]);
     expect(heads(await dash('/crash-groups?kind=nonfatal'))).toEqual([HANDLED]);
     expect((await dashGet('/crash-groups?level=loud')).statusCode).toBe(400);
   });
 
   it('a group opened by a message gets no new-crash alert; one opened by a crash does', async () => {
-    const jobs = async (stackHead: string) => (await s.svc.stores.pg.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM alert_outbox o JOIN crash_groups g ON g.id = o.group_id
-       WHERE g.project_id = $1 AND g.stack_head = $2`, [projectId, stackHead])).rows[0]!.n;
+    const jobs = async (stackHead: string) =>
+      (
+        await s.svc.stores.pg.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM alert_outbox o JOIN crash_groups g ON g.id = o.group_id
+       WHERE g.project_id = $1 AND g.stack_head = $2`,
+          [projectId, stackHead],
+        )
+      ).rows[0]!.n;
     expect(await jobs(MESSAGE)).toBe(0);
     expect(await jobs(FATAL)).toBeGreaterThan(0);
   });
-
 
   it('environment filters the list and its counts, and the crash page figures', async () => {
     const prod = await dash('/crash-groups?environment=production');
@@ -91,7 +100,8 @@ describe('levels and environments', () => {
     const id = prod.data[0].id;
     const page = await dash(`/crash-groups/${id}`);
     expect(page.environments).toEqual([
-      { environment: 'production', occurrences: 2 }, { environment: 'staging', occurrences: 1 },
+      { environment: 'production', occurrences: 2 },
+      { environment: 'staging', occurrences: 1 },
     ]);
     expect(page.appVersionCounts).toEqual([{ appVersion: '3.0', occurrences: 3 }]);
     const scoped = await dash(`/crash-groups/${id}?environment=staging`);
@@ -134,17 +144,26 @@ describe('levels and environments', () => {
     // 3 fatal occurrences of one group, 4 messages of another: the default rule does not fire
     expect(await s.worker!.rules!.evaluate()).toBe(0);
     const messages = await create({
-      name: 'messages', kind: 'spike', threshold: 4, windowMinutes: 60, emails: [], levels: ['warning', 'info'],
+      name: 'messages',
+      kind: 'spike',
+      threshold: 4,
+      windowMinutes: 60,
+      emails: [],
+      levels: ['warning', 'info'],
     });
     expect(messages.levels).toEqual(['warning', 'info']);
     expect(await s.worker!.rules!.evaluate()).toBe(1);
     const patched = await s.app.inject({
-      method: 'PATCH', url: `/api/projects/${projectId}/alert-rules/${messages.id}`, headers: s.admin,
+      method: 'PATCH',
+      url: `/api/projects/${projectId}/alert-rules/${messages.id}`,
+      headers: s.admin,
       payload: { levels: null },
     });
     expect(patched.json().levels).toBeNull();
     const bad = await s.app.inject({
-      method: 'POST', url: `/api/projects/${projectId}/alert-rules`, headers: s.admin,
+      method: 'POST',
+      url: `/api/projects/${projectId}/alert-rules`,
+      headers: s.admin,
       payload: { name: 'x', kind: 'spike', threshold: 1, levels: ['loud'] },
     });
     expect(bad.statusCode).toBe(422);
@@ -152,7 +171,7 @@ describe('levels and environments', () => {
 });
 
 describe('release health by environment', () => {
-  it('sessions carry an optional environment; release health filters on it; a crash takes its session\'s', async () => {
+  it("sessions carry an optional environment; release health filters on it; a crash takes its session's", async () => {
     const start = async (environment: unknown) => {
       const st = sessionStart({ startedAt: NOW - 600_000, ...(environment === undefined ? {} : { environment }) });
       st.device.appVersion = '9.0';
@@ -173,15 +192,20 @@ describe('release health by environment', () => {
       return x.json().data.find((d: { appVersion: string }) => d.appVersion === '9.0');
     };
     expect(await row('')).toMatchObject({ sessions: 5, crashedSessions: 1 });
-    expect(await row('?environment=production'))
-      .toMatchObject({ sessions: 3, crashedSessions: 1, crashFreeSessions: 66.67 });
+    expect(await row('?environment=production')).toMatchObject({
+      sessions: 3,
+      crashedSessions: 1,
+      crashFreeSessions: 66.67,
+    });
     expect(await row('?environment=staging')).toMatchObject({ sessions: 1, crashedSessions: 0 });
     expect(await row('?environment=nowhere')).toBeUndefined();
     const page = await dash('/releases?environment=production');
     expect(page.environment).toBe('production');
     expect(page.data.find((d: { appVersion: string }) => d.appVersion === '9.0')).toMatchObject({ sessions: 3 });
     const occ = await s.app.inject({
-      method: 'GET', url: '/export/crash-occurrences?environment=production', headers: auth,
+      method: 'GET',
+      url: '/export/crash-occurrences?environment=production',
+      headers: auth,
     });
 
     expect(occ.json().data.map((o: { sessionId: string }) => o.sessionId)).toContain(crashed);

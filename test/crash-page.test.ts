@@ -21,30 +21,62 @@ afterAll(async () => {
 });
 
 let ts = T0 + 10_000;
-async function crash(device: Record<string, unknown>, c: { stackTrace: string; message: string; isFatal: boolean; handled: boolean }, userId = 'u1') {
+async function crash(
+  device: Record<string, unknown>,
+  c: { stackTrace: string; message: string; isFatal: boolean; handled: boolean },
+  userId = 'u1',
+) {
   const st = sessionStart({ userId });
   st.device = { ...st.device, ...device };
-  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(201);
-  const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: { sessionId: st.sessionId, timestamp: ts++, ...c } });
+  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(
+    201,
+  );
+  const r = await s.app.inject({
+    method: 'POST',
+    url: '/ingest/crash',
+    headers: auth,
+    payload: { sessionId: st.sessionId, timestamp: ts++, ...c },
+  });
   expect(r.statusCode).toBe(201);
 }
 const dash = async (url: string) => {
-  const r = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}${url}`, headers: a.headers });
+  const r = await s.app.inject({
+    method: 'GET',
+    url: `/api/dashboard/projects/${projectId}${url}`,
+    headers: a.headers,
+  });
   expect(r.statusCode, r.body).toBe(200);
   return r.json();
 };
 
-const NPE = 'java.lang.NullPointerException: Attempt to invoke virtual method on a null object reference\n\tat com.shop.Cart.total(Cart.kt:12)\n\tat com.shop.CartActivity.onResume(CartActivity.kt:40)';
+const NPE =
+  'java.lang.NullPointerException: Attempt to invoke virtual method on a null object reference\n\tat com.shop.Cart.total(Cart.kt:12)\n\tat com.shop.CartActivity.onResume(CartActivity.kt:40)';
 const HANDLED = 'Error: Payment 55 declined\n    at pay (app.js:3:9)';
 
 describe('crash list and page', () => {
   beforeAll(async () => {
     const pixel = { platform: 'android', brand: 'Google', model: 'Pixel 8', osVersion: '14', appVersion: '2.0.0' };
-    await crash(pixel, { stackTrace: NPE, message: 'java.lang.NullPointerException', isFatal: true, handled: false }, 'u1');
-    await crash({ ...pixel, osVersion: '15', appVersion: '2.1.0' }, { stackTrace: NPE, message: 'java.lang.NullPointerException', isFatal: true, handled: false }, 'u2');
-    await crash({ platform: 'linux', brand: undefined, model: undefined, osVersion: '6.8', appVersion: '2.1.0' }, { stackTrace: NPE, message: 'java.lang.NullPointerException', isFatal: true, handled: false }, 'u2');
+    await crash(
+      pixel,
+      { stackTrace: NPE, message: 'java.lang.NullPointerException', isFatal: true, handled: false },
+      'u1',
+    );
+    await crash(
+      { ...pixel, osVersion: '15', appVersion: '2.1.0' },
+      { stackTrace: NPE, message: 'java.lang.NullPointerException', isFatal: true, handled: false },
+      'u2',
+    );
+    await crash(
+      { platform: 'linux', brand: undefined, model: undefined, osVersion: '6.8', appVersion: '2.1.0' },
+      { stackTrace: NPE, message: 'java.lang.NullPointerException', isFatal: true, handled: false },
+      'u2',
+    );
     for (const u of ['u1', 'u2', 'u3', 'u4']) {
-      await crash({ platform: 'ios', appVersion: '2.1.0' }, { stackTrace: HANDLED, message: 'Error: Payment 55 declined', isFatal: false, handled: true }, u);
+      await crash(
+        { platform: 'ios', appVersion: '2.1.0' },
+        { stackTrace: HANDLED, message: 'Error: Payment 55 declined', isFatal: false, handled: true },
+        u,
+      );
     }
   });
 
@@ -57,11 +89,19 @@ describe('crash list and page', () => {
     expect(fatal.data[0].platforms).toEqual(['android', 'linux']);
     const errors = await dash('/crash-groups?kind=nonfatal');
     expect(errors.data).toMatchObject([{ isFatal: false, handled: true, occurrenceCount: 4 }]);
-    expect((await dash('/crash-groups?sort=occurrences')).data.map((g: { occurrenceCount: number }) => g.occurrenceCount)).toEqual([4, 3]);
-    expect((await dash('/crash-groups?sort=users')).data.map((g: { usersAffected: number }) => g.usersAffected)).toEqual([4, 2]);
+    expect(
+      (await dash('/crash-groups?sort=occurrences')).data.map((g: { occurrenceCount: number }) => g.occurrenceCount),
+    ).toEqual([4, 3]);
+    expect(
+      (await dash('/crash-groups?sort=users')).data.map((g: { usersAffected: number }) => g.usersAffected),
+    ).toEqual([4, 2]);
     expect((await dash('/crash-groups?sort=firstSeen')).data[0].isFatal).toBe(false);
     expect((await dash('/crash-groups?sort=lastSeen')).data[0].isFatal).toBe(false);
-    const bad = await s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${projectId}/crash-groups?sort=random`, headers: a.headers });
+    const bad = await s.app.inject({
+      method: 'GET',
+      url: `/api/dashboard/projects/${projectId}/crash-groups?sort=random`,
+      headers: a.headers,
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toContain('sort');
   });
@@ -75,25 +115,52 @@ describe('crash list and page', () => {
       { value: 'Google Pixel 8', occurrences: 2, devices: 2 },
       { value: null, occurrences: 1, devices: 1 },
     ]);
-    expect(page.breakdown.osVersions.map((r: { value: string }) => r.value).sort()).toEqual(['android 14', 'android 15', 'linux 6.8']);
+    expect(page.breakdown.osVersions.map((r: { value: string }) => r.value).sort()).toEqual([
+      'android 14',
+      'android 15',
+      'linux 6.8',
+    ]);
     expect(page.breakdown.appVersions).toEqual([
       { value: '2.1.0', occurrences: 2, devices: 2 },
       { value: '2.0.0', occurrences: 1, devices: 1 },
     ]);
     // the summary's crashing frame is a frame, not the message line again
-    expect(page.summary.text).toContain('in com.shop.Cart.total(Cart.kt:12), called from com.shop.CartActivity.onResume(CartActivity.kt:40)');
+    expect(page.summary.text).toContain(
+      'in com.shop.Cart.total(Cart.kt:12), called from com.shop.CartActivity.onResume(CartActivity.kt:40)',
+    );
     expect(page.summary.text).not.toMatch(/in java\.lang\.NullPointerException/);
   });
 });
 
 describe('the fallback summary', () => {
-  const ctx = { isFatal: true, handled: false, appVersion: null, appBuildNumber: null, platform: null, osVersion: null, deviceModel: null, deviceBrand: null };
+  const ctx = {
+    isFatal: true,
+    handled: false,
+    appVersion: null,
+    appBuildNumber: null,
+    platform: null,
+    osVersion: null,
+    deviceModel: null,
+    deviceBrand: null,
+  };
   it('skips message and Caused by lines; with no frame it names none', () => {
-    expect(deterministicSummary({ ...ctx, message: 'java.lang.NullPointerException', stackHead: 'java.lang.NullPointerException\n\tat a.B.c(B.java:1)' }))
-      .toBe('Fatal crash: "java.lang.NullPointerException" in a.B.c(B.java:1).');
-    expect(deterministicSummary({ ...ctx, message: 'Error: x', stackHead: 'Error: x' })).toBe('Fatal crash: "Error: x".');
-    expect(deterministicSummary({ ...ctx, message: 'm', stackHead: '0   Shop  0x0000000104a8c3f4 main + 120\n1   Shop  0x0000000104a8c3f4 start + 4' }))
-      .toContain('in 0   Shop  0x0000000104a8c3f4 main + 120, called from');
+    expect(
+      deterministicSummary({
+        ...ctx,
+        message: 'java.lang.NullPointerException',
+        stackHead: 'java.lang.NullPointerException\n\tat a.B.c(B.java:1)',
+      }),
+    ).toBe('Fatal crash: "java.lang.NullPointerException" in a.B.c(B.java:1).');
+    expect(deterministicSummary({ ...ctx, message: 'Error: x', stackHead: 'Error: x' })).toBe(
+      'Fatal crash: "Error: x".',
+    );
+    expect(
+      deterministicSummary({
+        ...ctx,
+        message: 'm',
+        stackHead: '0   Shop  0x0000000104a8c3f4 main + 120\n1   Shop  0x0000000104a8c3f4 start + 4',
+      }),
+    ).toContain('in 0   Shop  0x0000000104a8c3f4 main + 120, called from');
   });
 });
 
@@ -115,18 +182,29 @@ describe('groups made before the normalised rule', () => {
     const send = async (stackTrace: string) => {
       const st = sessionStart();
       await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: { sessionId: st.sessionId, message: 'm', stackTrace, isFatal: true, handled: false, timestamp: ts++ } });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/crash',
+        headers: p.auth,
+        payload: { sessionId: st.sessionId, message: 'm', stackTrace, isFatal: true, handled: false, timestamp: ts++ },
+      });
       expect(r.statusCode).toBe(201);
     };
     await send(stable);
     await send(volatile);
     await send(volatile.replace('1042', '77'));
-    const rows = (await s.svc.stores.pg.query<{ group_key: string; message: string }>('SELECT group_key, message FROM crash_groups WHERE project_id = $1', [p.projectId])).rows;
+    const rows = (
+      await s.svc.stores.pg.query<{ group_key: string; message: string }>(
+        'SELECT group_key, message FROM crash_groups WHERE project_id = $1',
+        [p.projectId],
+      )
+    ).rows;
     expect(rows).toHaveLength(3);
     expect(rows.map((r) => r.group_key)).toContain(oldKey(stable));
     expect(rows.map((r) => r.group_key)).toContain(oldKey(volatile));
     const facts = await s.svc.crashGroups.list(p.projectId, undefined, 1, 10);
-    const count = (key: string) => facts.data.find((g) => rows.find((r) => r.group_key === key && r.message === g.message) !== undefined);
+    const count = (key: string) =>
+      facts.data.find((g) => rows.find((r) => r.group_key === key && r.message === g.message) !== undefined);
     expect(count(oldKey(stable))?.occurrenceCount).toBe(1);
     // the two reports of the volatile bug share the one new group
     expect(facts.data.map((g) => g.occurrenceCount).sort()).toEqual([1, 1, 2]);

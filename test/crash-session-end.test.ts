@@ -24,7 +24,9 @@ async function started(): Promise<string> {
 async function exported(id: string) {
   const r = await s.app.inject({ method: 'GET', url: '/export/sessions?limit=1000', headers: auth });
   expect(r.statusCode).toBe(200);
-  return (r.json().data as { id: string; status: string; duration: number | null; endedAt: string | null }[]).find((x) => x.id === id);
+  return (r.json().data as { id: string; status: string; duration: number | null; endedAt: string | null }[]).find(
+    (x) => x.id === id,
+  );
 }
 async function csvRow(id: string) {
   const r = await s.app.inject({ method: 'GET', url: '/export/sessions?format=csv&limit=1000', headers: auth });
@@ -35,7 +37,11 @@ describe('a crashed session ends', () => {
   it('a fatal crash sets endedAt at its timestamp and the duration from the start', async () => {
     const id = await started();
     expect((await post('/ingest/crash', crash(id, { isFatal: true, timestamp: T0 + 9_000 }))).statusCode).toBe(201);
-    expect(await exported(id)).toMatchObject({ status: 'crashed', endedAt: new Date(T0 + 9_000).toISOString(), duration: 9_000 });
+    expect(await exported(id)).toMatchObject({
+      status: 'crashed',
+      endedAt: new Date(T0 + 9_000).toISOString(),
+      duration: 9_000,
+    });
     expect(await csvRow(id)).toContain(new Date(T0 + 9_000).toISOString());
   });
 
@@ -43,7 +49,11 @@ describe('a crashed session ends', () => {
     const id = await started();
     await post('/ingest/crash', crash(id, { isFatal: true, timestamp: T0 + 9_000 }));
     expect((await post('/ingest/session/end', { sessionId: id, endedAt: T0 + 12_000 })).statusCode).toBe(200);
-    expect(await exported(id)).toMatchObject({ status: 'crashed', endedAt: new Date(T0 + 12_000).toISOString(), duration: 12_000 });
+    expect(await exported(id)).toMatchObject({
+      status: 'crashed',
+      endedAt: new Date(T0 + 12_000).toISOString(),
+      duration: 12_000,
+    });
     await post('/ingest/session/end', { sessionId: id, endedAt: T0 + 50_000 });
     expect((await exported(id))?.duration).toBe(12_000);
   });

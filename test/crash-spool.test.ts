@@ -20,13 +20,18 @@ import { release } from './helpers/bundle.ts';
 const crashOf = (sessionId: string, message: string, o: Record<string, unknown> = {}) =>
   P.crash(sessionId, { message, stackTrace: `${message}\n${P.crash(sessionId).stackTrace}`, ...o });
 
-const spooled = (projectId: string, crash: object): SpooledRecord =>
-  ({ chunks: [encodeCrashRecord(projectId, crash as never)], rows: 1 });
+const spooled = (projectId: string, crash: object): SpooledRecord => ({
+  chunks: [encodeCrashRecord(projectId, crash as never)],
+  rows: 1,
+});
 
 /** A step's histogram has counted at least one run with this outcome. */
 const stepRan = (step: string, outcome: string) =>
-  new RegExp(`^flightrec_pipeline_step_duration_seconds_count\\{pipeline="crash",step="${step}",`
-    + `outcome="${outcome}"\\} [1-9]`, 'm');
+  new RegExp(
+    `^flightrec_pipeline_step_duration_seconds_count\\{pipeline="crash",step="${step}",` +
+      `outcome="${outcome}"\\} [1-9]`,
+    'm',
+  );
 /** Exactly one record set aside at this step for this reason. */
 const setAsideOnce = (step: string, reason: string) =>
   new RegExp(`^flightrec_pipeline_set_aside_total\\{pipeline="crash",step="${step}",reason="${reason}"\\} 1$`, 'm');
@@ -44,8 +49,14 @@ describe('the error policy', () => {
     expect(classify(new PermanentError('session-gone'))).toEqual({ kind: 'permanent', reason: 'session-gone' });
     // Postgres: the socket, pg's own timeouts, SQLSTATEs of a server that cannot serve now
     const storeTrouble = [
-      coded('ECONNREFUSED'), coded('ECONNRESET'), coded('57P01'), coded('08006'), coded('53300'), coded('40001'),
-      new Error('Query read timeout'), new Error('Connection terminated unexpectedly'),
+      coded('ECONNREFUSED'),
+      coded('ECONNRESET'),
+      coded('57P01'),
+      coded('08006'),
+      coded('53300'),
+      coded('40001'),
+      new Error('Query read timeout'),
+      new Error('Connection terminated unexpectedly'),
       new Error('timeout exceeded when trying to connect'),
     ];
     for (const e of storeTrouble) is(e, 'retryable');
@@ -62,7 +73,9 @@ describe('crash records', () => {
   it('carry the project and the parsed report whole, optional and unknown fields included', () => {
     const crash = {
       ...P.crash('0b9b3a52-7d0e-4d55-9a43-8e0d6c7b1a11'),
-      environment: 'staging', tags: { plan: 'pro' }, futureField: [1, { a: 'é\u2028' }],
+      environment: 'staging',
+      tags: { plan: 'pro' },
+      futureField: [1, { a: 'é\u2028' }],
     };
     const bytes = encodeCrashRecord('7f7e3c1e-1111-4222-8333-944455556666', crash);
     expect(bytes.at(-1)).toBe(0x0a);
@@ -79,8 +92,10 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
 
   beforeAll(async () => {
     s = await startTestServer({
-      INGEST_SPOOL: 'true', SPOOL_LOAD_INTERVAL_MS: '100',
-      RATE_LIMIT_INGEST_PER_MIN: '1000000', RATE_LIMIT_EXPORT_PER_MIN: '1000000',
+      INGEST_SPOOL: 'true',
+      SPOOL_LOAD_INTERVAL_MS: '100',
+      RATE_LIMIT_INGEST_PER_MIN: '1000000',
+      RATE_LIMIT_EXPORT_PER_MIN: '1000000',
     });
     ({ auth, projectId } = await s.createProject('crash spool'));
   });
@@ -156,7 +171,9 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     const sid = await startSession();
     const crash = {
       ...crashOf(sid.toUpperCase(), 'Error: every field'),
-      environment: 'staging', tags: { plan: 'pro' }, somethingLater: { nested: [1, 2] },
+      environment: 'staging',
+      tags: { plan: 'pro' },
+      somethingLater: { nested: [1, 2] },
     };
     const restore = holdLoads(s);
     try {
@@ -186,7 +203,9 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     const batch = [good('one'), gone, good('two'), buggy, undecodable, good('three')];
     const out = await s.svc.crashPipeline!.runBatch(batch);
     expect(out.refused.map((r) => [r.error.step, r.error.verdict.reason]).sort()).toEqual([
-      ['decode', 'undecodable'], ['record', 'program-error'], ['record', 'session-gone'],
+      ['decode', 'undecodable'],
+      ['record', 'program-error'],
+      ['record', 'session-gone'],
     ]);
     for (const i of ['one', 'two', 'three']) {
       expect(await groupOf(`Error: batch mate ${i}`)).toMatchObject({ occurrenceCount: 1 });
@@ -210,10 +229,16 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     }
     expect(await gone.settled()).toBe(true);
     const file = path.join(path.dirname(gone.dir), `refused-${path.basename(gone.dir)}.ndjson`);
-    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const line = lines.find((l) => l.record?.crash?.message === 'Error: orphaned');
     expect(line).toMatchObject({
-      step: 'record', reason: 'session-gone', record: { v: 1, projectId, crash: { sessionId: sid } },
+      step: 'record',
+      reason: 'session-gone',
+      record: { v: 1, projectId, crash: { sessionId: sid } },
     });
     expect(await groupOf('Error: orphaned')).toBeUndefined();
   });
@@ -226,7 +251,10 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     const realQuery = pg.query;
     const restore = holdLoads(s);
     try {
-      for (const [sid, message] of [[poisoned, 'Error: poisoned'], [fine, 'Error: healthy neighbour']] as const) {
+      for (const [sid, message] of [
+        [poisoned, 'Error: poisoned'],
+        [fine, 'Error: healthy neighbour'],
+      ] as const) {
         expect((await post('/ingest/crash', crashOf(sid, message))).statusCode).toBe(201);
       }
       // the store fails this one session's reads in a way no rule knows
@@ -283,7 +311,9 @@ describe('symbolication in the crash pipeline', () => {
 
   beforeAll(async () => {
     s = await startTestServer({
-      INGEST_SPOOL: 'true', SPOOL_LOAD_INTERVAL_MS: '100', RATE_LIMIT_EXPORT_PER_MIN: '1000000',
+      INGEST_SPOOL: 'true',
+      SPOOL_LOAD_INTERVAL_MS: '100',
+      RATE_LIMIT_EXPORT_PER_MIN: '1000000',
     });
     ({ auth, projectId } = await s.createProject('symbolication'));
   });
@@ -292,8 +322,10 @@ describe('symbolication in the crash pipeline', () => {
   const post = (url: string, payload: object) => s.app.inject({ method: 'POST', url, headers: auth, payload });
   const uploadMap = async (rel: string, name: string, body: string) => {
     const r = await s.app.inject({
-      method: 'POST', url: `/api/projects/${projectId}/releases/${rel}/artifacts?name=${encodeURIComponent(name)}`,
-      headers: { ...s.admin, 'content-type': 'application/octet-stream' }, payload: body,
+      method: 'POST',
+      url: `/api/projects/${projectId}/releases/${rel}/artifacts?name=${encodeURIComponent(name)}`,
+      headers: { ...s.admin, 'content-type': 'application/octet-stream' },
+      payload: body,
     });
     expect(r.statusCode).toBe(201);
   };
@@ -307,8 +339,10 @@ describe('symbolication in the crash pipeline', () => {
     expect(r.statusCode).toBe(201);
   };
   const groupsOf = async (appVersion: string) =>
-    (await crashGroups(s, projectId))
-      .filter((g) => g.app_version === appVersion) as { id: string; stack_head: string }[];
+    (await crashGroups(s, projectId)).filter((g) => g.app_version === appVersion) as {
+      id: string;
+      stack_head: string;
+    }[];
 
   it('artifacts unreadable because a store fails are a retry of the batch, never a group on a raw stack', async () => {
     const a = release('https://shop.example.com/assets/index-5ca1ab.js', '5ca1ab');
@@ -318,8 +352,8 @@ describe('symbolication in the crash pipeline', () => {
     const retries = s.svc.crashPipeline!.batchRetries;
     (pg as { query: typeof pg.query }).query = ((sql: string, params?: readonly unknown[]) =>
       sql.includes('FROM release_artifacts')
-      ? Promise.reject(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))
-      : realQuery.call(pg, sql, params)) as typeof pg.query;
+        ? Promise.reject(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))
+        : realQuery.call(pg, sql, params)) as typeof pg.query;
     try {
       await crashIn('6.0.0', a.stack);
       await waitFor('a retried batch', () => s.svc.crashPipeline!.batchRetries > retries);
@@ -348,7 +382,8 @@ describe('symbolication in the crash pipeline', () => {
     expect(g[0]!.stack_head).toContain('index-bad0a1.js');
     const page = await s.svc.dashboard.crashGroup(projectId, g[0]!.id);
     expect(page?.latest).toMatchObject({
-      symbolicatedStack: null, unreadableArtifacts: ['~/assets/index-bad0a1.js.map'],
+      symbolicatedStack: null,
+      unreadableArtifacts: ['~/assets/index-bad0a1.js.map'],
     });
   });
 });

@@ -42,8 +42,11 @@ describe('source lines around mapped frames', () => {
 
   it('up to 5 lines each side of each mapped frame, its own line included, unmapped frames skipped', () => {
     const frames = sourceContext(`${rel.stack}\n    at other (https://x/y.js:1:1)`, mapFor);
-    expect(frames.map((f) => `${f.file}:${f.line}`))
-      .toEqual(['src/orders.ts:6', 'src/orders.ts:12', 'src/orders.ts:17']);
+    expect(frames.map((f) => `${f.file}:${f.line}`)).toEqual([
+      'src/orders.ts:6',
+      'src/orders.ts:12',
+      'src/orders.ts:17',
+    ]);
     expect(frames[0]!.lines.map((l) => l.line)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(frames[0]!.lines[5]!.text).toContain('throw new Error');
     expect(frames[2]!.lines.at(-1)!.line).toBe(19);

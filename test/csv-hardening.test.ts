@@ -14,9 +14,23 @@ beforeAll(async () => {
   const st = sessionStart();
   await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
   const requests = TRICKY.map((url, i) => networkRequest({ url, timestamp: 1_767_225_600_000 + i }));
-  expect((await s.app.inject({ method: 'POST', url: '/ingest/network', headers: p.auth, payload: { sessionId: st.sessionId, requests } })).statusCode).toBe(201);
+  expect(
+    (
+      await s.app.inject({
+        method: 'POST',
+        url: '/ingest/network',
+        headers: p.auth,
+        payload: { sessionId: st.sessionId, requests },
+      })
+    ).statusCode,
+  ).toBe(201);
   for (const [i, message] of TRICKY.entries()) {
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(st.sessionId, { message, stackTrace: `at f${i} (x.js:1:1)` }) });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/crash',
+      headers: p.auth,
+      payload: crash(st.sessionId, { message, stackTrace: `at f${i} (x.js:1:1)` }),
+    });
     expect(r.statusCode).toBe(201);
   }
 });
@@ -42,7 +56,8 @@ describe('CSV formula neutralisation', () => {
       const messages = [...csv.matchAll(/\r\n"[0-9a-f-]{36}","([^"]*(?:""[^"]*)*)"/g)].map((m) => m[1]!);
       expect(messages).toHaveLength(TRICKY.length);
       for (const m of messages) expect(m.startsWith("'"), JSON.stringify(m)).toBe(true);
-      for (const v of TRICKY.filter((x) => !x.startsWith('\uFEFF'))) expect(csv, JSON.stringify(v)).toContain(quoted(v));
+      for (const v of TRICKY.filter((x) => !x.startsWith('\uFEFF')))
+        expect(csv, JSON.stringify(v)).toContain(quoted(v));
     }
   });
 });

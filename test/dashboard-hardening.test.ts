@@ -8,18 +8,34 @@ const { lines: logLines, stream } = logCapture();
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ LOG_LEVEL: 'info', RATE_LIMIT_DASHBOARD_PER_MIN: '40', RATE_LIMIT_AUTH_PER_MIN: '1000' }, tempDataDir(), { logger: { stream } });
+  s = await startTestServer(
+    { LOG_LEVEL: 'info', RATE_LIMIT_DASHBOARD_PER_MIN: '40', RATE_LIMIT_AUTH_PER_MIN: '1000' },
+    tempDataDir(),
+    { logger: { stream } },
+  );
 });
 afterAll(async () => {
   await s?.close();
 });
 
 const signupWith = (password: string) =>
-  s.app.inject({ method: 'POST', url: '/api/auth/signup', payload: { email: `p-${crypto.randomUUID()}@example.com`, password } });
+  s.app.inject({
+    method: 'POST',
+    url: '/api/auth/signup',
+    payload: { email: `p-${crypto.randomUUID()}@example.com`, password },
+  });
 
 describe('password policy', () => {
   it('refuses all-whitespace, short, repetitive and common passwords with 422 on /password', async () => {
-    for (const pw of [' '.repeat(10), '1234567890', 'qwertyuiop', 'Password123', 'aaaaaaaaaaaa', 'abababababab', 'short']) {
+    for (const pw of [
+      ' '.repeat(10),
+      '1234567890',
+      'qwertyuiop',
+      'Password123',
+      'aaaaaaaaaaaa',
+      'abababababab',
+      'short',
+    ]) {
       const r = await signupWith(pw);
       expect(r.statusCode, JSON.stringify(pw)).toBe(422);
       expect(r.json().details[0].path).toBe('/password');
@@ -47,7 +63,11 @@ describe('dashboard parameters and limits', () => {
         expect(r.statusCode, `${path}?${q}`).toBe(400);
       }
     }
-    const ev = await s.app.inject({ method: 'GET', url: `${base}/sessions/${crypto.randomUUID()}/events?after=1e300`, headers: a.headers });
+    const ev = await s.app.inject({
+      method: 'GET',
+      url: `${base}/sessions/${crypto.randomUUID()}/events?after=1e300`,
+      headers: a.headers,
+    });
     expect(ev.statusCode).toBe(400);
     expect(logLines.join('')).not.toMatch(/"params"|"parameters"|1e\+300/);
   });
@@ -65,7 +85,9 @@ describe('dashboard parameters and limits', () => {
     expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
     // another user has their own budget
     const b = await signup(s);
-    expect((await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: b.headers })).statusCode).toBe(200);
+    expect((await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: b.headers })).statusCode).toBe(
+      200,
+    );
   });
 });
 
@@ -74,7 +96,9 @@ describe('request log lines (LOG_REQUESTS unset)', () => {
     const a = await signup(s);
     const p = await dashboardProject(s, a);
     const from = logLines.length;
-    expect((await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers })).statusCode).toBe(200);
+    expect((await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers })).statusCode).toBe(
+      200,
+    );
     const ch = s.svc.stores.ch;
     const real = ch.query.bind(ch);
     ch.query = (async () => {
@@ -85,15 +109,21 @@ describe('request log lines (LOG_REQUESTS unset)', () => {
     } finally {
       ch.query = real;
     }
-    const lines = logLines.slice(from).map((l) => JSON.parse(l) as { msg: string; req?: { url: string }; res?: { statusCode: number } });
+    const lines = logLines
+      .slice(from)
+      .map((l) => JSON.parse(l) as { msg: string; req?: { url: string }; res?: { statusCode: number } });
     expect(lines.filter((l) => l.msg === 'incoming request')).toEqual([]);
-    expect(lines.filter((l) => l.msg === 'request completed').map((l) => [l.req?.url, l.res?.statusCode])).toEqual([['/export/network', 500]]);
+    expect(lines.filter((l) => l.msg === 'request completed').map((l) => [l.req?.url, l.res?.statusCode])).toEqual([
+      ['/export/network', 500],
+    ]);
   });
 });
 
 describe('error replies', () => {
   it('carry a code the dashboard words them from (web/lib/messages.js), not their English', async () => {
-    const { humanError } = await import('../web/lib/messages.js' as string) as { humanError: (status: number, body: unknown) => string };
+    const { humanError } = (await import('../web/lib/messages.js' as string)) as {
+      humanError: (status: number, body: unknown) => string;
+    };
     const a = await signup(s);
     const p = await dashboardProject(s, a);
     const seen = async (method: 'GET' | 'POST', url: string, payload?: object) => {
@@ -103,7 +133,10 @@ describe('error replies', () => {
     const base = `/api/dashboard/projects/${p.projectId}`;
 
     const email = await seen('POST', '/api/auth/signup', { email: 'not-an-address', password: 'plum kettle orbit 7' });
-    expect(email.body).toMatchObject({ code: 'validation_failed', details: [{ path: '/email', keyword: 'format', params: { format: 'email' } }] });
+    expect(email.body).toMatchObject({
+      code: 'validation_failed',
+      details: [{ path: '/email', keyword: 'format', params: { format: 'email' } }],
+    });
     expect(email.words).toBe('The email address is not a valid email address.');
     const missing = await seen('POST', '/api/auth/signup', { email: 'x@example.com' });
     expect(missing.body).toMatchObject({ code: 'missing_field', field: '/password' });
@@ -112,7 +145,12 @@ describe('error replies', () => {
     expect(link.body).toMatchObject({ code: 'invalid_path_parameter', field: 'projectId', keyword: 'format' });
     expect(link.words).toMatch(/^This link is broken: the project id in it is not valid/);
     const page = await seen('GET', `${base}/sessions?page=0`);
-    expect(page.body).toMatchObject({ code: 'invalid_parameter', field: 'page', keyword: 'minimum', params: { limit: 1 } });
+    expect(page.body).toMatchObject({
+      code: 'invalid_parameter',
+      field: 'page',
+      keyword: 'minimum',
+      params: { limit: 1 },
+    });
     expect(page.words).toBe('The page must be 1 or more.');
     const date = await seen('GET', `${base}/sessions?from=2026-02-30`);
     expect(date.body).toMatchObject({ code: 'invalid_date', field: 'from' });
@@ -129,38 +167,83 @@ describe('team invitations', () => {
     const p = await dashboardProject(s, owner);
     const invitee = await signup(s);
     const other = await signup(s);
-    const sessions = (who: typeof owner) => s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${p.projectId}/sessions`, headers: who.headers });
+    const sessions = (who: typeof owner) =>
+      s.app.inject({ method: 'GET', url: `/api/dashboard/projects/${p.projectId}/sessions`, headers: who.headers });
 
     // An address with no account is invited just the same: inviting tells nothing about accounts.
-    const ghost = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/members`, headers: owner.headers, payload: { email: 'nobody-here@example.com' } });
+    const ghost = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/teams/${owner.teamId}/members`,
+      headers: owner.headers,
+      payload: { email: 'nobody-here@example.com' },
+    });
     expect(ghost.statusCode).toBe(201);
 
-    const inv = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/members`, headers: owner.headers, payload: { email: invitee.email.toUpperCase() } });
+    const inv = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/teams/${owner.teamId}/members`,
+      headers: owner.headers,
+      payload: { email: invitee.email.toUpperCase() },
+    });
     expect(inv.statusCode).toBe(201);
     const invitationId = inv.json().invitation.id;
     expect(inv.json().data.map((m: { email: string }) => m.email)).not.toContain(invitee.email);
     expect((await sessions(invitee)).statusCode).toBe(404); // pending: not a member
-    const teams = (await s.app.inject({ method: 'GET', url: '/api/dashboard/teams', headers: owner.headers })).json().data;
+    const teams = (await s.app.inject({ method: 'GET', url: '/api/dashboard/teams', headers: owner.headers })).json()
+      .data;
     expect(teams[0].invitations.map((i: { email: string }) => i.email)).toContain(invitee.email);
 
-    const mine = (await s.app.inject({ method: 'GET', url: '/api/dashboard/invitations', headers: invitee.headers })).json().data;
+    const mine = (
+      await s.app.inject({ method: 'GET', url: '/api/dashboard/invitations', headers: invitee.headers })
+    ).json().data;
     expect(mine).toEqual([expect.objectContaining({ id: invitationId, teamId: owner.teamId, invitedBy: owner.email })]);
     // Someone else cannot answer it.
-    expect((await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${invitationId}/accept`, headers: other.headers })).statusCode).toBe(404);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: `/api/dashboard/invitations/${invitationId}/accept`,
+          headers: other.headers,
+        })
+      ).statusCode,
+    ).toBe(404);
 
-    const accept = await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${invitationId}/accept`, headers: invitee.headers });
+    const accept = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/invitations/${invitationId}/accept`,
+      headers: invitee.headers,
+    });
     expect(accept.statusCode).toBe(200);
     expect((await sessions(invitee)).statusCode).toBe(200);
-    expect((await s.app.inject({ method: 'GET', url: '/api/dashboard/invitations', headers: invitee.headers })).json().data).toEqual([]);
+    expect(
+      (await s.app.inject({ method: 'GET', url: '/api/dashboard/invitations', headers: invitee.headers })).json().data,
+    ).toEqual([]);
 
-    const leave = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/leave`, headers: invitee.headers });
+    const leave = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/teams/${owner.teamId}/leave`,
+      headers: invitee.headers,
+    });
     expect(leave.statusCode).toBe(200);
     expect((await sessions(invitee)).statusCode).toBe(404);
-    const ownerLeaves = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/leave`, headers: owner.headers });
+    const ownerLeaves = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/teams/${owner.teamId}/leave`,
+      headers: owner.headers,
+    });
     expect(ownerLeaves.statusCode).toBe(409);
 
-    const inv2 = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${owner.teamId}/members`, headers: owner.headers, payload: { email: other.email } });
-    const decline = await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${inv2.json().invitation.id}/decline`, headers: other.headers });
+    const inv2 = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/teams/${owner.teamId}/members`,
+      headers: owner.headers,
+      payload: { email: other.email },
+    });
+    const decline = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/invitations/${inv2.json().invitation.id}/decline`,
+      headers: other.headers,
+    });
     expect(decline.statusCode).toBe(200);
     expect((await sessions(other)).statusCode).toBe(404);
   });

@@ -12,7 +12,8 @@ afterAll(async () => {
 });
 
 const get = (url: string, a: Account) => s.app.inject({ method: 'GET', url, headers: a.headers });
-const send = (method: 'POST' | 'PATCH', url: string, a: Account, payload?: object) => s.app.inject({ method, url, headers: a.headers, payload });
+const send = (method: 'POST' | 'PATCH', url: string, a: Account, payload?: object) =>
+  s.app.inject({ method, url, headers: a.headers, payload });
 
 async function ingest(auth: Record<string, string>, url: string, payload: object) {
   const r = await s.app.inject({ method: 'POST', url, headers: auth, payload });
@@ -38,7 +39,12 @@ describe('projects and keys: names, visible prefixes, renames', () => {
     const renamed = await send('PATCH', `${base}/keys/${unnamed.json().key.id}`, a, { name: 'Android app' });
     expect(renamed.json()).toMatchObject({ name: 'Android app', prefix: unnamed.json().apiKey.slice(0, 8) });
     const keys = (await get('/api/dashboard/projects', a)).json().data[0].keys;
-    expect(keys.map((k: { name: string }) => k.name).sort()).toEqual(['Android app', 'App (ingest only)', 'CI export', 'iOS app']);
+    expect(keys.map((k: { name: string }) => k.name).sort()).toEqual([
+      'Android app',
+      'App (ingest only)',
+      'CI export',
+      'iOS app',
+    ]);
     for (const k of keys) expect(k.prefix).toMatch(/^frk_[0-9A-Za-z]{4}$/);
 
     const p2 = await send('PATCH', base, a, { name: 'Shop iOS (prod)' });
@@ -50,7 +56,10 @@ describe('projects and keys: names, visible prefixes, renames', () => {
     expect((await send('PATCH', base, bob, { name: 'mine' })).statusCode).toBe(404);
     // a key of another project is not found under this one
     const other = await dashboardProject(s, a, 'Other');
-    expect((await send('POST', `/api/dashboard/projects/${other.projectId}/keys/${unnamed.json().key.id}/deactivate`, a, {})).statusCode).toBe(404);
+    expect(
+      (await send('POST', `/api/dashboard/projects/${other.projectId}/keys/${unnamed.json().key.id}/deactivate`, a, {}))
+        .statusCode,
+    ).toBe(404);
   });
 });
 
@@ -60,14 +69,21 @@ describe('sessions list: search, filters, sorting, any page', () => {
     const p = await dashboardProject(s, a);
     const base = `/api/dashboard/projects/${p.projectId}/sessions`;
     const mk = (i: number, platform: string, appVersion: string, userId: string) =>
-      sessionStart({ startedAt: T0 + i * 3_600_000, userId, device: { platform, appVersion, osVersion: '1', model: 'm' } });
+      sessionStart({
+        startedAt: T0 + i * 3_600_000,
+        userId,
+        device: { platform, appVersion, osVersion: '1', model: 'm' },
+      });
     const s1 = mk(0, 'ios', '1.0', 'alice@example.com');
     const s2 = mk(1, 'android', '1.1', 'bob');
     const s3 = mk(2, 'android', '1.0', 'Alina');
     for (const x of [s1, s2, s3]) await ingest(p.auth, '/ingest/session', x);
     await ingest(p.auth, '/ingest/session/end', { sessionId: s1.sessionId, endedAt: T0 + 50_000 });
     await ingest(p.auth, '/ingest/session/end', { sessionId: s2.sessionId, endedAt: T0 + 3_600_000 + 10_000 });
-    await ingest(p.auth, '/ingest/events', { sessionId: s2.sessionId, events: [navigate(s2.sessionId, 0), networkEvent(s2.sessionId, 1, 500), navigate(s2.sessionId, 2)] });
+    await ingest(p.auth, '/ingest/events', {
+      sessionId: s2.sessionId,
+      events: [navigate(s2.sessionId, 0), networkEvent(s2.sessionId, 1, 500), navigate(s2.sessionId, 2)],
+    });
     await ingest(p.auth, '/ingest/events', { sessionId: s3.sessionId, events: [navigate(s3.sessionId, 0)] });
     await ingest(p.auth, '/ingest/crash', crash(s3.sessionId, { isFatal: false, handled: true }));
     await s.svc.ingest.drain();
@@ -94,7 +110,10 @@ describe('sessions list: search, filters, sorting, any page', () => {
     const page3 = (await get(`${base}?sort=events&order=asc&limit=1&page=3`, a)).json();
     expect(page3).toMatchObject({ total: 3, page: 3, pages: 3, data: [{ id: s2.sessionId, eventCount: 3 }] });
     expect((await get(`${base}?sort=users`, a)).statusCode).toBe(400);
-    expect((await get(`${base}?from=2026-01-03&to=2026-01-01`, a)).json()).toEqual({ error: 'The start date must be before the end date', code: 'invalid_parameter' });
+    expect((await get(`${base}?from=2026-01-03&to=2026-01-01`, a)).json()).toEqual({
+      error: 'The start date must be before the end date',
+      code: 'invalid_parameter',
+    });
 
     const facets = (await get(`${base}/facets`, a)).json();
     expect(facets.platforms).toEqual(['android', 'ios']);
@@ -113,13 +132,33 @@ describe('crash group page', () => {
     const sessions = [];
     for (let i = 0; i < 7; i++) {
       // seven sessions of four users on one phone model; one session has no user
-      const x = sessionStart({ startedAt: T0 + i * 60_000, userId: i === 6 ? undefined : `user-${i % 4}`, device: { platform: 'ios', osVersion: '17.2', model: 'iPhone15,2', brand: 'Apple', appVersion: i < 4 ? '2.0' : '2.1' } });
+      const x = sessionStart({
+        startedAt: T0 + i * 60_000,
+        userId: i === 6 ? undefined : `user-${i % 4}`,
+        device: {
+          platform: 'ios',
+          osVersion: '17.2',
+          model: 'iPhone15,2',
+          brand: 'Apple',
+          appVersion: i < 4 ? '2.0' : '2.1',
+        },
+      });
       await ingest(p.auth, '/ingest/session', x);
       sessions.push(x);
     }
     // first occurrence handled, later ones fatal: the group becomes fatal
     for (const [i, x] of sessions.entries()) {
-      await ingest(p.auth, '/ingest/crash', crash(x.sessionId, { stackTrace, message: 'NSRangeException', isFatal: i > 0, handled: i === 0, timestamp: T0 + i * 60_000 + 5_000 }));
+      await ingest(
+        p.auth,
+        '/ingest/crash',
+        crash(x.sessionId, {
+          stackTrace,
+          message: 'NSRangeException',
+          isFatal: i > 0,
+          handled: i === 0,
+          timestamp: T0 + i * 60_000 + 5_000,
+        }),
+      );
     }
     const list = (await get(`${base}/crash-groups`, a)).json();
     expect(list.data).toHaveLength(1);
@@ -127,26 +166,61 @@ describe('crash group page', () => {
     const id = list.data[0].id;
 
     // the alert worker writes the deterministic summary at the first (handled) occurrence
-    await s.svc.stores.pg.query(`UPDATE crash_groups SET summary = 'Handled exception: "NSRangeException"', summary_source = 'deterministic', summary_at = now() WHERE id = $1`, [id]);
+    await s.svc.stores.pg.query(
+      `UPDATE crash_groups SET summary = 'Handled exception: "NSRangeException"', summary_source = 'deterministic', summary_at = now() WHERE id = $1`,
+      [id],
+    );
     const g = (await get(`${base}/crash-groups/${id}`, a)).json();
-    expect(g).toMatchObject({ isFatal: true, handled: false, usersAffected: 4, affectedDevices: 1, occurrenceCount: 7 });
-    expect(g.appVersionCounts).toEqual([{ appVersion: '2.0', occurrences: 4 }, { appVersion: '2.1', occurrences: 3 }]);
-    expect(g.latest).toMatchObject({ sessionId: sessions[6]!.sessionId, userId: null, appVersion: '2.1', model: 'iPhone15,2', stackTraceComplete: true });
+    expect(g).toMatchObject({
+      isFatal: true,
+      handled: false,
+      usersAffected: 4,
+      affectedDevices: 1,
+      occurrenceCount: 7,
+    });
+    expect(g.appVersionCounts).toEqual([
+      { appVersion: '2.0', occurrences: 4 },
+      { appVersion: '2.1', occurrences: 3 },
+    ]);
+    expect(g.latest).toMatchObject({
+      sessionId: sessions[6]!.sessionId,
+      userId: null,
+      appVersion: '2.1',
+      model: 'iPhone15,2',
+      stackTraceComplete: true,
+    });
     expect(g.latest.stackTrace).toBe(stackTrace);
     expect(g.summary.origin).toBe('stack-trace');
     expect(g.summary.text).toMatch(/^Fatal crash: "NSRangeException" in frame0 \(File0\.swift:0\), called from frame1/);
     expect(g.summary.text).toContain('Latest on ios 17.2, Apple iPhone15,2, app 2.1');
 
     // an AI summary says which model wrote it and when
-    await s.svc.stores.pg.query(`UPDATE crash_groups SET summary = 'The app reads past the end of an array.', summary_source = 'openai:gpt-4o-mini', summary_at = '2026-01-01T00:10:00Z' WHERE id = $1`, [id]);
+    await s.svc.stores.pg.query(
+      `UPDATE crash_groups SET summary = 'The app reads past the end of an array.', summary_source = 'openai:gpt-4o-mini', summary_at = '2026-01-01T00:10:00Z' WHERE id = $1`,
+      [id],
+    );
     expect((await get(`${base}/crash-groups/${id}`, a)).json().summary).toEqual({
-      text: 'The app reads past the end of an array.', origin: 'ai', model: 'gpt-4o-mini', writtenAt: '2026-01-01T00:10:00.000Z',
+      text: 'The app reads past the end of an array.',
+      origin: 'ai',
+      model: 'gpt-4o-mini',
+      writtenAt: '2026-01-01T00:10:00.000Z',
     });
 
     const occ = (await get(`${base}/crash-groups/${id}/occurrences?limit=3`, a)).json();
     expect(occ).toMatchObject({ total: 7, page: 1, limit: 3, pages: 3 });
-    expect(occ.data.map((o: { sessionId: string }) => o.sessionId)).toEqual([sessions[6]!.sessionId, sessions[5]!.sessionId, sessions[4]!.sessionId]);
-    expect(occ.data[1]).toMatchObject({ userId: 'user-1', appVersion: '2.1', platform: 'ios', brand: 'Apple', model: 'iPhone15,2', isFatal: true });
+    expect(occ.data.map((o: { sessionId: string }) => o.sessionId)).toEqual([
+      sessions[6]!.sessionId,
+      sessions[5]!.sessionId,
+      sessions[4]!.sessionId,
+    ]);
+    expect(occ.data[1]).toMatchObject({
+      userId: 'user-1',
+      appVersion: '2.1',
+      platform: 'ios',
+      brand: 'Apple',
+      model: 'iPhone15,2',
+      isFatal: true,
+    });
     const last = (await get(`${base}/crash-groups/${id}/occurrences?limit=3&page=3`, a)).json();
     expect(last.data.map((o: { sessionId: string }) => o.sessionId)).toEqual([sessions[0]!.sessionId]);
     expect((await get(`${base}/crash-groups/${crypto.randomUUID()}/occurrences`, a)).statusCode).toBe(404);
@@ -167,10 +241,16 @@ describe('teams', () => {
     const invited = await send('POST', `/api/dashboard/teams/${a.teamId}/members`, a, { email: b.email });
     expect(invited.statusCode).toBe(201);
     // b joins by accepting the invitation
-    expect((await send('POST', `/api/dashboard/invitations/${invited.json().invitation.id}/accept`, b)).statusCode).toBe(200);
+    expect(
+      (await send('POST', `/api/dashboard/invitations/${invited.json().invitation.id}/accept`, b)).statusCode,
+    ).toBe(200);
     const teams = (await get('/api/dashboard/teams', b)).json().data;
     expect(teams.map((t: { members: unknown[] }) => t.members.length)).toEqual([1, 2]);
-    expect((await send('POST', `/api/dashboard/teams/${a.teamId}/members`, a, { email: b.email })).statusCode).toBe(409);
-    expect((await send('POST', `/api/dashboard/teams/${a.teamId}/members`, b, { email: a.email })).statusCode).toBe(403);
+    expect((await send('POST', `/api/dashboard/teams/${a.teamId}/members`, a, { email: b.email })).statusCode).toBe(
+      409,
+    );
+    expect((await send('POST', `/api/dashboard/teams/${a.teamId}/members`, b, { email: a.email })).statusCode).toBe(
+      403,
+    );
   });
 });

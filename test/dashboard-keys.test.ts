@@ -44,7 +44,15 @@ describe('dashboard keys with scopes', () => {
     const ci = await make(member, { name: 'CI', scopes: ['upload'] });
     expect(ci.statusCode, ci.body).toBe(201);
     expect(ci.json().key).toMatchObject({ name: 'CI', scopes: ['upload'] });
-    expect((await s.app.inject({ method: 'GET', url: '/export/sessions', headers: { authorization: `Bearer ${ci.json().apiKey}` } })).statusCode).toBe(403);
+    expect(
+      (
+        await s.app.inject({
+          method: 'GET',
+          url: '/export/sessions',
+          headers: { authorization: `Bearer ${ci.json().apiKey}` },
+        })
+      ).statusCode,
+    ).toBe(403);
 
     const refused = await make(member, { name: 'mine', scopes: ['ingest', 'export'] });
     expect(refused.statusCode).toBe(403);
@@ -54,7 +62,10 @@ describe('dashboard keys with scopes', () => {
     expect((await make(member, {})).json().key.scopes).toEqual(['ingest']);
 
     const listed = await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: member.headers });
-    const keys = listed.json().data.find((p: { id: string }) => p.id === projectId).keys as { name: string; scopes: string[] }[];
+    const keys = listed.json().data.find((p: { id: string }) => p.id === projectId).keys as {
+      name: string;
+      scopes: string[];
+    }[];
     expect(keys.map((k) => k.name)).toEqual(expect.arrayContaining(['warehouse', 'CI']));
     expect(keys).toHaveLength(5); // the project's first key, its ingest-only app key, export, CI, the default one: the refused one made nothing
     expect(listed.body).not.toContain(plaintext);

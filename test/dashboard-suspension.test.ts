@@ -23,9 +23,17 @@ describe('suspension, end to end', () => {
     await addMember(s, owner, member);
     const p1 = await dashboardProject(s, owner, 'one');
     const p2 = await dashboardProject(s, owner, 'two');
-    const manual = await s.app.inject({ method: 'POST', url: `/api/dashboard/projects/${p1.projectId}/keys`, headers: owner.headers });
+    const manual = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/projects/${p1.projectId}/keys`,
+      headers: owner.headers,
+    });
     const manualAuth = { authorization: `Bearer ${manual.json().apiKey}` };
-    await s.app.inject({ method: 'POST', url: `/api/dashboard/projects/${p1.projectId}/keys/${manual.json().key.id}/deactivate`, headers: owner.headers });
+    await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/projects/${p1.projectId}/keys/${manual.json().key.id}/deactivate`,
+      headers: owner.headers,
+    });
     const elsewhere = await dashboardProject(s, member, 'member own');
 
     // the keys work, and are in the key cache now
@@ -46,14 +54,21 @@ describe('suspension, end to end', () => {
     expect(await ingestStatus(p2.auth)).toBe(401);
     expect(await loginStatus(owner.email)).toBe(403);
     // the owner's open sessions are ended too
-    expect((await s.app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie: owner.cookie } })).statusCode).toBe(401);
+    expect(
+      (await s.app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie: owner.cookie } })).statusCode,
+    ).toBe(401);
     // a member still signs in, sees the keys off, and cannot mint new ones
     expect(await loginStatus(member.email)).toBe(200);
-    const keys = (await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: member.headers })).json().data
-      .find((p: { id: string }) => p.id === p1.projectId).keys;
+    const keys = (await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: member.headers }))
+      .json()
+      .data.find((p: { id: string }) => p.id === p1.projectId).keys;
     expect(keys.every((k: { active: boolean }) => !k.active)).toBe(true);
     expect(keys.filter((k: { suspended: boolean }) => k.suspended)).toHaveLength(2);
-    const mint = await s.app.inject({ method: 'POST', url: `/api/dashboard/projects/${p1.projectId}/keys`, headers: member.headers });
+    const mint = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/projects/${p1.projectId}/keys`,
+      headers: member.headers,
+    });
     expect(mint.statusCode).toBe(403);
     // the member's own team is not affected
     expect(await ingestStatus(elsewhere.auth)).toBe(201);
@@ -66,8 +81,15 @@ describe('suspension, end to end', () => {
     expect(await ingestStatus(manualAuth)).toBe(401);
     expect(await loginStatus(owner.email)).toBe(200);
 
-    expect((await s.app.inject({ method: 'POST', url: `/api/users/${crypto.randomUUID()}/suspend`, headers: s.admin })).statusCode).toBe(404);
-    const found = await s.app.inject({ method: 'GET', url: `/api/users?email=${encodeURIComponent(owner.email.toUpperCase())}`, headers: s.admin });
+    expect(
+      (await s.app.inject({ method: 'POST', url: `/api/users/${crypto.randomUUID()}/suspend`, headers: s.admin }))
+        .statusCode,
+    ).toBe(404);
+    const found = await s.app.inject({
+      method: 'GET',
+      url: `/api/users?email=${encodeURIComponent(owner.email.toUpperCase())}`,
+      headers: s.admin,
+    });
     expect(found.json().data.map((u: { id: string }) => u.id)).toEqual([owner.userId]);
   });
 

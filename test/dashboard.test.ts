@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { dashboardProject, signup } from './helpers/accounts.ts';
-import { T0, crash, customEvent, navigate, networkEvent, networkRequest, sessionStart, tapEvent } from './helpers/payloads.ts';
+import {
+  T0,
+  crash,
+  customEvent,
+  navigate,
+  networkEvent,
+  networkRequest,
+  sessionStart,
+  tapEvent,
+} from './helpers/payloads.ts';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -26,31 +35,63 @@ describe('team scoping', () => {
     expect((await get('/api/dashboard/projects', bob.headers)).json().data).toEqual([]);
 
     const base = `/api/dashboard/projects/${p.projectId}`;
-    for (const url of [`${base}/sessions`, `${base}/crash-groups`, `${base}/daily`, `${base}/sessions/${crypto.randomUUID()}`]) {
+    for (const url of [
+      `${base}/sessions`,
+      `${base}/crash-groups`,
+      `${base}/daily`,
+      `${base}/sessions/${crypto.randomUUID()}`,
+    ]) {
       const r = await get(url, bob.headers);
       expect(r.statusCode, url).toBe(404);
       expect(r.json()).toEqual({ error: 'Project not found', code: 'project_not_found' });
     }
     const key = await s.app.inject({ method: 'POST', url: `${base}/keys`, headers: bob.headers });
     expect(key.statusCode).toBe(404);
-    const patch = await s.app.inject({ method: 'PATCH', url: base, headers: bob.headers, payload: { alertEmails: ['x@example.com'] } });
+    const patch = await s.app.inject({
+      method: 'PATCH',
+      url: base,
+      headers: bob.headers,
+      payload: { alertEmails: ['x@example.com'] },
+    });
     expect(patch.statusCode).toBe(404);
     // a project made with the admin API belongs to no team: no dashboard user sees it
     const adminProject = await s.createProject();
-    expect((await get(`/api/dashboard/projects/${adminProject.projectId}/sessions`, alice.headers)).statusCode).toBe(404);
+    expect((await get(`/api/dashboard/projects/${adminProject.projectId}/sessions`, alice.headers)).statusCode).toBe(
+      404,
+    );
 
     // once Alice invites Bob to her team and he accepts, he sees the project
-    const add = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${alice.teamId}/members`, headers: alice.headers, payload: { email: bob.email } });
+    const add = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/teams/${alice.teamId}/members`,
+      headers: alice.headers,
+      payload: { email: bob.email },
+    });
     expect(add.statusCode).toBe(201);
     expect((await get(`${base}/sessions`, bob.headers)).statusCode).toBe(404);
-    const accept = await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${add.json().invitation.id}/accept`, headers: bob.headers });
+    const accept = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/invitations/${add.json().invitation.id}/accept`,
+      headers: bob.headers,
+    });
     expect(accept.statusCode).toBe(200);
     expect((await get(`${base}/sessions`, bob.headers)).statusCode).toBe(200);
-    expect((await get('/api/dashboard/projects', bob.headers)).json().data.map((x: { id: string }) => x.id)).toEqual([p.projectId]);
+    expect((await get('/api/dashboard/projects', bob.headers)).json().data.map((x: { id: string }) => x.id)).toEqual([
+      p.projectId,
+    ]);
     // a member cannot manage members
-    const byMember = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${alice.teamId}/members`, headers: bob.headers, payload: { email: alice.email } });
+    const byMember = await s.app.inject({
+      method: 'POST',
+      url: `/api/dashboard/teams/${alice.teamId}/members`,
+      headers: bob.headers,
+      payload: { email: alice.email },
+    });
     expect(byMember.statusCode).toBe(403);
-    const remove = await s.app.inject({ method: 'DELETE', url: `/api/dashboard/teams/${alice.teamId}/members/${bob.userId}`, headers: alice.headers });
+    const remove = await s.app.inject({
+      method: 'DELETE',
+      url: `/api/dashboard/teams/${alice.teamId}/members/${bob.userId}`,
+      headers: alice.headers,
+    });
     expect(remove.statusCode).toBe(200);
     expect((await get(`${base}/sessions`, bob.headers)).statusCode).toBe(404);
   });
@@ -71,18 +112,37 @@ describe('projects and keys', () => {
     const second = { authorization: `Bearer ${k.json().apiKey}` };
     const ok = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: second, payload: sessionStart() });
     expect(ok.statusCode).toBe(201);
-    const off = await s.app.inject({ method: 'POST', url: `${base}/keys/${k.json().key.id}/deactivate`, headers: a.headers });
+    const off = await s.app.inject({
+      method: 'POST',
+      url: `${base}/keys/${k.json().key.id}/deactivate`,
+      headers: a.headers,
+    });
     expect(off.statusCode).toBe(200);
-    const refused = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: second, payload: sessionStart() });
+    const refused = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: second,
+      payload: sessionStart(),
+    });
     expect(refused.statusCode).toBe(401);
     const keys = (await get('/api/dashboard/projects', a.headers)).json().data[0].keys;
     // the deactivated one, the project's first key and its app key
     expect(keys.map((x: { active: boolean }) => x.active).sort()).toEqual([false, true, true]);
 
-    const emails = await s.app.inject({ method: 'PATCH', url: base, headers: a.headers, payload: { alertEmails: ['Ops@Example.com', 'dev@example.com'] } });
+    const emails = await s.app.inject({
+      method: 'PATCH',
+      url: base,
+      headers: a.headers,
+      payload: { alertEmails: ['Ops@Example.com', 'dev@example.com'] },
+    });
     expect(emails.statusCode).toBe(200);
     expect(emails.json().alertEmails).toEqual(['ops@example.com', 'dev@example.com']);
-    const bad = await s.app.inject({ method: 'PATCH', url: base, headers: a.headers, payload: { alertEmails: ['nope'] } });
+    const bad = await s.app.inject({
+      method: 'PATCH',
+      url: base,
+      headers: a.headers,
+      payload: { alertEmails: ['nope'] },
+    });
     expect(bad.statusCode).toBe(422);
   });
 });
@@ -102,11 +162,19 @@ describe('sessions, timeline, crash groups, chart', () => {
     for (const x of [healthy, failing, crashed]) await ingest('/ingest/session', x);
     await ingest('/ingest/session/end', { sessionId: healthy.sessionId, endedAt: T0 + 60_000 }, 200);
     // out of order, and one batch sent twice: the timeline is by sequenceNumber, counted once
-    const events = [tapEvent(failing.sessionId, 2), navigate(failing.sessionId, 0), networkEvent(failing.sessionId, 1, 503), customEvent(failing.sessionId, 3)];
+    const events = [
+      tapEvent(failing.sessionId, 2),
+      navigate(failing.sessionId, 0),
+      networkEvent(failing.sessionId, 1, 503),
+      customEvent(failing.sessionId, 3),
+    ];
     await ingest('/ingest/events', { sessionId: failing.sessionId, events: events.slice(0, 2) });
     await ingest('/ingest/events', { sessionId: failing.sessionId, events });
     await ingest('/ingest/network', { sessionId: failing.sessionId, requests: [networkRequest({ statusCode: 200 })] });
-    await ingest('/ingest/events', { sessionId: crashed.sessionId, events: [navigate(crashed.sessionId, 0), navigate(crashed.sessionId, 1)] });
+    await ingest('/ingest/events', {
+      sessionId: crashed.sessionId,
+      events: [navigate(crashed.sessionId, 0), navigate(crashed.sessionId, 1)],
+    });
     await ingest('/ingest/crash', crash(crashed.sessionId, { timestamp: T0 + 1000 }));
     await s.svc.ingest.drain();
 
@@ -114,10 +182,26 @@ describe('sessions, timeline, crash groups, chart', () => {
     expect(all.statusCode).toBe(200);
     const list = all.json();
     expect(list.total).toBe(3);
-    expect(list.data.map((x: { id: string }) => x.id)).toEqual([crashed.sessionId, failing.sessionId, healthy.sessionId]);
+    expect(list.data.map((x: { id: string }) => x.id)).toEqual([
+      crashed.sessionId,
+      failing.sessionId,
+      healthy.sessionId,
+    ]);
     const byId = Object.fromEntries(list.data.map((x: { id: string }) => [x.id, x]));
-    expect(byId[failing.sessionId]).toMatchObject({ hasNetworkErrors: true, eventCount: 4, status: 'active', duration: null, platform: 'ios', appVersion: '1.4.0' });
-    expect(byId[healthy.sessionId]).toMatchObject({ hasNetworkErrors: false, eventCount: 0, status: 'completed', duration: 60_000 });
+    expect(byId[failing.sessionId]).toMatchObject({
+      hasNetworkErrors: true,
+      eventCount: 4,
+      status: 'active',
+      duration: null,
+      platform: 'ios',
+      appVersion: '1.4.0',
+    });
+    expect(byId[healthy.sessionId]).toMatchObject({
+      hasNetworkErrors: false,
+      eventCount: 0,
+      status: 'completed',
+      duration: 60_000,
+    });
     expect(byId[crashed.sessionId]).toMatchObject({ status: 'crashed', hasCrash: true, eventCount: 2 });
 
     const crashedOnly = (await get(`${base}/sessions?status=crashed`, a.headers)).json();
@@ -132,7 +216,10 @@ describe('sessions, timeline, crash groups, chart', () => {
 
     const timeline = (await get(`${base}/sessions/${failing.sessionId}/events`, a.headers)).json();
     expect(timeline.data.map((e: { sequenceNumber: number; type: string }) => [e.sequenceNumber, e.type])).toEqual([
-      [0, 'navigate'], [1, 'network'], [2, 'tap'], [3, 'custom'],
+      [0, 'navigate'],
+      [1, 'network'],
+      [2, 'tap'],
+      [3, 'custom'],
     ]);
     expect(timeline.data[1].data.statusCode).toBe(503);
     expect(timeline.nextAfter).toBeNull();
@@ -143,26 +230,43 @@ describe('sessions, timeline, crash groups, chart', () => {
 
     const net = (await get(`${base}/sessions/${failing.sessionId}/network`, a.headers)).json();
     expect(net.total).toBe(2);
-    expect(net.data.map((n: { statusCode: number; failed: boolean }) => [n.statusCode, n.failed])).toEqual([[503, true], [200, false]]);
+    expect(net.data.map((n: { statusCode: number; failed: boolean }) => [n.statusCode, n.failed])).toEqual([
+      [503, true],
+      [200, false],
+    ]);
 
     const detail = (await get(`${base}/sessions/${crashed.sessionId}`, a.headers)).json();
     expect(detail.session.id).toBe(crashed.sessionId);
     expect(detail.crashes).toHaveLength(1);
-    expect(detail.crashes[0]).toMatchObject({ isFatal: true, message: 'TypeError: undefined is not a function', groupStatus: 'open' });
+    expect(detail.crashes[0]).toMatchObject({
+      isFatal: true,
+      message: 'TypeError: undefined is not a function',
+      groupStatus: 'open',
+    });
     expect((await get(`${base}/sessions/${crypto.randomUUID()}`, a.headers)).statusCode).toBe(404);
 
     // crash group: the workflow of src/domain/crashGroupStatus.ts
     const groups = (await get(`${base}/crash-groups`, a.headers)).json();
     expect(groups.total).toBe(1);
     const g = groups.data[0];
-    expect(g).toMatchObject({ status: 'open', occurrenceCount: 1, affectedDevices: 1, appVersions: ['1.4.0'], allowedTransitions: ['acknowledged', 'resolved', 'ignored'] });
+    expect(g).toMatchObject({
+      status: 'open',
+      occurrenceCount: 1,
+      affectedDevices: 1,
+      appVersions: ['1.4.0'],
+      allowedTransitions: ['acknowledged', 'resolved', 'ignored'],
+    });
     expect(g.id).toBe(detail.crashes[0].groupId);
     const gUrl = `${base}/crash-groups/${g.id}`;
-    const setStatus = (status: string) => s.app.inject({ method: 'PATCH', url: gUrl, headers: a.headers, payload: { status } });
+    const setStatus = (status: string) =>
+      s.app.inject({ method: 'PATCH', url: gUrl, headers: a.headers, payload: { status } });
     // open → resolved in one step; setting it again is a 200 that changes nothing
     const resolved = await setStatus('resolved');
     expect(resolved.statusCode).toBe(200);
-    expect(resolved.json()).toMatchObject({ status: 'resolved', allowedTransitions: ['open', 'acknowledged', 'ignored'] });
+    expect(resolved.json()).toMatchObject({
+      status: 'resolved',
+      allowedTransitions: ['open', 'acknowledged', 'ignored'],
+    });
     expect((await setStatus('resolved')).json().status).toBe('resolved');
     expect((await get(gUrl, a.headers)).json().status).toBe('resolved');
     expect((await get(`${base}/crash-groups?status=resolved`, a.headers)).json().total).toBe(1);
@@ -189,14 +293,22 @@ describe('web', () => {
     const js = await s.app.inject({ method: 'GET', url: '/app.js' });
     expect(js.statusCode).toBe(200);
     expect(js.headers['content-type']).toContain('text/javascript');
-    const cached = await s.app.inject({ method: 'GET', url: '/app.js', headers: { 'if-none-match': String(js.headers.etag) } });
+    const cached = await s.app.inject({
+      method: 'GET',
+      url: '/app.js',
+      headers: { 'if-none-match': String(js.headers.etag) },
+    });
     expect(cached.statusCode).toBe(304);
     expect((await s.app.inject({ method: 'GET', url: '/../package.json' })).statusCode).toBe(404);
   });
 
   it('documents the auth, dashboard and operator routes in the OpenAPI document', async () => {
     const doc = (await s.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    for (const p of ['/api/auth/login', '/api/dashboard/projects/{projectId}/sessions', '/api/users/{userId}/suspend']) {
+    for (const p of [
+      '/api/auth/login',
+      '/api/dashboard/projects/{projectId}/sessions',
+      '/api/users/{userId}/suspend',
+    ]) {
       expect(Object.keys(doc.paths)).toContain(p);
     }
   });

@@ -22,27 +22,35 @@ describe.skipIf(!embedded)('one lock on DATA_DIR', () => {
     children.push(first);
     await first.start();
     const created = await fetch(`${first.url}/api/projects`, {
-      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{"name":"kept"}',
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: '{"name":"kept"}',
     });
     expect(created.status).toBe(201);
     const { project, apiKey } = (await created.json()) as { project: { id: string }; apiKey: string };
     const st = P.sessionStart();
     const ingest = await fetch(`${first.url}/ingest/session`, {
-      method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(st),
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(st),
     });
     expect(ingest.status).toBe(201);
 
     const second = new ChildService(await env());
     children.push(second);
     await expect(second.start()).rejects.toThrow(/exited during start/);
-    expect(second.output).toContain(`DATA_DIR ${dataDir} is in use by another flightrec process (pid ${first.proc!.pid}`);
+    expect(second.output).toContain(
+      `DATA_DIR ${dataDir} is in use by another flightrec process (pid ${first.proc!.pid}`,
+    );
     expect(second.proc!.exitCode).toBe(1);
 
     expect((await first.stop('SIGKILL')).signal).toBe('SIGKILL');
     const third = new ChildService(await env());
     children.push(third);
     await third.start();
-    const got = await fetch(`${third.url}/api/projects/${project.id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const got = await fetch(`${third.url}/api/projects/${project.id}`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     expect(got.status).toBe(200);
     const sessions = await fetch(`${third.url}/export/sessions`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(((await sessions.json()) as { data: { id: string }[] }).data.map((x) => x.id)).toContain(st.sessionId);

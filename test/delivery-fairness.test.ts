@@ -26,10 +26,11 @@ async function startHangingReceiver() {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     open: () => held.size,
     got: () => got,
-    close: () => new Promise<void>((r) => {
-      for (const res of held) res.destroy();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const res of held) res.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -43,7 +44,11 @@ async function startReceiver() {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, got, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    got,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 let s: TestServer;
@@ -77,10 +82,14 @@ const api = (method: 'POST' | 'GET', url: string, payload?: object) =>
 async function crashIn(p: { apiKey: string }) {
   const auth = { authorization: `Bearer ${p.apiKey}` };
   const st = sessionStart({ startedAt: Date.now() - 60_000 });
-  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(201);
+  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: st })).statusCode).toBe(
+    201,
+  );
   const letters = Array.from(randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
   const r = await s.app.inject({
-    method: 'POST', url: '/ingest/crash', headers: auth,
+    method: 'POST',
+    url: '/ingest/crash',
+    headers: auth,
     payload: crash(st.sessionId, { stackTrace: `Error: ${letters}\n    at ${letters} (app.js:1:1)` }),
   });
   expect(r.statusCode).toBe(201);
@@ -91,18 +100,28 @@ describe('a fair delivery queue', () => {
     const a = await s.createProject('A with dead receivers');
     const b = await s.createProject('B');
     for (let i = 0; i < 20; i++) {
-      const r = await api('POST', `/api/projects/${a.projectId}/webhooks`, { url: `${dead.url}/a${i}`, events: ['crash_group.new'] });
+      const r = await api('POST', `/api/projects/${a.projectId}/webhooks`, {
+        url: `${dead.url}/a${i}`,
+        events: ['crash_group.new'],
+      });
       expect(r.statusCode, r.body).toBe(201);
     }
-    expect((await api('POST', `/api/projects/${b.projectId}/webhooks`, { url: `${rx.url}/b`, events: ['crash_group.new'] })).statusCode).toBe(201);
+    expect(
+      (await api('POST', `/api/projects/${b.projectId}/webhooks`, { url: `${rx.url}/b`, events: ['crash_group.new'] }))
+        .statusCode,
+    ).toBe(201);
 
     await crashIn(a);
     // A's deliveries are out and held by its receiver (two at a time: OUTBOX_PROJECT_CONCURRENCY)
-    await waitFor('A\'s deliveries held by the dead receiver', () => dead.open() >= 2);
+    await waitFor("A's deliveries held by the dead receiver", () => dead.open() >= 2);
     const mailsBefore = smtp.mails.length;
     await crashIn(b);
-    await waitFor('B\'s webhook', () => rx.got.includes('/b'), 30_000);
-    await waitFor('B\'s alert email', () => smtp.mails.slice(mailsBefore).some((m) => m.raw.includes(b.projectId)), 30_000);
+    await waitFor("B's webhook", () => rx.got.includes('/b'), 30_000);
+    await waitFor(
+      "B's alert email",
+      () => smtp.mails.slice(mailsBefore).some((m) => m.raw.includes(b.projectId)),
+      30_000,
+    );
     // A's receiver still holds its deliveries: B's went out beside them, not after them
     expect(dead.open()).toBeGreaterThanOrEqual(1);
     // and A never had more than its cap in flight
@@ -114,7 +133,9 @@ describe('caps per project', () => {
   it('20 webhooks and 100 alert rules; one more is a 409 naming the cap, and nothing is created', async () => {
     const p = await s.createProject('capped');
     for (let i = 0; i < 20; i++) {
-      expect((await api('POST', `/api/projects/${p.projectId}/webhooks`, { url: `${rx.url}/c${i}` })).statusCode).toBe(201);
+      expect((await api('POST', `/api/projects/${p.projectId}/webhooks`, { url: `${rx.url}/c${i}` })).statusCode).toBe(
+        201,
+      );
     }
     const hook = await api('POST', `/api/projects/${p.projectId}/webhooks`, { url: `${rx.url}/c20` });
     expect(hook.statusCode).toBe(409);
@@ -122,10 +143,20 @@ describe('caps per project', () => {
     expect((await api('GET', `/api/projects/${p.projectId}/webhooks`)).json().items).toHaveLength(20);
 
     for (let i = 0; i < 100; i++) {
-      const r = await api('POST', `/api/projects/${p.projectId}/alert-rules`, { name: `r${i}`, kind: 'spike', threshold: 5, emails: [] });
+      const r = await api('POST', `/api/projects/${p.projectId}/alert-rules`, {
+        name: `r${i}`,
+        kind: 'spike',
+        threshold: 5,
+        emails: [],
+      });
       expect(r.statusCode, r.body).toBe(201);
     }
-    const rule = await api('POST', `/api/projects/${p.projectId}/alert-rules`, { name: 'one more', kind: 'spike', threshold: 5, emails: [] });
+    const rule = await api('POST', `/api/projects/${p.projectId}/alert-rules`, {
+      name: 'one more',
+      kind: 'spike',
+      threshold: 5,
+      emails: [],
+    });
     expect(rule.statusCode).toBe(409);
     expect(rule.json().error).toContain('ALERT_RULES_MAX_PER_PROJECT');
     expect((await api('GET', `/api/projects/${p.projectId}/alert-rules`)).json().items).toHaveLength(100);

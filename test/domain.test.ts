@@ -23,7 +23,7 @@ describe('API keys', () => {
     const typo = k.slice(0, i) + (k[i] === 'a' ? 'b' : 'a') + k.slice(i + 1);
     expect(isWellFormedApiKey(typo)).toBe(false);
     expect(isWellFormedApiKey(k.slice(0, -1))).toBe(false);
-    expect(isWellFormedApiKey('sk_' + k.slice(4))).toBe(false);
+    expect(isWellFormedApiKey(`sk_${k.slice(4)}`)).toBe(false);
     expect(isWellFormedApiKey('')).toBe(false);
   });
   it('are stored as SHA-256 hex', () => {
@@ -55,7 +55,16 @@ describe('crash grouping', () => {
     expect(crashOccurrenceId({ ...c, handled: true })).not.toBe(crashOccurrenceId(c));
   });
   it('fingerprints a device by its traits, not its app version', () => {
-    const d = { platform: 'ios', brand: 'Apple', model: 'X', osVersion: '17', screenWidth: 1, screenHeight: 2, locale: 'en', timezone: 'UTC' };
+    const d = {
+      platform: 'ios',
+      brand: 'Apple',
+      model: 'X',
+      osVersion: '17',
+      screenWidth: 1,
+      screenHeight: 2,
+      locale: 'en',
+      timezone: 'UTC',
+    };
     expect(deviceFingerprint(d)).toBe(deviceFingerprint({ ...d }));
     expect(deviceFingerprint({ ...d, model: 'Y' })).not.toBe(deviceFingerprint(d));
   });
@@ -89,20 +98,42 @@ describe('session state machine', () => {
 
 describe('crash summary shown on the dashboard', () => {
   const current = {
-    message: 'NSRangeException', stackHead: 'at A.run (A.swift:1)\nat B.go (B.swift:2)', isFatal: true, handled: false,
-    appVersion: '2.1', appBuildNumber: null, platform: 'ios', osVersion: '17.4', deviceModel: 'iPhone15,2', deviceBrand: 'Apple',
+    message: 'NSRangeException',
+    stackHead: 'at A.run (A.swift:1)\nat B.go (B.swift:2)',
+    isFatal: true,
+    handled: false,
+    appVersion: '2.1',
+    appBuildNumber: null,
+    platform: 'ios',
+    osVersion: '17.4',
+    deviceModel: 'iPhone15,2',
+    deviceBrand: 'Apple',
   };
   it('rebuilds the deterministic summary from the group as it is now, and says so', () => {
-    const v = summaryView({ summary: 'Handled exception: "NSRangeException" …', summarySource: 'deterministic', summaryAt: null }, current);
+    const v = summaryView(
+      { summary: 'Handled exception: "NSRangeException" …', summarySource: 'deterministic', summaryAt: null },
+      current,
+    );
     expect(v).toEqual({
-      origin: 'stack-trace', model: null, writtenAt: null,
+      origin: 'stack-trace',
+      model: null,
+      writtenAt: null,
       text: 'Fatal crash: "NSRangeException" in A.run (A.swift:1), called from B.go (B.swift:2). Latest on ios 17.4, Apple iPhone15,2, app 2.1.',
     });
     expect(summaryView({ summary: null, summarySource: null, summaryAt: null }, current).origin).toBe('stack-trace');
   });
   it('keeps an AI summary as written, with its model and time', () => {
-    expect(summaryView({ summary: 'Index past the end.', summarySource: 'openai:gpt-4o-mini', summaryAt: '2026-01-01T00:00:00.000Z' }, current))
-      .toEqual({ text: 'Index past the end.', origin: 'ai', model: 'gpt-4o-mini', writtenAt: '2026-01-01T00:00:00.000Z' });
+    expect(
+      summaryView(
+        { summary: 'Index past the end.', summarySource: 'openai:gpt-4o-mini', summaryAt: '2026-01-01T00:00:00.000Z' },
+        current,
+      ),
+    ).toEqual({
+      text: 'Index past the end.',
+      origin: 'ai',
+      model: 'gpt-4o-mini',
+      writtenAt: '2026-01-01T00:00:00.000Z',
+    });
   });
   it('shows a key by its first characters only', () => {
     expect(visiblePrefix('frk_ab12cdefghijklmnopqrstuvwxyz0123456789')).toBe('frk_ab12');
@@ -170,7 +201,13 @@ describe('numbers beyond a double, found before the parsed body is walked', () =
     expect(mayHoldHugeNumber('{"a":1e400}')).toBe(true);
     expect(mayHoldHugeNumber('{"a":[2E+308]}')).toBe(true);
     expect(mayHoldHugeNumber('{"a":1e99,"b":1e-400}')).toBe(false);
-    expect(mayHoldHugeNumber(JSON.stringify({ events: Array.from({ length: 100 }, (_, i) => ({ t: 1767225600000 + i, u: 'https://x/e12' })) }))).toBe(false);
+    expect(
+      mayHoldHugeNumber(
+        JSON.stringify({
+          events: Array.from({ length: 100 }, (_, i) => ({ t: 1767225600000 + i, u: 'https://x/e12' })),
+        }),
+      ),
+    ).toBe(false);
   });
 });
 

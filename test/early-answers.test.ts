@@ -19,7 +19,10 @@ afterAll(async () => {
 });
 
 /** Sends the head and the first KiB of a 5 MB body, then waits (sending nothing more) for the answer. */
-function partialPost(path: string, headers: Record<string, string> = {}): Promise<{ status: number; head: string; body: string; sentBytes: number }> {
+function partialPost(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; head: string; body: string; sentBytes: number }> {
   const announced = 5 * 1024 * 1024;
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, '127.0.0.1');
@@ -38,10 +41,19 @@ function partialPost(path: string, headers: Record<string, string> = {}): Promis
       if (got.length - end - 4 < len) return;
       clearTimeout(timer);
       sock.destroy();
-      resolve({ status: Number(head.split(' ')[1]), head: head.toLowerCase(), body: got.slice(end + 4, end + 4 + len), sentBytes: 1024 });
+      resolve({
+        status: Number(head.split(' ')[1]),
+        head: head.toLowerCase(),
+        body: got.slice(end + 4, end + 4 + len),
+        sentBytes: 1024,
+      });
     });
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-    sock.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${announced}\r\n${extra}\r\n`);
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    sock.write(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${announced}\r\n${extra}\r\n`,
+    );
     sock.write(`{"sessionId":"${'x'.repeat(1000)}`);
   });
 }

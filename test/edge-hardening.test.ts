@@ -21,19 +21,34 @@ describe('headers', () => {
     const p = await s.createProject();
     const me = await s.app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie: a.cookie } });
     expect(me.headers['cache-control']).toBe('no-store');
-    const login = await s.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: a.email, password: 'wrong password!!' } });
+    const login = await s.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: a.email, password: 'wrong password!!' },
+    });
     expect(login.headers['cache-control']).toBe('no-store');
     const projects = await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers });
     expect(projects.headers['cache-control']).toBe('no-store');
     const exp = await s.app.inject({ method: 'GET', url: '/export/sessions', headers: p.auth });
     expect(exp.headers['cache-control']).toBe('no-store');
-    for (const r of [me, login, projects, exp, await s.app.inject({ method: 'GET', url: '/health' }), await s.app.inject({ method: 'GET', url: '/openapi.json' }), await s.app.inject({ method: 'GET', url: '/nope' })]) {
+    for (const r of [
+      me,
+      login,
+      projects,
+      exp,
+      await s.app.inject({ method: 'GET', url: '/health' }),
+      await s.app.inject({ method: 'GET', url: '/openapi.json' }),
+      await s.app.inject({ method: 'GET', url: '/nope' }),
+    ]) {
       expect(r.headers['x-content-type-options']).toBe('nosniff');
     }
     let docs = await s.app.inject({ method: 'GET', url: '/docs' });
     for (let i = 0; i < 3 && docs.statusCode === 302; i++) {
       const loc = String(docs.headers.location);
-      docs = await s.app.inject({ method: 'GET', url: loc.startsWith('/') ? loc : `/docs/${loc.replace(/^\.\//, '')}` });
+      docs = await s.app.inject({
+        method: 'GET',
+        url: loc.startsWith('/') ? loc : `/docs/${loc.replace(/^\.\//, '')}`,
+      });
     }
     expect(docs.statusCode).toBe(200);
     expect(docs.headers['content-type']).toMatch(/html/);
@@ -77,15 +92,26 @@ describe('errors by origin', () => {
   it("another library's 4xx message is replaced by ours; the body parser's error stays a 400", async () => {
     const p = await s.createProject();
     const r = await s.app.inject({
-      method: 'POST', url: '/ingest/session', headers: { ...p.auth, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: Buffer.from('not gzip at all'),
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { ...p.auth, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: Buffer.from('not gzip at all'),
     });
     expect(r.statusCode).toBe(400);
     expect(r.json().error).toBe('Request body could not be inflated: bad gzip or deflate data');
-    const bad = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...p.auth, 'content-type': 'application/json' }, payload: '{"sessionId":' });
+    const bad = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { ...p.auth, 'content-type': 'application/json' },
+      payload: '{"sessionId":',
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toBe('Request body is not valid JSON');
     const ok = await s.app.inject({
-      method: 'POST', url: '/ingest/session', headers: { ...p.auth, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: zlib.gzipSync(JSON.stringify(sessionStart())),
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { ...p.auth, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: zlib.gzipSync(JSON.stringify(sessionStart())),
     });
     expect(ok.statusCode).toBe(201);
   });

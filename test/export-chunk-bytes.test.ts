@@ -20,20 +20,29 @@ beforeAll(async () => {
   p = await s.createProject();
   const st = sessionStart();
   sessionId = st.sessionId;
-  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode).toBe(201);
+  expect(
+    (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode,
+  ).toBe(201);
   // 200 events with a 20 KB property each (~4 MB), in four requests.
   for (let b = 0; b < 4; b++) {
     const events = Array.from({ length: 50 }, (_, i) => {
       const seq = b * 50 + i;
       return { ...customEvent(sessionId, seq), properties: { blob: `${seq}:${'x'.repeat(WIDE)}` } };
     });
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: p.auth, payload: { sessionId, events } });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/events',
+      headers: p.auth,
+      payload: { sessionId, events },
+    });
     expect(r.statusCode).toBe(201);
   }
   // 60 crash groups whose messages are 8 KB (the widest crash field), in Postgres.
   for (let i = 0; i < 60; i++) {
     const r = await s.app.inject({
-      method: 'POST', url: '/ingest/crash', headers: p.auth,
+      method: 'POST',
+      url: '/ingest/crash',
+      headers: p.auth,
       payload: crash(sessionId, { message: `${i}:${'m'.repeat(8000)}`, stackTrace: `at ${randomUUID()} (a.js:1:1)` }),
     });
     expect(r.statusCode).toBe(201);
@@ -76,7 +85,11 @@ describe('streamed exports are chunked by bytes', () => {
   });
 
   it('over HTTP the stream is whole', async () => {
-    const r = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${sessionId}&stream=true&format=ndjson`, headers: p.auth });
+    const r = await s.app.inject({
+      method: 'GET',
+      url: `/export/events?sessionId=${sessionId}&stream=true&format=ndjson`,
+      headers: p.auth,
+    });
     expect(r.statusCode).toBe(200);
     expect(r.body.trim().split('\n')).toHaveLength(200);
   });

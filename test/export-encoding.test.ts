@@ -27,7 +27,8 @@ describe('CSV rule set (pure)', () => {
     expect(csvCell('\tx')).toBe(`"'\tx"`);
     for (const v of ['a=1', "'=1", '1-2', '', ' a=1', '\uFEFFx']) expect(neutraliseFormula(v)).toBe(v);
     // what a spreadsheet skips before the sign: spaces, a BOM, no-break spaces
-    for (const v of [' =1', '  +1', '\uFEFF=1', '\u00A0@x', '\n=1', '\uFF1DSUM(A1)']) expect(neutraliseFormula(v)).toBe(`'${v}`);
+    for (const v of [' =1', '  +1', '\uFEFF=1', '\u00A0@x', '\n=1', '\uFF1DSUM(A1)'])
+      expect(neutraliseFormula(v)).toBe(`'${v}`);
     // numbers are numbers, not text: a negative number is not a formula
     expect(csvCell(-5)).toBe('-5');
   });
@@ -39,7 +40,15 @@ describe('CSV rule set (pure)', () => {
   });
 
   it('NDJSON: one object per line, fields in order, absent values null', () => {
-    expect(ndjsonRows(['b', 'a', 'c'], [{ a: 1, b: 'x\ny' }, { a: 2, b: null }])).toBe('{"b":"x\\ny","a":1,"c":null}\n{"b":null,"a":2,"c":null}\n');
+    expect(
+      ndjsonRows(
+        ['b', 'a', 'c'],
+        [
+          { a: 1, b: 'x\ny' },
+          { a: 2, b: null },
+        ],
+      ),
+    ).toBe('{"b":"x\\ny","a":1,"c":null}\n{"b":null,"a":2,"c":null}\n');
   });
 });
 
@@ -47,8 +56,14 @@ describe('export parameters (pure)', () => {
   const ms = (s: string) => Date.parse(s);
 
   it('from is inclusive; a date-only to covers the whole UTC day; a date-time to is inclusive to the ms', () => {
-    expect(dateRange('2026-01-31', '2026-01-31')).toEqual({ fromMs: ms('2026-01-31T00:00:00Z'), toMsExclusive: ms('2026-02-01T00:00:00Z') });
-    expect(dateRange(undefined, '2026-01-31T12:34:56.789Z')).toEqual({ fromMs: undefined, toMsExclusive: ms('2026-01-31T12:34:56.789Z') + 1 });
+    expect(dateRange('2026-01-31', '2026-01-31')).toEqual({
+      fromMs: ms('2026-01-31T00:00:00Z'),
+      toMsExclusive: ms('2026-02-01T00:00:00Z'),
+    });
+    expect(dateRange(undefined, '2026-01-31T12:34:56.789Z')).toEqual({
+      fromMs: undefined,
+      toMsExclusive: ms('2026-01-31T12:34:56.789Z') + 1,
+    });
     expect(dateRange('2024-02-29T10:00Z', undefined).fromMs).toBe(ms('2024-02-29T10:00:00Z'));
   });
 
@@ -60,12 +75,26 @@ describe('export parameters (pure)', () => {
   });
 
   it('rejects what is not an ISO 8601 date or date-time, impossible dates, and from after to', () => {
-    for (const bad of ['', 'now', '31/01/2026', '2026-1-31', '2026-02-29', '2026-04-31', '2026-01-31T24:00:00Z', '2026-01-31T10:60Z', '2026-01-31T10:00:00+25:00', '1769817600000', '2026-01-31T10']) {
+    for (const bad of [
+      '',
+      'now',
+      '31/01/2026',
+      '2026-1-31',
+      '2026-02-29',
+      '2026-04-31',
+      '2026-01-31T24:00:00Z',
+      '2026-01-31T10:60Z',
+      '2026-01-31T10:00:00+25:00',
+      '1769817600000',
+      '2026-01-31T10',
+    ]) {
       expect(() => dateRange(bad, undefined), bad).toThrow(DateParamError);
     }
     expect(() => dateRange('2026-02-01', '2026-01-31')).toThrow(/after/);
     // Two valid dates in the wrong order: a bad parameter (named: from), not a bad date.
-    expect(() => dateRange('2026-01-31T00:00:00.001Z', '2026-01-31T00:00:00.000Z')).toThrow(expect.objectContaining({ parameter: 'from', constructor: InvalidParameterError }));
+    expect(() => dateRange('2026-01-31T00:00:00.001Z', '2026-01-31T00:00:00.000Z')).toThrow(
+      expect.objectContaining({ parameter: 'from', constructor: InvalidParameterError }),
+    );
   });
 
   it('clamps limit to 1000 and computes offsets and page counts', () => {
@@ -94,9 +123,18 @@ describe('incremental cursor (pure)', () => {
     expect(decodeCursor(encodeCursor(k))).toEqual(k);
     expect(changeStart(undefined, encodeCursor(k))).toEqual(k);
     // (t − 1, the greatest id): every row stamped at t or later comes after it
-    expect(changeStart('2026-01-01T00:00:00.123Z', undefined)).toEqual({ t: k.t - 1, id: 'ffffffff-ffff-ffff-ffff-ffffffffffff' });
+    expect(changeStart('2026-01-01T00:00:00.123Z', undefined)).toEqual({
+      t: k.t - 1,
+      id: 'ffffffff-ffff-ffff-ffff-ffffffffffff',
+    });
     expect(changeStart(undefined, undefined)).toBeUndefined();
-    for (const bad of ['', 'abc', 'v1.', `v2.${Buffer.from(`1:${k.id}`).toString('base64url')}`, `v1.${Buffer.from('1:x').toString('base64url')}`]) {
+    for (const bad of [
+      '',
+      'abc',
+      'v1.',
+      `v2.${Buffer.from(`1:${k.id}`).toString('base64url')}`,
+      `v1.${Buffer.from('1:x').toString('base64url')}`,
+    ]) {
       expect(() => decodeCursor(bad), bad).toThrow(CursorParamError);
     }
     expect(() => changeStart('2026-01-01', encodeCursor(k))).toThrow(CursorParamError);

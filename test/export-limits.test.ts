@@ -11,11 +11,9 @@ let s: TestServer;
 let base: string;
 
 beforeAll(async () => {
-  s = await startTestServer(
-    { RATE_LIMIT_EXPORT_PER_MIN: String(LIMIT), EXPORT_CHUNK_ROWS: '200' },
-    tempDataDir(),
-    { logger: { level: 'error', stream: { write: (line: string) => logs.push(line) } } },
-  );
+  s = await startTestServer({ RATE_LIMIT_EXPORT_PER_MIN: String(LIMIT), EXPORT_CHUNK_ROWS: '200' }, tempDataDir(), {
+    logger: { level: 'error', stream: { write: (line: string) => logs.push(line) } },
+  });
   base = await s.listen();
 });
 
@@ -42,7 +40,9 @@ describe('export rate limit', () => {
     // per key: another project's key still has its own budget; ingestion is a separate limit
     expect((await get(other.auth, '/export/crashes')).statusCode).toBe(200);
     const x = sessionStart();
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: x })).statusCode).toBe(201);
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: x })).statusCode,
+    ).toBe(201);
   });
 });
 
@@ -53,14 +53,27 @@ describe('a failure in the middle of a stream', () => {
     await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: x });
     // ~12 MB of CSV: far more than the socket buffers hold, so the server is still producing
     // chunks (200 rows each) when the table disappears under it.
-    const long = 'https://api.example.com/' + 'x'.repeat(4000);
+    const long = `https://api.example.com/${'x'.repeat(4000)}`;
     for (let b = 0; b < 15; b++) {
-      const requests = Array.from({ length: 200 }, (_, i) => networkRequest({ id: randomUUID(), url: long, timestamp: T0 + b * 1000 + i }));
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/network', headers: p.auth, payload: { sessionId: x.sessionId, requests } });
+      const requests = Array.from({ length: 200 }, (_, i) =>
+        networkRequest({ id: randomUUID(), url: long, timestamp: T0 + b * 1000 + i }),
+      );
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/network',
+        headers: p.auth,
+        payload: { sessionId: x.sessionId, requests },
+      });
       expect(r.statusCode).toBe(201);
     }
     const ch = s.svc.stores.ch;
-    const outcome = await new Promise<{ status: number; bytes: number; complete: boolean; ended: boolean; error?: string }>((resolve) => {
+    const outcome = await new Promise<{
+      status: number;
+      bytes: number;
+      complete: boolean;
+      ended: boolean;
+      error?: string;
+    }>((resolve) => {
       const req = http.get(`${base}/export/network?stream=true&format=csv`, { headers: p.auth }, (res) => {
         let bytes = 0;
         let ended = false;
@@ -101,7 +114,11 @@ describe('a failure in the middle of a stream', () => {
     try {
       // Parquet too: its stream sends no byte (not even the leading magic) before the first chunk is read.
       for (const format of ['csv', 'parquet']) {
-        const r = await s.app.inject({ method: 'GET', url: `/export/network?stream=true&format=${format}`, headers: p.auth });
+        const r = await s.app.inject({
+          method: 'GET',
+          url: `/export/network?stream=true&format=${format}`,
+          headers: p.auth,
+        });
         expect(r.statusCode, format).toBe(500);
         expect(r.headers['content-type']).toMatch(/application\/json/);
         expect(r.json()).toEqual({ error: 'Internal server error', code: 'internal_error' });
@@ -118,25 +135,73 @@ describe('OpenAPI', () => {
     expect(r.statusCode).toBe(200);
     const doc = r.json();
     const paths = Object.keys(doc.paths);
-    for (const p of ['/ingest/session', '/ingest/session/end', '/ingest/events', '/ingest/crash', '/ingest/network',
-      '/export/sessions', '/export/crashes', '/export/events', '/export/network', '/api/projects', '/api/keys/{keyId}/deactivate']) {
+    for (const p of [
+      '/ingest/session',
+      '/ingest/session/end',
+      '/ingest/events',
+      '/ingest/crash',
+      '/ingest/network',
+      '/export/sessions',
+      '/export/crashes',
+      '/export/events',
+      '/export/network',
+      '/api/projects',
+      '/api/keys/{keyId}/deactivate',
+    ]) {
       expect(paths, p).toContain(p);
     }
     const events = doc.paths['/export/events'].get;
-    const params = Object.fromEntries(events.parameters.map((x: { name: string; required?: boolean }) => [x.name, x.required]));
+    const params = Object.fromEntries(
+      events.parameters.map((x: { name: string; required?: boolean }) => [x.name, x.required]),
+    );
     expect(params).toMatchObject({ sessionId: true, page: false, limit: false, format: false, stream: false });
     const content = events.responses['200'].content;
-    expect(Object.keys(content)).toEqual(['application/json', 'text/csv', 'application/x-ndjson', 'application/vnd.apache.parquet']);
-    expect(Object.keys(content['application/json'].schema.properties)).toEqual(['data', 'total', 'page', 'limit', 'pages', 'nextCursor']);
-    expect(events.parameters.find((x: { name: string }) => x.name === 'format').schema.enum).toEqual(['json', 'csv', 'ndjson', 'parquet']);
+    expect(Object.keys(content)).toEqual([
+      'application/json',
+      'text/csv',
+      'application/x-ndjson',
+      'application/vnd.apache.parquet',
+    ]);
+    expect(Object.keys(content['application/json'].schema.properties)).toEqual([
+      'data',
+      'total',
+      'page',
+      'limit',
+      'pages',
+      'nextCursor',
+    ]);
+    expect(events.parameters.find((x: { name: string }) => x.name === 'format').schema.enum).toEqual([
+      'json',
+      'csv',
+      'ndjson',
+      'parquet',
+    ]);
     // the incremental parameters, on the two resources that change after export
     for (const path of ['/export/sessions', '/export/crashes']) {
       const names = doc.paths[path].get.parameters.map((x: { name: string }) => x.name);
       expect(names, path).toEqual(expect.arrayContaining(['updatedSince', 'cursor']));
       expect(doc.paths[path].get.responses['200'].headers, path).toHaveProperty('X-Next-Cursor');
     }
-    const sessionFields = Object.keys(doc.paths['/export/sessions'].get.responses['200'].content['application/json'].schema.properties.data.items.properties);
-    expect(sessionFields).toEqual(['id', 'userId', 'status', 'platform', 'osVersion', 'appVersion', 'networkType', 'eventCount', 'hasCrash', 'hasNetworkErrors', 'duration', 'startedAt', 'endedAt', 'updatedAt']);
+    const sessionFields = Object.keys(
+      doc.paths['/export/sessions'].get.responses['200'].content['application/json'].schema.properties.data.items
+        .properties,
+    );
+    expect(sessionFields).toEqual([
+      'id',
+      'userId',
+      'status',
+      'platform',
+      'osVersion',
+      'appVersion',
+      'networkType',
+      'eventCount',
+      'hasCrash',
+      'hasNetworkErrors',
+      'duration',
+      'startedAt',
+      'endedAt',
+      'updatedAt',
+    ]);
     const docs = await s.app.inject({ method: 'GET', url: '/docs/' });
     expect(docs.statusCode).toBe(200);
   });

@@ -28,16 +28,25 @@ describe.skipIf(!url)('a transaction held open past the lag is not passed over (
 
   it('rows written by a slow transaction reach the next pull after it commits', async () => {
     const p = await s.createProject('held');
-    const post = (payload: object) => s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload });
+    const post = (payload: object) =>
+      s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload });
     const pull = async (cursor: string) => {
-      const r = await s.app.inject({ method: 'GET', url: `/export/sessions?cursor=${encodeURIComponent(cursor)}&limit=1000`, headers: p.auth });
+      const r = await s.app.inject({
+        method: 'GET',
+        url: `/export/sessions?cursor=${encodeURIComponent(cursor)}&limit=1000`,
+        headers: p.auth,
+      });
       expect(r.statusCode, r.body).toBe(200);
       return r.json() as { data: { id: string }[]; nextCursor: string };
     };
     const first = sessionStart();
     expect((await post(first)).statusCode).toBe(201);
     await sleep(LAG + 50);
-    const start = await s.app.inject({ method: 'GET', url: `/export/sessions?updatedSince=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&limit=1000`, headers: p.auth });
+    const start = await s.app.inject({
+      method: 'GET',
+      url: `/export/sessions?updatedSince=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&limit=1000`,
+      headers: p.auth,
+    });
     expect(start.json().data.map((x: { id: string }) => x.id)).toEqual([first.sessionId]);
     let cursor = start.json().nextCursor as string;
 

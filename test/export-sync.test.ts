@@ -29,9 +29,17 @@ const settle = async () => {
  * the returned cursor until a page comes back empty; `between` runs after each page (rows
  * changing while the job pulls).
  */
-async function pull(p: Project, resource: string, start: { updatedSince?: string; cursor?: string }, limit = 2, between?: (page: number) => Promise<void>) {
+async function pull(
+  p: Project,
+  resource: string,
+  start: { updatedSince?: string; cursor?: string },
+  limit = 2,
+  between?: (page: number) => Promise<void>,
+) {
   const rows: Row[] = [];
-  let q = start.cursor ? `cursor=${encodeURIComponent(start.cursor)}` : `updatedSince=${encodeURIComponent(start.updatedSince ?? '')}`;
+  let q = start.cursor
+    ? `cursor=${encodeURIComponent(start.cursor)}`
+    : `updatedSince=${encodeURIComponent(start.updatedSince ?? '')}`;
   let cursor = start.cursor ?? '';
   for (let page = 0; ; page++) {
     const r = await get(p, `/export/${resource}?${q}&limit=${limit}`);
@@ -57,7 +65,12 @@ async function everything(p: Project, resource: string): Promise<Map<string, Row
 }
 
 beforeAll(async () => {
-  s = await startTestServer({ EXPORT_SYNC_LAG_MS: String(LAG), EXPORT_TOUCH_INTERVAL_MS: '50', RATE_LIMIT_EXPORT_PER_MIN: '100000', RATE_LIMIT_INGEST_PER_MIN: '100000' });
+  s = await startTestServer({
+    EXPORT_SYNC_LAG_MS: String(LAG),
+    EXPORT_TOUCH_INTERVAL_MS: '50',
+    RATE_LIMIT_EXPORT_PER_MIN: '100000',
+    RATE_LIMIT_INGEST_PER_MIN: '100000',
+  });
   A = await s.createProject('A');
   B = await s.createProject('B');
 });
@@ -74,8 +87,16 @@ describe('incremental export: updatedSince and cursor', () => {
       ids.push(st.sessionId);
       await post(A, '/ingest/session', st);
     }
-    await post(A, '/ingest/crash', crash(ids[0]!, { stackTrace: 'at a (a.js:1:1)', isFatal: false, timestamp: T0 + 10 }));
-    await post(A, '/ingest/crash', crash(ids[1]!, { stackTrace: 'at b (b.js:1:1)', isFatal: false, timestamp: T0 + 20 }));
+    await post(
+      A,
+      '/ingest/crash',
+      crash(ids[0]!, { stackTrace: 'at a (a.js:1:1)', isFatal: false, timestamp: T0 + 10 }),
+    );
+    await post(
+      A,
+      '/ingest/crash',
+      crash(ids[1]!, { stackTrace: 'at b (b.js:1:1)', isFatal: false, timestamp: T0 + 20 }),
+    );
     // Another project's changes never show.
     const other = sessionStart();
     await post(B, '/ingest/session', other);
@@ -97,18 +118,31 @@ describe('incremental export: updatedSince and cursor', () => {
     expect(crashNight1.rows).toHaveLength(2);
 
     // During the day: every kind of change to an exported field.
-    await post(A, '/ingest/crash', crash(ids[2]!, { stackTrace: 'at a (a.js:1:1)', isFatal: true, timestamp: T0 + 30 })); // status crashed; group a counters
+    await post(
+      A,
+      '/ingest/crash',
+      crash(ids[2]!, { stackTrace: 'at a (a.js:1:1)', isFatal: true, timestamp: T0 + 30 }),
+    ); // status crashed; group a counters
     await post(A, '/ingest/network', { sessionId: ids[3]!, requests: [networkRequest({ statusCode: 502 })] }); // hasNetworkErrors
     await post(A, '/ingest/events', { sessionId: ids[4]!, events: [navigate(ids[4]!, 0), navigate(ids[4]!, 1)] }); // eventCount
     const late = sessionStart({ startedAt: T0 - 5000 }); // a new session, started "earlier"
     await post(A, '/ingest/session', late);
-    const groupB = [...crashes.values()].find((g) => g.message && g.occurrenceCount === 1 && g.lastSeenAt === new Date(T0 + 20).toISOString())!;
+    const groupB = [...crashes.values()].find(
+      (g) => g.message && g.occurrenceCount === 1 && g.lastSeenAt === new Date(T0 + 20).toISOString(),
+    )!;
     const patch = await s.app.inject({
-      method: 'PATCH', url: `/api/projects/${A.projectId}/crash-groups/${groupB.id}`, headers: s.admin, payload: { status: 'acknowledged' },
+      method: 'PATCH',
+      url: `/api/projects/${A.projectId}/crash-groups/${groupB.id}`,
+      headers: s.admin,
+      payload: { status: 'acknowledged' },
     });
     expect(patch.statusCode, patch.body).toBe(200);
     // A late report of an old crash: lastSeenAt does not move, occurrenceCount does.
-    await post(A, '/ingest/crash', crash(ids[3]!, { stackTrace: 'at b (b.js:1:1)', isFatal: false, timestamp: T0 + 1 }));
+    await post(
+      A,
+      '/ingest/crash',
+      crash(ids[3]!, { stackTrace: 'at b (b.js:1:1)', isFatal: false, timestamp: T0 + 1 }),
+    );
     await settle();
 
     // Night 2 resumes from the cursors night 1 saved.
@@ -123,7 +157,11 @@ describe('incremental export: updatedSince and cursor', () => {
     expect(sessions.get(ids[2]!)).toMatchObject({ status: 'crashed' });
     expect(sessions.get(ids[3]!)).toMatchObject({ hasNetworkErrors: true });
     expect(sessions.get(ids[5]!)).toMatchObject({ status: 'completed' });
-    expect(crashes.get(groupB.id)).toMatchObject({ status: 'acknowledged', occurrenceCount: 2, lastSeenAt: groupB.lastSeenAt });
+    expect(crashes.get(groupB.id)).toMatchObject({
+      status: 'acknowledged',
+      occurrenceCount: 2,
+      lastSeenAt: groupB.lastSeenAt,
+    });
 
     // Night 3: nothing changed, nothing comes back, and the cursor stays where it was.
     const night3 = await pull(A, 'sessions', { cursor: night1.cursor });
@@ -175,7 +213,10 @@ describe('incremental export: updatedSince and cursor', () => {
     await settle();
     const r = await get(E, '/export/sessions?updatedSince=2020-01-01&stream=true');
     expect(r.statusCode).toBe(200);
-    const lines = r.body.trim().split('\n').map((l) => JSON.parse(l) as Row);
+    const lines = r.body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Row);
     expect(lines.map((x) => x.id).sort()).toEqual([...ids].sort());
     const cursor = r.headers['x-next-cursor'] as string;
     expect(cursor).toMatch(/^v1\./);
@@ -198,8 +239,10 @@ describe('incremental export: updatedSince and cursor', () => {
     for (const q of [
       `cursor=${encodeURIComponent(cursor)}&page=2`,
       `updatedSince=2020-01-01&cursor=${encodeURIComponent(cursor)}`,
-      'cursor=abc', 'cursor=v1.' + Buffer.from('12:not-a-uuid').toString('base64url'),
-      'updatedSince=yesterday', 'updatedSince=2026-02-30',
+      'cursor=abc',
+      `cursor=v1.${Buffer.from('12:not-a-uuid').toString('base64url')}`,
+      'updatedSince=yesterday',
+      'updatedSince=2026-02-30',
     ]) {
       const r = await get(A, `/export/crashes?${q}`);
       expect(r.statusCode, q).toBe(400);

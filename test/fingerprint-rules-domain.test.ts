@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
-  fingerprintInput, fingerprintKey, fingerprintRuleProblems, firstMatchingRule, globMatch, keyUnderRules, MATCH_TEXT_LIMIT, ruleMatches,
+  fingerprintInput,
+  fingerprintKey,
+  fingerprintRuleProblems,
+  firstMatchingRule,
+  globMatch,
+  keyUnderRules,
+  MATCH_TEXT_LIMIT,
+  ruleMatches,
   type FingerprintInput,
 } from '../src/domain/fingerprintRules.ts';
 
@@ -81,7 +88,9 @@ describe('first match wins', () => {
 
   it('takes the rules in order', () => {
     expect(firstMatchingRule(rules, input())?.id).toBe('b');
-    expect(firstMatchingRule(rules, input({ type: 'TypeError', frames: [{ module: 'm', function: 'render' }] }))?.id).toBe('a');
+    expect(
+      firstMatchingRule(rules, input({ type: 'TypeError', frames: [{ module: 'm', function: 'render' }] }))?.id,
+    ).toBe('a');
     expect(firstMatchingRule(rules, input({ type: 'RangeError' }))?.id).toBe('c');
     expect(firstMatchingRule(rules.slice(0, 2), input({ type: 'RangeError' }))).toBeUndefined();
   });
@@ -96,7 +105,9 @@ describe('first match wins', () => {
     expect(fingerprintKey(['{{ default }}'], def)).toBe(def);
     const withDefault = fingerprintKey(['{{default}}', 'checkout'], def);
     expect(withDefault).not.toBe(def);
-    expect(withDefault).not.toBe(fingerprintKey(['{{default}}', 'checkout'], createHash('sha256').update('other').digest('hex')));
+    expect(withDefault).not.toBe(
+      fingerprintKey(['{{default}}', 'checkout'], createHash('sha256').update('other').digest('hex')),
+    );
     // the parts are hashed as a list: ['a b'] and ['a', 'b'] are two fingerprints
     expect(fingerprintKey(['a b'], def)).not.toBe(fingerprintKey(['a', 'b'], def));
   });
@@ -104,17 +115,29 @@ describe('first match wins', () => {
 
 describe('fingerprintInput', () => {
   it('reads the type and message from the message line and the parsed frames', () => {
-    const v8 = fingerprintInput("TypeError: Cannot read properties of null (reading 'x')\n    at Object.renderCart (https://a.b/assets/cart-8f3a2c.js:1:2)", 'ignored');
+    const v8 = fingerprintInput(
+      "TypeError: Cannot read properties of null (reading 'x')\n    at Object.renderCart (https://a.b/assets/cart-8f3a2c.js:1:2)",
+      'ignored',
+    );
     expect(v8.type).toBe('TypeError');
     expect(v8.message).toBe("Cannot read properties of null (reading 'x')");
     expect(v8.frames.map((f) => f.function)).toContain('renderCart');
     const gecko = fingerprintInput('renderCart@https://a.b/cart.js:1:2', 'RangeError: bad');
     expect([gecko.type, gecko.message]).toEqual(['RangeError', 'bad']);
-    const jvm = fingerprintInput('java.lang.IllegalStateException: no cart\n\tat com.shop.Cart.total(Cart.java:12)', '');
+    const jvm = fingerprintInput(
+      'java.lang.IllegalStateException: no cart\n\tat com.shop.Cart.total(Cart.java:12)',
+      '',
+    );
     expect([jvm.type, jvm.message]).toEqual(['java.lang.IllegalStateException', 'no cart']);
     expect(jvm.frames[0]).toMatchObject({ function: expect.stringContaining('total') });
-    expect(fingerprintInput('', 'something broke: badly')).toMatchObject({ type: '', message: 'something broke: badly' });
-    expect(fingerprintInput('Uncaught Error: boom\n    at f (a.js:1:1)', '')).toMatchObject({ type: 'Error', message: 'boom' });
+    expect(fingerprintInput('', 'something broke: badly')).toMatchObject({
+      type: '',
+      message: 'something broke: badly',
+    });
+    expect(fingerprintInput('Uncaught Error: boom\n    at f (a.js:1:1)', '')).toMatchObject({
+      type: 'Error',
+      message: 'boom',
+    });
   });
 
   it('reads a long name-like line in one pass', () => {
@@ -125,7 +148,9 @@ describe('fingerprintInput', () => {
 
 describe('fingerprintRuleProblems', () => {
   it('wants a rule to match on something', () => {
-    expect(fingerprintRuleProblems({ match: {}, fingerprint: ['x'] })).toEqual([{ path: '/match', message: expect.any(String) }]);
+    expect(fingerprintRuleProblems({ match: {}, fingerprint: ['x'] })).toEqual([
+      { path: '/match', message: expect.any(String) },
+    ]);
     expect(fingerprintRuleProblems({ match: { type: 'X' }, fingerprint: ['x'] })).toEqual([]);
   });
 });

@@ -5,7 +5,8 @@ import { corpusPairs, loadCorpus, scoreCorpus, type CorpusCase } from './helpers
 // Other projects' real stacks with their own verdicts of what is one bug (docs/grouping-corpus.md).
 // crashGroupKey is called with the report's message too: the revised key reads it when the stack
 // carries no message line (Gecko, JavaScriptCore); a key that takes only the stack ignores it.
-const key = (c: CorpusCase) => (crashGroupKey as (stackTrace: string, message: string) => string)(c.stackTrace, c.message);
+const key = (c: CorpusCase) =>
+  (crashGroupKey as (stackTrace: string, message: string) => string)(c.stackTrace, c.message);
 
 const files = loadCorpus();
 const pairs = corpusPairs(files);

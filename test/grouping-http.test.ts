@@ -29,16 +29,31 @@ async function send(auth: Auth, body: Record<string, unknown>) {
   expect(r.statusCode, r.body).toBe(201);
 }
 
-const report = (sessionId: string, stackTrace: string, extra: Record<string, unknown> = {}) =>
-  ({ sessionId, message: 'IllegalStateException', stackTrace, isFatal: true, handled: false, timestamp: ts++, ...extra });
+const report = (sessionId: string, stackTrace: string, extra: Record<string, unknown> = {}) => ({
+  sessionId,
+  message: 'IllegalStateException',
+  stackTrace,
+  isFatal: true,
+  handled: false,
+  timestamp: ts++,
+  ...extra,
+});
 
 async function groups(projectId: string) {
-  return (await s.svc.stores.pg.query<{ id: string; group_key: string }>(
-    'SELECT id, group_key FROM crash_groups WHERE project_id = $1 ORDER BY first_seen_at', [projectId])).rows;
+  return (
+    await s.svc.stores.pg.query<{ id: string; group_key: string }>(
+      'SELECT id, group_key FROM crash_groups WHERE project_id = $1 ORDER BY first_seen_at',
+      [projectId],
+    )
+  ).rows;
 }
 async function keys(projectId: string) {
-  return (await s.svc.stores.pg.query<{ key: string; group_id: string; rule_version: number }>(
-    'SELECT key, group_id, rule_version FROM crash_group_keys WHERE project_id = $1', [projectId])).rows;
+  return (
+    await s.svc.stores.pg.query<{ key: string; group_id: string; rule_version: number }>(
+      'SELECT key, group_id, rule_version FROM crash_group_keys WHERE project_id = $1',
+      [projectId],
+    )
+  ).rows;
 }
 async function count(projectId: string, groupId: string) {
   await s.svc.crashGroups.drain();
@@ -100,16 +115,34 @@ describe('grouping on parsed frames over HTTP', () => {
     const r = report(sid, jvm(77));
     const legacy = legacyGroupKey(r.stackTrace);
     // The first try under the previous rule: its occurrence written under the v1 key, then the process died.
-    await s.svc.stores.ch.insert('crash_occurrences', [{
-      project_id: p.projectId, group_key: legacy, id: crashOccurrenceId(r), occurred_at: chTime(r.timestamp), session_id: sid,
-      user_id: null, device_fingerprint: 'd', platform: 'ios', os_version: '17.2', app_version: '1.0', brand: null, model: null,
-      message: r.message, stack_trace: r.stackTrace, is_fatal: true, handled: false, symbolicated_stack: '',
-    }]);
+    await s.svc.stores.ch.insert('crash_occurrences', [
+      {
+        project_id: p.projectId,
+        group_key: legacy,
+        id: crashOccurrenceId(r),
+        occurred_at: chTime(r.timestamp),
+        session_id: sid,
+        user_id: null,
+        device_fingerprint: 'd',
+        platform: 'ios',
+        os_version: '17.2',
+        app_version: '1.0',
+        brand: null,
+        model: null,
+        message: r.message,
+        stack_trace: r.stackTrace,
+        is_fatal: true,
+        handled: false,
+        symbolicated_stack: '',
+      },
+    ]);
     await send(p.auth, r);
     await send(p.auth, r);
     const g = await groups(p.projectId);
     expect(g).toEqual([{ id: expect.any(String), group_key: legacy }]);
-    expect((await keys(p.projectId)).map((k) => k.key).sort()).toEqual([legacy, crashGroupKey(r.stackTrace, r.message)].sort());
+    expect((await keys(p.projectId)).map((k) => k.key).sort()).toEqual(
+      [legacy, crashGroupKey(r.stackTrace, r.message)].sort(),
+    );
     expect(await count(p.projectId, g[0]!.id)).toBe(1);
   });
 
@@ -133,12 +166,22 @@ describe('grouping on parsed frames over HTTP', () => {
     expect(await count(p.projectId, g[3]!.id)).toBe(6);
   });
 
-  it('a project\'s in-app packages are set through PATCH and read by the key', async () => {
+  it("a project's in-app packages are set through PATCH and read by the key", async () => {
     const p = await s.createProject();
     const url = `/api/projects/${p.projectId}`;
-    const bad = await s.app.inject({ method: 'PATCH', url, headers: s.admin, payload: { inAppPackages: ['has space'] } });
+    const bad = await s.app.inject({
+      method: 'PATCH',
+      url,
+      headers: s.admin,
+      payload: { inAppPackages: ['has space'] },
+    });
     expect(bad.statusCode).toBe(422);
-    const ok = await s.app.inject({ method: 'PATCH', url, headers: s.admin, payload: { inAppPackages: ['com.android.acme.'] } });
+    const ok = await s.app.inject({
+      method: 'PATCH',
+      url,
+      headers: s.admin,
+      payload: { inAppPackages: ['com.android.acme.'] },
+    });
     expect(ok.statusCode).toBe(200);
     expect(ok.json().inAppPackages ?? ok.json().project?.inAppPackages).toEqual(['com.android.acme.']);
     const sid = await session(p.auth);
@@ -156,21 +199,45 @@ describe('grouping on parsed frames over HTTP', () => {
     const a = await signup(s);
     const p = await dashboardProject(s, a, 'Frames');
     const url = `/api/dashboard/projects/${p.projectId}`;
-    const r = await s.app.inject({ method: 'PATCH', url, headers: a.headers, payload: { inAppPackages: ['com.android.acme.'] } });
+    const r = await s.app.inject({
+      method: 'PATCH',
+      url,
+      headers: a.headers,
+      payload: { inAppPackages: ['com.android.acme.'] },
+    });
     expect(r.statusCode, r.body).toBe(200);
     expect(r.json().inAppPackages).toEqual(['com.android.acme.']);
     const list = await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers });
     expect(list.json().data[0].inAppPackages).toEqual(['com.android.acme.']);
     const sid = await session(p.auth);
-    await send(p.auth, report(sid, 'java.lang.IllegalStateException: x\n\tat android.view.View.performClick(View.java:7448)\n\tat com.android.acme.Pay.go(Pay.kt:3)'));
+    await send(
+      p.auth,
+      report(
+        sid,
+        'java.lang.IllegalStateException: x\n\tat android.view.View.performClick(View.java:7448)\n\tat com.android.acme.Pay.go(Pay.kt:3)',
+      ),
+    );
     const [g] = await groups(p.projectId);
     await s.svc.crashGroups.drain();
     const page = await s.app.inject({ method: 'GET', url: `${url}/crash-groups/${g!.id}`, headers: a.headers });
     expect(page.statusCode, page.body).toBe(200);
     expect(page.json().latest.frames).toEqual([
       { text: 'java.lang.IllegalStateException: x', frame: null },
-      { text: '\tat android.view.View.performClick(View.java:7448)', frame: { kind: 'jvm', module: 'android.view.View', function: 'performClick', line: 7448, column: null, inApp: false } },
-      { text: '\tat com.android.acme.Pay.go(Pay.kt:3)', frame: { kind: 'jvm', module: 'com.android.acme.Pay', function: 'go', line: 3, column: null, inApp: true } },
+      {
+        text: '\tat android.view.View.performClick(View.java:7448)',
+        frame: {
+          kind: 'jvm',
+          module: 'android.view.View',
+          function: 'performClick',
+          line: 7448,
+          column: null,
+          inApp: false,
+        },
+      },
+      {
+        text: '\tat com.android.acme.Pay.go(Pay.kt:3)',
+        frame: { kind: 'jvm', module: 'com.android.acme.Pay', function: 'go', line: 3, column: null, inApp: true },
+      },
     ]);
   });
 });

@@ -19,17 +19,29 @@ describe('frame parser: one shape for every runtime', () => {
     ['    at Foo.bar [as baz] (https://a.b/app.js:3:4)', 'app.js bar'],
     ['    at https://x.com/a.js:2:100', 'a.js 2'],
     ['    at Object.<anonymous> (/srv/app/index.js:3:9)', 'index.js 3'],
-    ['    at process.processTicksAndRejections (node:internal/process/task_queues:105:5)', 'task_queues processTicksAndRejections [lib]'],
+    [
+      '    at process.processTicksAndRejections (node:internal/process/task_queues:105:5)',
+      'task_queues processTicksAndRejections [lib]',
+    ],
     ['    at Module._compile (node:internal/modules/cjs/loader:1256:14)', 'loader _compile [lib]'],
-    ['    at render (/srv/app/node_modules/react-dom/cjs/react-dom.production.min.js:1:2)', 'react-dom.production.min.js render [lib]'],
+    [
+      '    at render (/srv/app/node_modules/react-dom/cjs/react-dom.production.min.js:1:2)',
+      'react-dom.production.min.js render [lib]',
+    ],
     ['    at Array.map (<anonymous>)', 'native map [lib]'],
     ['    at inject (chrome-extension://abcdefghijklmnop/content.js:1:2)', 'content.js inject [lib]'],
-    ['    at webpackJsonpCallback (https://a.b/static/js/vendors~main.3f2a1b9c.chunk.js:1:2)', 'vendors~main.*.chunk.js webpackJsonpCallback [lib]'],
+    [
+      '    at webpackJsonpCallback (https://a.b/static/js/vendors~main.3f2a1b9c.chunk.js:1:2)',
+      'vendors~main.*.chunk.js webpackJsonpCallback [lib]',
+    ],
     ['    at async Promise.all (index 0)', 'native all [lib]'],
     // react-native-v8 and Hermes
     ['onPress(index.android.bundle:1:2345)', 'index.android.bundle onPress'],
     ['onPress@1:557290', 'bundle onPress'],
-    ['    at loadOrder (address at /data/app/~~Yq3X==/com.shop-Ab==/base.apk!/assets/index.android.bundle:1:234567)', 'index.android.bundle loadOrder'],
+    [
+      '    at loadOrder (address at /data/app/~~Yq3X==/com.shop-Ab==/base.apk!/assets/index.android.bundle:1:234567)',
+      'index.android.bundle loadOrder',
+    ],
     // Gecko and JavaScriptCore
     ['aha@file:///private/tmp/test.html:18:13', 'test.html aha'],
     ['test/<@http://localhost:4001/test.html:33:17', 'test.html 33'],
@@ -45,7 +57,10 @@ describe('frame parser: one shape for every runtime', () => {
     ['\tat com.shop.A.b(Unknown Source:4)', 'com.shop.A b'],
     ['\tat android.os.Looper.loop(Native Method)', 'android.os.Looper loop [lib]'],
     ['\tat java.base/java.lang.Thread.run(Thread.java:834)', 'java.lang.Thread run [lib]'],
-    ['\tat kotlinx.coroutines.DispatchedTask.run(DispatchedTask.kt:108)', 'kotlinx.coroutines.DispatchedTask run [lib]'],
+    [
+      '\tat kotlinx.coroutines.DispatchedTask.run(DispatchedTask.kt:108)',
+      'kotlinx.coroutines.DispatchedTask run [lib]',
+    ],
     ['\tat a.b.c.d(r8-map-id-8f3a2c1d:12)', 'a.b.c d'],
     // .NET
     ['   at Shop.Cart.Total() in /src/Cart.cs:line 3', 'Shop.Cart Total'],
@@ -53,25 +68,47 @@ describe('frame parser: one shape for every runtime', () => {
     ['   at System.Threading.Tasks.Task.Run(Action a)', 'System.Threading.Tasks.Task Run [lib]'],
     // Apple
     ['0   MyApp                         0x0000000102a4c3f4 -[Foo bar] + 120', 'MyApp -[Foo bar]'],
-    ['1   libsystem_kernel.dylib        \t0x00000001bd1a8c74 __pthread_kill + 8', 'libsystem_kernel.dylib __pthread_kill [lib]'],
+    [
+      '1   libsystem_kernel.dylib        \t0x00000001bd1a8c74 __pthread_kill + 8',
+      'libsystem_kernel.dylib __pthread_kill [lib]',
+    ],
     ['2   MyApp                         0x0000000102a4c3f4 0x102a48000 + 17396', 'MyApp 17396'],
-    ['3   MyApp                         0x0000000102a4c3f4 OrderStore.load(id:) (in MyApp) (OrderStore.swift:12)', 'MyApp OrderStore.load(id:)'],
+    [
+      '3   MyApp                         0x0000000102a4c3f4 OrderStore.load(id:) (in MyApp) (OrderStore.swift:12)',
+      'MyApp OrderStore.load(id:)',
+    ],
     ['4   libsystem_c.dylib             0x00000001a0b1c2d3 __assert_rtn + 140', 'libsystem_c.dylib __assert_rtn [lib]'],
-    ['5   CoreFoundation                0x00000001a0b1c2d3 __CFRunLoopRun + 900', 'CoreFoundation __CFRunLoopRun [lib]'],
+    [
+      '5   CoreFoundation                0x00000001a0b1c2d3 __CFRunLoopRun + 900',
+      'CoreFoundation __CFRunLoopRun [lib]',
+    ],
     // Android tombstones
     ['    #00 pc 0004c3f4  /system/lib64/libc.so (abort+120)', 'libc.so abort [lib]'],
-    ['    #01 pc 000000000004c3f4  /data/app/~~xx/com.app-yy/lib/arm64/libapp.so (Cart::total()+12) (BuildId: abcdef)', 'libapp.so Cart::total()'],
-    ['    #02 pc 000000000004c3f4  /data/app/~~xx/com.app-yy/lib/arm64/libapp.so (BuildId: abcdef)', 'libapp.so 312308'],
+    [
+      '    #01 pc 000000000004c3f4  /data/app/~~xx/com.app-yy/lib/arm64/libapp.so (Cart::total()+12) (BuildId: abcdef)',
+      'libapp.so Cart::total()',
+    ],
+    [
+      '    #02 pc 000000000004c3f4  /data/app/~~xx/com.app-yy/lib/arm64/libapp.so (BuildId: abcdef)',
+      'libapp.so 312308',
+    ],
   ])('%s', (line, expected) => {
     expect(text(line)).toBe(expected);
   });
 
-  it.each(['Error: foo', 'java.lang.IllegalStateException: x', 'Caused by: java.io.IOException', '\t... 12 more',
-    '--- End of stack trace from previous location ---', 'Invalid email a@b.com given', ''])('%j is no frame', (line) => {
+  it.each([
+    'Error: foo',
+    'java.lang.IllegalStateException: x',
+    'Caused by: java.io.IOException',
+    '\t... 12 more',
+    '--- End of stack trace from previous location ---',
+    'Invalid email a@b.com given',
+    '',
+  ])('%j is no frame', (line) => {
     expect(parseFrame(line)).toBeNull();
   });
 
-  it('a project package is the app\'s even under a system prefix', () => {
+  it("a project package is the app's even under a system prefix", () => {
     expect(text('\tat com.android.acme.Pay.go(Pay.kt:3)')).toBe('com.android.acme.Pay go [lib]');
     expect(text('\tat com.android.acme.Pay.go(Pay.kt:3)', ['com.android.acme.'])).toBe('com.android.acme.Pay go');
   });
@@ -85,7 +122,11 @@ describe('generated names lose their per-run part', () => {
     ['com.x.Svc$$EnhancerBySpringCGLIB$$a1b2c3d4', 'com.x.Svc$$EnhancerBySpringCGLIB$$9f8e7d6c', 'com.x.Svc'],
     ['com.x.Svc$$FastClassBySpringCGLIB$$a1b2c3d4', 'com.x.Svc$$FastClassBySpringCGLIB$$00ff00ff', 'com.x.Svc'],
     ['com.x.User$HibernateProxy$AbCdEf12', 'com.x.User$HibernateProxy$Zz9Yy8Xx', 'com.x.User'],
-    ['jdk.internal.reflect.GeneratedMethodAccessor12', 'jdk.internal.reflect.GeneratedMethodAccessor877', 'jdk.internal.reflect.GeneratedMethodAccessor'],
+    [
+      'jdk.internal.reflect.GeneratedMethodAccessor12',
+      'jdk.internal.reflect.GeneratedMethodAccessor877',
+      'jdk.internal.reflect.GeneratedMethodAccessor',
+    ],
     ['com.sun.proxy.$Proxy12', 'com.sun.proxy.$Proxy45', 'com.sun.proxy.$Proxy'],
   ])('%s ~ %s', (a, b, expected) => {
     expect(jvmName(a)).toBe(expected);
@@ -93,14 +134,17 @@ describe('generated names lose their per-run part', () => {
   });
 
   it('in a frame: the same site behind two generated classes is one frame', () => {
-    expect(text('\tat com.x.Foo$$Lambda$40/0x0000000800c0b440.run(Unknown Source)'))
-      .toBe(text('\tat com.x.Foo$$Lambda$1187/1234567.run(Unknown Source)'));
+    expect(text('\tat com.x.Foo$$Lambda$40/0x0000000800c0b440.run(Unknown Source)')).toBe(
+      text('\tat com.x.Foo$$Lambda$1187/1234567.run(Unknown Source)'),
+    );
     expect(text('\tat com.x.Svc$$EnhancerBySpringCGLIB$$a1b2c3d4.save(<generated>)')).toBe('com.x.Svc save');
   });
 
   it('Kotlin anonymous classes and lambdas keep their names (the compiler numbers them the same each build)', () => {
     expect(text('\tat com.x.Vm$refresh$1.invokeSuspend(Vm.kt:31)')).toBe('com.x.Vm$refresh$1 invokeSuspend');
-    expect(text('\tat com.x.Vm$refresh$1.invokeSuspend(Vm.kt:31)')).not.toBe(text('\tat com.x.Vm$refresh$2.invokeSuspend(Vm.kt:31)'));
+    expect(text('\tat com.x.Vm$refresh$1.invokeSuspend(Vm.kt:31)')).not.toBe(
+      text('\tat com.x.Vm$refresh$2.invokeSuspend(Vm.kt:31)'),
+    );
   });
 });
 
@@ -133,16 +177,22 @@ https://cdn.shop.com/assets/index-8f3a2c.js:33:25`;
     expect(crashGroupKey(`Error: foo${at}`)).not.toBe(crashGroupKey(`Error: bar${at}`));
     expect(crashGroupKey(`TypeError: x${at}`)).not.toBe(crashGroupKey(`RangeError: x${at}`));
     expect(crashGroupKey(`Error: Order 1042 not found${at}`)).toBe(crashGroupKey(`Error: Order 7 not found${at}`));
-    expect(crashGroupKey(`SyntaxError: Unexpected token '<', "<!DOCTYPE "... is not valid JSON${at}`))
-      .toBe(crashGroupKey(`SyntaxError: Unexpected token 'o', "ok" is not valid JSON${at}`));
+    expect(crashGroupKey(`SyntaxError: Unexpected token '<', "<!DOCTYPE "... is not valid JSON${at}`)).toBe(
+      crashGroupKey(`SyntaxError: Unexpected token 'o', "ok" is not valid JSON${at}`),
+    );
     // The Gecko stack carries no message: the report's message tells two bugs apart there.
-    expect(crashGroupKey('load@https://a.b/app.js:1:2', 'foo')).not.toBe(crashGroupKey('load@https://a.b/app.js:1:2', 'bar'));
+    expect(crashGroupKey('load@https://a.b/app.js:1:2', 'foo')).not.toBe(
+      crashGroupKey('load@https://a.b/app.js:1:2', 'bar'),
+    );
   });
 
   it('code that moved two lines in a release is one group; two sites of an anonymous function are two', () => {
-    const jvm = (l: number) => `java.lang.IllegalStateException: boom\n\tat com.shop.Repo.load(Repo.kt:${l})\n\tat android.os.Handler.handleCallback(Handler.java:${l + 900})`;
+    const jvm = (l: number) =>
+      `java.lang.IllegalStateException: boom\n\tat com.shop.Repo.load(Repo.kt:${l})\n\tat android.os.Handler.handleCallback(Handler.java:${l + 900})`;
     expect(crashGroupKey(jvm(57))).toBe(crashGroupKey(jvm(59)));
-    expect(crashGroupKey('Error: x\n    at https://a.b/app.js:10:2')).not.toBe(crashGroupKey('Error: x\n    at https://a.b/app.js:20:2'));
+    expect(crashGroupKey('Error: x\n    at https://a.b/app.js:10:2')).not.toBe(
+      crashGroupKey('Error: x\n    at https://a.b/app.js:20:2'),
+    );
   });
 
   it('leaves system frames out while an app frame remains: framework line numbers per OS release do not split', () => {
@@ -155,7 +205,10 @@ https://cdn.shop.com/assets/index-8f3a2c.js:33:25`;
     expect(groupKey(android(0), '').text).toBe('v2\njava.lang.NullPointerException: x\ncom.shop.Cart onClick');
   });
 
-  const assert = (os: string, app: string) => `0   libsystem_kernel.dylib        0x00000001bd1a8c74 __pthread_kill + ${os === '16' ? 8 : 12}
+  const assert = (
+    os: string,
+    app: string,
+  ) => `0   libsystem_kernel.dylib        0x00000001bd1a8c74 __pthread_kill + ${os === '16' ? 8 : 12}
 1   libsystem_pthread.dylib       0x00000001d6e0f0f4 pthread_kill + 268
 2   libsystem_c.dylib             0x00000001a0b1c2d3 abort + ${os === '16' ? 180 : 168}
 3   libsystem_c.dylib             0x00000001a0b1c2d3 __assert_rtn + 272
@@ -164,40 +217,59 @@ https://cdn.shop.com/assets/index-8f3a2c.js:33:25`;
 6   MyApp                         0x0000000102a4c3f4 main + 40`;
 
   it('a native assert deep in libsystem: one group across OS versions, two app asserts stay apart', () => {
-    expect(crashGroupKey(assert('16', '-[Cart total]'), 'SIGABRT')).toBe(crashGroupKey(assert('17', '-[Cart total]'), 'SIGABRT'));
-    expect(crashGroupKey(assert('16', '-[Cart total]'), 'SIGABRT')).not.toBe(crashGroupKey(assert('16', '-[Login submit]'), 'SIGABRT'));
-    expect(groupKey(assert('16', '-[Cart total]'), 'SIGABRT').text).toBe('v2\n<signal>\nMyApp -[Cart total]\nMyApp main');
+    expect(crashGroupKey(assert('16', '-[Cart total]'), 'SIGABRT')).toBe(
+      crashGroupKey(assert('17', '-[Cart total]'), 'SIGABRT'),
+    );
+    expect(crashGroupKey(assert('16', '-[Cart total]'), 'SIGABRT')).not.toBe(
+      crashGroupKey(assert('16', '-[Login submit]'), 'SIGABRT'),
+    );
+    expect(groupKey(assert('16', '-[Cart total]'), 'SIGABRT').text).toBe(
+      'v2\n<signal>\nMyApp -[Cart total]\nMyApp main',
+    );
   });
 
   it('keeps the contract: the same first five lines are one group (nothing after line 5 counts while an app frame is in them)', () => {
-    const head = 'Error: x\n    at a (https://a.b/app.js:1:2)\n    at b (https://a.b/app.js:1:3)\n    at c (https://a.b/app.js:1:4)\n    at d (https://a.b/app.js:1:5)';
-    expect(crashGroupKey(`${head}\n    at e (https://a.b/app.js:1:6)`)).toBe(crashGroupKey(`${head}\n    at f (https://a.b/other.js:9:9)`));
+    const head =
+      'Error: x\n    at a (https://a.b/app.js:1:2)\n    at b (https://a.b/app.js:1:3)\n    at c (https://a.b/app.js:1:4)\n    at d (https://a.b/app.js:1:5)';
+    expect(crashGroupKey(`${head}\n    at e (https://a.b/app.js:1:6)`)).toBe(
+      crashGroupKey(`${head}\n    at f (https://a.b/other.js:9:9)`),
+    );
   });
 
-  it('a stack with no parsed frame keeps the previous rule\'s key', () => {
+  it("a stack with no parsed frame keeps the previous rule's key", () => {
     const s = 'Something odd happened 42\nno frames here';
     expect(crashGroupKey(s)).toBe(legacyGroupKey(s));
     expect(groupKey(s, '').source).toBe('lines');
   });
 
-  it('a chunk-load failure is one group whatever chunk, in every bundler\'s words', () => {
+  it("a chunk-load failure is one group whatever chunk, in every bundler's words", () => {
     const k = crashGroupKey('ChunkLoadError: Loading chunk 123 failed.\n    at a (https://a.b/runtime.js:1:2)');
     for (const [stack, msg] of [
-      ['ChunkLoadError: Loading chunk vendors-node_modules_x failed.\n(missing: https://a.b/x.js)\n    at b (https://a.b/main.js:1:2)', ''],
+      [
+        'ChunkLoadError: Loading chunk vendors-node_modules_x failed.\n(missing: https://a.b/x.js)\n    at b (https://a.b/main.js:1:2)',
+        '',
+      ],
       ['Error: Loading CSS chunk 77 failed.\n    at c (https://a.b/main.js:1:2)', ''],
       ['TypeError: Failed to fetch dynamically imported module: https://a.b/assets/Page-B_2kZ-9x.js', ''],
       ['', 'TypeError: error loading dynamically imported module: https://a.b/assets/Page.js'],
       ['@https://a.b/main.js:1:2', 'TypeError: Importing a module script failed.'],
-    ]) expect(crashGroupKey(stack!, msg)).toBe(k);
+    ])
+      expect(crashGroupKey(stack!, msg)).toBe(k);
   });
 
   it('a valid fingerprint replaces the key; {{default}} stands for the default key; an invalid one is ignored', () => {
     const s = 'Error: x\n    at a (https://a.b/app.js:1:2)';
     const t = 'Error: y\n    at b (https://a.b/app.js:1:2)';
-    expect(crashGroupKey(s, '', { fingerprint: ['payments'] })).toBe(crashGroupKey(t, '', { fingerprint: ['payments'] }));
+    expect(crashGroupKey(s, '', { fingerprint: ['payments'] })).toBe(
+      crashGroupKey(t, '', { fingerprint: ['payments'] }),
+    );
     expect(crashGroupKey(s, '', { fingerprint: ['payments'] })).not.toBe(crashGroupKey(s));
-    expect(crashGroupKey(s, '', { fingerprint: ['{{default}}', 'eu'] })).not.toBe(crashGroupKey(t, '', { fingerprint: ['{{default}}', 'eu'] }));
-    expect(crashGroupKey(s, '', { fingerprint: ['{{default}}', 'eu'] })).not.toBe(crashGroupKey(s, '', { fingerprint: ['{{default}}', 'us'] }));
+    expect(crashGroupKey(s, '', { fingerprint: ['{{default}}', 'eu'] })).not.toBe(
+      crashGroupKey(t, '', { fingerprint: ['{{default}}', 'eu'] }),
+    );
+    expect(crashGroupKey(s, '', { fingerprint: ['{{default}}', 'eu'] })).not.toBe(
+      crashGroupKey(s, '', { fingerprint: ['{{default}}', 'us'] }),
+    );
     for (const bad of [[], 'x', [1], ['a'.repeat(201)], Array(11).fill('a'), null, { a: 1 }]) {
       expect(validFingerprint(bad)).toBeNull();
       expect(crashGroupKey(s, '', { fingerprint: bad })).toBe(crashGroupKey(s));
@@ -207,9 +279,21 @@ https://cdn.shop.com/assets/index-8f3a2c.js:33:25`;
   it('reads long adversarial lines in linear time (every line is cut to MAX_LINE_CHARS first)', () => {
     const long = (unit: string) => unit.repeat(Math.ceil(300_000 / unit.length));
     const lines = [
-      `at ${long('a (')}`, `at ${long(') in ')}:line 1`, long('a@'), long('0 x 0x1 '), `#00 pc 1 /a.so ${long('(x')}`,
-      `1 ${long(' 0xa')}`, long(':1'), long("'a"), long('<'), `at ${long('a.')}(${long('b:')}`, long('$$Lambda$1/'),
-      `Error: ${long('"a')}`, `at x.${long('$$AbBy$$')}.m(F.java:1)`, long('\t at '), `#1 ${long('a (')}`,
+      `at ${long('a (')}`,
+      `at ${long(') in ')}:line 1`,
+      long('a@'),
+      long('0 x 0x1 '),
+      `#00 pc 1 /a.so ${long('(x')}`,
+      `1 ${long(' 0xa')}`,
+      long(':1'),
+      long("'a"),
+      long('<'),
+      `at ${long('a.')}(${long('b:')}`,
+      long('$$Lambda$1/'),
+      `Error: ${long('"a')}`,
+      `at x.${long('$$AbBy$$')}.m(F.java:1)`,
+      long('\t at '),
+      `#1 ${long('a (')}`,
     ];
     const stack = lines.join('\n');
     // One pass over every line: the work is bounded by MAX_LINE_CHARS per line, whatever a client sends.
@@ -218,7 +302,15 @@ https://cdn.shop.com/assets/index-8f3a2c.js:33:25`;
     expect(MAX_LINE_CHARS).toBe(1024);
   });
 
-  const report = (o: { id: string; model: string; os: string; slide: string; abortOff: number; app: string; thread0App: string }) => `Incident Identifier: ${o.id}
+  const report = (o: {
+    id: string;
+    model: string;
+    os: string;
+    slide: string;
+    abortOff: number;
+    app: string;
+    thread0App: string;
+  }) => `Incident Identifier: ${o.id}
 CrashReporter Key:   8f3a2c1d9e0b7a6c5d4e3f2a1b0c9d8e7f6a5b4c
 Hardware Model:      ${o.model}
 Process:             MyApp [${o.abortOff * 7}]
@@ -247,19 +339,51 @@ Thread 2 Crashed:
 6   libdispatch.dylib             	0x00000001a9b8c2d3 _dispatch_call_block_and_release + 32`;
 
   it('whole Apple crash reports: one assert on two devices and OS versions is one group; another assert is another', () => {
-    const a = report({ id: '6F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0', model: 'iPhone14,2', os: '16.4 (20E247)', slide: '0x0000000102a4c3f4', abortOff: 8, app: '-[Cart total]', thread0App: 'main' });
-    const b = report({ id: '0A1B2C3D-4E5F-6071-8293-A4B5C6D7E8F9', model: 'iPhone15,3', os: '17.2 (21C62)', slide: '0x0000000104b8d3e4', abortOff: 12, app: '-[Cart total]', thread0App: 'main' });
-    const c = report({ id: '0A1B2C3D-4E5F-6071-8293-A4B5C6D7E8F9', model: 'iPhone15,3', os: '17.2 (21C62)', slide: '0x0000000104b8d3e4', abortOff: 12, app: '-[Login submit]', thread0App: 'main' });
+    const a = report({
+      id: '6F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0',
+      model: 'iPhone14,2',
+      os: '16.4 (20E247)',
+      slide: '0x0000000102a4c3f4',
+      abortOff: 8,
+      app: '-[Cart total]',
+      thread0App: 'main',
+    });
+    const b = report({
+      id: '0A1B2C3D-4E5F-6071-8293-A4B5C6D7E8F9',
+      model: 'iPhone15,3',
+      os: '17.2 (21C62)',
+      slide: '0x0000000104b8d3e4',
+      abortOff: 12,
+      app: '-[Cart total]',
+      thread0App: 'main',
+    });
+    const c = report({
+      id: '0A1B2C3D-4E5F-6071-8293-A4B5C6D7E8F9',
+      model: 'iPhone15,3',
+      os: '17.2 (21C62)',
+      slide: '0x0000000104b8d3e4',
+      abortOff: 12,
+      app: '-[Login submit]',
+      thread0App: 'main',
+    });
     expect(crashGroupKey(a, 'SIGABRT')).toBe(crashGroupKey(b, 'SIGABRT'));
     expect(crashGroupKey(a, 'SIGABRT')).not.toBe(crashGroupKey(c, 'SIGABRT'));
     // Another reporter words the signal alone, and another CPU raises another signal: one bug still.
-    expect(crashGroupKey(a.replace('EXC_CRASH (SIGABRT)', 'EXC_BAD_ACCESS (SIGBUS)'), 'SIGBUS')).toBe(crashGroupKey(a, 'SIGABRT'));
+    expect(crashGroupKey(a.replace('EXC_CRASH (SIGABRT)', 'EXC_BAD_ACCESS (SIGBUS)'), 'SIGBUS')).toBe(
+      crashGroupKey(a, 'SIGABRT'),
+    );
     expect(groupKey(a, 'SIGABRT').text).toBe('v2\n<signal>\nMyApp -[Cart total]');
   });
 
   it('a native signal is one placeholder; other messages stay', () => {
     const f = '\n0   MyApp   0x0000000102a4c3f4 -[Cart total] + 12';
-    for (const m of ['SIGSEGV', 'EXC_BAD_ACCESS (SIGSEGV)', 'EXC_BAD_INSTRUCTION (SIGILL)', 'EXC_CRASH (SIGABRT)', 'SIGBUS']) {
+    for (const m of [
+      'SIGSEGV',
+      'EXC_BAD_ACCESS (SIGSEGV)',
+      'EXC_BAD_INSTRUCTION (SIGILL)',
+      'EXC_CRASH (SIGABRT)',
+      'SIGBUS',
+    ]) {
       expect(groupKey(`${m}${f}`, '').text).toBe('v2\n<signal>\nMyApp -[Cart total]');
     }
     expect(groupKey(`SIGSEGV in parser${f}`, '').text).toBe('v2\nSIGSEGV in parser\nMyApp -[Cart total]');

@@ -27,10 +27,21 @@ describe('CORS on /ingest', () => {
   const session = () => ({ sessionId: randomUUID(), device: { platform: 'linux' }, startedAt: Date.now() });
 
   it('answers the preflight of every ingest route for any origin, with no key and no body', async () => {
-    for (const path of ['/ingest/session', '/ingest/session/end', '/ingest/events', '/ingest/crash', '/ingest/network']) {
+    for (const path of [
+      '/ingest/session',
+      '/ingest/session/end',
+      '/ingest/events',
+      '/ingest/crash',
+      '/ingest/network',
+    ]) {
       const r = await s.app.inject({
-        method: 'OPTIONS', url: path,
-        headers: { origin: APP, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,content-encoding' },
+        method: 'OPTIONS',
+        url: path,
+        headers: {
+          origin: APP,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type,content-encoding',
+        },
       });
       expect(r.statusCode, path).toBe(204);
       expect(r.headers['access-control-allow-origin']).toBe(APP);
@@ -42,15 +53,29 @@ describe('CORS on /ingest', () => {
   });
 
   it('never answers a preflight or a request of another origin on /export, /api or the dashboard', async () => {
-    for (const url of ['/export/sessions', `/api/projects/${projectId}`, '/api/dashboard/projects', '/', '/ingest/unknown']) {
-      const pre = await s.app.inject({ method: 'OPTIONS', url, headers: { origin: APP, 'access-control-request-method': 'GET' } });
+    for (const url of [
+      '/export/sessions',
+      `/api/projects/${projectId}`,
+      '/api/dashboard/projects',
+      '/',
+      '/ingest/unknown',
+    ]) {
+      const pre = await s.app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: APP, 'access-control-request-method': 'GET' },
+      });
       expect(pre.headers['access-control-allow-origin'], url).toBeUndefined();
       expect(pre.statusCode, url).toBeGreaterThanOrEqual(400);
     }
     const exp = await s.app.inject({ method: 'GET', url: '/export/sessions', headers: { ...auth, origin: APP } });
     expect(exp.statusCode).toBe(200);
     expect(exp.headers['access-control-allow-origin']).toBeUndefined();
-    const api = await s.app.inject({ method: 'GET', url: `/api/projects/${projectId}`, headers: { ...s.admin, origin: APP } });
+    const api = await s.app.inject({
+      method: 'GET',
+      url: `/api/projects/${projectId}`,
+      headers: { ...s.admin, origin: APP },
+    });
     expect(api.statusCode).toBe(200);
     expect(api.headers['access-control-allow-origin']).toBeUndefined();
   });
@@ -63,24 +88,49 @@ describe('CORS on /ingest', () => {
     expect(String(ok.headers['access-control-expose-headers'])).toMatch(/RateLimit-Remaining.*Retry-After/);
     expect(String(ok.headers.vary)).toMatch(/Origin/);
 
-    const noKey = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { origin: APP, authorization: 'Bearer frk_nope' }, payload: session() });
+    const noKey = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { origin: APP, authorization: 'Bearer frk_nope' },
+      payload: session(),
+    });
     expect(noKey.statusCode).toBe(401);
     expect(noKey.headers['access-control-allow-origin']).toBe(APP);
 
-    const unknown = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: h, payload: { sessionId: randomUUID(), events: [] } });
+    const unknown = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/events',
+      headers: h,
+      payload: { sessionId: randomUUID(), events: [] },
+    });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.headers['access-control-allow-origin']).toBe(APP);
 
-    const missing = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: h, payload: { sessionId: 'x' } });
+    const missing = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: h,
+      payload: { sessionId: 'x' },
+    });
     expect(missing.statusCode).toBe(400);
     expect(missing.headers['access-control-allow-origin']).toBe(APP);
-    const bad = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: h, payload: { ...session(), startedAt: -5 } });
+    const bad = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: h,
+      payload: { ...session(), startedAt: -5 },
+    });
     expect(bad.statusCode).toBe(422);
     expect(bad.headers['access-control-allow-origin']).toBe(APP);
 
     let limited;
     for (let i = 0; i < 50 && !limited; i++) {
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/session/end', headers: h, payload: { sessionId: randomUUID(), endedAt: Date.now() } });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/session/end',
+        headers: h,
+        payload: { sessionId: randomUUID(), endedAt: Date.now() },
+      });
       if (r.statusCode === 429) limited = r;
     }
     expect(limited?.headers['access-control-allow-origin']).toBe(APP);
@@ -90,52 +140,137 @@ describe('CORS on /ingest', () => {
   it("a project's allowedOrigins: validated and normalised, enforced on the request (403, nothing stored), requests without Origin unaffected", async () => {
     // Its own project: the rate limit above is per key.
     const p = await s.createProject('cors list');
-    const invalid = await s.app.inject({ method: 'PATCH', url: `/api/projects/${p.projectId}`, headers: s.admin, payload: { allowedOrigins: ['https://ok.example', 'not an origin', 'https://x.example/path'] } });
+    const invalid = await s.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${p.projectId}`,
+      headers: s.admin,
+      payload: { allowedOrigins: ['https://ok.example', 'not an origin', 'https://x.example/path'] },
+    });
     expect(invalid.statusCode).toBe(422);
-    expect(invalid.json().details.map((d: { path: string }) => d.path)).toEqual(['/allowedOrigins/1', '/allowedOrigins/2']);
+    expect(invalid.json().details.map((d: { path: string }) => d.path)).toEqual([
+      '/allowedOrigins/1',
+      '/allowedOrigins/2',
+    ]);
 
-    const set = await s.app.inject({ method: 'PATCH', url: `/api/projects/${p.projectId}`, headers: s.admin, payload: { allowedOrigins: ['HTTPS://App.Example.com:443/', 'http://localhost:5173'] } });
+    const set = await s.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${p.projectId}`,
+      headers: s.admin,
+      payload: { allowedOrigins: ['HTTPS://App.Example.com:443/', 'http://localhost:5173'] },
+    });
     expect(set.statusCode).toBe(200);
     expect(set.json().allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:5173']);
-    expect((await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}`, headers: s.admin })).json().allowedOrigins)
-      .toEqual(['https://app.example.com', 'http://localhost:5173']);
+    expect(
+      (await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}`, headers: s.admin })).json()
+        .allowedOrigins,
+    ).toEqual(['https://app.example.com', 'http://localhost:5173']);
 
     const other = session();
-    const refused = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...p.auth, origin: 'https://evil.example' }, payload: other });
+    const refused = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { ...p.auth, origin: 'https://evil.example' },
+      payload: other,
+    });
     expect(refused.statusCode).toBe(403);
     expect(refused.headers['access-control-allow-origin']).toBeUndefined();
     const listed = session();
-    const ok = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...p.auth, origin: APP }, payload: listed });
+    const ok = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { ...p.auth, origin: APP },
+      payload: listed,
+    });
     expect(ok.statusCode).toBe(201);
     expect(ok.headers['access-control-allow-origin']).toBe(APP);
     const native = session();
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: native })).statusCode).toBe(201);
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: native })).statusCode,
+    ).toBe(201);
 
-    const stored = (await s.app.inject({ method: 'GET', url: '/export/sessions?limit=1000', headers: p.auth })).json().data.map((x: { id: string }) => x.id);
+    const stored = (await s.app.inject({ method: 'GET', url: '/export/sessions?limit=1000', headers: p.auth }))
+      .json()
+      .data.map((x: { id: string }) => x.id);
     expect(stored).toContain(listed.sessionId);
     expect(stored).toContain(native.sessionId);
     expect(stored).not.toContain(other.sessionId);
 
     // null: any origin again.
-    expect((await s.app.inject({ method: 'PATCH', url: `/api/projects/${p.projectId}`, headers: s.admin, payload: { allowedOrigins: null } })).json().allowedOrigins).toBeNull();
-    const again = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...p.auth, origin: 'https://evil.example' }, payload: session() });
+    expect(
+      (
+        await s.app.inject({
+          method: 'PATCH',
+          url: `/api/projects/${p.projectId}`,
+          headers: s.admin,
+          payload: { allowedOrigins: null },
+        })
+      ).json().allowedOrigins,
+    ).toBeNull();
+    const again = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { ...p.auth, origin: 'https://evil.example' },
+      payload: session(),
+    });
     expect(again.statusCode).toBe(201);
     expect(again.headers['access-control-allow-origin']).toBe('https://evil.example');
 
     // []: no browser page at all, apps without Origin still send.
-    await s.app.inject({ method: 'PATCH', url: `/api/projects/${p.projectId}`, headers: s.admin, payload: { allowedOrigins: [] } });
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...p.auth, origin: APP }, payload: session() })).statusCode).toBe(403);
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: session() })).statusCode).toBe(201);
+    await s.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${p.projectId}`,
+      headers: s.admin,
+      payload: { allowedOrigins: [] },
+    });
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/ingest/session',
+          headers: { ...p.auth, origin: APP },
+          payload: session(),
+        })
+      ).statusCode,
+    ).toBe(403);
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: session() })).statusCode,
+    ).toBe(201);
   });
 
   it('the CLI sets the list (projects set-origins): a list, none, or any again', async () => {
     const url = await s.app.listen({ port: 0, host: '127.0.0.1' });
-    const cli = async (...args: string[]) => JSON.parse((await run(process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', '--url', url, '--token', ADMIN_TOKEN, '--json', ...args])).stdout);
+    const cli = async (...args: string[]) =>
+      JSON.parse(
+        (
+          await run(process.execPath, [
+            '--import',
+            'tsx',
+            'src/cli/main.ts',
+            '--url',
+            url,
+            '--token',
+            ADMIN_TOKEN,
+            '--json',
+            ...args,
+          ])
+        ).stdout,
+      );
     const p = await s.createProject('cors cli');
-    expect((await cli('projects', 'set-origins', '--project', p.projectId, '--origins', 'https://App.example.com, http://localhost:5173')).allowedOrigins)
-      .toEqual(['https://app.example.com', 'http://localhost:5173']);
-    expect((await cli('projects', 'set-origins', '--project', p.projectId, '--origins', 'none')).allowedOrigins).toEqual([]);
+    expect(
+      (
+        await cli(
+          'projects',
+          'set-origins',
+          '--project',
+          p.projectId,
+          '--origins',
+          'https://App.example.com, http://localhost:5173',
+        )
+      ).allowedOrigins,
+    ).toEqual(['https://app.example.com', 'http://localhost:5173']);
+    expect(
+      (await cli('projects', 'set-origins', '--project', p.projectId, '--origins', 'none')).allowedOrigins,
+    ).toEqual([]);
     expect((await cli('projects', 'set-origins', '--project', p.projectId, '--origins', '')).allowedOrigins).toBeNull();
   }, 30_000);
 });

@@ -34,13 +34,18 @@ describe('identifiers are compared without regard to case', () => {
     const ev = await post('/ingest/events', { sessionId: SID, events: [navigate(sid, 0), navigate(SID, 1)] });
     expect(ev.statusCode).toBe(201);
     const rid = crypto.randomUUID();
-    expect((await post('/ingest/network', { sessionId: sid, requests: [networkRequest({ id: rid.toUpperCase() })] })).statusCode).toBe(201);
+    expect(
+      (await post('/ingest/network', { sessionId: sid, requests: [networkRequest({ id: rid.toUpperCase() })] }))
+        .statusCode,
+    ).toBe(201);
 
     for (const q of [sid, SID]) {
       const r = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${q}`, headers: p.auth });
       expect(r.json().total).toBe(2);
     }
-    const sessions = (await s.app.inject({ method: 'GET', url: '/export/sessions?limit=1000', headers: p.auth })).json();
+    const sessions = (
+      await s.app.inject({ method: 'GET', url: '/export/sessions?limit=1000', headers: p.auth })
+    ).json();
     expect(sessions.data.map((x: { id: string }) => x.id)).toContain(sid);
     expect(sessions.data.find((x: { id: string }) => x.id === sid).eventCount).toBe(2);
     const net = (await s.app.inject({ method: 'GET', url: '/export/network?limit=1000', headers: p.auth })).json();
@@ -51,8 +56,9 @@ describe('identifiers are compared without regard to case', () => {
 describe('non-finite numbers', () => {
   it('1e400 is a 422 pointing at it, in a field and inside custom properties; 1e300 is stored', async () => {
     const sid = await newSession();
-    const text = `{"sessionId":"${sid}","events":[${JSON.stringify(tapEvent(sid, 0)).replace('"x":10.5', '"x":1e400')},`
-      + `${JSON.stringify(customEvent(sid, 1)).replace('"amount":3', '"amount":{"deep":[1,-1E+400]}')}]}`;
+    const text =
+      `{"sessionId":"${sid}","events":[${JSON.stringify(tapEvent(sid, 0)).replace('"x":10.5', '"x":1e400')},` +
+      `${JSON.stringify(customEvent(sid, 1)).replace('"amount":3', '"amount":{"deep":[1,-1E+400]}')}]}`;
     const r = await post('/ingest/events', text, { 'content-type': 'application/json' });
     expect(r.statusCode).toBe(422);
     expect(r.json().details).toEqual([
@@ -75,9 +81,10 @@ describe('bodies ClickHouse reads differently from JavaScript', () => {
   it('integers spelled 1.0 and 1e3 are stored as their values, sharing a batch with ordinary bodies', async () => {
     const sid = await newSession();
     const other = await newSession();
-    const text = `{"sessionId":"${sid}","events":[`
-      + `{"type":"navigate","sessionId":"${sid}","timestamp":1.767225600001e12,"sequenceNumber":1.0,"from":null,"to":"/a"},`
-      + `{"type":"network","sessionId":"${sid}","timestamp":1767225600002,"sequenceNumber":2e0,"method":"GET","url":"https://x/y","statusCode":5.03e2,"duration":2.0E1}]}`;
+    const text =
+      `{"sessionId":"${sid}","events":[` +
+      `{"type":"navigate","sessionId":"${sid}","timestamp":1.767225600001e12,"sequenceNumber":1.0,"from":null,"to":"/a"},` +
+      `{"type":"network","sessionId":"${sid}","timestamp":1767225600002,"sequenceNumber":2e0,"method":"GET","url":"https://x/y","statusCode":5.03e2,"duration":2.0E1}]}`;
     const net = `{"sessionId":"${sid}","requests":[{"id":"${crypto.randomUUID()}","method":"POST","url":"https://x/z","statusCode":2e2,"duration":1e1,"requestSize":1.0,"timestamp":1767225600003.0}]}`;
     const rs = await Promise.all([
       post('/ingest/events', text, { 'content-type': 'application/json' }),
@@ -88,11 +95,19 @@ describe('bodies ClickHouse reads differently from JavaScript', () => {
     const ev = (await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${sid}`, headers: p.auth })).json();
     expect(ev.data.map((e: any) => [e.sequenceNumber, e.timestamp, e.data])).toEqual([
       [1, '2026-01-01T00:00:00.001Z', { from: null, to: '/a' }],
-      [2, '2026-01-01T00:00:00.002Z', { method: 'GET', url: 'https://x/y', statusCode: 503, duration: 20, error: null }],
+      [
+        2,
+        '2026-01-01T00:00:00.002Z',
+        { method: 'GET', url: 'https://x/y', statusCode: 503, duration: 20, error: null },
+      ],
     ]);
-    expect((await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${other}`, headers: p.auth })).json().total).toBe(2);
+    expect(
+      (await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${other}`, headers: p.auth })).json().total,
+    ).toBe(2);
     const logs = (await s.app.inject({ method: 'GET', url: '/export/network?limit=1000', headers: p.auth })).json();
-    expect(logs.data.filter((n: any) => n.sessionId === sid).map((n: any) => [n.url, n.statusCode, n.duration, n.timestamp])).toEqual([
+    expect(
+      logs.data.filter((n: any) => n.sessionId === sid).map((n: any) => [n.url, n.statusCode, n.duration, n.timestamp]),
+    ).toEqual([
       ['https://x/y', 503, 20, '2026-01-01T00:00:00.002Z'],
       ['https://x/z', 200, 10, '2026-01-01T00:00:00.003Z'],
     ]);
@@ -103,10 +118,17 @@ describe('bodies ClickHouse reads differently from JavaScript', () => {
     const text = JSON.stringify({ sessionId: sid, events: [customEvent(sid, 0), navigate(sid, 1)] }, null, 2);
     expect(text).toContain('\n');
     expect((await post('/ingest/events', text, { 'content-type': 'application/json' })).statusCode).toBe(201);
-    const nd = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${sid}&format=ndjson`, headers: p.auth });
+    const nd = await s.app.inject({
+      method: 'GET',
+      url: `/export/events?sessionId=${sid}&format=ndjson`,
+      headers: p.auth,
+    });
     const lines = nd.body.trim().split('\n');
     expect(lines).toHaveLength(2);
-    expect(JSON.parse(lines[0]!).data).toEqual({ name: customEvent(sid, 0).name, properties: customEvent(sid, 0).properties });
+    expect(JSON.parse(lines[0]!).data).toEqual({
+      name: customEvent(sid, 0).name,
+      properties: customEvent(sid, 0).properties,
+    });
   });
 });
 
@@ -122,7 +144,9 @@ describe('body cost', () => {
     expect(body.length).toBeLessThan(8 * 1024);
     const r = await post('/ingest/events', body, headers);
     expect(r.statusCode).toBe(422);
-    expect(r.json().details).toEqual([{ path: '/events', message: 'must NOT have more than 500 items', keyword: 'maxItems', params: { limit: 500 } }]);
+    expect(r.json().details).toEqual([
+      { path: '/events', message: 'must NOT have more than 500 items', keyword: 'maxItems', params: { limit: 500 } },
+    ]);
     // Refused before it is parsed (before the fix JSON.parse held the event loop, then the schema
     // check ran out of memory on the per-element errors): the same body broken at its end is
     // still refused for its length, not answered as malformed JSON, which a parse would find.
@@ -132,7 +156,9 @@ describe('body cost', () => {
 
     const bare = await post('/ingest/network', gz(`[${Array(n).fill('{}').join(',')}]`), headers);
     expect(bare.statusCode).toBe(422);
-    expect(bare.json().details).toEqual([{ path: '/', message: 'must be object', keyword: 'type', params: { type: 'object' } }]);
+    expect(bare.json().details).toEqual([
+      { path: '/', message: 'must be object', keyword: 'type', params: { type: 'object' } },
+    ]);
   });
 
   it('500 events with commas inside their strings still pass the scan', async () => {
@@ -156,9 +182,14 @@ describe('memory back-pressure by bytes (INGEST_QUEUE_BYTES)', () => {
       return real(...args);
     }) as typeof ch.insertBytes;
     // ~300 KB each: the budget (1 MiB) holds three.
-    const batch = (k: number) => ({ sessionId: sid, events: Array.from({ length: 100 }, (_, i) => navigate(sid, k * 100 + i, `/${'x'.repeat(3000)}`)) });
+    const batch = (k: number) => ({
+      sessionId: sid,
+      events: Array.from({ length: 100 }, (_, i) => navigate(sid, k * 100 + i, `/${'x'.repeat(3000)}`)),
+    });
     const answered: number[] = [];
-    const pending = [0, 1, 2, 3, 4, 5].map((k) => post('/ingest/events', batch(k)).then((r) => (answered.push(r.statusCode), r)));
+    const pending = [0, 1, 2, 3, 4, 5].map((k) =>
+      post('/ingest/events', batch(k)).then((r) => (answered.push(r.statusCode), r)),
+    );
     // The bodies past the budget are answered while the stalled insert holds the others.
     await waitFor('a body refused past the byte budget', () => answered.includes(503));
     release();

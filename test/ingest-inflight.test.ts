@@ -17,7 +17,9 @@ beforeAll(async () => {
   url = new URL(await s.app.listen({ host: '127.0.0.1', port: 0 }));
   ({ auth } = await s.createProject('inflight'));
   const start = P.sessionStart();
-  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode).toBe(201);
+  expect(
+    (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode,
+  ).toBe(201);
   sid = start.sessionId;
 });
 afterAll(() => s?.close());
@@ -28,16 +30,33 @@ function body(seq: number, bytes: number): Buffer {
   return Buffer.from(JSON.stringify({ sessionId: sid, events: [ev] }));
 }
 
-interface Answer { status: number; retryAfter: string | undefined; body: string }
+interface Answer {
+  status: number;
+  retryAfter: string | undefined;
+  body: string;
+}
 
 /** A POST whose body is sent in `parts`; `hold` keeps the last part back until it resolves. */
 function post(payload: Buffer, headers: Record<string, string> = {}, hold?: Promise<void>): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url + 'ingest/events', { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'content-length': String(payload.length), ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, body: text }));
-    });
+    const req = http.request(
+      `${url}ingest/events`,
+      {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', 'content-length': String(payload.length), ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            retryAfter: res.headers['retry-after'] as string | undefined,
+            body: text,
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     if (!hold) return req.end(payload);
     req.write(payload.subarray(0, 1000));

@@ -31,7 +31,14 @@ describe('POST /ingest/session', () => {
   it('stores a new session as active and answers 201 {ok:true}', async () => {
     const body = await newSession();
     const row = await sessionRow(s, projectId, body.sessionId);
-    expect(row).toMatchObject({ status: 'active', platform: 'ios', app_version: '1.4.0', started_at: P.T0, ended_at: null, user_id: 'user-1' });
+    expect(row).toMatchObject({
+      status: 'active',
+      platform: 'ios',
+      app_version: '1.4.0',
+      started_at: P.T0,
+      ended_at: null,
+      user_id: 'user-1',
+    });
   });
 
   it('is idempotent on sessionId: a repeat, even with other content, is ignored with 201', async () => {
@@ -39,7 +46,10 @@ describe('POST /ingest/session', () => {
     const again = await post('/ingest/session', { ...body, userId: 'someone-else' });
     expect(again.statusCode).toBe(201);
     expect(again.json()).toEqual({ ok: true });
-    const r = await s.svc.stores.pg.query('SELECT user_id FROM sessions WHERE project_id = $1 AND id = $2', [projectId, body.sessionId]);
+    const r = await s.svc.stores.pg.query('SELECT user_id FROM sessions WHERE project_id = $1 AND id = $2', [
+      projectId,
+      body.sessionId,
+    ]);
     expect(r.rows).toEqual([{ user_id: 'user-1' }]);
   });
 
@@ -51,7 +61,12 @@ describe('POST /ingest/session', () => {
   });
 
   it('answers 400 for a body that is not JSON, and stores nothing', async () => {
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"sessionId": ' });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: '{"sessionId": ',
+    });
     expect(r.statusCode).toBe(400);
     expect(r.json()).toEqual({ error: expect.any(String), code: 'invalid_json' });
   });
@@ -61,14 +76,22 @@ describe('POST /ingest/session', () => {
     (body.device as any).platform = 'symbian';
     const r = await post('/ingest/session', body);
     expect(r.statusCode).toBe(422);
-    const paths = r.json().details.map((d: any) => d.path).sort();
+    const paths = r
+      .json()
+      .details.map((d: any) => d.path)
+      .sort();
     expect(paths).toEqual(['/device/platform', '/sessionId', '/startedAt']);
     expect(r.json().error).toEqual(expect.any(String));
     expect(await sessionRow(s, projectId, body.sessionId)).toBeUndefined();
   });
 
   it('refuses a non-JSON content type with a JSON error', async () => {
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'text/xml' }, payload: '<a/>' });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { ...auth, 'content-type': 'text/xml' },
+      payload: '<a/>',
+    });
     expect(r.statusCode).toBe(415);
     expect(r.json()).toEqual({ error: expect.any(String), code: 'unsupported_media_type' });
   });
@@ -104,7 +127,10 @@ describe('POST /ingest/session/end', () => {
     const r = await post('/ingest/session/end', { sessionId: body.sessionId, endedAt: P.T0 + 60_000 });
     expect(r.statusCode).toBe(200);
     expect(r.json()).toEqual({ ok: true });
-    expect(await sessionRow(s, projectId, body.sessionId)).toMatchObject({ status: 'completed', ended_at: P.T0 + 60_000 });
+    expect(await sessionRow(s, projectId, body.sessionId)).toMatchObject({
+      status: 'completed',
+      ended_at: P.T0 + 60_000,
+    });
   });
 
   it('answers 200 for an unknown session and changes nothing', async () => {
@@ -133,7 +159,11 @@ describe('POST /ingest/session/end', () => {
     const body = await newSession();
     expect((await post('/ingest/crash', P.crash(body.sessionId))).statusCode).toBe(201);
     await post('/ingest/session/end', { sessionId: body.sessionId, endedAt: P.T0 + 10_000 });
-    expect(await sessionRow(s, projectId, body.sessionId)).toMatchObject({ status: 'crashed', has_crash: true, ended_at: P.T0 + 10_000 });
+    expect(await sessionRow(s, projectId, body.sessionId)).toMatchObject({
+      status: 'crashed',
+      has_crash: true,
+      ended_at: P.T0 + 10_000,
+    });
   });
 });
 
@@ -143,7 +173,10 @@ describe('POST /ingest/events', () => {
     const body = P.sessionStart();
     await post('/ingest/session', body, a);
     const sid = body.sessionId;
-    const batch = { sessionId: sid, events: [P.navigate(sid, 0), P.tapEvent(sid, 1), P.customEvent(sid, 2), P.networkEvent(sid, 3)] };
+    const batch = {
+      sessionId: sid,
+      events: [P.navigate(sid, 0), P.tapEvent(sid, 1), P.customEvent(sid, 2), P.networkEvent(sid, 3)],
+    };
     const r = await post('/ingest/events', batch, a);
     expect(r.statusCode).toBe(201);
     expect(r.json()).toEqual({ ok: true, count: 4 });
@@ -151,7 +184,10 @@ describe('POST /ingest/events', () => {
     expect(await countRows(s, 'events', p)).toBe(4);
     // the network event is mirrored into the network logs, once
     expect(await countRows(s, 'network_logs', p)).toBe(1);
-    const rows = await s.svc.stores.ch.query<any>('SELECT type, sequence_number, data FROM events FINAL WHERE project_id = {p:String} ORDER BY sequence_number', { p });
+    const rows = await s.svc.stores.ch.query<any>(
+      'SELECT type, sequence_number, data FROM events FINAL WHERE project_id = {p:String} ORDER BY sequence_number',
+      { p },
+    );
     expect(rows.map((x) => x.type)).toEqual(['navigate', 'tap', 'custom', 'network']);
     expect(JSON.parse(rows[0].data)).toEqual({ from: null, to: '/screen/0' });
     expect(JSON.parse(rows[2].data)).toEqual({ name: 'purchase', properties: { sku: 'A1', amount: 3 } });
@@ -165,7 +201,10 @@ describe('POST /ingest/events', () => {
     const body = P.sessionStart();
     await post('/ingest/session', body, a);
     const sid = body.sessionId;
-    const batch = { sessionId: sid, events: Array.from({ length: 50 }, (_, i) => (i % 2 ? P.tapEvent(sid, i) : P.networkEvent(sid, i))) };
+    const batch = {
+      sessionId: sid,
+      events: Array.from({ length: 50 }, (_, i) => (i % 2 ? P.tapEvent(sid, i) : P.networkEvent(sid, i))),
+    };
     const rs = await Promise.all(Array.from({ length: 4 }, () => post('/ingest/events', batch, a)));
     expect(rs.map((r) => r.statusCode)).toEqual([201, 201, 201, 201]);
     expect(await countRows(s, 'events', p)).toBe(50);
@@ -180,16 +219,25 @@ describe('POST /ingest/events', () => {
     const other = await s.createProject('other');
     const body = P.sessionStart();
     await post('/ingest/session', body, other.auth);
-    const foreign = await post('/ingest/events', { sessionId: body.sessionId, events: [P.navigate(body.sessionId, 0)] });
+    const foreign = await post('/ingest/events', {
+      sessionId: body.sessionId,
+      events: [P.navigate(body.sessionId, 0)],
+    });
     expect(foreign.statusCode).toBe(404);
     expect(await countRows(s, 'events', other.projectId)).toBe(0);
   });
 
   it('accepts 500 events and refuses 501 with 422', async () => {
     const { sessionId: sid } = await newSession();
-    const ok = await post('/ingest/events', { sessionId: sid, events: Array.from({ length: 500 }, (_, i) => P.navigate(sid, i)) });
+    const ok = await post('/ingest/events', {
+      sessionId: sid,
+      events: Array.from({ length: 500 }, (_, i) => P.navigate(sid, i)),
+    });
     expect(ok.json()).toEqual({ ok: true, count: 500 });
-    const tooMany = await post('/ingest/events', { sessionId: sid, events: Array.from({ length: 501 }, (_, i) => P.navigate(sid, i)) });
+    const tooMany = await post('/ingest/events', {
+      sessionId: sid,
+      events: Array.from({ length: 501 }, (_, i) => P.navigate(sid, i)),
+    });
     expect(tooMany.statusCode).toBe(422);
     expect(tooMany.json().details[0].path).toBe('/events');
   });
@@ -200,14 +248,29 @@ describe('POST /ingest/events', () => {
     const r = await post('/ingest/events', { sessionId: sid, events: [P.navigate(sid, 0), P.navigate(other, 1)] });
     expect(r.statusCode).toBe(422);
     expect(r.json().details).toEqual([{ path: '/events/1/sessionId', message: expect.any(String) }]);
-    const bad = await post('/ingest/events', { sessionId: sid, events: [{ ...P.tapEvent(sid, 0), x: 'left' }, { ...P.navigate(sid, 1), type: 'swipe' }] });
+    const bad = await post('/ingest/events', {
+      sessionId: sid,
+      events: [
+        { ...P.tapEvent(sid, 0), x: 'left' },
+        { ...P.navigate(sid, 1), type: 'swipe' },
+      ],
+    });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json().details.map((d: any) => d.path)).toEqual(expect.arrayContaining(['/events/0/x', '/events/1/type']));
+    expect(bad.json().details.map((d: any) => d.path)).toEqual(
+      expect.arrayContaining(['/events/0/x', '/events/1/type']),
+    );
     // ajv's keyword and params ride along, for a client to word the problem without parsing `message`.
-    expect(bad.json().details).toEqual(expect.arrayContaining([
-      { path: '/events/0/x', message: 'must be number', keyword: 'type', params: { type: 'number' } },
-      { path: '/events/1/type', message: expect.any(String), keyword: 'enum', params: { allowedValues: ['navigate', 'network', 'custom', 'tap'] } },
-    ]));
+    expect(bad.json().details).toEqual(
+      expect.arrayContaining([
+        { path: '/events/0/x', message: 'must be number', keyword: 'type', params: { type: 'number' } },
+        {
+          path: '/events/1/type',
+          message: expect.any(String),
+          keyword: 'enum',
+          params: { allowedValues: ['navigate', 'network', 'custom', 'tap'] },
+        },
+      ]),
+    );
   });
 
   it('answers 400 when a type-specific required field is missing', async () => {
@@ -250,7 +313,10 @@ describe('POST /ingest/network', () => {
 
   it('refuses more than 200 requests, a non-UUID id, and an unknown session', async () => {
     const { sessionId: sid } = await newSession();
-    const tooMany = await post('/ingest/network', { sessionId: sid, requests: Array.from({ length: 201 }, () => P.networkRequest()) });
+    const tooMany = await post('/ingest/network', {
+      sessionId: sid,
+      requests: Array.from({ length: 201 }, () => P.networkRequest()),
+    });
     expect(tooMany.statusCode).toBe(422);
     const badId = await post('/ingest/network', { sessionId: sid, requests: [P.networkRequest({ id: 'req-1' })] });
     expect(badId.statusCode).toBe(422);
@@ -280,17 +346,37 @@ describe('POST /ingest/crash', () => {
     // retry of the same payload adds nothing
     expect((await post('/ingest/crash', c1, a)).json()).toEqual({ ok: true });
     // same device, same head, different sixth line → same group, same device
-    await post('/ingest/crash', P.crash(s1.sessionId, { isFatal: false, handled: true, timestamp: P.T0 + 9500, stackTrace: c1.stackTrace.replace('more.js', 'other.js') }), a);
+    await post(
+      '/ingest/crash',
+      P.crash(s1.sessionId, {
+        isFatal: false,
+        handled: true,
+        timestamp: P.T0 + 9500,
+        stackTrace: c1.stackTrace.replace('more.js', 'other.js'),
+      }),
+      a,
+    );
     // another device, later
     await post('/ingest/crash', P.crash(s2.sessionId, { timestamp: P.T0 + 20_000 }), a);
     // a different head → another group
-    await post('/ingest/crash', P.crash(s2.sessionId, { stackTrace: 'at elsewhere (x.js:1:1)', timestamp: P.T0 + 30_000 }), a);
+    await post(
+      '/ingest/crash',
+      P.crash(s2.sessionId, { stackTrace: 'at elsewhere (x.js:1:1)', timestamp: P.T0 + 30_000 }),
+      a,
+    );
 
     const groups = await crashGroups(s, p);
     expect(groups).toHaveLength(2);
     expect(groups[0]).toMatchObject({
-      occurrence_count: 3, affected_devices: 2, platform: 'android', app_version: '1.5.0',
-      first_seen_at: P.T0 + 9000, last_seen_at: P.T0 + 20_000, status: 'open', is_fatal: true, handled: false,
+      occurrence_count: 3,
+      affected_devices: 2,
+      platform: 'android',
+      app_version: '1.5.0',
+      first_seen_at: P.T0 + 9000,
+      last_seen_at: P.T0 + 20_000,
+      status: 'open',
+      is_fatal: true,
+      handled: false,
     });
     expect(groups[0]!.app_versions.sort()).toEqual(['1.4.0', '1.5.0']);
     expect(groups[1]).toMatchObject({ occurrence_count: 1, affected_devices: 1 });
@@ -310,7 +396,9 @@ describe('POST /ingest/crash', () => {
     const { projectId: p, auth: a } = await s.createProject('concurrent');
     const body = P.sessionStart();
     await post('/ingest/session', body, a);
-    const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => post('/ingest/crash', P.crash(body.sessionId, { timestamp: P.T0 + i }), a)));
+    const rs = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post('/ingest/crash', P.crash(body.sessionId, { timestamp: P.T0 + i }), a)),
+    );
     expect(rs.every((r) => r.statusCode === 201)).toBe(true);
     const groups = await crashGroups(s, p);
     expect(groups).toHaveLength(1);
@@ -323,7 +411,8 @@ describe('transport', () => {
   it('accepts gzip bodies', async () => {
     const body = P.sessionStart();
     const r = await s.app.inject({
-      method: 'POST', url: '/ingest/session',
+      method: 'POST',
+      url: '/ingest/session',
       headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' },
       payload: zlib.gzipSync(JSON.stringify(body)),
     });
@@ -332,22 +421,40 @@ describe('transport', () => {
   });
 
   it('answers 400 for a corrupt gzip body and 415 for an unknown encoding', async () => {
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: Buffer.from('not gzip at all') });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: Buffer.from('not gzip at all'),
+    });
     expect(r.statusCode).toBe(400);
     expect(r.json()).toEqual({ error: expect.any(String), code: 'bad_request' });
-    const br = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'br' }, payload: '{}' });
+    const br = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/session',
+      headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'br' },
+      payload: '{}',
+    });
     expect(br.statusCode).toBe(415);
   });
 
   it('answers 413 for a body over 5 MiB, plain or as a gzip bomb', async () => {
     const { sessionId: sid } = await newSession();
-    const big = JSON.stringify({ sessionId: sid, events: [{ ...P.customEvent(sid, 0), properties: { blob: 'x'.repeat(6 * 1024 * 1024) } }] });
+    const big = JSON.stringify({
+      sessionId: sid,
+      events: [{ ...P.customEvent(sid, 0), properties: { blob: 'x'.repeat(6 * 1024 * 1024) } }],
+    });
     const r = await post('/ingest/events', big, { ...auth, 'content-type': 'application/json' });
     expect(r.statusCode).toBe(413);
     expect(r.json()).toEqual({ error: expect.any(String), code: 'payload_too_large' });
     const bomb = zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
     expect(bomb.length).toBeLessThan(1024 * 1024);
-    const rb = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: bomb });
+    const rb = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/events',
+      headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: bomb,
+    });
     expect(rb.statusCode).toBe(413);
   });
 });
@@ -357,7 +464,10 @@ describe('restart', () => {
     const { projectId: p, auth: a } = await s.createProject('restart');
     const body = P.sessionStart();
     await post('/ingest/session', body, a);
-    const batch = { sessionId: body.sessionId, events: [P.navigate(body.sessionId, 0), P.networkEvent(body.sessionId, 1, 500)] };
+    const batch = {
+      sessionId: body.sessionId,
+      events: [P.navigate(body.sessionId, 0), P.networkEvent(body.sessionId, 1, 500)],
+    };
     await post('/ingest/events', batch, a);
     await post('/ingest/crash', P.crash(body.sessionId), a);
     await s.close();
@@ -375,7 +485,12 @@ describe('restart', () => {
 describe('content types', () => {
   it('refuses text/plain and a missing content type with 415 and a JSON error', async () => {
     for (const headers of [{ ...auth, 'content-type': 'text/plain' }, { ...auth }]) {
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers, payload: JSON.stringify(P.sessionStart()) });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/session',
+        headers,
+        payload: JSON.stringify(P.sessionStart()),
+      });
       expect(r.statusCode).toBe(415);
       expect(r.json()).toEqual({ error: expect.any(String), code: 'unsupported_media_type' });
     }

@@ -14,7 +14,9 @@ afterAll(async () => {
 
 /** Deactivates the project's only key through the management API. */
 async function deactivateProjectKey(projectId: string) {
-  const rows = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM api_keys WHERE project_id = $1', [projectId]);
+  const rows = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM api_keys WHERE project_id = $1', [
+    projectId,
+  ]);
   const r = await s.app.inject({ method: 'POST', url: `/api/keys/${rows.rows[0]!.id}/deactivate`, headers: s.admin });
   expect(r.statusCode).toBe(200);
 }
@@ -59,13 +61,22 @@ describe('a lost invalidation is logged, not swallowed', () => {
   it('a deactivation that cannot be published says so (other processes then wait for the TTL)', async () => {
     const { Redis } = await import('ioredis');
     // A Redis nobody listens on, that fails a command at once instead of queueing it.
-    const redis = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const redis = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    });
     const logged: { obj: object; msg?: string }[] = [];
     const log = { info() {}, warn() {}, error: (obj: object, msg?: string) => logged.push({ obj, msg }) };
     const resolver = new KeyResolver(s.svc.projects, 60_000, redis, 'flightrec-test', log);
     try {
       await resolver.invalidate('0'.repeat(64));
-      expect(logged).toEqual([{ obj: { err: expect.objectContaining({ message: expect.any(String) }) }, msg: expect.stringMatching(/^key deactivation not published/) }]);
+      expect(logged).toEqual([
+        {
+          obj: { err: expect.objectContaining({ message: expect.any(String) }) },
+          msg: expect.stringMatching(/^key deactivation not published/),
+        },
+      ]);
     } finally {
       redis.disconnect();
     }

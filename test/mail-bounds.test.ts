@@ -45,7 +45,11 @@ afterAll(async () => {
 const mailDir = () => path.join(s.dataDir, 'mail');
 function mails() {
   if (!fs.existsSync(mailDir())) return [];
-  return fs.readdirSync(mailDir()).filter((f) => f.endsWith('.eml')).sort().map((f) => parseMail(fs.readFileSync(path.join(mailDir(), f), 'utf8')));
+  return fs
+    .readdirSync(mailDir())
+    .filter((f) => f.endsWith('.eml'))
+    .sort()
+    .map((f) => parseMail(fs.readFileSync(path.join(mailDir(), f), 'utf8')));
 }
 const mailsTo = (addr: string) => mails().filter((m) => m.headers.to === addr);
 const decodeQp = (body: string) => body.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
@@ -53,15 +57,25 @@ const decodeQp = (body: string) => body.replace(/=\r?\n/g, '').replace(/=3D/g, '
 async function adminProjectWithSession(name: string) {
   const p = await s.createProject(name);
   const st = sessionStart();
-  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode).toBe(201);
+  expect(
+    (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st })).statusCode,
+  ).toBe(201);
   return { ...p, sessionId: st.sessionId };
 }
 async function newGroup(p: { auth: { authorization: string }; sessionId: string }, message = 'TypeError: x') {
-  const r = await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: crash(p.sessionId, { message, stackTrace: `at ${randomUUID()} (a.js:1:1)` }) });
+  const r = await s.app.inject({
+    method: 'POST',
+    url: '/ingest/crash',
+    headers: p.auth,
+    payload: crash(p.sessionId, { message, stackTrace: `at ${randomUUID()} (a.js:1:1)` }),
+  });
   expect(r.statusCode).toBe(201);
 }
 async function summaries(projectId: string) {
-  const r = await s.svc.stores.pg.query<{ summary_source: string | null }>('SELECT summary_source FROM crash_groups WHERE project_id = $1', [projectId]);
+  const r = await s.svc.stores.pg.query<{ summary_source: string | null }>(
+    'SELECT summary_source FROM crash_groups WHERE project_id = $1',
+    [projectId],
+  );
   return r.rows.map((x) => x.summary_source).sort();
 }
 
@@ -70,7 +84,12 @@ describe('bounded outbound mail and AI', () => {
     const alice = await signup(s);
     const p = await dashboardProject(s, alice, 'Relay');
     const strangers = Array.from({ length: 8 }, (_, i) => `stranger-${i}-${randomUUID()}@example.org`);
-    const patch = await s.app.inject({ method: 'PATCH', url: `/api/dashboard/projects/${p.projectId}`, headers: alice.headers, payload: { alertEmails: strangers } });
+    const patch = await s.app.inject({
+      method: 'PATCH',
+      url: `/api/dashboard/projects/${p.projectId}`,
+      headers: alice.headers,
+      payload: { alertEmails: strangers },
+    });
     expect(patch.statusCode).toBe(200);
     await w.worker.runDue();
     await w.worker.runDue();
@@ -86,7 +105,9 @@ describe('bounded outbound mail and AI', () => {
       await w.worker.runDue();
     }
     expect(mailsTo(OPS).length - before).toBe(3); // MAIL_ADDRESS_DAILY_MAX
-    const notes = await s.svc.stores.pg.query<{ note: string }>("SELECT note FROM alert_outbox WHERE status = 'done' ORDER BY id DESC LIMIT 2");
+    const notes = await s.svc.stores.pg.query<{ note: string }>(
+      "SELECT note FROM alert_outbox WHERE status = 'done' ORDER BY id DESC LIMIT 2",
+    );
     for (const n of notes.rows) expect(n.note).toMatch(/skipped \(daily mail cap\)/);
   });
 
@@ -128,8 +149,12 @@ describe('bounded outbound mail and AI', () => {
     await w.worker.runDue();
     const alert = mailsTo(OPS).filter((m) => (m.headers['x-flightrec-project'] ?? '') === p.projectId)[0]!;
     expect(alert.headers['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');
-    const header = /<(http:\/\/localhost:3000\/api\/alert-recipients\/unsubscribe\?[^>]+)>/.exec(alert.headers['list-unsubscribe'] ?? '')![1]!;
-    expect(decodeQp(alert.body)).toContain('Stop these alerts for this project: http://localhost:3000/api/alert-recipients/unsubscribe?');
+    const header = /<(http:\/\/localhost:3000\/api\/alert-recipients\/unsubscribe\?[^>]+)>/.exec(
+      alert.headers['list-unsubscribe'] ?? '',
+    )![1]!;
+    expect(decodeQp(alert.body)).toContain(
+      'Stop these alerts for this project: http://localhost:3000/api/alert-recipients/unsubscribe?',
+    );
     const link = header.slice('http://localhost:3000'.length);
     const q = new URL(`http://x${link}`).searchParams;
     expect(q.get('e')).toBe(OPS);
@@ -140,7 +165,16 @@ describe('bounded outbound mail and AI', () => {
     expect((await s.app.inject({ method: 'HEAD', url: link })).statusCode).toBe(200);
     // A forged signature, or the signature of another address, is refused.
     const forged = new URLSearchParams({ p: p.projectId, e: 'someone@else.io', s: q.get('s')! });
-    expect((await s.app.inject({ method: 'POST', url: '/api/alert-recipients/unsubscribe', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: forged.toString() })).statusCode).toBe(404);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/api/alert-recipients/unsubscribe',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: forged.toString(),
+        })
+      ).statusCode,
+    ).toBe(404);
 
     // Still subscribed after the GET and HEAD: the next group is mailed.
     await newGroup(p);
@@ -149,7 +183,9 @@ describe('bounded outbound mail and AI', () => {
     expect(count()).toBe(2);
 
     const post = await s.app.inject({
-      method: 'POST', url: '/api/alert-recipients/unsubscribe', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      method: 'POST',
+      url: '/api/alert-recipients/unsubscribe',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
       payload: new URLSearchParams({ p: q.get('p')!, e: q.get('e')!, s: q.get('s')! }).toString(),
     });
     expect(post.statusCode).toBe(200);
@@ -157,14 +193,19 @@ describe('bounded outbound mail and AI', () => {
     await newGroup(p);
     await w.worker.runDue();
     expect(count()).toBe(2);
-    const note = await s.svc.stores.pg.query<{ note: string }>('SELECT note FROM alert_outbox WHERE project_id = $1 ORDER BY id DESC LIMIT 1', [p.projectId]);
+    const note = await s.svc.stores.pg.query<{ note: string }>(
+      'SELECT note FROM alert_outbox WHERE project_id = $1 ORDER BY id DESC LIMIT 1',
+      [p.projectId],
+    );
     expect(note.rows[0]!.note).toMatch(/unsubscribed/);
 
     // A mail client's one-click unsubscribe: the fields in the link's query, a fixed body.
     const other = await adminProjectWithSession('One click');
     const oneClick = await s.app.inject({
-      method: 'POST', url: `/api/alert-recipients/unsubscribe?${new URLSearchParams({ p: other.projectId, e: OPS, s: 'x'.repeat(43) })}`,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click',
+      method: 'POST',
+      url: `/api/alert-recipients/unsubscribe?${new URLSearchParams({ p: other.projectId, e: OPS, s: 'x'.repeat(43) })}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'List-Unsubscribe=One-Click',
     });
     expect(oneClick.statusCode).toBe(404); // a signature of another project does not fit
   });

@@ -14,9 +14,15 @@ afterAll(async () => {
   await s?.close();
 });
 
-const projectsOf = async (a: Account) => (await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers })).json().data;
+const projectsOf = async (a: Account) =>
+  (await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers })).json().data;
 async function memberKey(member: Account, projectId: string) {
-  const r = await s.app.inject({ method: 'POST', url: `/api/dashboard/projects/${projectId}/keys`, headers: member.headers, payload: { name: 'member key', scopes: ['ingest'] } });
+  const r = await s.app.inject({
+    method: 'POST',
+    url: `/api/dashboard/projects/${projectId}/keys`,
+    headers: member.headers,
+    payload: { name: 'member key', scopes: ['ingest'] },
+  });
   expect(r.statusCode).toBe(201);
   return { id: r.json().key.id as string, auth: { authorization: `Bearer ${r.json().apiKey}` } };
 }
@@ -31,14 +37,22 @@ describe('removing a member', () => {
     const p = await dashboardProject(s, owner);
     const k = await memberKey(member, p.projectId);
     const keys = (await projectsOf(owner)).find((x: { id: string }) => x.id === p.projectId).keys;
-    expect(keys.find((x: { id: string }) => x.id === k.id)).toMatchObject({ createdBy: member.userId, createdByEmail: member.email, scopes: ['ingest'] });
-    expect(keys.find((x: { id: string; name: string | null }) => x.id !== k.id && x.name !== 'App (ingest only)'))
-      .toMatchObject({ createdByEmail: owner.email, scopes: ['ingest', 'export'] });
+    expect(keys.find((x: { id: string }) => x.id === k.id)).toMatchObject({
+      createdBy: member.userId,
+      createdByEmail: member.email,
+      scopes: ['ingest'],
+    });
+    expect(
+      keys.find((x: { id: string; name: string | null }) => x.id !== k.id && x.name !== 'App (ingest only)'),
+    ).toMatchObject({ createdByEmail: owner.email, scopes: ['ingest', 'export'] });
     // the app key of the setup snippet, made with the project
-    expect(keys.find((x: { name: string | null }) => x.name === 'App (ingest only)')).toMatchObject({ createdByEmail: owner.email, scopes: ['ingest'] });
+    expect(keys.find((x: { name: string | null }) => x.name === 'App (ingest only)')).toMatchObject({
+      createdByEmail: owner.email,
+      scopes: ['ingest'],
+    });
   });
 
-  it('revoke: the member\'s keys answer 401 at once, the owner\'s keep working, and the member leaves the alert lists', async () => {
+  it("revoke: the member's keys answer 401 at once, the owner's keep working, and the member leaves the alert lists", async () => {
     const owner = await signup(s);
     const member = await signup(s);
     await addMember(s, owner, member);
@@ -46,11 +60,18 @@ describe('removing a member', () => {
     const k = await memberKey(member, p.projectId);
     expect(await ingestStatus(k.auth)).toBe(201);
     const patch = await s.app.inject({
-      method: 'PATCH', url: `/api/dashboard/projects/${p.projectId}`, headers: owner.headers, payload: { alertEmails: [owner.email, member.email] },
+      method: 'PATCH',
+      url: `/api/dashboard/projects/${p.projectId}`,
+      headers: owner.headers,
+      payload: { alertEmails: [owner.email, member.email] },
     });
     expect(patch.json().alertRecipients).toHaveLength(2);
 
-    const r = await s.app.inject({ method: 'DELETE', url: `/api/dashboard/teams/${owner.teamId}/members/${member.userId}?keys=revoke`, headers: owner.headers });
+    const r = await s.app.inject({
+      method: 'DELETE',
+      url: `/api/dashboard/teams/${owner.teamId}/members/${member.userId}?keys=revoke`,
+      headers: owner.headers,
+    });
     expect(r.statusCode).toBe(200);
     expect(r.json().keysRevoked).toBe(1);
     expect(r.json().data.map((m: { email: string }) => m.email)).toEqual([owner.email]);
@@ -61,20 +82,35 @@ describe('removing a member', () => {
     expect(project.alertRecipients).toEqual([{ email: owner.email, confirmed: true }]);
   });
 
-  it('reassign: the member\'s keys keep working, now under the owner\'s name', async () => {
+  it("reassign: the member's keys keep working, now under the owner's name", async () => {
     const owner = await signup(s);
     const member = await signup(s);
     await addMember(s, owner, member);
     const p = await dashboardProject(s, owner);
     const k = await memberKey(member, p.projectId);
-    const r = await s.app.inject({ method: 'DELETE', url: `/api/dashboard/teams/${owner.teamId}/members/${member.userId}?keys=reassign`, headers: owner.headers });
+    const r = await s.app.inject({
+      method: 'DELETE',
+      url: `/api/dashboard/teams/${owner.teamId}/members/${member.userId}?keys=reassign`,
+      headers: owner.headers,
+    });
     expect(r.statusCode).toBe(200);
     expect(r.json().keysRevoked).toBe(0);
     expect(await ingestStatus(k.auth)).toBe(201);
     const keys = (await projectsOf(owner)).find((x: { id: string }) => x.id === p.projectId).keys;
-    expect(keys.find((x: { id: string }) => x.id === k.id)).toMatchObject({ createdBy: owner.userId, createdByEmail: owner.email });
+    expect(keys.find((x: { id: string }) => x.id === k.id)).toMatchObject({
+      createdBy: owner.userId,
+      createdByEmail: owner.email,
+    });
     // The removed member sees nothing of the team any more.
     expect((await projectsOf(member)).find((x: { id: string }) => x.id === p.projectId)).toBeUndefined();
-    expect((await s.app.inject({ method: 'DELETE', url: `/api/dashboard/teams/${owner.teamId}/members/${member.userId}?keys=bogus`, headers: owner.headers })).statusCode).toBe(400);
+    expect(
+      (
+        await s.app.inject({
+          method: 'DELETE',
+          url: `/api/dashboard/teams/${owner.teamId}/members/${member.userId}?keys=bogus`,
+          headers: owner.headers,
+        })
+      ).statusCode,
+    ).toBe(400);
   });
 });

@@ -9,7 +9,11 @@ const { lines: logLines, stream: sink } = logCapture();
 let s: TestServer;
 // The outbox gauges count the whole database: on a shared Postgres this file gets its own.
 beforeAll(async () => {
-  s = await startTestServer({ RATE_LIMIT_EXPORT_PER_MIN: '2', LOG_LEVEL: 'info', LOG_REQUESTS: 'true' }, tempDataDir(), { logger: { stream: sink } });
+  s = await startTestServer(
+    { RATE_LIMIT_EXPORT_PER_MIN: '2', LOG_LEVEL: 'info', LOG_REQUESTS: 'true' },
+    tempDataDir(),
+    { logger: { stream: sink } },
+  );
 });
 afterAll(async () => {
   await s?.close();
@@ -24,11 +28,25 @@ describe('metrics and health', () => {
   it('counts requests and rows by route and status, inserts, the queue, streams, rate-limit rejections and the outbox', async () => {
     const p = await s.createProject();
     const start = P.sessionStart();
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: start })).statusCode).toBe(201);
-    const events = { sessionId: start.sessionId, events: [P.navigate(start.sessionId, 0), P.tapEvent(start.sessionId, 1), P.customEvent(start.sessionId, 2)] };
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/events', headers: p.auth, payload: events })).statusCode).toBe(201);
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: P.crash(start.sessionId) })).statusCode).toBe(201);
-    const stream = await s.app.inject({ method: 'GET', url: '/export/sessions?stream=true&format=ndjson', headers: p.auth });
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: start })).statusCode,
+    ).toBe(201);
+    const events = {
+      sessionId: start.sessionId,
+      events: [P.navigate(start.sessionId, 0), P.tapEvent(start.sessionId, 1), P.customEvent(start.sessionId, 2)],
+    };
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/events', headers: p.auth, payload: events })).statusCode,
+    ).toBe(201);
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: P.crash(start.sessionId) }))
+        .statusCode,
+    ).toBe(201);
+    const stream = await s.app.inject({
+      method: 'GET',
+      url: '/export/sessions?stream=true&format=ndjson',
+      headers: p.auth,
+    });
     expect(stream.statusCode).toBe(200);
     await s.app.inject({ method: 'GET', url: '/export/sessions', headers: p.auth });
     expect((await s.app.inject({ method: 'GET', url: '/export/sessions', headers: p.auth })).statusCode).toBe(429);

@@ -19,7 +19,9 @@ import { startClickHouseStandIn, type ClickHouseStandIn } from './helpers/clickh
 // DATABASE_URL and REDIS_URL; without them this file is skipped.
 
 const servers = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
-const WHY = servers ? '' : ' (skipped: needs DATABASE_URL and REDIS_URL, a Postgres and a Redis server; .ci/run sets both in its second pass)';
+const WHY = servers
+  ? ''
+  : ' (skipped: needs DATABASE_URL and REDIS_URL, a Postgres and a Redis server; .ci/run sets both in its second pass)';
 
 /** Each new connection goes to the next live backend; a backend that refuses is skipped. */
 class RoundRobin {
@@ -63,7 +65,8 @@ const dbUrl = adminUrl.replace(/\/postgres$/, `/${dbName}`);
 /** A request on its own connection, so the balancer spreads them. */
 async function call(url: string, method: string, headers: Record<string, string>, body?: unknown) {
   const r = await fetch(url, {
-    method, headers: { ...headers, connection: 'close', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    method,
+    headers: { ...headers, connection: 'close', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await r.text();
@@ -80,12 +83,26 @@ beforeAll(async () => {
   const prefix = `flightrec-mp-${randomBytes(4).toString('hex')}`;
   // One spool volume: each process owns its directory in it; a survivor takes over a dead one's.
   spoolDir = `${tempDataDir()}/spool`;
-  procs = ports.map((port, i) => new ChildService({
-    DATA_DIR: tempDataDir(), PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'warn',
-    INGEST_SPOOL: 'true', SPOOL_DIR: spoolDir, SPOOL_LOCK_STALE_MS: '2000',
-    DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL!, REDIS_KEY_PREFIX: prefix, CLICKHOUSE_URL: chUrl,
-    RATE_LIMIT_INGEST_PER_MIN: '1000000', RATE_LIMIT_EXPORT_PER_MIN: '1000000', RATE_LIMIT_AUTH_PER_MIN: '5', RUN_WORKER: i === 0 ? 'true' : 'false',
-  }));
+  procs = ports.map(
+    (port, i) =>
+      new ChildService({
+        DATA_DIR: tempDataDir(),
+        PORT: String(port),
+        ADMIN_TOKEN,
+        LOG_LEVEL: 'warn',
+        INGEST_SPOOL: 'true',
+        SPOOL_DIR: spoolDir,
+        SPOOL_LOCK_STALE_MS: '2000',
+        DATABASE_URL: dbUrl,
+        REDIS_URL: process.env.REDIS_URL!,
+        REDIS_KEY_PREFIX: prefix,
+        CLICKHOUSE_URL: chUrl,
+        RATE_LIMIT_INGEST_PER_MIN: '1000000',
+        RATE_LIMIT_EXPORT_PER_MIN: '1000000',
+        RATE_LIMIT_AUTH_PER_MIN: '5',
+        RUN_WORKER: i === 0 ? 'true' : 'false',
+      }),
+  );
   lb = new RoundRobin(ports);
   await lb.listen();
   base = `http://127.0.0.1:${lb.port}`;
@@ -103,54 +120,72 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
     await Promise.all(procs.map((p) => p.start(90_000)));
     const db = new pg.Client({ connectionString: dbUrl });
     await db.connect();
-    const applied = await db.query<{ version: number; n: number }>('SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version');
+    const applied = await db.query<{ version: number; n: number }>(
+      'SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version',
+    );
     await db.end();
     expect(applied.rows.length).toBeGreaterThanOrEqual(4);
     expect(applied.rows.every((r) => r.n === 1)).toBe(true);
     // ClickHouse's runner recorded each migration once (no FINAL: a second run would be a second row)
-    const ch = await fetch(`${chUrl}/?query=${encodeURIComponent('SELECT version, count() AS n FROM schema_migrations GROUP BY version ORDER BY version FORMAT JSONEachRow')}`);
-    const chRows = (await ch.text()).trim().split('\n').map((l) => JSON.parse(l) as { version: number; n: number });
-    expect(chRows.map((r) => [Number(r.version), Number(r.n)])).toEqual(readMigrations('clickhouse').map((m) => [m.version, 1]));
-    for (const p of procs) expect((await call(p.url + '/health/ready', 'GET', {})).status).toBe(200);
+    const ch = await fetch(
+      `${chUrl}/?query=${encodeURIComponent('SELECT version, count() AS n FROM schema_migrations GROUP BY version ORDER BY version FORMAT JSONEachRow')}`,
+    );
+    const chRows = (await ch.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { version: number; n: number });
+    expect(chRows.map((r) => [Number(r.version), Number(r.n)])).toEqual(
+      readMigrations('clickhouse').map((m) => [m.version, 1]),
+    );
+    for (const p of procs) expect((await call(`${p.url}/health/ready`, 'GET', {})).status).toBe(200);
   }, 120_000);
 
   it('share one rate limit through Redis', async () => {
     // RATE_LIMIT_AUTH_PER_MIN=5 per IP: eight log-ins spread over three processes get five
     // answers and three 429s; counted per process they would all be answered.
     const statuses: number[] = [];
-    for (let i = 0; i < 8; i++) statuses.push((await call(base + '/api/auth/login', 'POST', {}, { email: 'nobody@example.com', password: 'wrong password' })).status);
+    for (let i = 0; i < 8; i++)
+      statuses.push(
+        (await call(`${base}/api/auth/login`, 'POST', {}, { email: 'nobody@example.com', password: 'wrong password' }))
+          .status,
+      );
     expect(statuses.filter((s) => s === 429)).toHaveLength(3);
     expect(statuses.slice(0, 5).every((s) => s !== 429)).toBe(true);
   });
 
   it('turn a deactivated key away on every process within 5 s', async () => {
-    const created = await call(base + '/api/projects', 'POST', admin, { name: 'deactivation' });
+    const created = await call(`${base}/api/projects`, 'POST', admin, { name: 'deactivation' });
     const projectId = created.json().project.id as string;
-    const key = await call(base + `/api/projects/${projectId}/keys`, 'POST', admin);
+    const key = await call(`${base}/api/projects/${projectId}/keys`, 'POST', admin);
     const auth = { authorization: `Bearer ${key.json().apiKey}` };
     // every process has the key cached as valid
-    for (const p of procs) expect((await call(p.url + '/export/sessions', 'GET', auth)).status).toBe(200);
+    for (const p of procs) expect((await call(`${p.url}/export/sessions`, 'GET', auth)).status).toBe(200);
     const t0 = Date.now();
-    expect((await call(base + `/api/keys/${key.json().key.id}/deactivate`, 'POST', admin)).status).toBe(200);
-    const refusedAt = await Promise.all(procs.map(async (p) => {
-      for (;;) {
-        if ((await call(p.url + '/export/sessions', 'GET', auth)).status === 401) return Date.now() - t0;
-        if (Date.now() - t0 > 6000) return Infinity;
-        await sleep(50);
-      }
-    }));
+    expect((await call(`${base}/api/keys/${key.json().key.id}/deactivate`, 'POST', admin)).status).toBe(200);
+    const refusedAt = await Promise.all(
+      procs.map(async (p) => {
+        for (;;) {
+          if ((await call(`${p.url}/export/sessions`, 'GET', auth)).status === 401) return Date.now() - t0;
+          if (Date.now() - t0 > 6000) return Infinity;
+          await sleep(50);
+        }
+      }),
+    );
     expect(Math.max(...refusedAt)).toBeLessThanOrEqual(5000);
   });
 
   it('lose and double nothing when one process is SIGKILLed under load', async () => {
-    const created = await call(base + '/api/projects', 'POST', admin, { name: 'kill' });
+    const created = await call(`${base}/api/projects`, 'POST', admin, { name: 'kill' });
     const auth = { authorization: `Bearer ${created.json().apiKey}` };
     const clients = 12;
     const stackTrace = `Error: kill test\n at ${randomUUID()} (k.js:1:1)`;
     // As the SDK does: a request that fails (connection cut, 5xx) is sent again, byte for byte.
     const send = async (path: string, body: unknown) => {
       for (let attempt = 0; attempt < 60; attempt++) {
-        const status = await call(base + path, 'POST', auth, body).then((r) => r.status, () => 0);
+        const status = await call(base + path, 'POST', auth, body).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (status >= 200 && status < 300) return;
         if (status >= 400 && status < 500 && status !== 429) throw new Error(`${path} answered ${status}`);
         await sleep(100);
@@ -166,22 +201,33 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
       killed = true;
       void procs[1]!.stop('SIGKILL');
     }, 3000);
-    await Promise.all(sessions.map(async (s, c) => {
-      let seq = 0;
-      while (Date.now() < until) {
-        const batch = { sessionId: s.sessionId, events: Array.from({ length: 20 }, (_, i) => P.navigate(s.sessionId, seq + i)) };
-        await send('/ingest/events', batch);
-        seq += 20;
-      }
-      // each client's crash, sent twice (a retry after a lost answer)
-      const crash = P.crash(s.sessionId, { stackTrace, timestamp: P.T0 + c });
-      await send('/ingest/crash', crash);
-      await send('/ingest/crash', crash);
-      sent.set(s.sessionId, seq);
-    }));
+    await Promise.all(
+      sessions.map(async (s, c) => {
+        let seq = 0;
+        while (Date.now() < until) {
+          const batch = {
+            sessionId: s.sessionId,
+            events: Array.from({ length: 20 }, (_, i) => P.navigate(s.sessionId, seq + i)),
+          };
+          await send('/ingest/events', batch);
+          seq += 20;
+        }
+        // each client's crash, sent twice (a retry after a lost answer)
+        const crash = P.crash(s.sessionId, { stackTrace, timestamp: P.T0 + c });
+        await send('/ingest/crash', crash);
+        await send('/ingest/crash', crash);
+        sent.set(s.sessionId, seq);
+      }),
+    );
     expect(killed).toBe(true);
     // Acknowledged bodies are in the spools: loaded within seconds, the killed process's by a survivor.
-    const totals = () => Promise.all(sessions.map(async (s) => (await call(base + `/export/events?sessionId=${s.sessionId}&limit=1`, 'GET', auth)).json().total as number));
+    const totals = () =>
+      Promise.all(
+        sessions.map(
+          async (s) =>
+            (await call(`${base}/export/events?sessionId=${s.sessionId}&limit=1`, 'GET', auth)).json().total as number,
+        ),
+      );
     let stored = await totals();
     for (let i = 0; i < 100 && stored.some((n, c) => n !== sent.get(sessions[c]!.sessionId)); i++) {
       await new Promise((r) => setTimeout(r, 200));
@@ -190,40 +236,55 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
     expect(stored).toEqual(sessions.map((s) => sent.get(s.sessionId)));
     // the killed process's spool directory was taken over, loaded and removed: the survivors' remain
     // (a directory goes once its last segment is deleted, a moment after that segment's rows show)
-    const spoolDirs = () => fs.readdirSync(spoolDir).filter((d) => !d.startsWith('.') && fs.statSync(`${spoolDir}/${d}`).isDirectory());
+    const spoolDirs = () =>
+      fs.readdirSync(spoolDir).filter((d) => !d.startsWith('.') && fs.statSync(`${spoolDir}/${d}`).isDirectory());
     await waitFor('the killed process spool directory to be removed', () => spoolDirs().length === 2);
     // crash reports too go through the spool: counted once the loader has recorded them
-    const groups = await waitFor('every crash counted', async () => {
-      const g = (await call(base + '/export/crashes', 'GET', auth)).json().data as { occurrenceCount: number }[];
-      return g.length === 1 && g[0]!.occurrenceCount >= clients ? g : undefined;
-    }, 30_000);
+    const groups = await waitFor(
+      'every crash counted',
+      async () => {
+        const g = (await call(`${base}/export/crashes`, 'GET', auth)).json().data as { occurrenceCount: number }[];
+        return g.length === 1 && g[0]!.occurrenceCount >= clients ? g : undefined;
+      },
+      30_000,
+    );
     expect(groups.map((g) => g.occurrenceCount)).toEqual([clients]);
   }, 60_000);
 
   it("take over a killed process's unrecorded crash reports on a shared volume, each recorded once", async () => {
-    const created = await call(base + '/api/projects', 'POST', admin, { name: 'crash takeover' });
+    const created = await call(`${base}/api/projects`, 'POST', admin, { name: 'crash takeover' });
     const projectId = created.json().project.id as string;
     const auth = { authorization: `Bearer ${created.json().apiKey}` };
     // A fourth process on the same volume that holds its crash segments for a minute: when it is
     // killed, its acknowledged reports are on disk only.
     const victim = new ChildService({
-      DATA_DIR: tempDataDir(), PORT: String(await freePort()), ADMIN_TOKEN, LOG_LEVEL: 'warn',
-      INGEST_SPOOL: 'true', SPOOL_DIR: spoolDir, SPOOL_LOCK_STALE_MS: '2000', SPOOL_LOAD_INTERVAL_MS: '60000',
-      SPOOL_INSTANCE: 'victim', DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL!,
+      DATA_DIR: tempDataDir(),
+      PORT: String(await freePort()),
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+      INGEST_SPOOL: 'true',
+      SPOOL_DIR: spoolDir,
+      SPOOL_LOCK_STALE_MS: '2000',
+      SPOOL_LOAD_INTERVAL_MS: '60000',
+      SPOOL_INSTANCE: 'victim',
+      DATABASE_URL: dbUrl,
+      REDIS_URL: process.env.REDIS_URL!,
       REDIS_KEY_PREFIX: `flightrec-mp-victim-${randomBytes(4).toString('hex')}`,
-      CLICKHOUSE_URL: chUrl, RATE_LIMIT_INGEST_PER_MIN: '1000000', RUN_WORKER: 'false',
+      CLICKHOUSE_URL: chUrl,
+      RATE_LIMIT_INGEST_PER_MIN: '1000000',
+      RUN_WORKER: 'false',
     });
     procs.push(victim);
     await victim.start(90_000);
     const sessions = Array.from({ length: 4 }, () => P.sessionStart());
-    for (const s of sessions) expect((await call(victim.url + '/ingest/session', 'POST', auth, s)).status).toBe(201);
+    for (const s of sessions) expect((await call(`${victim.url}/ingest/session`, 'POST', auth, s)).status).toBe(201);
     const stacks = ['a', 'b', 'c'].map((g) => `Error: takeover ${g}\n at fn_${g} (${randomUUID()}.js:1:1)`);
     let sent = 0;
     for (const [i, s] of sessions.entries()) {
       for (const [g, stackTrace] of stacks.entries()) {
         const crash = P.crash(s.sessionId, { stackTrace, timestamp: P.T0 + i * 10 + g });
-        expect((await call(victim.url + '/ingest/crash', 'POST', auth, crash)).status).toBe(201);
-        expect((await call(victim.url + '/ingest/crash', 'POST', auth, crash)).status).toBe(201); // a retry
+        expect((await call(`${victim.url}/ingest/crash`, 'POST', auth, crash)).status).toBe(201);
+        expect((await call(`${victim.url}/ingest/crash`, 'POST', auth, crash)).status).toBe(201); // a retry
         sent++;
       }
     }
@@ -231,11 +292,15 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
     expect(fs.readdirSync(victimDir).some((f) => f.endsWith('.seg'))).toBe(true);
     expect((await victim.stop('SIGKILL')).signal).toBe('SIGKILL');
     // a survivor takes the directory over, records every report, and removes it
-    const groups = await waitFor('the killed process reports recorded', async () => {
-      type G = { id: string; occurrenceCount: number };
-      const g = (await call(base + '/export/crashes', 'GET', auth)).json().data as G[];
-      return g.length === stacks.length && g.every((x) => x.occurrenceCount === sessions.length) ? g : undefined;
-    }, 30_000);
+    const groups = await waitFor(
+      'the killed process reports recorded',
+      async () => {
+        type G = { id: string; occurrenceCount: number };
+        const g = (await call(`${base}/export/crashes`, 'GET', auth)).json().data as G[];
+        return g.length === stacks.length && g.every((x) => x.occurrenceCount === sessions.length) ? g : undefined;
+      },
+      30_000,
+    );
     expect(groups.reduce((n, g) => n + g.occurrenceCount, 0)).toBe(sent);
     await waitFor('the killed process crash spool directory removed', () => !fs.existsSync(victimDir));
     const db = new pg.Client({ connectionString: dbUrl });

@@ -20,16 +20,32 @@ afterAll(async () => {
 describe('a project made on the dashboard', () => {
   it('comes with an ingest-only key for the app snippet, which sends and reads nothing back', async () => {
     const a = await signup(s);
-    const r = await s.app.inject({ method: 'POST', url: '/api/dashboard/projects', headers: a.headers, payload: { name: 'Shop' } });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/api/dashboard/projects',
+      headers: a.headers,
+      payload: { name: 'Shop' },
+    });
     expect(r.statusCode).toBe(201);
     const body = r.json();
     expect(body.ingestKey).toMatchObject({ scopes: ['ingest'], name: 'App (ingest only)' });
     expect(body.ingestApiKey).not.toBe(body.apiKey);
     const app = { authorization: `Bearer ${body.ingestApiKey}` };
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: app, payload: sessionStart() })).statusCode).toBe(201);
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: app, payload: sessionStart() }))
+        .statusCode,
+    ).toBe(201);
     expect((await s.app.inject({ method: 'GET', url: '/export/sessions', headers: app })).statusCode).toBe(403);
     // the project's first key still exports, for the team's own scripts
-    expect((await s.app.inject({ method: 'GET', url: '/export/sessions', headers: { authorization: `Bearer ${body.apiKey}` } })).statusCode).toBe(200);
+    expect(
+      (
+        await s.app.inject({
+          method: 'GET',
+          url: '/export/sessions',
+          headers: { authorization: `Bearer ${body.apiKey}` },
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('the setup page fills the snippet with that ingest-only key', async () => {
@@ -47,7 +63,10 @@ describe('PUBLIC_URL', () => {
     expect(loadConfig({ HOST: '10.0.0.5', PORT: '8080' }).publicUrl).toBe('http://10.0.0.5:8080');
     expect(loadConfig({ HOST: '0.0.0.0', PORT: '80' }).publicUrl).toBe('http://localhost:80');
     expect(listeningUrl('fd00::1', 3000)).toBe('http://[fd00::1]:3000');
-    expect(loadConfig({ PUBLIC_URL: 'https://rec.example.com/', PORT: '4123' })).toMatchObject({ publicUrl: 'https://rec.example.com', publicUrlSet: true });
+    expect(loadConfig({ PUBLIC_URL: 'https://rec.example.com/', PORT: '4123' })).toMatchObject({
+      publicUrl: 'https://rec.example.com',
+      publicUrlSet: true,
+    });
   });
 });
 

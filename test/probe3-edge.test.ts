@@ -12,7 +12,11 @@ const { lines: logLines, stream } = logCapture();
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ LOG_LEVEL: 'info', LOG_REQUESTS: 'true', METRICS_TOKEN, RATE_LIMIT_AUTH_PER_MIN: '1000' }, tempDataDir(), { logger: { stream } });
+  s = await startTestServer(
+    { LOG_LEVEL: 'info', LOG_REQUESTS: 'true', METRICS_TOKEN, RATE_LIMIT_AUTH_PER_MIN: '1000' },
+    tempDataDir(),
+    { logger: { stream } },
+  );
 });
 afterAll(async () => {
   await s?.close();
@@ -48,8 +52,20 @@ describe('the edge', () => {
 
   it('/metrics needs METRICS_TOKEN when it is set', async () => {
     expect((await s.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
-    expect((await s.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer wrong-token-0123456789abcd' } })).statusCode).toBe(401);
-    const ok = await s.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(
+      (
+        await s.app.inject({
+          method: 'GET',
+          url: '/metrics',
+          headers: { authorization: 'Bearer wrong-token-0123456789abcd' },
+        })
+      ).statusCode,
+    ).toBe(401);
+    const ok = await s.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
     expect(ok.statusCode).toBe(200);
     expect(ok.body).toContain('# TYPE');
   });
@@ -63,7 +79,16 @@ describe('the edge', () => {
     const st = sessionStart();
     await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
     const requests = hidden.map((h, i) => networkRequest({ url: `${h}/${i}`, timestamp: 1_767_225_600_000 + i }));
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/network', headers: p.auth, payload: { sessionId: st.sessionId, requests } })).statusCode).toBe(201);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/ingest/network',
+          headers: p.auth,
+          payload: { sessionId: st.sessionId, requests },
+        })
+      ).statusCode,
+    ).toBe(201);
     const csv = (await s.app.inject({ method: 'GET', url: '/export/network?format=csv', headers: p.auth })).body;
     for (let i = 0; i < hidden.length; i++) expect(csv, JSON.stringify(hidden[i])).toContain(`"'${hidden[i]}/${i}"`);
   });
@@ -72,15 +97,26 @@ describe('the edge', () => {
     const p = await s.createProject();
     const st = sessionStart();
     await s.app.inject({ method: 'POST', url: '/ingest/session', headers: p.auth, payload: st });
-    const head = Buffer.from(`{"sessionId":"${st.sessionId}","events":[{"type":"navigate","sessionId":"${st.sessionId}","timestamp":1767225600000,"sequenceNumber":0,"from":null,"to":"/a`);
+    const head = Buffer.from(
+      `{"sessionId":"${st.sessionId}","events":[{"type":"navigate","sessionId":"${st.sessionId}","timestamp":1767225600000,"sequenceNumber":0,"from":null,"to":"/a`,
+    );
     const tail = Buffer.from('b"}]}');
     const body = Buffer.concat([head, Buffer.from([0xff, 0xfe, 0xc3]), tail]);
     expect(isUtf8(body)).toBe(false);
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...p.auth, 'content-type': 'application/json' }, payload: body });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/events',
+      headers: { ...p.auth, 'content-type': 'application/json' },
+      payload: body,
+    });
     expect(r.statusCode).toBe(201);
     for (const format of ['json', 'csv', 'ndjson']) {
       const stream = format === 'ndjson' ? '&stream=true' : '';
-      const out = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${st.sessionId}&format=${format}${stream}`, headers: p.auth });
+      const out = await s.app.inject({
+        method: 'GET',
+        url: `/export/events?sessionId=${st.sessionId}&format=${format}${stream}`,
+        headers: p.auth,
+      });
       expect(out.statusCode, format).toBe(200);
       expect(isUtf8(out.rawPayload), format).toBe(true);
       expect(out.body, format).toContain('/a\uFFFD');

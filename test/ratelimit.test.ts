@@ -14,7 +14,8 @@ describe('ingestion rate limit (in-process, or Redis when REDIS_URL is set)', ()
   it('counts per key, sends RateLimit-* headers, and answers 429 with Retry-After past the limit', async () => {
     const a = await s.createProject('a');
     const b = await s.createProject('b');
-    const send = (auth: { authorization: string }) => s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: sessionStart() });
+    const send = (auth: { authorization: string }) =>
+      s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: sessionStart() });
     const remaining: number[] = [];
     for (let i = 0; i < 5; i++) {
       const r = await send(a.auth);
@@ -47,7 +48,12 @@ describe('Redis unreachable', () => {
     const a = await s.createProject();
     const codes: number[] = [];
     for (let i = 0; i < 4; i++) {
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: a.auth, payload: sessionStart() });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/session',
+        headers: a.auth,
+        payload: sessionStart(),
+      });
       codes.push(r.statusCode);
       expect(r.headers['ratelimit-limit']).toBe('3');
     }

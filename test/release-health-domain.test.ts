@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import {
-  adoptionEnd, BADGE_MS, buckets, compareVersions, crashFree, crashFreeInterval, groupBadge, HOUR_MS, percent, previousVersions,
-  significanceGap, significantlyWorse, userKey, wilson,
+  adoptionEnd,
+  BADGE_MS,
+  buckets,
+  compareVersions,
+  crashFree,
+  crashFreeInterval,
+  groupBadge,
+  HOUR_MS,
+  percent,
+  previousVersions,
+  significanceGap,
+  significantlyWorse,
+  userKey,
+  wilson,
 } from '../src/domain/releaseHealth.ts';
 import { breaches, describeFiring, regressionMeasures } from '../src/domain/alertRules.ts';
 
@@ -39,13 +51,27 @@ describe('release health rules', () => {
   it('badges a group regressed while nobody moved it since, else new for its first 7 days', () => {
     const now = Date.UTC(2026, 0, 20);
     const old = now - 30 * DAY;
-    expect(groupBadge({ status: 'open', firstSeenAt: old, regressedAt: now - DAY, movedByHandAt: now - 2 * DAY }, now)).toBe('regressed');
-    expect(groupBadge({ status: 'open', firstSeenAt: old, regressedAt: now - DAY, movedByHandAt: now - HOUR_MS }, now)).toBeNull();
-    expect(groupBadge({ status: 'resolved', firstSeenAt: old, regressedAt: now - DAY, movedByHandAt: null }, now)).toBeNull();
-    expect(groupBadge({ status: 'open', firstSeenAt: old, regressedAt: now - BADGE_MS, movedByHandAt: null }, now)).toBeNull();
-    expect(groupBadge({ status: 'open', firstSeenAt: now - DAY, regressedAt: null, movedByHandAt: null }, now)).toBe('new');
-    expect(groupBadge({ status: 'ignored', firstSeenAt: now - DAY, regressedAt: null, movedByHandAt: now }, now)).toBe('new');
-    expect(groupBadge({ status: 'open', firstSeenAt: now - BADGE_MS, regressedAt: null, movedByHandAt: null }, now)).toBeNull();
+    expect(
+      groupBadge({ status: 'open', firstSeenAt: old, regressedAt: now - DAY, movedByHandAt: now - 2 * DAY }, now),
+    ).toBe('regressed');
+    expect(
+      groupBadge({ status: 'open', firstSeenAt: old, regressedAt: now - DAY, movedByHandAt: now - HOUR_MS }, now),
+    ).toBeNull();
+    expect(
+      groupBadge({ status: 'resolved', firstSeenAt: old, regressedAt: now - DAY, movedByHandAt: null }, now),
+    ).toBeNull();
+    expect(
+      groupBadge({ status: 'open', firstSeenAt: old, regressedAt: now - BADGE_MS, movedByHandAt: null }, now),
+    ).toBeNull();
+    expect(groupBadge({ status: 'open', firstSeenAt: now - DAY, regressedAt: null, movedByHandAt: null }, now)).toBe(
+      'new',
+    );
+    expect(groupBadge({ status: 'ignored', firstSeenAt: now - DAY, regressedAt: null, movedByHandAt: now }, now)).toBe(
+      'new',
+    );
+    expect(
+      groupBadge({ status: 'open', firstSeenAt: now - BADGE_MS, regressedAt: null, movedByHandAt: null }, now),
+    ).toBeNull();
   });
 
   it('cuts a chart into hours or UTC days ending with the current one', () => {
@@ -61,15 +87,41 @@ describe('release health rules', () => {
   });
 
   it('orders versions as semver: numbers as numbers, a pre-release before its release, no version first', () => {
-    const sorted = ['1.10.0', '1.9.0', '2.0.0', '2.0.0-beta.2', '2.0.0-beta.10', '2.0.0-alpha', '', '1.9', '1.9.0+42', 'build-x']
-      .sort(compareVersions);
-    expect(sorted).toEqual(['', '1.9', '1.9.0', '1.9.0+42', '1.10.0', '2.0.0-alpha', '2.0.0-beta.2', '2.0.0-beta.10', '2.0.0', 'build-x']);
+    const sorted = [
+      '1.10.0',
+      '1.9.0',
+      '2.0.0',
+      '2.0.0-beta.2',
+      '2.0.0-beta.10',
+      '2.0.0-alpha',
+      '',
+      '1.9',
+      '1.9.0+42',
+      'build-x',
+    ].sort(compareVersions);
+    expect(sorted).toEqual([
+      '',
+      '1.9',
+      '1.9.0',
+      '1.9.0+42',
+      '1.10.0',
+      '2.0.0-alpha',
+      '2.0.0-beta.2',
+      '2.0.0-beta.10',
+      '2.0.0',
+      'build-x',
+    ]);
     expect(compareVersions(null, '1.0')).toBeLessThan(0);
     expect(compareVersions('1.0', '1.0')).toBe(0);
     expect(compareVersions('10', '9')).toBeGreaterThan(0);
     // linear on long input
-    expect(compareVersions('1.'.repeat(50_000) + '2', '1.'.repeat(50_000) + '1')).toBeGreaterThan(0);
-    expect(previousVersions(['2.0.0', '1.10.0', '1.9.0', ''])).toEqual(new Map([['1.10.0', '1.9.0'], ['2.0.0', '1.10.0']]));
+    expect(compareVersions(`${'1.'.repeat(50_000)}2`, `${'1.'.repeat(50_000)}1`)).toBeGreaterThan(0);
+    expect(previousVersions(['2.0.0', '1.10.0', '1.9.0', ''])).toEqual(
+      new Map([
+        ['1.10.0', '1.9.0'],
+        ['2.0.0', '1.10.0'],
+      ]),
+    );
   });
 
   it('gives the 95 % Wilson score interval, inside [0, 100], wide for few sessions and narrow for many', () => {
@@ -101,23 +153,32 @@ describe('release health rules', () => {
   });
 
   it('the regression rule measures each release against the previous judged one, firing only on a gap', () => {
-    const m = regressionMeasures([
-      { appVersion: '1.10.0', sessions: 20, crashed: 9 },
-      { appVersion: '1.9.0', sessions: 40, crashed: 0 },
-      { appVersion: '1.11.0-beta.1', sessions: 10, crashed: 1 },
-      { appVersion: '1.8.0', sessions: 5, crashed: 5 }, // under the minimum: not judged, nobody's previous
-      { appVersion: '', sessions: 100, crashed: 50 }, // no version: not a release
-    ], 10);
+    const m = regressionMeasures(
+      [
+        { appVersion: '1.10.0', sessions: 20, crashed: 9 },
+        { appVersion: '1.9.0', sessions: 40, crashed: 0 },
+        { appVersion: '1.11.0-beta.1', sessions: 10, crashed: 1 },
+        { appVersion: '1.8.0', sessions: 5, crashed: 5 }, // under the minimum: not judged, nobody's previous
+        { appVersion: '', sessions: 100, crashed: 50 }, // no version: not a release
+      ],
+      10,
+    );
     expect(m.map((x) => x.subject)).toEqual(['1.10.0', '1.11.0-beta.1']);
     const [worse, beta] = m;
     expect(worse!.value).toBeGreaterThan(0);
     expect(breaches('crash_free_regression', 0, worse!.value)).toBe(true);
     expect(breaches('crash_free_regression', 50, worse!.value)).toBe(false); // a wider gap asked for
-    expect(worse!.detail).toBe('crash-free sessions of release 1.10.0 are 55% (95 % interval 34.2–74.19%, 20 sessions), '
-      + 'significantly below release 1.9.0 at 100% (91.23–100%, 40 sessions)');
+    expect(worse!.detail).toBe(
+      'crash-free sessions of release 1.10.0 are 55% (95 % interval 34.2–74.19%, 20 sessions), ' +
+        'significantly below release 1.9.0 at 100% (91.23–100%, 40 sessions)',
+    );
     // 90 % over 10 sessions after 55 %: better, no breach
     expect(breaches('crash_free_regression', 0, beta!.value)).toBe(false);
-    expect(describeFiring({ kind: 'crash_free_regression', name: 'Watch', threshold: 0, windowMinutes: 60 }, { subject: '1.10.0', value: 1, detail: worse!.detail }))
-      .toBe(`Watch: ${worse!.detail} in 60 min`);
+    expect(
+      describeFiring(
+        { kind: 'crash_free_regression', name: 'Watch', threshold: 0, windowMinutes: 60 },
+        { subject: '1.10.0', value: 1, detail: worse!.detail },
+      ),
+    ).toBe(`Watch: ${worse!.detail} in 60 min`);
   });
 });

@@ -15,7 +15,6 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { waitFor } from './helpers/wait.ts';
 import { hasChromium, launchChromium } from './helpers/browser.ts';
 
-
 describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the service', () => {
   let s: TestServer;
   let service: string;
@@ -46,11 +45,14 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
         res.writeHead(200, { 'content-type': 'text/javascript' });
         return void res.end(fs.readFileSync(file));
       }
-      if (url.pathname === '/api/ping') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      if (url.pathname === '/api/ping')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(url.pathname === '/other'
-        ? '<!doctype html><title>other</title><p>another page</p>'
-        : '<!doctype html><title>app</title><script type="module">import * as f from "/sdk/index.js"; window.flightrec = f; window.sdkLoaded = true;</script>');
+      res.end(
+        url.pathname === '/other'
+          ? '<!doctype html><title>other</title><p>another page</p>'
+          : '<!doctype html><title>app</title><script type="module">import * as f from "/sdk/index.js"; window.flightrec = f; window.sdkLoaded = true;</script>',
+      );
     });
     await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
     origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
@@ -80,8 +82,10 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
   });
 
   async function openApp(context?: BrowserContext): Promise<Page> {
-    const page = await (context ?? await browser.newContext()).newPage();
-    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+    const page = await (context ?? (await browser.newContext())).newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
     page.on('pageerror', (e) => consoleErrors.push(String(e)));
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => (window as unknown as { sdkLoaded?: boolean }).sdkLoaded === true);
@@ -89,7 +93,9 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
   }
 
   async function exported<T>(apiKey: string, route: string): Promise<T[]> {
-    const r = await fetch(`${service}${route}${route.includes('?') ? '&' : '?'}limit=1000`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const r = await fetch(`${service}${route}${route.includes('?') ? '&' : '?'}limit=1000`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     expect(r.status).toBe(200);
     return ((await r.json()) as { data: T[] }).data;
   }
@@ -97,23 +103,33 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
   const events = (k: string, sid: string) => exported<{ sequenceNumber: number }>(k, `/export/events?sessionId=${sid}`);
   const network = (k: string) => exported<{ sessionId: string; url: string }>(k, '/export/network');
   const crashes = (k: string) => exported<{ message: string; occurrenceCount: number }>(k, '/export/crashes');
-  const handedOver = (page: Page) => page.evaluate(() => {
-    return Object.keys(localStorage).filter((k) => k.startsWith('flightrec.unsent'));
-  });
+  const handedOver = (page: Page) =>
+    page.evaluate(() => {
+      return Object.keys(localStorage).filter((k) => k.startsWith('flightrec.unsent'));
+    });
   const counted = async (k: string) => (await crashes(k)).map((c) => [c.message, c.occurrenceCount]);
   type Sdk = typeof import('../sdk/src/index.ts');
 
   /** Starts the default client in the page and a session; resolves once the start was acknowledged. */
   async function startIn(page: Page, apiKey: string, extra: { maxBatchBytes?: number } = {}): Promise<string> {
-    return page.evaluate(async ({ apiKey, endpoint, extra }) => {
-      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
-      const errors: unknown[] = [];
-      (window as unknown as { sdkErrors: unknown[] }).sdkErrors = errors;
-      const c = f.init({ apiKey, endpoint, device: { appVersion: '1.0.0' }, onError: (e) => errors.push(e.message), ...extra });
-      const sid = f.startSession({ userId: 'web-user' })!;
-      while (c.stats().sentBatches < 1) await new Promise((r) => setTimeout(r, 20));
-      return sid;
-    }, { apiKey, endpoint: service, extra });
+    return page.evaluate(
+      async ({ apiKey, endpoint, extra }) => {
+        const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+        const errors: unknown[] = [];
+        (window as unknown as { sdkErrors: unknown[] }).sdkErrors = errors;
+        const c = f.init({
+          apiKey,
+          endpoint,
+          device: { appVersion: '1.0.0' },
+          onError: (e) => errors.push(e.message),
+          ...extra,
+        });
+        const sid = f.startSession({ userId: 'web-user' })!;
+        while (c.stats().sentBatches < 1) await new Promise((r) => setTimeout(r, 20));
+        return sid;
+      },
+      { apiKey, endpoint: service, extra },
+    );
   }
 
   it('a page on another origin sends: preflights answered, session, events, fetch records and the end arrive', async () => {
@@ -144,7 +160,11 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     const seen = await page.evaluate(async (endpoint) => {
       const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
       const errors: { kind: string; status?: number }[] = [];
-      const c = new f.FlightrecClient({ apiKey: 'frk_not_a_key', endpoint, onError: (e) => errors.push({ kind: e.kind, status: (e as { status?: number }).status }) });
+      const c = new f.FlightrecClient({
+        apiKey: 'frk_not_a_key',
+        endpoint,
+        onError: (e) => errors.push({ kind: e.kind, status: (e as { status?: number }).status }),
+      });
       c.startSession();
       await c.flush();
       await c.shutdown({ timeoutMs: 1000 });
@@ -162,19 +182,35 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
       const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
       f.trackNavigate('/checkout');
       for (let i = 0; i < 30; i++) f.trackCustom('step', { i });
-      for (let i = 0; i < 5; i++) f.getClient()!.recordRequest({ method: 'GET', url: `https://api.example.com/i/${i}`, statusCode: 200, duration: 9, error: null, timestamp: Date.now() });
+      for (let i = 0; i < 5; i++)
+        f.getClient()!.recordRequest({
+          method: 'GET',
+          url: `https://api.example.com/i/${i}`,
+          statusCode: 200,
+          duration: 9,
+          error: null,
+          timestamp: Date.now(),
+        });
     });
     // Leaving the page: nothing was flushed (the 5 s and 30 s ticks are far away).
     await page.goto(`${origin}/other`);
-    await waitFor('the queue and the end', async () => (await events(apiKey, sid)).length === 31 && (await sessions(apiKey))[0]?.status === 'completed', 15_000, 250);
+    await waitFor(
+      'the queue and the end',
+      async () => (await events(apiKey, sid)).length === 31 && (await sessions(apiKey))[0]?.status === 'completed',
+      15_000,
+      250,
+    );
     expect((await network(apiKey)).filter((n) => n.sessionId === sid)).toHaveLength(5);
     // The page was gone before it could learn that its keepalive requests arrived: they stay
     // handed over, and the next visit sends them again, which the service collapses.
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => (window as unknown as { sdkLoaded?: boolean }).sdkLoaded === true);
-    await page.evaluate((o) => {
-      (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec.init(o);
-    }, { apiKey, endpoint: service });
+    await page.evaluate(
+      (o) => {
+        (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec.init(o);
+      },
+      { apiKey, endpoint: service },
+    );
     await waitFor('the hand-off sent again', async () => (await handedOver(page)).length === 0, 15_000, 100);
     expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 31 }, (_, i) => i));
     expect((await network(apiKey)).filter((n) => n.sessionId === sid)).toHaveLength(5);
@@ -191,17 +227,23 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
       for (let i = 0; i < 12; i++) f.trackCustom('last words', { i });
     });
     await page.close();
-    await waitFor('the queue and the end', async () => (await events(apiKey, sid)).length === 12 && (await sessions(apiKey))[0]?.status === 'completed', 15_000, 250);
+    await waitFor(
+      'the queue and the end',
+      async () => (await events(apiKey, sid)).length === 12 && (await sessions(apiKey))[0]?.status === 'completed',
+      15_000,
+      250,
+    );
   }, 60_000);
 
   it('a hidden page sends with keepalive and leaves a provisional end for the next load; shown again, it takes that back', async () => {
     const { apiKey } = await s.createProject('browser hidden');
     const page = await openApp();
     const sid = await startIn(page, apiKey);
-    const setVisibility = (state: string) => page.evaluate((v) => {
-      Object.defineProperty(document, 'visibilityState', { value: v, configurable: true });
-      document.dispatchEvent(new Event('visibilitychange'));
-    }, state);
+    const setVisibility = (state: string) =>
+      page.evaluate((v) => {
+        Object.defineProperty(document, 'visibilityState', { value: v, configurable: true });
+        document.dispatchEvent(new Event('visibilitychange'));
+      }, state);
     await page.evaluate(() => {
       const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
       for (let i = 0; i < 10; i++) f.trackCustom('before hiding', { i });
@@ -230,7 +272,12 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     });
     await page.goto(`${origin}/other`);
     // The end and the first ~60 KB went out on the way; the rest waits in localStorage.
-    await waitFor('the end and a first part', async () => (await sessions(apiKey))[0]?.status === 'completed' && (await events(apiKey, sid)).length > 0, 15_000, 250);
+    await waitFor(
+      'the end and a first part',
+      async () => (await sessions(apiKey))[0]?.status === 'completed' && (await events(apiKey, sid)).length > 0,
+      15_000,
+      250,
+    );
     const first = (await events(apiKey, sid)).length;
     expect(first).toBeGreaterThan(20);
     // How much more leaves while the page goes depends on how fast the service frees the
@@ -241,10 +288,13 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     // The next visit takes it over and sends it.
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => (window as unknown as { sdkLoaded?: boolean }).sdkLoaded === true);
-    await page.evaluate((o) => {
-      const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
-      f.init({ apiKey: o.apiKey, endpoint: o.endpoint });
-    }, { apiKey, endpoint: service });
+    await page.evaluate(
+      (o) => {
+        const f = (window as unknown as { flightrec: typeof import('../sdk/src/index.ts') }).flightrec;
+        f.init({ apiKey: o.apiKey, endpoint: o.endpoint });
+      },
+      { apiKey, endpoint: service },
+    );
     await waitFor('all 400 events', async () => (await events(apiKey, sid)).length === 400, 20_000, 250);
     expect((await events(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 400 }, (_, i) => i));
     expect(await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('flightrec.')))).toEqual([]);
@@ -269,14 +319,17 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     proxyUp = false;
     try {
       const page = await openApp();
-      const sid = await page.evaluate(({ apiKey, endpoint }) => {
-        const f = (window as unknown as { flightrec: Sdk }).flightrec;
-        f.init({ apiKey, endpoint, device: { appVersion: '1.0.0' } });
-        const id = f.startSession({ userId: 'u' })!;
-        for (let i = 0; i < 8; i++) f.trackCustom('offline', { i });
-        void f.reportCrash(new Error('boom while the service is down'));
-        return id;
-      }, { apiKey, endpoint: proxied });
+      const sid = await page.evaluate(
+        ({ apiKey, endpoint }) => {
+          const f = (window as unknown as { flightrec: Sdk }).flightrec;
+          f.init({ apiKey, endpoint, device: { appVersion: '1.0.0' } });
+          const id = f.startSession({ userId: 'u' })!;
+          for (let i = 0; i < 8; i++) f.trackCustom('offline', { i });
+          void f.reportCrash(new Error('boom while the service is down'));
+          return id;
+        },
+        { apiKey, endpoint: proxied },
+      );
       await leaveAndComeBack(page, apiKey);
       await waitFor('the session ended', async () => (await sessions(apiKey))[0]?.status === 'completed', 15_000, 100);
       expect((await sessions(apiKey)).map((x) => x.id)).toEqual([sid]);
@@ -291,15 +344,18 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
   it('service down mid-session: all the page could not send arrives once at the next visit', async () => {
     const { apiKey } = await s.createProject('browser outage mid-session');
     const page = await openApp();
-    const sid = await page.evaluate(async ({ apiKey, endpoint }) => {
-      const f = (window as unknown as { flightrec: Sdk }).flightrec;
-      const c = f.init({ apiKey, endpoint, device: { appVersion: '1.0.0' } });
-      const id = f.startSession()!;
-      f.trackCustom('online', { i: 0 });
-      await f.flush();
-      while (c.stats().sentBatches < 2) await new Promise((r) => setTimeout(r, 20));
-      return id;
-    }, { apiKey, endpoint: proxied });
+    const sid = await page.evaluate(
+      async ({ apiKey, endpoint }) => {
+        const f = (window as unknown as { flightrec: Sdk }).flightrec;
+        const c = f.init({ apiKey, endpoint, device: { appVersion: '1.0.0' } });
+        const id = f.startSession()!;
+        f.trackCustom('online', { i: 0 });
+        await f.flush();
+        while (c.stats().sentBatches < 2) await new Promise((r) => setTimeout(r, 20));
+        return id;
+      },
+      { apiKey, endpoint: proxied },
+    );
     proxyUp = false;
     try {
       await page.evaluate(() => {
@@ -349,7 +405,7 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
     }
   }, 90_000);
 
-  it('a second tab does not end the first tab\'s session: a hidden tab\'s provisional end is held for it', async () => {
+  it("a second tab does not end the first tab's session: a hidden tab's provisional end is held for it", async () => {
     const { apiKey } = await s.createProject('browser two tabs');
     const context = await browser.newContext();
     const a = await openApp(context);
@@ -358,24 +414,28 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
       const f = (window as unknown as { flightrec: Sdk }).flightrec;
       for (let i = 0; i < 3; i++) f.trackCustom('in tab A', { i });
     });
-    const setVisibility = (state: string) => a.evaluate((v) => {
-      Object.defineProperty(document, 'visibilityState', { value: v, configurable: true });
-      document.dispatchEvent(new Event('visibilitychange'));
-    }, state);
+    const setVisibility = (state: string) =>
+      a.evaluate((v) => {
+        Object.defineProperty(document, 'visibilityState', { value: v, configurable: true });
+        document.dispatchEvent(new Event('visibilitychange'));
+      }, state);
     await setVisibility('hidden');
     expect(await handedOver(a)).toHaveLength(1);
-    await waitFor('tab A\'s events', async () => (await events(apiKey, sid)).length === 3, 15_000, 100);
+    await waitFor("tab A's events", async () => (await events(apiKey, sid)).length === 3, 15_000, 100);
 
     // Tab B of the same origin loads the SDK (and sends what it takes over) while A lives.
     const b = await openApp(context);
-    const bSession = await b.evaluate(async ({ apiKey, endpoint }) => {
-      const f = (window as unknown as { flightrec: Sdk }).flightrec;
-      f.init({ apiKey, endpoint });
-      const id = f.startSession()!;
-      await f.flush();
-      await f.endSession();
-      return id;
-    }, { apiKey, endpoint: service });
+    const bSession = await b.evaluate(
+      async ({ apiKey, endpoint }) => {
+        const f = (window as unknown as { flightrec: Sdk }).flightrec;
+        f.init({ apiKey, endpoint });
+        const id = f.startSession()!;
+        await f.flush();
+        await f.endSession();
+        return id;
+      },
+      { apiKey, endpoint: service },
+    );
     expect(await handedOver(b)).toHaveLength(1);
     expect((await sessions(apiKey)).find((x) => x.id === bSession)?.status).toBe('completed');
     expect((await sessions(apiKey)).find((x) => x.id === sid)?.status).toBe('active');
@@ -397,11 +457,16 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
   it('an uncaught error before any session is reported, in a session started for it', async () => {
     const { apiKey } = await s.createProject('browser early crash');
     const page = await openApp();
-    await page.evaluate(({ apiKey, endpoint }) => {
-      const f = (window as unknown as { flightrec: Sdk }).flightrec;
-      f.init({ apiKey, endpoint, flushIntervalMs: 300 });
-      setTimeout(() => { throw new Error('thrown before any session'); }, 0);
-    }, { apiKey, endpoint: service });
+    await page.evaluate(
+      ({ apiKey, endpoint }) => {
+        const f = (window as unknown as { flightrec: Sdk }).flightrec;
+        f.init({ apiKey, endpoint, flushIntervalMs: 300 });
+        setTimeout(() => {
+          throw new Error('thrown before any session');
+        }, 0);
+      },
+      { apiKey, endpoint: service },
+    );
     await waitFor('the crash', async () => (await crashes(apiKey)).length === 1, 15_000, 100);
     expect(await counted(apiKey)).toEqual([['thrown before any session', 1]]);
     expect((await sessions(apiKey)).map((x) => x.status)).toEqual(['completed']);
@@ -416,42 +481,49 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
       if (!r.url().endsWith('/ingest/crash') || r.method() !== 'POST') return;
       bodies.push(JSON.parse(r.postData() ?? '{}') as Record<string, unknown>);
     });
-    await page.evaluate(async ({ apiKey, endpoint }) => {
-      const f = (window as unknown as { flightrec: Sdk }).flightrec;
-      f.init({ apiKey, endpoint, compress: false, environment: 'e2e' });
-      f.startSession();
-      f.setUser({ id: 'shopper-1' });
-      f.setTag('plan', 'pro');
-      const b = document.createElement('button');
-      b.id = 'buy';
-      b.textContent = 'Buy now';
-      document.body.append(b);
-      b.click();
-      history.pushState({}, '', '/cart');
-      history.replaceState({}, '', '/cart?step=2');
-      console.error('payment widget failed');
-      await (await fetch('/api/ping')).text();
-      await new Promise<void>((r) => {
-        const x = new XMLHttpRequest();
-        x.open('GET', '/api/ping?xhr=1');
-        // After the SDK's own loadend listener (added at send) has recorded it.
-        x.onloadend = () => setTimeout(r, 0);
-        x.send();
-      });
-      history.pushState({}, '', '/checkout');
-      await new Promise<void>((r) => {
-        addEventListener('popstate', () => r(), { once: true });
-        history.back();
-      });
-      await f.captureMessage('checkout abandoned', 'warning');
-    }, { apiKey, endpoint: service });
+    await page.evaluate(
+      async ({ apiKey, endpoint }) => {
+        const f = (window as unknown as { flightrec: Sdk }).flightrec;
+        f.init({ apiKey, endpoint, compress: false, environment: 'e2e' });
+        f.startSession();
+        f.setUser({ id: 'shopper-1' });
+        f.setTag('plan', 'pro');
+        const b = document.createElement('button');
+        b.id = 'buy';
+        b.textContent = 'Buy now';
+        document.body.append(b);
+        b.click();
+        history.pushState({}, '', '/cart');
+        history.replaceState({}, '', '/cart?step=2');
+        console.error('payment widget failed');
+        await (await fetch('/api/ping')).text();
+        await new Promise<void>((r) => {
+          const x = new XMLHttpRequest();
+          x.open('GET', '/api/ping?xhr=1');
+          // After the SDK's own loadend listener (added at send) has recorded it.
+          x.onloadend = () => setTimeout(r, 0);
+          x.send();
+        });
+        history.pushState({}, '', '/checkout');
+        await new Promise<void>((r) => {
+          addEventListener('popstate', () => r(), { once: true });
+          history.back();
+        });
+        await f.captureMessage('checkout abandoned', 'warning');
+      },
+      { apiKey, endpoint: service },
+    );
     expect(bodies).toHaveLength(1);
     const report = bodies[0]!;
     expect(report).toMatchObject({
-      message: 'checkout abandoned', level: 'warning', environment: 'e2e', userId: 'shopper-1', tags: { plan: 'pro' },
+      message: 'checkout abandoned',
+      level: 'warning',
+      environment: 'e2e',
+      userId: 'shopper-1',
+      tags: { plan: 'pro' },
       handled: true,
     });
-    const crumbs = (report.breadcrumbs as { category: string; message: string; level: string; timestamp: number }[]);
+    const crumbs = report.breadcrumbs as { category: string; message: string; level: string; timestamp: number }[];
     expect(crumbs.map((c) => [c.category, c.message])).toEqual([
       ['ui.click', 'button#buy "Buy now"'],
       ['navigation', `${origin}/cart`],

@@ -16,26 +16,29 @@ v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
 const map = (o: Record<string, unknown>) => JSON.stringify({ version: 3, sources: ['a.js'], names: [], ...o });
-const lines = (n: number, seg: string, perLine: number) => Array.from({ length: n }, () => Array(perLine).fill(seg).join(',')).join(';');
+const lines = (n: number, seg: string, perLine: number) =>
+  Array.from({ length: n }, () => Array(perLine).fill(seg).join(',')).join(';');
 
-describe('a source map\'s decoded size, estimated from its text', () => {
+describe("a source map's decoded size, estimated from its text", () => {
   const shapes: Record<string, () => string> = {
     'empty lines': () => map({ mappings: `${';'.repeat(1_000_000)}AAAA` }),
     'segments of five fields': () => map({ names: ['n'], mappings: lines(10_000, 'CAAAA', 20) }),
     'segments of one field': () => map({ mappings: lines(10_000, 'C', 20) }),
-    'sections with offsets': () => JSON.stringify({
-      version: 3,
-      sections: Array.from({ length: 100 }, (_, i) => ({
-        offset: { line: i * 1000, column: 0 },
-        map: { version: 3, sources: [`s${i}.js`], names: ['x'], mappings: lines(100, 'CAAAA', 2) },
-      })),
-    }),
-    'many sources and names under a long root': () => map({
-      sourceRoot: `webpack:///${'r'.repeat(200)}`,
-      sources: Array.from({ length: 50_000 }, (_, i) => `src/${i}.js`),
-      names: Array.from({ length: 100_000 }, (_, i) => `n${i}`),
-      mappings: 'AAAA',
-    }),
+    'sections with offsets': () =>
+      JSON.stringify({
+        version: 3,
+        sections: Array.from({ length: 100 }, (_, i) => ({
+          offset: { line: i * 1000, column: 0 },
+          map: { version: 3, sources: [`s${i}.js`], names: ['x'], mappings: lines(100, 'CAAAA', 2) },
+        })),
+      }),
+    'many sources and names under a long root': () =>
+      map({
+        sourceRoot: `webpack:///${'r'.repeat(200)}`,
+        sources: Array.from({ length: 50_000 }, (_, i) => `src/${i}.js`),
+        names: Array.from({ length: 100_000 }, (_, i) => `n${i}`),
+        mappings: 'AAAA',
+      }),
   };
   for (const [name, make] of Object.entries(shapes)) {
     it(`is never under the heap it takes decoded, nor more than 2.5 times it: ${name}`, () => {
@@ -68,17 +71,26 @@ describe('a source map\'s decoded size, estimated from its text', () => {
     };
     expect(tooBig(map({ mappings: `${';'.repeat(2_000_000)}AAAA` }))).toBe(true);
     expect(tooBig(map({ mappings: lines(1000, 'A', 1000) }))).toBe(true);
-    expect(tooBig(JSON.stringify({
-      version: 3, sections: [{ offset: { line: 1e9, column: 0 }, map: { version: 3, sources: [], names: [], mappings: 'A' } }],
-    }))).toBe(true);
-    expect(tooBig(JSON.stringify({ version: 3, mappings: '', sources: [], junk: Array(2_000_000).fill([]) }))).toBe(true);
+    expect(
+      tooBig(
+        JSON.stringify({
+          version: 3,
+          sections: [{ offset: { line: 1e9, column: 0 }, map: { version: 3, sources: [], names: [], mappings: 'A' } }],
+        }),
+      ),
+    ).toBe(true);
+    expect(tooBig(JSON.stringify({ version: 3, mappings: '', sources: [], junk: Array(2_000_000).fill([]) }))).toBe(
+      true,
+    );
     let nested: Record<string, unknown> = { version: 3, sources: [], names: [], mappings: 'A' };
     for (let i = 0; i < 6; i++) nested = { version: 3, sections: [{ offset: { line: 0, column: 0 }, map: nested }] };
     expect(() => readSourceMap(JSON.stringify(nested), bound)).toThrow(/nest deeper/);
-    expect(() => readSourceMap(JSON.stringify({ version: 3, sections: [{ offset: { line: -1, column: 0 }, map: {} }] }), bound))
-      .toThrow(/offset/);
-    expect(() => readSourceMap(JSON.stringify({ version: 3, sections: [{ offset: { line: 0, column: 0 }, map: '{}' }] }), bound))
-      .toThrow(/map must be a source map object/);
+    expect(() =>
+      readSourceMap(JSON.stringify({ version: 3, sections: [{ offset: { line: -1, column: 0 }, map: {} }] }), bound),
+    ).toThrow(/offset/);
+    expect(() =>
+      readSourceMap(JSON.stringify({ version: 3, sections: [{ offset: { line: 0, column: 0 }, map: '{}' }] }), bound),
+    ).toThrow(/map must be a source map object/);
     // an ordinary map passes
     expect(readSourceMap(release('https://a/x.js', 'aaaaaa1').map, bound).size.bytes).toBeLessThan(bound);
   });
@@ -97,11 +109,15 @@ describe('uploads and the parsed-map cache', () => {
     s.app.inject({
       method: 'POST',
       url: `/api/projects/${projectId}/releases/${rel}/artifacts?name=${encodeURIComponent(name)}`,
-      headers: { ...s.admin, 'content-type': 'application/octet-stream', ...(gzip ? { 'content-encoding': 'gzip' } : {}) },
+      headers: {
+        ...s.admin,
+        'content-type': 'application/octet-stream',
+        ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+      },
       payload: gzip ? zlib.gzipSync(body) : body,
     });
 
-  it('the probe\'s gzipped `;`×15e6 map is a 422 naming the bound, stored nowhere', async () => {
+  it("the probe's gzipped `;`×15e6 map is a 422 naming the bound, stored nowhere", async () => {
     const p = await s.createProject();
     const body = Buffer.from(map({ mappings: `${';'.repeat(15_000_000)}AAAA` }));
     const before = process.memoryUsage().rss;
@@ -111,7 +127,11 @@ describe('uploads and the parsed-map cache', () => {
     expect(r.json().details[0].message).toContain('15000001 lines');
     // the refusal decoded nothing: far less than the 0.8 GB the decoded map would take
     expect(process.memoryUsage().rss - before).toBeLessThan(300 * 1024 * 1024);
-    const list = await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/releases/1.0.0/artifacts`, headers: s.admin });
+    const list = await s.app.inject({
+      method: 'GET',
+      url: `/api/projects/${p.projectId}/releases/1.0.0/artifacts`,
+      headers: s.admin,
+    });
     expect(list.json().data).toEqual([]);
   });
 
@@ -120,16 +140,36 @@ describe('uploads and the parsed-map cache', () => {
     const a = release('https://shop.example.com/assets/index-5eed01.js', '5eed01');
     // a map of 400 000 empty lines: 400 KB of text, ~25 MB decoded
     const heavy = Buffer.from(map({ mappings: `${';'.repeat(400_000)}AAAA` }));
-    expect((await upload(p.projectId, '7.0.0', '~/assets/index-5eed01.js.map', Buffer.from(a.map))).statusCode).toBe(201);
+    expect((await upload(p.projectId, '7.0.0', '~/assets/index-5eed01.js.map', Buffer.from(a.map))).statusCode).toBe(
+      201,
+    );
     expect((await upload(p.projectId, '7.0.0', '~/assets/heavy.js.map', heavy)).statusCode).toBe(201);
     const st = sessionStart();
     st.device = { ...st.device, appVersion: '7.0.0', appBuildNumber: '1' };
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { authorization: `Bearer ${p.apiKey}` }, payload: st })).statusCode).toBe(201);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/ingest/session',
+          headers: { authorization: `Bearer ${p.apiKey}` },
+          payload: st,
+        })
+      ).statusCode,
+    ).toBe(201);
     const before = s.svc.symbols.cachedBytes();
     const stack = `Error: boom\n    at f (https://shop.example.com/assets/heavy.js:1:1)\n${a.stack.split('\n').slice(1).join('\n')}`;
     const r = await s.app.inject({
-      method: 'POST', url: '/ingest/crash', headers: { authorization: `Bearer ${p.apiKey}` },
-      payload: { sessionId: st.sessionId, message: 'Error: boom', stackTrace: stack, isFatal: true, handled: false, timestamp: T0 + 5_000 },
+      method: 'POST',
+      url: '/ingest/crash',
+      headers: { authorization: `Bearer ${p.apiKey}` },
+      payload: {
+        sessionId: st.sessionId,
+        message: 'Error: boom',
+        stackTrace: stack,
+        isFatal: true,
+        handled: false,
+        timestamp: T0 + 5_000,
+      },
     });
     expect(r.statusCode).toBe(201);
     const charged = s.svc.symbols.cachedBytes() - before;

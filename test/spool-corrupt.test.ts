@@ -31,16 +31,32 @@ describe('a bad byte in a spool segment', () => {
     const first = await startTestServer({}, dataDir);
     const p = await first.createProject('spool');
     auth = p.auth;
-    expect((await first.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: session })).statusCode).toBe(201);
+    expect(
+      (await first.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: session })).statusCode,
+    ).toBe(201);
     await first.close();
     // A process that died (kill -9) after acknowledging 100 batches of 20 events, all in one segment.
     const dir = path.join(spoolRoot, 'dead-process');
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, 'owner.lock'), JSON.stringify({ token: 'x', pid: await deadPid(), host: os.hostname(), at: Date.now() }));
+    fs.writeFileSync(
+      path.join(dir, 'owner.lock'),
+      JSON.stringify({ token: 'x', pid: await deadPid(), host: os.hostname(), at: Date.now() }),
+    );
     const sid = session.sessionId;
-    const records = Array.from({ length: 100 }, (_, b) => record(ingestLine(p.projectId, Buffer.from(JSON.stringify({
-      sessionId: sid, events: Array.from({ length: 20 }, (_, i) => P.navigate(sid, b * 20 + i)),
-    }))), 20));
+    const records = Array.from({ length: 100 }, (_, b) =>
+      record(
+        ingestLine(
+          p.projectId,
+          Buffer.from(
+            JSON.stringify({
+              sessionId: sid,
+              events: Array.from({ length: 20 }, (_, i) => P.navigate(sid, b * 20 + i)),
+            }),
+          ),
+        ),
+        20,
+      ),
+    );
     const segment = Buffer.concat(records);
     // one byte in the middle of the segment, as the probe flipped
     const offset = Math.floor(segment.length / 2);
@@ -54,15 +70,27 @@ describe('a bad byte in a spool segment', () => {
 
   it('loses that one batch: 99 of 100 arrive, the bad record is set aside whole, counted and logged as lost', async () => {
     expect(await s.svc.ingest.spool!.settled()).toBe(true);
-    const r = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${session.sessionId}&limit=1000`, headers: auth });
-    const r2 = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${session.sessionId}&limit=1000&page=2`, headers: auth });
-    const seqs = [...r.json().data, ...r2.json().data].map((e: { sequenceNumber: number }) => e.sequenceNumber).sort((a, b) => a - b);
+    const r = await s.app.inject({
+      method: 'GET',
+      url: `/export/events?sessionId=${session.sessionId}&limit=1000`,
+      headers: auth,
+    });
+    const r2 = await s.app.inject({
+      method: 'GET',
+      url: `/export/events?sessionId=${session.sessionId}&limit=1000&page=2`,
+      headers: auth,
+    });
+    const seqs = [...r.json().data, ...r2.json().data]
+      .map((e: { sequenceNumber: number }) => e.sequenceNumber)
+      .sort((a, b) => a - b);
     const expected = Array.from({ length: 2000 }, (_, i) => i).filter((i) => Math.floor(i / 20) !== flippedBatch);
     expect(seqs).toEqual(expected);
     const aside = fs.readdirSync(spoolRoot).filter((f) => f.startsWith('corrupt-'));
     expect(aside).toHaveLength(1);
     // the whole record: its header and its 20 events' payload
-    expect(fs.readFileSync(path.join(spoolRoot, aside[0]!)).toString()).toContain(`"sequenceNumber":${flippedBatch * 20 + 19}`);
+    expect(fs.readFileSync(path.join(spoolRoot, aside[0]!)).toString()).toContain(
+      `"sequenceNumber":${flippedBatch * 20 + 19}`,
+    );
     expect(s.svc.ingest.spool!.corruptRecords).toBe(1);
     expect(s.svc.ingest.spool!.tornBytes).toBe(0);
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;

@@ -5,7 +5,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { MAPPING, SOURCE, release } from './helpers/bundle.ts';
 import { crashGroupKey } from '../src/domain/crashGrouping.ts';
-import { symbolicate, jsFilesOf, mapNameFor, parseSourceMap, parseProguardMapping, sourceMappingUrl } from '../src/domain/symbolication/index.ts';
+import {
+  symbolicate,
+  jsFilesOf,
+  mapNameFor,
+  parseSourceMap,
+  parseProguardMapping,
+  sourceMappingUrl,
+} from '../src/domain/symbolication/index.ts';
 import { nameMatchScore, parseJsFrame, framePath } from '../src/domain/symbolication/jsFrames.ts';
 import { retraceFrame } from '../src/domain/symbolication/retrace.ts';
 
@@ -16,7 +23,9 @@ describe('JavaScript source maps', () => {
   it('a minified V8 stack maps back to the original file, line, column and function names', () => {
     expect(r.stack).toMatch(/index-8f3a2c\.js:1:\d+/);
     const map = parseSourceMap(r.map);
-    const out = symbolicate(r.stack, 'Error: Order 1042 not found', { jsMapFor: (p) => (p === '/assets/index-8f3a2c.js' ? map : null) });
+    const out = symbolicate(r.stack, 'Error: Order 1042 not found', {
+      jsMapFor: (p) => (p === '/assets/index-8f3a2c.js' ? map : null),
+    });
     const lines = out.stack.split('\n');
     expect(lines[0]).toBe('Error: Order 1042 not found');
     // the throw is on line 6 of src/orders.ts, inside findOrder; its caller loadOrder on line 12
@@ -32,17 +41,36 @@ describe('JavaScript source maps', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-tsc-'));
     fs.mkdirSync(path.join(dir, 'src'));
     fs.writeFileSync(path.join(dir, 'src/orders.ts'), SOURCE);
-    execFileSync(path.resolve('node_modules/.bin/tsc'), ['--sourceMap', '--target', 'es2020', '--module', 'es2020', '--outDir', 'dist', '--rootDir', '.', 'src/orders.ts'], { cwd: dir });
+    execFileSync(
+      path.resolve('node_modules/.bin/tsc'),
+      [
+        '--sourceMap',
+        '--target',
+        'es2020',
+        '--module',
+        'es2020',
+        '--outDir',
+        'dist',
+        '--rootDir',
+        '.',
+        'src/orders.ts',
+      ],
+      { cwd: dir },
+    );
     const js = fs.readFileSync(path.join(dir, 'dist/src/orders.js'), 'utf8').split('\n');
     const map = parseSourceMap(fs.readFileSync(path.join(dir, 'dist/src/orders.js.map'), 'utf8'));
     fs.rmSync(dir, { recursive: true });
     const jsLine = js.findIndex((l) => l.includes('throw new Error')) + 1;
     const col = js[jsLine - 1]!.indexOf('throw') + 1;
-    const out = symbolicate(`findOrder@app:///dist/src/orders.js:${jsLine}:${col}\n@app:///dist/src/orders.js:1:1`, '', { jsMapFor: () => map });
+    const out = symbolicate(
+      `findOrder@app:///dist/src/orders.js:${jsLine}:${col}\n@app:///dist/src/orders.js:1:1`,
+      '',
+      { jsMapFor: () => map },
+    );
     expect(out.stack.split('\n')[0]).toBe('findOrder@src/orders.ts:6:5');
   });
 
-  it('finds a frame\'s map by the minified source\'s sourceMappingURL, or by name + .map, by path suffix, ~/ prefix or base name', () => {
+  it("finds a frame's map by the minified source's sourceMappingURL, or by name + .map, by path suffix, ~/ prefix or base name", () => {
     expect(sourceMappingUrl(r.code)).toBe('index-8f3a2c.js.map');
     const artifacts = [
       { name: '~/assets/index-8f3a2c.js', kind: 'minified' as const },
@@ -52,7 +80,9 @@ describe('JavaScript source maps', () => {
     const path = framePath(`${url}?v=3`);
     expect(path).toBe('/assets/index-8f3a2c.js');
     expect(mapNameFor(path, artifacts, () => '../maps/index-8f3a2c.js.map')).toBe('maps/index-8f3a2c.js.map');
-    expect(mapNameFor(path, [{ name: '~/assets/index-8f3a2c.js.map', kind: 'sourcemap' }])).toBe('~/assets/index-8f3a2c.js.map');
+    expect(mapNameFor(path, [{ name: '~/assets/index-8f3a2c.js.map', kind: 'sourcemap' }])).toBe(
+      '~/assets/index-8f3a2c.js.map',
+    );
     expect(mapNameFor(path, [{ name: 'index-8f3a2c.js.map', kind: 'sourcemap' }])).toBe('index-8f3a2c.js.map');
     expect(mapNameFor(path, [{ name: 'index-b71d09.js.map', kind: 'sourcemap' }])).toBeNull();
     expect(nameMatchScore('~/static/js/main.js.map', '/static/js/main.js.map')).toBe(3);
@@ -61,24 +91,53 @@ describe('JavaScript source maps', () => {
   });
 
   it('Hermes (React Native), Electron and Node frames parse to the bundle path', () => {
-    expect(parseJsFrame('    at anonymous (address at /data/app/~~x==/com.shop-y==/base.apk!/assets/index.android.bundle:1:1234)'))
-      .toMatchObject({ fn: 'anonymous', line: 1, column: 1234 });
+    expect(
+      parseJsFrame(
+        '    at anonymous (address at /data/app/~~x==/com.shop-y==/base.apk!/assets/index.android.bundle:1:1234)',
+      ),
+    ).toMatchObject({ fn: 'anonymous', line: 1, column: 1234 });
     expect(framePath('app:///dist/main.js')).toBe('/dist/main.js');
-    expect(parseJsFrame('global code@https://a.b/assets/index-8f3a2c.js:1:99')).toMatchObject({ style: 'gecko', fn: 'global code', line: 1, column: 99 });
-    expect(framePath('file:///C:/Program%20Files/Shop/resources/app.asar/dist/main.js')).toBe('/C:/Program Files/Shop/resources/app.asar/dist/main.js');
-    expect(nameMatchScore('index.android.bundle.map', `${framePath('/data/app/x/base.apk!/assets/index.android.bundle')}.map`)).toBe(1);
-    expect(parseJsFrame('    at Object.<anonymous> (/srv/app/dist/server.js:12:5)')).toMatchObject({ fn: 'Object.<anonymous>', file: '/srv/app/dist/server.js', line: 12, column: 5 });
+    expect(parseJsFrame('global code@https://a.b/assets/index-8f3a2c.js:1:99')).toMatchObject({
+      style: 'gecko',
+      fn: 'global code',
+      line: 1,
+      column: 99,
+    });
+    expect(framePath('file:///C:/Program%20Files/Shop/resources/app.asar/dist/main.js')).toBe(
+      '/C:/Program Files/Shop/resources/app.asar/dist/main.js',
+    );
+    expect(
+      nameMatchScore(
+        'index.android.bundle.map',
+        `${framePath('/data/app/x/base.apk!/assets/index.android.bundle')}.map`,
+      ),
+    ).toBe(1);
+    expect(parseJsFrame('    at Object.<anonymous> (/srv/app/dist/server.js:12:5)')).toMatchObject({
+      fn: 'Object.<anonymous>',
+      file: '/srv/app/dist/server.js',
+      line: 12,
+      column: 5,
+    });
   });
 
-  it('Hermes frames that name no file (fn@1:offset) read the release\'s bundle map', () => {
+  it("Hermes frames that name no file (fn@1:offset) read the release's bundle map", () => {
     // the same positions as the V8 stack, as Hermes prints them without a source URL
-    const hermes = r.stack.split('\n').slice(1, 4)
-      .map((l) => /at (\S+) \(.*?:(\d+):(\d+)\)/.exec(l)!).map((m) => `${m[1]}@${m[2]}:${m[3]}`).join('\n');
+    const hermes = r.stack
+      .split('\n')
+      .slice(1, 4)
+      .map((l) => /at (\S+) \(.*?:(\d+):(\d+)\)/.exec(l)!)
+      .map((m) => `${m[1]}@${m[2]}:${m[3]}`)
+      .join('\n');
     expect(parseJsFrame(hermes.split('\n')[0]!)).toMatchObject({ implicitFile: true, line: 1 });
     expect(jsFilesOf(hermes)).toEqual(['']);
-    const name = mapNameFor('', [{ name: 'index.android.bundle.map', kind: 'sourcemap' }, { name: 'other.js.map', kind: 'sourcemap' }]);
+    const name = mapNameFor('', [
+      { name: 'index.android.bundle.map', kind: 'sourcemap' },
+      { name: 'other.js.map', kind: 'sourcemap' },
+    ]);
     expect(name).toBe('index.android.bundle.map');
-    const out = symbolicate(hermes, '', { jsMapFor: (p) => (p === '' ? parseSourceMap(r.map) : null) }).stack.split('\n');
+    const out = symbolicate(hermes, '', { jsMapFor: (p) => (p === '' ? parseSourceMap(r.map) : null) }).stack.split(
+      '\n',
+    );
     expect(out[0]).toMatch(/^findOrder@src\/orders\.ts:6:\d+$/);
     expect(out[1]).toMatch(/^loadOrder@src\/orders\.ts:12:\d+$/);
   });
@@ -128,16 +187,27 @@ Caused by: c.a.d: inner
   });
 
   it('a method without line information, an unknown class, and a frame without a line', () => {
-    expect(retraceFrame(mapping, 'c.a.b', 'c', 'SourceFile', null)).toEqual([{ className: 'com.shop.orders.OrderRepository', method: 'clear', file: 'OrderRepository.kt', line: null }]);
+    expect(retraceFrame(mapping, 'c.a.b', 'c', 'SourceFile', null)).toEqual([
+      { className: 'com.shop.orders.OrderRepository', method: 'clear', file: 'OrderRepository.kt', line: null },
+    ]);
     expect(retraceFrame(mapping, 'z.z.z', 'a', 'SourceFile', 3)).toBeNull();
     expect(symbolicate('\tat z.z.z.a(Unknown Source)', '', { proguard: mapping }).mapped).toBe(0);
   });
 
   it('builds of one bug with different obfuscation group as one once retraced', () => {
-    const other = parseProguardMapping(MAPPING.replace(/c\.a\.b/g, 'x.y.z').replace(/c\.a\.d/g, 'x.y.w').replace(/c\.a\.e/g, 'x.y.v'));
-    const rebuilt = obfuscated.replace(/c\.a\.b/g, 'x.y.z').replace(/c\.a\.d/g, 'x.y.w').replace(/c\.a\.e/g, 'x.y.v');
+    const other = parseProguardMapping(
+      MAPPING.replace(/c\.a\.b/g, 'x.y.z')
+        .replace(/c\.a\.d/g, 'x.y.w')
+        .replace(/c\.a\.e/g, 'x.y.v'),
+    );
+    const rebuilt = obfuscated
+      .replace(/c\.a\.b/g, 'x.y.z')
+      .replace(/c\.a\.d/g, 'x.y.w')
+      .replace(/c\.a\.e/g, 'x.y.v');
     expect(crashGroupKey(rebuilt)).not.toBe(crashGroupKey(obfuscated));
-    expect(crashGroupKey(symbolicate(rebuilt, '', { proguard: other }).stack)).toBe(crashGroupKey(symbolicate(obfuscated, '', { proguard: mapping }).stack));
+    expect(crashGroupKey(symbolicate(rebuilt, '', { proguard: other }).stack)).toBe(
+      crashGroupKey(symbolicate(obfuscated, '', { proguard: mapping }).stack),
+    );
   });
 });
 
@@ -169,12 +239,16 @@ describe('symbolication for the group key', () => {
     expect(crashGroupKey(a)).toBe(crashGroupKey(b));
   });
 
-  it('an R8 frame whose file is the mapping id (or SourceFile, Unknown Source) takes its original class\'s file', () => {
+  it("an R8 frame whose file is the mapping id (or SourceFile, Unknown Source) takes its original class's file", () => {
     const mapping = parseProguardMapping(MAPPING);
     for (const file of ['r8-map-id-8f3a2c1d9e', 'SourceFile', 'Unknown Source']) {
-      expect(retraceFrame(mapping, 'c.a.b', 'b', file, 5)).toEqual([{ className: 'com.shop.orders.OrderRepository', method: 'refresh', file: 'OrderRepository.kt', line: 70 }]);
+      expect(retraceFrame(mapping, 'c.a.b', 'b', file, 5)).toEqual([
+        { className: 'com.shop.orders.OrderRepository', method: 'refresh', file: 'OrderRepository.kt', line: 70 },
+      ]);
     }
-    const build = (id: string) => symbolicate(`java.lang.IllegalStateException: x\n\tat c.a.b.b(r8-map-id-${id}:5)`, '', { proguard: mapping }).stack;
+    const build = (id: string) =>
+      symbolicate(`java.lang.IllegalStateException: x\n\tat c.a.b.b(r8-map-id-${id}:5)`, '', { proguard: mapping })
+        .stack;
     expect(build('8f3a2c')).toBe(build('0b71d9'));
     expect(build('8f3a2c')).toContain('at com.shop.orders.OrderRepository.refresh(OrderRepository.kt:70)');
   });

@@ -7,7 +7,15 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { PASSWORD, signup, verificationToken } from './helpers/accounts.ts';
 import { parseMail } from './helpers/smtp.ts';
 import { waitFor } from './helpers/wait.ts';
-import { CHROMIUM, collectErrors, hasChromium, launchChromium, overflowX, settled, sizedContext } from './helpers/browser.ts';
+import {
+  CHROMIUM,
+  collectErrors,
+  hasChromium,
+  launchChromium,
+  overflowX,
+  settled,
+  sizedContext,
+} from './helpers/browser.ts';
 
 // The Team page end to end (finding 7 of the third probe): the owner invites and sees it
 // confirmed and pending (with Revoke), the invitee is emailed a link, verifies their address from
@@ -22,7 +30,10 @@ describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM}
   const mailsTo = (addr: string) => {
     const dir = path.join(s.dataDir, 'mail');
     if (!fs.existsSync(dir)) return [];
-    return fs.readdirSync(dir).filter((f) => f.endsWith('.eml')).map((f) => parseMail(fs.readFileSync(path.join(dir, f), 'utf8')))
+    return fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.eml'))
+      .map((f) => parseMail(fs.readFileSync(path.join(dir, f), 'utf8')))
       .filter((m) => m.headers.to === addr);
   };
   async function open(width: number, height: number): Promise<Page> {
@@ -64,16 +75,18 @@ describe.skipIf(!hasChromium)(`the team invitation flow in Chromium (${CHROMIUM}
       await desk.getByText(`Invitation sent to ${who}.`).waitFor();
     }
     const pending = desk.getByRole('list', { name: /Pending invitations/ });
-    await expect.poll(async () => pending.locator('li').allTextContents()).toEqual([
-      expect.stringContaining(bob), expect.stringContaining(carol),
-    ]);
+    await expect
+      .poll(async () => pending.locator('li').allTextContents())
+      .toEqual([expect.stringContaining(bob), expect.stringContaining(carol)]);
     await desk.getByRole('button', { name: `Revoke the invitation of ${carol}` }).click();
     await desk.getByText(`The invitation of ${carol} is revoked.`).waitFor();
     await expect.poll(async () => pending.locator('li').allTextContents()).toEqual([expect.stringContaining(bob)]);
     expect(await overflowX(desk)).toBeLessThanOrEqual(0);
 
     // bob's inbox: the invitation, with a link to the Team page.
-    const invitation = await waitFor('the invitation email', () => mailsTo(bob).find((m) => /invited/.test(m.headers.subject ?? '')));
+    const invitation = await waitFor('the invitation email', () =>
+      mailsTo(bob).find((m) => /invited/.test(m.headers.subject ?? '')),
+    );
     expect(invitation.body).toContain('/#/team');
     expect(invitation.body).toContain(owner.email);
     expect(mailsTo(carol).filter((m) => /invited/.test(m.headers.subject ?? '')).length).toBeLessThanOrEqual(1); // revoked: sent once at most

@@ -60,8 +60,7 @@ describe('web/ imports', () => {
     const wrong: string[] = [];
     for (const [mod, deps] of graph) {
       for (const dep of deps) {
-        const ok = dep !== 'app.js'
-          && (mod === 'app.js' || dep.startsWith('lib/'));
+        const ok = dep !== 'app.js' && (mod === 'app.js' || dep.startsWith('lib/'));
         if (!ok) wrong.push(`${mod} → ${dep}`);
       }
     }

@@ -34,13 +34,27 @@ describe('webhook destinations', () => {
     expect(s.svc.config.webhooks.allowPrivate).toBe(false);
     const p = await s.createProject('Inside');
     for (const url of inside) {
-      const r = await s.app.inject({ method: 'POST', url: `/api/projects/${p.projectId}/webhooks`, headers: s.admin, payload: { url } });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: `/api/projects/${p.projectId}/webhooks`,
+        headers: s.admin,
+        payload: { url },
+      });
       expect(r.statusCode, url).toBe(422);
       expect(r.json()).toMatchObject({ error: expect.any(String), details: [{ path: '/url' }] });
     }
-    const listed = await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/webhooks`, headers: s.admin });
+    const listed = await s.app.inject({
+      method: 'GET',
+      url: `/api/projects/${p.projectId}/webhooks`,
+      headers: s.admin,
+    });
     expect(listed.json().items).toEqual([]);
-    const ok = await s.app.inject({ method: 'POST', url: `/api/projects/${p.projectId}/webhooks`, headers: s.admin, payload: { url: 'https://hooks.example.com/flightrec' } });
+    const ok = await s.app.inject({
+      method: 'POST',
+      url: `/api/projects/${p.projectId}/webhooks`,
+      headers: s.admin,
+      payload: { url: 'https://hooks.example.com/flightrec' },
+    });
     expect(ok.statusCode).toBe(201);
   });
 
@@ -49,14 +63,21 @@ describe('webhook destinations', () => {
   });
 
   it('a name that resolves inside is refused when it is connected to', async () => {
-    await expect(postJson('http://localhost:9/x', '{}', {}, { timeoutMs: 2000, allowPrivate: false })).rejects.toThrow(/private address/);
+    await expect(postJson('http://localhost:9/x', '{}', {}, { timeoutMs: 2000, allowPrivate: false })).rejects.toThrow(
+      /private address/,
+    );
   });
 
   it("the log names a failure's kind, not the socket's words (which tell an open port from a closed one)", () => {
-    expect(deliveryFailure(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }))).toBe('connection failed');
-    expect(deliveryFailure(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe('connection failed');
+    expect(deliveryFailure(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }))).toBe(
+      'connection failed',
+    );
+    expect(
+      deliveryFailure(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:5432'), { code: 'ECONNREFUSED' })),
+    ).toBe('connection failed');
     expect(deliveryFailure(new Error('timed out after 10000 ms'))).toBe('timed out');
-    expect(deliveryFailure(Object.assign(new Error('x resolves to a private address (10.0.0.1)'), { code: 'EPRIVATE' })))
-      .toBe('refused: private or loopback destination');
+    expect(
+      deliveryFailure(Object.assign(new Error('x resolves to a private address (10.0.0.1)'), { code: 'EPRIVATE' })),
+    ).toBe('refused: private or loopback destination');
   });
 });

@@ -76,7 +76,9 @@ async function route() {
     renderTop('projects', state.currentProjectId);
     view = projectsView();
   } else {
-    const id = state.projects.some((p) => p.id === state.currentProjectId) ? state.currentProjectId : state.projects[0].id;
+    const id = state.projects.some((p) => p.id === state.currentProjectId)
+      ? state.currentProjectId
+      : state.projects[0].id;
     return navigate(`#/p/${id}/sessions`);
   }
   main.replaceChildren(view);

@@ -12,8 +12,13 @@ const out = path.resolve(process.argv[2] ?? path.join(sdk, 'dist'));
 const tsc = path.join(path.dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
 
 fs.rmSync(out, { recursive: true, force: true });
-for (const [config, dir] of [['tsconfig.build.json', 'esm'], ['tsconfig.cjs.json', 'cjs']]) {
-  const r = spawnSync(process.execPath, [tsc, '-p', path.join(sdk, config), '--outDir', path.join(out, dir)], { stdio: 'inherit' });
+for (const [config, dir] of [
+  ['tsconfig.build.json', 'esm'],
+  ['tsconfig.cjs.json', 'cjs'],
+]) {
+  const r = spawnSync(process.execPath, [tsc, '-p', path.join(sdk, config), '--outDir', path.join(out, dir)], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 // The package is "type": "module"; this marks dist/cjs as CommonJS for Node and TypeScript.

@@ -38,7 +38,11 @@ const g = globalThis as unknown as {
 };
 
 const CONSOLE_LEVELS: Record<string, Level> = {
-  debug: 'info', log: 'info', info: 'info', warn: 'warning', error: 'error',
+  debug: 'info',
+  log: 'info',
+  info: 'info',
+  warn: 'warning',
+  error: 'error',
 };
 
 export function installAutoBreadcrumbs(sink: BreadcrumbSink, opts: AutoBreadcrumbOptions = {}): () => void {
@@ -112,14 +116,17 @@ function text(a: unknown): string {
 /** `button#buy.primary "Buy now"`: how Sentry describes a clicked element. */
 function describeElement(el: unknown): string {
   const e = el as {
-    tagName?: string; id?: string; className?: unknown; textContent?: string | null;
+    tagName?: string;
+    id?: string;
+    className?: unknown;
+    textContent?: string | null;
     getAttribute?(n: string): string | null;
   } | null;
   if (!e?.tagName) return 'unknown';
   let s = e.tagName.toLowerCase();
   if (e.id) s += `#${e.id}`;
   const classes = typeof e.className === 'string' ? e.className.trim() : '';
-  if (classes) s += '.' + classes.split(/\s+/).slice(0, 3).join('.');
+  if (classes) s += `.${classes.split(/\s+/).slice(0, 3).join('.')}`;
   const label = e.getAttribute?.('aria-label') ?? (e.textContent ?? '').trim().slice(0, 40);
   if (label) s += ` "${label.replace(/\s+/g, ' ')}"`;
   return truncate(s, 200);
@@ -169,17 +176,24 @@ function watchNavigation(add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () =>
 }
 
 function watchRequests(sink: BreadcrumbSink, add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () => void {
-  const crumb = (category: 'fetch' | 'xhr') => (r: RecordedRequest) => add({
-    category,
-    level: r.error || (r.statusCode ?? 0) >= 500 ? 'error' : (r.statusCode ?? 0) >= 400 ? 'warning' : 'info',
-    message: `${r.method} ${r.url}${r.statusCode ? ` [${r.statusCode}]` : ''}${r.error ? ` ${r.error}` : ''}`,
-    data: { method: r.method, url: r.url, ...(r.statusCode ? { statusCode: r.statusCode } : {}), duration: r.duration },
-  });
+  const crumb = (category: 'fetch' | 'xhr') => (r: RecordedRequest) =>
+    add({
+      category,
+      level: r.error || (r.statusCode ?? 0) >= 500 ? 'error' : (r.statusCode ?? 0) >= 400 ? 'warning' : 'info',
+      message: `${r.method} ${r.url}${r.statusCode ? ` [${r.statusCode}]` : ''}${r.error ? ` ${r.error}` : ''}`,
+      data: {
+        method: r.method,
+        url: r.url,
+        ...(r.statusCode ? { statusCode: r.statusCode } : {}),
+        duration: r.duration,
+      },
+    });
   const undo: (() => void)[] = [];
   const orig = g.fetch;
   if (typeof orig === 'function') {
     const wrapped = instrumentFetch((input, init) => orig.call(globalThis, input, init), {
-      ignore: (u) => sink.isOwnUrl(u), record: crumb('fetch'),
+      ignore: (u) => sink.isOwnUrl(u),
+      record: crumb('fetch'),
     });
     g.fetch = wrapped;
     undo.push(() => {

@@ -36,10 +36,14 @@ function batch(kind: BatchKind, sessionId: string, items: number, payload: objec
   return { id: uuidv4(), kind, path: PATHS[kind], sessionId, items, body: JSON.stringify(payload), createdAt: now };
 }
 
-export function sessionStartBatch(s: { sessionId: string; device: Device; startedAt: number; userId?: string }, now = Date.now()): Batch {
-  const payload = s.userId === undefined
-    ? { sessionId: s.sessionId, device: s.device, startedAt: s.startedAt }
-    : { sessionId: s.sessionId, device: s.device, startedAt: s.startedAt, userId: s.userId };
+export function sessionStartBatch(
+  s: { sessionId: string; device: Device; startedAt: number; userId?: string },
+  now = Date.now(),
+): Batch {
+  const payload =
+    s.userId === undefined
+      ? { sessionId: s.sessionId, device: s.device, startedAt: s.startedAt }
+      : { sessionId: s.sessionId, device: s.device, startedAt: s.startedAt, userId: s.userId };
   return batch('session', s.sessionId, 0, payload, now);
 }
 
@@ -67,7 +71,14 @@ export function sealItem(item: object): SealedItem {
  * where more than one item fits, at most `maxBytes` bytes; in order. The items are already JSON,
  * so a body is the same bytes `JSON.stringify` would make of the whole.
  */
-export function itemBatches(kind: 'events' | 'network', sessionId: string, items: readonly SealedItem[], maxItems: number, maxBytes = MAX_BATCH_BYTES, now = Date.now()): Batch[] {
+export function itemBatches(
+  kind: 'events' | 'network',
+  sessionId: string,
+  items: readonly SealedItem[],
+  maxItems: number,
+  maxBytes = MAX_BATCH_BYTES,
+  now = Date.now(),
+): Batch[] {
   const head = `{"sessionId":${JSON.stringify(sessionId)},"${kind === 'events' ? 'events' : 'requests'}":[`;
   const overhead = utf8Length(head) + 2;
   const out: Batch[] = [];
@@ -75,7 +86,15 @@ export function itemBatches(kind: 'events' | 'network', sessionId: string, items
   let bytes = overhead;
   const close = () => {
     if (!cur.length) return;
-    out.push({ id: uuidv4(), kind, path: PATHS[kind], sessionId, items: cur.length, body: head + cur.join(',') + ']}', createdAt: now });
+    out.push({
+      id: uuidv4(),
+      kind,
+      path: PATHS[kind],
+      sessionId,
+      items: cur.length,
+      body: `${head + cur.join(',')}]}`,
+      createdAt: now,
+    });
     cur = [];
     bytes = overhead;
   };
@@ -89,12 +108,31 @@ export function itemBatches(kind: 'events' | 'network', sessionId: string, items
 }
 
 /** One batch per at most `max` events (all of one session, as /ingest/events requires) and `maxBytes`. */
-export function eventBatches(sessionId: string, events: readonly SdkEvent[], max = MAX_EVENTS_PER_BATCH, now = Date.now(), maxBytes = MAX_BATCH_BYTES): Batch[] {
+export function eventBatches(
+  sessionId: string,
+  events: readonly SdkEvent[],
+  max = MAX_EVENTS_PER_BATCH,
+  now = Date.now(),
+  maxBytes = MAX_BATCH_BYTES,
+): Batch[] {
   return itemBatches('events', sessionId, events.map(sealItem), Math.min(max, MAX_EVENTS_PER_BATCH), maxBytes, now);
 }
 
-export function networkBatches(sessionId: string, requests: readonly NetworkRequest[], max = MAX_REQUESTS_PER_BATCH, now = Date.now(), maxBytes = MAX_BATCH_BYTES): Batch[] {
-  return itemBatches('network', sessionId, requests.map(sealItem), Math.min(max, MAX_REQUESTS_PER_BATCH), maxBytes, now);
+export function networkBatches(
+  sessionId: string,
+  requests: readonly NetworkRequest[],
+  max = MAX_REQUESTS_PER_BATCH,
+  now = Date.now(),
+  maxBytes = MAX_BATCH_BYTES,
+): Batch[] {
+  return itemBatches(
+    'network',
+    sessionId,
+    requests.map(sealItem),
+    Math.min(max, MAX_REQUESTS_PER_BATCH),
+    maxBytes,
+    now,
+  );
 }
 
 /** The items of a data batch, parsed back from its body. */

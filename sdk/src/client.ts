@@ -1,18 +1,40 @@
 import {
-  BatchQueue, EVENTS_FLUSH_INTERVAL_MS, MAX_BATCH_BYTES, MAX_EVENTS_PER_BATCH, MAX_REQUESTS_PER_BATCH, NETWORK_FLUSH_INTERVAL_MS,
-  batchItems, crashBatch, isDroppable, itemBatches, rebuild, sealItem, sessionEndBatch, sessionStartBatch, type SealedItem,
+  BatchQueue,
+  EVENTS_FLUSH_INTERVAL_MS,
+  MAX_BATCH_BYTES,
+  MAX_EVENTS_PER_BATCH,
+  MAX_REQUESTS_PER_BATCH,
+  NETWORK_FLUSH_INTERVAL_MS,
+  batchItems,
+  crashBatch,
+  isDroppable,
+  itemBatches,
+  rebuild,
+  sealItem,
+  sessionEndBatch,
+  sessionStartBatch,
+  type SealedItem,
 } from './batcher.js';
 import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.js';
-import { memoryPersistence, pageHandoffPersistence, type HandOffQueue, type PageStorage, type PersistentQueue } from './persistence.js';
+import {
+  memoryPersistence,
+  pageHandoffPersistence,
+  type HandOffQueue,
+  type PageStorage,
+  type PersistentQueue,
+} from './persistence.js';
 import type { NodeHooks } from './node.js';
 import {
-  detectDevice, holdOwner, installCrashHandlers, runtime, watchLifecycle, type AppStateLike,
+  detectDevice,
+  holdOwner,
+  installCrashHandlers,
+  runtime,
+  watchLifecycle,
+  type AppStateLike,
 } from './runtime.js';
 import * as clean from './sanitize.js';
 import { KEEPALIVE_MAX_BYTES, Transport, errorMessage, type FetchLike, type RetryInfo } from './transport.js';
-import type {
-  Batch, BatchHold, CrashReport, Device, FlightrecError, NetworkRequest, Outgoing, SdkEvent,
-} from './types.js';
+import type { Batch, BatchHold, CrashReport, Device, FlightrecError, Outgoing, SdkEvent } from './types.js';
 import { Scope, fingerprint, level as levelOf, reportContext, type Breadcrumb, type Level } from './scope.js';
 import { outageBackoff } from './backoff.js';
 import { salvage } from './salvage.js';
@@ -264,7 +286,8 @@ export class FlightrecClient {
     this.opts = clean.readable(options, issues, 'options') as unknown as FlightrecOptions;
     this.queue = new BatchQueue({
       maxItems: this.opts.maxQueueItems ?? 10_000,
-      onDrop: (batch) => this.report({ kind: 'dropped', message: `queue full: dropped ${batch.items} ${batch.kind}`, batch }),
+      onDrop: (batch) =>
+        this.report({ kind: 'dropped', message: `queue full: dropped ${batch.items} ${batch.kind}`, batch }),
       dropNewest: () => !this.failing && !this.paused,
     });
     try {
@@ -286,9 +309,12 @@ export class FlightrecClient {
     const node = this.node;
     const own = !opts.fetch && opts.flushOnExit !== false && runtime() === 'node' && node?.available() === true;
     this.transport = new Transport({
-      endpoint: opts.endpoint, apiKey: opts.apiKey, compress: opts.compress ?? true,
+      endpoint: opts.endpoint,
+      apiKey: opts.apiKey,
+      compress: opts.compress ?? true,
       fetch: opts.fetch ?? (own ? node!.fetch(() => this.awaited > 0) : undefined),
-      retryDelaysMs: opts.retryDelaysMs, timeoutMs: opts.timeoutMs,
+      retryDelaysMs: opts.retryDelaysMs,
+      timeoutMs: opts.timeoutMs,
       // The exit flush on `beforeExit` cuts the waits, so they need not hold the process (and
       // must not: `beforeExit` only comes once nothing does).
       unrefWaits: opts.flushOnExit !== false,
@@ -311,34 +337,48 @@ export class FlightrecClient {
     this.scope.environment = clean.str(opts.environment, 64);
     if (opts.enabled === false) {
       this.on = false;
-      this.ready = new Promise<void>((r) => { this.startLoad = r; }).then(() => this.load());
+      this.ready = new Promise<void>((r) => {
+        this.startLoad = r;
+      }).then(() => this.load());
     } else this.ready = this.load();
     this.timers.push(
-      every(this.flushIntervalMs, () => this.guard(undefined, () => {
-        this.expireIdle();
-        void this.sendPendingCrashes();
-        this.sealEvents();
-        void this.send(Date.now() >= this.resumeAt);
-      })),
-      every(opts.networkFlushIntervalMs ?? NETWORK_FLUSH_INTERVAL_MS, () => this.guard(undefined, () => {
-        this.sealRequests();
-        void this.send(Date.now() >= this.resumeAt);
-      })),
-      every(opts.persistIntervalMs ?? 1000, () => this.guard(undefined, () => {
-        const now = Date.now();
-        if (this.bufferDirty) this.schedulePersist();
-        // A living client renews its holds, or another tab would take its data for a dead tab's.
-        else if (now - this.savedAt >= HOLD_RENEW_MS && (this.queue.length > 0 || this.session)) this.schedulePersist();
-        const renew = this.handedOffHeld && this.handedOff.size > 0 && now - this.handedOffAt >= HOLD_RENEW_MS;
-        if (renew) this.handOff(false);
-      })),
+      every(this.flushIntervalMs, () =>
+        this.guard(undefined, () => {
+          this.expireIdle();
+          void this.sendPendingCrashes();
+          this.sealEvents();
+          void this.send(Date.now() >= this.resumeAt);
+        }),
+      ),
+      every(opts.networkFlushIntervalMs ?? NETWORK_FLUSH_INTERVAL_MS, () =>
+        this.guard(undefined, () => {
+          this.sealRequests();
+          void this.send(Date.now() >= this.resumeAt);
+        }),
+      ),
+      every(opts.persistIntervalMs ?? 1000, () =>
+        this.guard(undefined, () => {
+          const now = Date.now();
+          if (this.bufferDirty) this.schedulePersist();
+          // A living client renews its holds, or another tab would take its data for a dead tab's.
+          else if (now - this.savedAt >= HOLD_RENEW_MS && (this.queue.length > 0 || this.session))
+            this.schedulePersist();
+          const renew = this.handedOffHeld && this.handedOff.size > 0 && now - this.handedOffAt >= HOLD_RENEW_MS;
+          if (renew) this.handOff(false);
+        }),
+      ),
     );
     if (opts.captureCrashes !== false) {
       const sink = (e: unknown, isFatal: boolean) => this.reportCrash(e, { isFatal, handled: false });
       this.uninstall.push(installCrashHandlers(sink, opts.crashFlushTimeoutMs ?? 2000, node?.onCrash));
     }
     if (opts.lifecycle !== false || opts.appState) {
-      this.uninstall.push(watchLifecycle({ background: (exit) => this.background(exit === true), foreground: () => this.foreground() }, opts.appState));
+      this.uninstall.push(
+        watchLifecycle(
+          { background: (exit) => this.background(exit === true), foreground: () => this.foreground() },
+          opts.appState,
+        ),
+      );
     }
     if (opts.flushOnExit !== false && node) {
       this.uninstall.push(node.onExit((why) => this.exitFlush(why), opts.exitFlushTimeoutMs ?? 2000));
@@ -403,14 +443,31 @@ export class FlightrecClient {
       const id = uuidv4();
       const now = Date.now();
       this.endedByExit = false;
-      this.session = { id, seq: 0, route: null, events: [], eventBytes: 0, requests: [], requestBytes: 0, startedAt: now, lastActivity: now };
+      this.session = {
+        id,
+        seq: 0,
+        route: null,
+        events: [],
+        eventBytes: 0,
+        requests: [],
+        requestBytes: 0,
+        startedAt: now,
+        lastActivity: now,
+      };
       const rate = this.opts.sampleRate ?? 1;
       if (!(rate >= 1) && !(Math.random() < rate)) {
         this.unsampled.add(id);
         return id;
       }
       const userId = this.scope.userId;
-      this.enqueue(sessionStartBatch({ sessionId: id, device: this.device, startedAt: now, ...(userId === undefined ? {} : { userId }) }));
+      this.enqueue(
+        sessionStartBatch({
+          sessionId: id,
+          device: this.device,
+          startedAt: now,
+          ...(userId === undefined ? {} : { userId }),
+        }),
+      );
       if (this.pendingCrashes.length) void this.sendPendingCrashes();
       void this.send(false);
       return id;
@@ -460,7 +517,7 @@ export class FlightrecClient {
   /** A request to the service itself (not the app's). */
   isOwnUrl(url: string): boolean {
     return this.guard(false, () => {
-      return !!this.transport && normalizeUrl(url).startsWith(normalizeUrl(this.transport.endpoint) + '/ingest/');
+      return !!this.transport && normalizeUrl(url).startsWith(`${normalizeUrl(this.transport.endpoint)}/ingest/`);
     });
   }
 
@@ -510,7 +567,12 @@ export class FlightrecClient {
 
   trackTap(tap: { x: number; y: number; target?: string }): number | undefined {
     // Read inside the guard: a getter of the app's object may throw.
-    return this.track(() => ({ type: 'tap', x: clean.readSafe(tap, 'x'), y: clean.readSafe(tap, 'y'), target: clean.readSafe(tap, 'target') }));
+    return this.track(() => ({
+      type: 'tap',
+      x: clean.readSafe(tap, 'x'),
+      y: clean.readSafe(tap, 'y'),
+      target: clean.readSafe(tap, 'target'),
+    }));
   }
 
   trackCustom(name: string, properties: Record<string, unknown> = {}): number | undefined {
@@ -518,7 +580,14 @@ export class FlightrecClient {
   }
 
   /** A network call as a session event (the service also files it under network logs). */
-  trackNetwork(r: { method: string; url: string; statusCode?: number; duration: number; error?: string | null; timestamp?: number }): number | undefined {
+  trackNetwork(r: {
+    method: string;
+    url: string;
+    statusCode?: number;
+    duration: number;
+    error?: string | null;
+    timestamp?: number;
+  }): number | undefined {
     return this.track(() => {
       const fields = clean.readable(r, undefined, '');
       return { ...fields, type: 'network', ts: fields.timestamp };
@@ -560,7 +629,9 @@ export class FlightrecClient {
     const lvl = levelOf(clean.readSafe(opts, 'level'), isFatal === true ? 'fatal' : 'error');
     const d = asMessage ? { message: String(error), stackTrace: String(error) } : describeError(error);
     let c: CrashReport = {
-      sessionId: s?.id ?? '', ...clean.crash({ ...d, isFatal, handled }), timestamp: Date.now(),
+      sessionId: s?.id ?? '',
+      ...clean.crash({ ...d, isFatal, handled }),
+      timestamp: Date.now(),
       ...this.scope.report(lvl, fingerprint(clean.readSafe(opts, 'fingerprint'))),
     };
     if (this.opts.beforeSend) {
@@ -671,12 +742,15 @@ export class FlightrecClient {
    * React Native's fetch). Returns the function that undoes it; `shutdown()` does too.
    */
   instrumentXhr(xhr?: Parameters<typeof instrumentXhr>[1]): () => void {
-    return this.guard(() => {}, () => {
-      if (this.disabled) return () => {};
-      const undo = instrumentXhr(this.instrumentOptions(), xhr);
-      this.uninstall.push(undo);
-      return undo;
-    });
+    return this.guard(
+      () => {},
+      () => {
+        if (this.disabled) return () => {};
+        const undo = instrumentXhr(this.instrumentOptions(), xhr);
+        this.uninstall.push(undo);
+        return undo;
+      },
+    );
   }
 
   /** Records a request made outside fetch and XHR (native modules); sent to /ingest/network. */
@@ -710,7 +784,7 @@ export class FlightrecClient {
   }
 
   private instrumentOptions() {
-    const own = normalizeUrl(this.transport.endpoint) + '/ingest/';
+    const own = `${normalizeUrl(this.transport.endpoint)}/ingest/`;
     return {
       ignore: (url: string) => normalizeUrl(url).startsWith(own),
       context: () => this.session?.id,
@@ -729,12 +803,20 @@ export class FlightrecClient {
       if (raw.type === 'navigate' && raw.from === undefined) raw = { ...raw, from: s.route };
       const issues: clean.Issues = [];
       const fields = clean.eventFields(raw, this.scrub, issues, this.maxBytes);
-      let ev = fields && ({ ...fields, sessionId: s.id, timestamp: clean.timestamp(ts), sequenceNumber: s.seq } as SdkEvent);
+      let ev =
+        fields && ({ ...fields, sessionId: s.id, timestamp: clean.timestamp(ts), sequenceNumber: s.seq } as SdkEvent);
       if (ev && this.opts.beforeSend) {
         const out = this.filter({ kind: 'event', event: ev });
         if (out?.kind !== 'event') return undefined;
         const again = clean.eventFields(clean.readable(out.event, issues, ''), (u) => u, issues, this.maxBytes);
-        ev = again && ({ ...again, sessionId: s.id, timestamp: clean.timestamp(out.event.timestamp), sequenceNumber: s.seq } as SdkEvent);
+        ev =
+          again &&
+          ({
+            ...again,
+            sessionId: s.id,
+            timestamp: clean.timestamp(out.event.timestamp),
+            sequenceNumber: s.seq,
+          } as SdkEvent);
       }
       const item = ev && this.fits(sealItem(ev), `${ev.type} event`, issues);
       if (!ev || !item) return void this.invalid(`${String(raw.type)} event dropped`, issues, true);
@@ -782,7 +864,7 @@ export class FlightrecClient {
 
   private expireIdle(): void {
     const s = this.session;
-    const idle = this.opts.autoSession ? this.opts.idleTimeoutMs ?? 30 * 60_000 : 0;
+    const idle = this.opts.autoSession ? (this.opts.idleTimeoutMs ?? 30 * 60_000) : 0;
     if (s && idle > 0 && Date.now() - s.lastActivity >= idle) void this.endCurrent(s.lastActivity);
   }
 
@@ -839,10 +921,22 @@ export class FlightrecClient {
   private drainForExit(exit: boolean): void {
     if (!this.loaded || this.closed || !this.on) return;
     let budget = KEEPALIVE_MAX_BYTES - this.transport.keepaliveInFlight;
-    const unacknowledged = new Set(this.queue.list().filter((b) => b.kind === 'session').map((b) => b.sessionId));
-    const candidates = (data: boolean) => this.queue.list().filter((b) => isDroppable(b) === data
-      && !this.keptAlive.has(b.id) && (exit || !this.queue.inFlight.has(b.id))
-      && (!unacknowledged.has(b.sessionId) || b.kind === 'session'));
+    const unacknowledged = new Set(
+      this.queue
+        .list()
+        .filter((b) => b.kind === 'session')
+        .map((b) => b.sessionId),
+    );
+    const candidates = (data: boolean) =>
+      this.queue
+        .list()
+        .filter(
+          (b) =>
+            isDroppable(b) === data &&
+            !this.keptAlive.has(b.id) &&
+            (exit || !this.queue.inFlight.has(b.id)) &&
+            (!unacknowledged.has(b.sessionId) || b.kind === 'session'),
+        );
     for (const b of candidates(false)) {
       const size = clean.utf8Length(b.body);
       if (size > budget) continue;
@@ -855,7 +949,14 @@ export class FlightrecClient {
       let size = clean.utf8Length(b.body);
       if (size > budget) {
         const items = batchItems(b);
-        const [first] = itemBatches(b.kind as 'events' | 'network', b.sessionId, items.map(sealItem), Number.MAX_SAFE_INTEGER, budget, b.createdAt);
+        const [first] = itemBatches(
+          b.kind as 'events' | 'network',
+          b.sessionId,
+          items.map(sealItem),
+          Number.MAX_SAFE_INTEGER,
+          budget,
+          b.createdAt,
+        );
         if (!first || first.items >= items.length || clean.utf8Length(first.body) > budget) continue;
         this.queue.replace(b.id, [first, ...rebuild(b, items.slice(first.items))]);
         next = first;
@@ -881,7 +982,12 @@ export class FlightrecClient {
     try {
       const p = this.persistence as Partial<HandOffQueue>;
       if (typeof p.handOff === 'function') p.handOff(left, replacing);
-      else void this.persistence.save(left).catch((err: unknown) => this.report({ kind: 'persistence', message: 'could not save the queue', cause: err }));
+      else
+        void this.persistence
+          .save(left)
+          .catch((err: unknown) =>
+            this.report({ kind: 'persistence', message: 'could not save the queue', cause: err }),
+          );
     } catch (err) {
       this.report({ kind: 'persistence', message: 'could not hand the queue over', cause: err });
     }
@@ -991,7 +1097,9 @@ export class FlightrecClient {
     if (this.closed || !this.on) return Promise.resolve();
     if (!this.idle) {
       let resolve!: () => void;
-      const promise = new Promise<void>((r) => { resolve = r; });
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
       this.idle = { promise, resolve };
     }
     const { promise } = this.idle;
@@ -1168,7 +1276,12 @@ export class FlightrecClient {
 
   private refuseClosed(call: string): boolean {
     if (!this.closed && !this.closing) return false;
-    this.report({ kind: 'usage', message: this.disabled ? `${call} ignored: flightrec is disabled (${this.disabled})` : `${call} called after shutdown` });
+    this.report({
+      kind: 'usage',
+      message: this.disabled
+        ? `${call} ignored: flightrec is disabled (${this.disabled})`
+        : `${call} called after shutdown`,
+    });
     return true;
   }
 
@@ -1185,7 +1298,9 @@ export class FlightrecClient {
   private held(fn: () => Promise<void>): Promise<void> {
     this.awaited++;
     const p = this.guard(Promise.resolve(), fn);
-    return p.finally(() => { this.awaited--; });
+    return p.finally(() => {
+      this.awaited--;
+    });
   }
 
   /** Runs a public entry point so that nothing it does can throw at the app. */

@@ -4,13 +4,22 @@
 // hands over on pagehide and batches, retries and persists as the default one does; in Node,
 // pass `nodeHooks` (from `@flightrec/sdk/node`) as its second argument. Named exports only.
 export {
-  FlightrecClient, describeError, outageBackoff,
-  type ClientStats, type CrashOptions, type FlightrecOptions, type MessageOptions,
+  FlightrecClient,
+  describeError,
+  outageBackoff,
+  type ClientStats,
+  type CrashOptions,
+  type FlightrecOptions,
+  type MessageOptions,
 } from './client.js';
 export type * from './types.js';
 export {
-  keyValuePersistence, memoryPersistence, pageHandoffPersistence,
-  type HandOffQueue, type KeyValueStorage, type PersistentQueue,
+  keyValuePersistence,
+  memoryPersistence,
+  pageHandoffPersistence,
+  type HandOffQueue,
+  type KeyValueStorage,
+  type PersistentQueue,
 } from './persistence.js';
 export { MAX_BREADCRUMBS, type Breadcrumb, type Level, type ReportContext } from './scope.js';
 export { reactNativeDevice, type AppStateLike } from './runtime.js';

@@ -35,7 +35,17 @@ export function instrumentFetch(fetchImpl: AnyFetch, opts: InstrumentOptions): A
     const requestSize = sizeOfRequest(input, init);
     const done = (r: Partial<RecordedRequest> & { error: string | null }) => {
       try {
-        opts.record({ method, url, duration: Math.max(0, Date.now() - timestamp), timestamp, ...withoutUndefined({ requestSize }), ...r }, context);
+        opts.record(
+          {
+            method,
+            url,
+            duration: Math.max(0, Date.now() - timestamp),
+            timestamp,
+            ...withoutUndefined({ requestSize }),
+            ...r,
+          },
+          context,
+        );
       } catch {
         // recording must never change what the app sees
       }
@@ -79,7 +89,8 @@ function sizeOfRequest(input: RequestInfo | URL, init?: RequestInit): number | u
 }
 
 function measureRequest(input: RequestInfo | URL, init?: RequestInit): number | undefined {
-  const headers = init?.headers ?? (typeof Request !== 'undefined' && input instanceof Request ? input.headers : undefined);
+  const headers =
+    init?.headers ?? (typeof Request !== 'undefined' && input instanceof Request ? input.headers : undefined);
   const declared = headers ? contentLength(new Headers(headers)) : undefined;
   if (declared !== undefined) return declared;
   const body = init?.body;
@@ -128,7 +139,10 @@ export function instrumentXhr(opts: InstrumentOptions, xhr?: XhrClass): () => vo
   const { open, send } = proto;
   proto.open = function (this: XhrLike, ...args: unknown[]) {
     try {
-      (this as unknown as Record<PropertyKey, unknown>)[XHR_INFO as string] = { method: String(args[0] ?? 'GET').toUpperCase(), url: absolute(String(args[1])) };
+      (this as unknown as Record<PropertyKey, unknown>)[XHR_INFO as string] = {
+        method: String(args[0] ?? 'GET').toUpperCase(),
+        url: absolute(String(args[1])),
+      };
     } catch {
       // recording must never change what the app sees
     }
@@ -150,24 +164,40 @@ export function instrumentXhr(opts: InstrumentOptions, xhr?: XhrClass): () => vo
 }
 
 function watch(x: XhrLike, body: unknown, opts: InstrumentOptions): void {
-  const info = (x as unknown as Record<PropertyKey, unknown>)[XHR_INFO as string] as { method: string; url: string } | undefined;
+  const info = (x as unknown as Record<PropertyKey, unknown>)[XHR_INFO as string] as
+    | { method: string; url: string }
+    | undefined;
   if (!info || opts.ignore(info.url)) return;
   const context = opts.context?.();
   const timestamp = Date.now();
   const requestSize = sizeOfBody(body);
   let failure: string | null = null;
-  x.addEventListener('error', () => { failure = 'network error'; });
-  x.addEventListener('timeout', () => { failure = 'ETIMEDOUT: XMLHttpRequest timed out'; });
-  x.addEventListener('abort', () => { failure = 'AbortError: XMLHttpRequest aborted'; });
+  x.addEventListener('error', () => {
+    failure = 'network error';
+  });
+  x.addEventListener('timeout', () => {
+    failure = 'ETIMEDOUT: XMLHttpRequest timed out';
+  });
+  x.addEventListener('abort', () => {
+    failure = 'AbortError: XMLHttpRequest aborted';
+  });
   x.addEventListener('loadend', () => {
     try {
       const failed = failure !== null || !x.status;
-      const responseSize = failed ? undefined : contentLength({ get: (n: string) => x.getResponseHeader(n) } as Headers);
-      opts.record({
-        method: info.method, url: info.url, duration: Math.max(0, Date.now() - timestamp), timestamp,
-        ...withoutUndefined({ requestSize, responseSize }),
-        ...(failed ? { error: failure ?? 'network error' } : { statusCode: x.status, error: null }),
-      }, context);
+      const responseSize = failed
+        ? undefined
+        : contentLength({ get: (n: string) => x.getResponseHeader(n) } as Headers);
+      opts.record(
+        {
+          method: info.method,
+          url: info.url,
+          duration: Math.max(0, Date.now() - timestamp),
+          timestamp,
+          ...withoutUndefined({ requestSize, responseSize }),
+          ...(failed ? { error: failure ?? 'network error' } : { statusCode: x.status, error: null }),
+        },
+        context,
+      );
     } catch {
       // as above
     }

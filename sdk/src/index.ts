@@ -4,14 +4,21 @@
 // Node's hooks or automatic breadcrumbs), `@flightrec/sdk/browser` and `@flightrec/sdk/node`.
 import { installAutoBreadcrumbs, type AutoBreadcrumbOptions } from './autoBreadcrumbs.js';
 import {
-  FlightrecClient as CoreClient, type CrashOptions, type FlightrecOptions, type MessageOptions,
+  FlightrecClient as CoreClient,
+  type CrashOptions,
+  type FlightrecOptions,
+  type MessageOptions,
 } from './client.js';
 import { nodeHooks } from './node.js';
 import type { AnyFetch } from './fetch.js';
 import type { Breadcrumb, Level } from './scope.js';
 
 export {
-  describeError, type ClientStats, type CrashOptions, type FlightrecOptions, type MessageOptions,
+  describeError,
+  type ClientStats,
+  type CrashOptions,
+  type FlightrecOptions,
+  type MessageOptions,
 } from './client.js';
 export { nodeHooks, type NodeHooks } from './node.js';
 
@@ -25,7 +32,13 @@ export * from './types.js';
 export * from './transport.js';
 export * from './batcher.js';
 export * from './persistence.js';
-export { instrumentFetch as instrumentFetchWith, instrumentXhr as instrumentXhrWith, type AnyFetch, type InstrumentOptions, type RecordedRequest } from './fetch.js';
+export {
+  instrumentFetch as instrumentFetchWith,
+  instrumentXhr as instrumentXhrWith,
+  type AnyFetch,
+  type InstrumentOptions,
+  type RecordedRequest,
+} from './fetch.js';
 export { DEFAULT_SCRUBBED_PARAMS, FILTERED, jsonSafe, platformOf, urlScrubber, type ScrubParams } from './sanitize.js';
 export { detectDevice, installCrashHandlers, reactNativeDevice, watchLifecycle, type AppStateLike } from './runtime.js';
 export { uuidv4 } from './uuid.js';

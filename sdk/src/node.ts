@@ -14,7 +14,10 @@ export interface NodeHooks {
 }
 
 export const nodeHooks: NodeHooks = {
-  onExit: onNodeExit, onCrash: onNodeCrash, fetch: nodeFetch, available: canUseNodeHttp,
+  onExit: onNodeExit,
+  onCrash: onNodeCrash,
+  fetch: nodeFetch,
+  available: canUseNodeHttp,
 };
 
 export { canUseNodeHttp, nodeFetch } from './nodeFetch.js';

@@ -32,13 +32,12 @@ function load(scheme: 'http' | 'https') {
   let m = modules.get(scheme);
   if (!m) {
     // A computed name, so that bundlers for browsers and React Native do not resolve it.
-    const name = 'node:' + scheme;
+    const name = `node:${scheme}`;
     const loading = import(/* @vite-ignore */ /* webpackIgnore: true */ name);
-    m = (loading as Promise<Partial<HttpModule> & { default?: HttpModule }>)
-      .then((x) => {
-        const mod = (x.request ? x : x.default) as HttpModule;
-        return { mod, agent: new mod.Agent({ keepAlive: true }) };
-      });
+    m = (loading as Promise<Partial<HttpModule> & { default?: HttpModule }>).then((x) => {
+      const mod = (x.request ? x : x.default) as HttpModule;
+      return { mod, agent: new mod.Agent({ keepAlive: true }) };
+    });
     modules.set(scheme, m);
   }
   return m;
@@ -54,54 +53,56 @@ export function canUseNodeHttp(): boolean {
  * A fetch, as far as the SDK's transport uses one, whose requests hold the process only while
  * `held()` says so when they start (the app awaits a flush, a crash report, a shutdown).
  */
-export const nodeFetch = (held: () => boolean): FetchLike => async (input, init) => {
-  const { mod, agent } = await load(input.startsWith('https:') ? 'https' : 'http');
-  const signal = init.signal ?? undefined;
-  if (signal?.aborted) throw abortError();
-  const body = init.body as string | Uint8Array | undefined;
-  const headers: Record<string, string> = { ...(init.headers as Record<string, string>) };
-  if (body !== undefined) {
-    headers['content-length'] = String(typeof body === 'string' ? byteLength(body) : body.byteLength);
-  }
-  return new Promise<Response>((resolve, reject) => {
-    const req = mod.request(input, { method: init.method ?? 'GET', headers, agent });
-    const onAbort = () => req.destroy(abortError());
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const done = () => signal?.removeEventListener('abort', onAbort);
-    // Pooled sockets are reused: each request decides for itself.
-    req.on('socket', (s) => (held() ? s.ref?.() : s.unref?.()));
-    req.on('error', (e) => {
-      done();
-      reject(e);
-    });
-    req.on('response', (res) => {
-      const chunks: Uint8Array[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('error', (e) => {
+export const nodeFetch =
+  (held: () => boolean): FetchLike =>
+  async (input, init) => {
+    const { mod, agent } = await load(input.startsWith('https:') ? 'https' : 'http');
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) throw abortError();
+    const body = init.body as string | Uint8Array | undefined;
+    const headers: Record<string, string> = { ...(init.headers as Record<string, string>) };
+    if (body !== undefined) {
+      headers['content-length'] = String(typeof body === 'string' ? byteLength(body) : body.byteLength);
+    }
+    return new Promise<Response>((resolve, reject) => {
+      const req = mod.request(input, { method: init.method ?? 'GET', headers, agent });
+      const onAbort = () => req.destroy(abortError());
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = () => signal?.removeEventListener('abort', onAbort);
+      // Pooled sockets are reused: each request decides for itself.
+      req.on('socket', (s) => (held() ? s.ref?.() : s.unref?.()));
+      req.on('error', (e) => {
         done();
         reject(e);
       });
-      res.on('end', () => {
-        done();
-        const text = new TextDecoder().decode(concat(chunks));
-        const h = res.headers;
-        resolve({
-          status: res.statusCode ?? 0,
-          ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300,
-          text: async () => text,
-          json: async () => JSON.parse(text) as unknown,
-          headers: {
-            get: (n: string) => {
-              const v = h[n.toLowerCase()];
-              return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+      req.on('response', (res) => {
+        const chunks: Uint8Array[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('error', (e) => {
+          done();
+          reject(e);
+        });
+        res.on('end', () => {
+          done();
+          const text = new TextDecoder().decode(concat(chunks));
+          const h = res.headers;
+          resolve({
+            status: res.statusCode ?? 0,
+            ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300,
+            text: async () => text,
+            json: async () => JSON.parse(text) as unknown,
+            headers: {
+              get: (n: string) => {
+                const v = h[n.toLowerCase()];
+                return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+              },
             },
-          },
-        } as unknown as Response);
+          } as unknown as Response);
+        });
       });
+      req.end(body);
     });
-    req.end(body);
-  });
-};
+  };
 
 function abortError(): Error {
   const e = new Error('This operation was aborted');

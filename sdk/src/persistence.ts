@@ -85,8 +85,15 @@ export function keyValuePersistence(storage: KeyValueStorage, key = 'flightrec.q
 
 function isBatch(x: unknown): x is Batch {
   const b = x as Batch;
-  return typeof b === 'object' && b !== null && typeof b.id === 'string' && typeof b.path === 'string'
-    && typeof b.body === 'string' && typeof b.items === 'number' && typeof b.kind === 'string';
+  return (
+    typeof b === 'object' &&
+    b !== null &&
+    typeof b.id === 'string' &&
+    typeof b.path === 'string' &&
+    typeof b.body === 'string' &&
+    typeof b.items === 'number' &&
+    typeof b.kind === 'string'
+  );
 }
 
 /** `localStorage`, as far as the hand-over uses it. */

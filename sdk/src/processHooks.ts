@@ -118,7 +118,9 @@ export function onNodeExit(sink: ExitSink, timeoutMs: number): () => void {
       const appDecides = othersListen(p, signal, onSignal);
       const again = r.signalled;
       r.signalled = true;
-      const { done, timeoutMs: wait } = again ? { done: Promise.resolve(), timeoutMs: 0 } : all(r.exit, (s) => s('signal'));
+      const { done, timeoutMs: wait } = again
+        ? { done: Promise.resolve(), timeoutMs: 0 }
+        : all(r.exit, (s) => s('signal'));
       if (appDecides) return;
       void within(done, wait).then(() => {
         for (const s of SIGNALS) p.removeListener(s, onSignal);

@@ -29,8 +29,12 @@ const g = globalThis as unknown as {
   process?: NodeProcess;
   document?: EventTargetish & { visibilityState?: string };
   navigator?: {
-    product?: string; language?: string; userAgent?: string; maxTouchPoints?: number;
-    userAgentData?: { platform?: string }; connection?: { type?: string };
+    product?: string;
+    language?: string;
+    userAgent?: string;
+    maxTouchPoints?: number;
+    userAgentData?: { platform?: string };
+    connection?: { type?: string };
   };
   screen?: { width?: number; height?: number };
 } & Partial<EventTargetish>;
@@ -61,7 +65,8 @@ export type CrashSink = (error: unknown, isFatal: boolean) => Promise<void>;
  * Returns the uninstaller.
  */
 export function installCrashHandlers(
-  sink: CrashSink, flushTimeoutMs: number,
+  sink: CrashSink,
+  flushTimeoutMs: number,
   /** Node's hook (`onNodeCrash` of `@flightrec/sdk/node`): left out of browser and RN bundles. */
   nodeCrash?: (sink: (error: unknown) => Promise<void>, flushTimeoutMs: number) => () => void,
 ): () => void {
@@ -80,7 +85,8 @@ export function installCrashHandlers(
     };
   }
   if (rt === 'browser') {
-    const onError = (e: { error?: unknown; message?: string }) => void sink(e.error ?? e.message ?? 'Script error', false);
+    const onError = (e: { error?: unknown; message?: string }) =>
+      void sink(e.error ?? e.message ?? 'Script error', false);
     const onRejection = (e: { reason?: unknown }) => void sink(e.reason, false);
     g.addEventListener!('error', onError);
     g.addEventListener!('unhandledrejection', onRejection);
@@ -159,9 +165,18 @@ function detect(): Device {
   if (rt === 'browser') {
     const nav = g.navigator ?? {};
     const ua = nav.userAgent ?? '';
-    const fromUa = /iPhone|iPad|iPod/.test(ua) || (/Macintosh/.test(ua) && (nav.maxTouchPoints ?? 0) > 1) ? 'ios'
-      : /Android/.test(ua) ? 'android' : /Windows/.test(ua) ? 'windows' : /Mac OS X|Macintosh/.test(ua) ? 'macos'
-      : /CrOS|Linux|X11/.test(ua) ? 'linux' : undefined;
+    const fromUa =
+      /iPhone|iPad|iPod/.test(ua) || (/Macintosh/.test(ua) && (nav.maxTouchPoints ?? 0) > 1)
+        ? 'ios'
+        : /Android/.test(ua)
+          ? 'android'
+          : /Windows/.test(ua)
+            ? 'windows'
+            : /Mac OS X|Macintosh/.test(ua)
+              ? 'macos'
+              : /CrOS|Linux|X11/.test(ua)
+                ? 'linux'
+                : undefined;
     const platform = platformOf(nav.userAgentData?.platform) ?? fromUa;
     if (platform) d.platform = platform;
     const v = /(?:Android|Windows NT|CPU (?:iPhone )?OS|Mac OS X) ([\d._]+)/.exec(ua)?.[1];
@@ -188,7 +203,11 @@ function detect(): Device {
  * import react-native). Sizes are rounded later: Android reports fractional logical pixels.
  */
 export function reactNativeDevice(rn: {
-  Platform: { OS: string; Version: string | number; constants?: { Model?: string; Brand?: string; Manufacturer?: string; osVersion?: string } };
+  Platform: {
+    OS: string;
+    Version: string | number;
+    constants?: { Model?: string; Brand?: string; Manufacturer?: string; osVersion?: string };
+  };
   Dimensions?: { get(dim: 'window' | 'screen'): { width: number; height: number } };
 }): Device {
   const d: Device = {};

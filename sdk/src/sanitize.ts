@@ -82,7 +82,13 @@ export function timestamp(v: unknown, now = Date.now()): number {
  * array's or a collection's length is checked before its items are walked, so `new Array(1e8)`
  * costs nothing.
  */
-export function jsonSafe(value: unknown, issues: Issues = [], path = '', ancestors: object[] = [], budget: Budget = { left: LIMITS.itemBytes }): unknown {
+export function jsonSafe(
+  value: unknown,
+  issues: Issues = [],
+  path = '',
+  ancestors: object[] = [],
+  budget: Budget = { left: LIMITS.itemBytes },
+): unknown {
   switch (typeof value) {
     case 'string': {
       const s = truncate(value, LIMITS.property);
@@ -213,7 +219,11 @@ export function readable(o: unknown, issues?: Issues, what = ''): Record<string,
  * Custom-event properties: always a plain object, whatever the app passed; undefined (the event
  * is dropped, reported) when they cannot fit `maxBytes`.
  */
-export function properties(v: unknown, issues: Issues, maxBytes: number = LIMITS.itemBytes): Record<string, unknown> | undefined {
+export function properties(
+  v: unknown,
+  issues: Issues,
+  maxBytes: number = LIMITS.itemBytes,
+): Record<string, unknown> | undefined {
   if (v === undefined || v === null) return {};
   let safe: unknown;
   try {
@@ -228,11 +238,26 @@ export function properties(v: unknown, issues: Issues, maxBytes: number = LIMITS
 }
 
 const PLATFORMS: Record<string, Platform> = {
-  ios: 'ios', ipados: 'ios', iphoneos: 'ios', android: 'android',
-  macos: 'macos', mac: 'macos', darwin: 'macos', osx: 'macos', 'mac os': 'macos', 'mac os x': 'macos',
-  linux: 'linux', 'chrome os': 'linux', 'chromium os': 'linux', chromeos: 'linux', cros: 'linux',
-  freebsd: 'linux', openbsd: 'linux',
-  windows: 'windows', win32: 'windows', win: 'windows',
+  ios: 'ios',
+  ipados: 'ios',
+  iphoneos: 'ios',
+  android: 'android',
+  macos: 'macos',
+  mac: 'macos',
+  darwin: 'macos',
+  osx: 'macos',
+  'mac os': 'macos',
+  'mac os x': 'macos',
+  linux: 'linux',
+  'chrome os': 'linux',
+  'chromium os': 'linux',
+  chromeos: 'linux',
+  cros: 'linux',
+  freebsd: 'linux',
+  openbsd: 'linux',
+  windows: 'windows',
+  win32: 'windows',
+  win: 'windows',
 };
 
 /** The contract's platform for an OS name as runtimes spell it ('darwin', 'macOS', 'win32', 'Chrome OS'…). */
@@ -241,7 +266,16 @@ export function platformOf(v: unknown): Platform | undefined {
 }
 
 const NETWORK_TYPES = new Set(['wifi', 'cellular', 'none', 'unknown']);
-const DEVICE_STRINGS = ['osVersion', 'model', 'brand', 'appVersion', 'appBuildNumber', 'sdkVersion', 'locale', 'timezone'] as const;
+const DEVICE_STRINGS = [
+  'osVersion',
+  'model',
+  'brand',
+  'appVersion',
+  'appBuildNumber',
+  'sdkVersion',
+  'locale',
+  'timezone',
+] as const;
 
 /** A device the service accepts: a platform outside the enum left out, screen sizes rounded. */
 export function device(d: unknown, issues: Issues): Device {
@@ -276,18 +310,28 @@ export type EventFields = Fields<SdkEvent>;
  * The type-specific fields of an event, coerced; undefined when a required one is missing or is
  * not a finite number (the event is then dropped alone and reported).
  */
-export function eventFields(e: Record<string, unknown>, scrub: (url: string) => string, issues: Issues, maxBytes: number = LIMITS.itemBytes): EventFields | undefined {
+export function eventFields(
+  e: Record<string, unknown>,
+  scrub: (url: string) => string,
+  issues: Issues,
+  maxBytes: number = LIMITS.itemBytes,
+): EventFields | undefined {
   switch (e.type) {
     case 'navigate': {
       const to = str(e.to, LIMITS.long);
       if (to === undefined) return void issues.push('/to: missing');
-      const from = e.from === null || e.from === undefined ? null : str(e.from, LIMITS.nullable) ?? null;
-      return { type: 'navigate', from: from === null ? null : truncate(scrub(from), LIMITS.nullable), to: truncate(scrub(to), LIMITS.long) };
+      const from = e.from === null || e.from === undefined ? null : (str(e.from, LIMITS.nullable) ?? null);
+      return {
+        type: 'navigate',
+        from: from === null ? null : truncate(scrub(from), LIMITS.nullable),
+        to: truncate(scrub(to), LIMITS.long),
+      };
     }
     case 'tap': {
       const x = finite(e.x);
       const y = finite(e.y);
-      if (x === undefined || y === undefined) return void issues.push(`/x,/y: (${String(e.x)}, ${String(e.y)}) is not a finite position`);
+      if (x === undefined || y === undefined)
+        return void issues.push(`/x,/y: (${String(e.x)}, ${String(e.y)}) is not a finite position`);
       const target = str(e.target, LIMITS.long);
       return target === undefined ? { type: 'tap', x, y } : { type: 'tap', x, y, target };
     }
@@ -316,8 +360,12 @@ function networkCall(r: Record<string, unknown>, scrub: (url: string) => string,
   if (duration === undefined) return void issues.push(`/duration: ${String(r.duration)} is not a finite number`);
   // A negative duration is a clock or a bug, not a 0 ms request: the item is dropped, reported.
   if ((rawDuration as number) < 0) return void issues.push(`/duration: ${String(r.duration)} is negative`);
-  const out: Call = { method: (str(r.method, LIMITS.method) ?? 'GET').toUpperCase(), url: truncate(scrub(url), LIMITS.url), duration };
-  let error = r.error === null || r.error === undefined ? null : str(r.error, LIMITS.nullable) ?? String(r.error);
+  const out: Call = {
+    method: (str(r.method, LIMITS.method) ?? 'GET').toUpperCase(),
+    url: truncate(scrub(url), LIMITS.url),
+    duration,
+  };
+  let error = r.error === null || r.error === undefined ? null : (str(r.error, LIMITS.nullable) ?? String(r.error));
   if (r.statusCode !== undefined && r.statusCode !== null) {
     const raw = typeof r.statusCode === 'bigint' ? Number(r.statusCode) : r.statusCode;
     const status = int(raw, Number.MAX_SAFE_INTEGER);
@@ -335,7 +383,12 @@ function networkCall(r: Record<string, unknown>, scrub: (url: string) => string,
 }
 
 /** A network-request entry, coerced; undefined when url or duration is unusable. */
-export function networkRequest(r: Record<string, unknown>, id: string, scrub: (url: string) => string, issues: Issues): NetworkRequest | undefined {
+export function networkRequest(
+  r: Record<string, unknown>,
+  id: string,
+  scrub: (url: string) => string,
+  issues: Issues,
+): NetworkRequest | undefined {
   const call = networkCall(r, scrub, issues);
   if (!call) return undefined;
   const out: NetworkRequest = { id, ...call, timestamp: timestamp(r.timestamp) };
@@ -375,9 +428,33 @@ export function utf8Length(s: string): number {
  * entry, or (for entries of 5+ letters) contains it: `id_token`, `client_secret`, `user_email`.
  */
 export const DEFAULT_SCRUBBED_PARAMS: readonly string[] = [
-  'token', 'access_token', 'refresh_token', 'id_token', 'api_key', 'apikey', 'key', 'password', 'passwd', 'pwd', 'pass',
-  'secret', 'auth', 'authorization', 'session', 'sessionid', 'sid', 'email', 'mail', 'phone', 'code', 'sig', 'signature',
-  'credential', 'jwt', 'otp', 'ssn',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'api_key',
+  'apikey',
+  'key',
+  'password',
+  'passwd',
+  'pwd',
+  'pass',
+  'secret',
+  'auth',
+  'authorization',
+  'session',
+  'sessionid',
+  'sid',
+  'email',
+  'mail',
+  'phone',
+  'code',
+  'sig',
+  'signature',
+  'credential',
+  'jwt',
+  'otp',
+  'ssn',
 ];
 
 export const FILTERED = '[Filtered]';
@@ -402,7 +479,10 @@ export function urlScrubber(names: ScrubParams | undefined): (url: string) => st
   if (names === false) return (u) => u;
   let chosen: readonly string[];
   try {
-    chosen = typeof names === 'function' ? names(DEFAULT_SCRUBBED_PARAMS) : [...DEFAULT_SCRUBBED_PARAMS, ...(Array.isArray(names) ? names : [])];
+    chosen =
+      typeof names === 'function'
+        ? names(DEFAULT_SCRUBBED_PARAMS)
+        : [...DEFAULT_SCRUBBED_PARAMS, ...(Array.isArray(names) ? names : [])];
     if (!Array.isArray(chosen)) chosen = DEFAULT_SCRUBBED_PARAMS;
   } catch {
     chosen = DEFAULT_SCRUBBED_PARAMS; // a throwing option must not turn scrubbing off
@@ -420,10 +500,14 @@ export function urlScrubber(names: ScrubParams | undefined): (url: string) => st
     name = name.toLowerCase().replace(/-/g, '_').replace(/\[\]$/, '');
     return exact.has(name) || partial.some((p) => name.includes(p));
   };
-  const params = (q: string) => q.split('&').map((pair) => {
-    const eq = pair.indexOf('=');
-    return eq > 0 && secret(pair.slice(0, eq)) ? `${pair.slice(0, eq)}=${FILTERED}` : pair;
-  }).join('&');
+  const params = (q: string) =>
+    q
+      .split('&')
+      .map((pair) => {
+        const eq = pair.indexOf('=');
+        return eq > 0 && secret(pair.slice(0, eq)) ? `${pair.slice(0, eq)}=${FILTERED}` : pair;
+      })
+      .join('&');
   return (url) => {
     const authority = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)/i.exec(url);
     let head = '';
@@ -442,7 +526,7 @@ export function urlScrubber(names: ScrubParams | undefined): (url: string) => st
       out = out.slice(0, hash);
       // OAuth implicit flows put tokens in the fragment (#access_token=…).
       if (frag.includes('=')) frag = params(frag);
-      frag = '#' + frag;
+      frag = `#${frag}`;
     }
     const q = out.indexOf('?');
     if (q >= 0) out = out.slice(0, q + 1) + params(out.slice(q + 1));

@@ -65,7 +65,8 @@ export function breadcrumb(b: unknown, now = Date.now()): Breadcrumb | undefined
 
 export function fingerprint(v: unknown): string[] | undefined {
   if (!Array.isArray(v)) return undefined;
-  const parts = v.slice(0, FINGERPRINT_PARTS)
+  const parts = v
+    .slice(0, FINGERPRINT_PARTS)
     .map((p) => clean.str(typeof p === 'number' ? String(p) : p, 200))
     .filter((p): p is string => !!p);
   return parts.length ? parts : undefined;

@@ -139,19 +139,31 @@ export class Transport {
       if (r.kind === 'response') {
         const cls = classifyStatus(r.status);
         if (cls === 'ok') return { outcome: 'sent', status: r.status, attempts: attempt, body: r.text };
-        if (cls === 'reject') return { outcome: 'rejected', status: r.status, attempts: attempt, error: errorText(r.status, r.text), body: r.text };
+        if (cls === 'reject')
+          return {
+            outcome: 'rejected',
+            status: r.status,
+            attempts: attempt,
+            error: errorText(r.status, r.text),
+            body: r.text,
+          };
       }
       const status = r.kind === 'response' ? r.status : undefined;
       const error = r.kind === 'response' ? errorText(r.status, r.text) : r.error;
       const scheduled = opts.last?.aborted ? undefined : this.delays[attempt - 1];
       if (scheduled === undefined) return { outcome: 'failed', status, attempts: attempt, error };
-      const delayMs = retryDelay(scheduled, r.kind === 'response' ? r.retryAfterMs : undefined, this.opts.maxRetryAfterMs);
+      const delayMs = retryDelay(
+        scheduled,
+        r.kind === 'response' ? r.retryAfterMs : undefined,
+        this.opts.maxRetryAfterMs,
+      );
       try {
         this.opts.onRetry?.({ path, retry: attempt, delayMs, status, error });
       } catch {
         // a logging hook must not break delivery
       }
-      if ((await sleep(delayMs, signal, opts.last, this.opts.unrefWaits)) === 'aborted') return { outcome: 'aborted', attempts: attempt };
+      if ((await sleep(delayMs, signal, opts.last, this.opts.unrefWaits)) === 'aborted')
+        return { outcome: 'aborted', attempts: attempt };
     }
   }
 
@@ -161,7 +173,12 @@ export class Transport {
     return data ? { data, gzip: true } : { data: body, gzip: false };
   }
 
-  private async attempt(url: string, payload: { data: string | Uint8Array; gzip: boolean }, keepalive: boolean, outer?: AbortSignal): Promise<
+  private async attempt(
+    url: string,
+    payload: { data: string | Uint8Array; gzip: boolean },
+    keepalive: boolean,
+    outer?: AbortSignal,
+  ): Promise<
     | { kind: 'response'; status: number; text: string; retryAfterMs?: number }
     | { kind: 'network'; error: string }
     | { kind: 'aborted' }
@@ -171,18 +188,36 @@ export class Transport {
     outer?.addEventListener('abort', onOuterAbort);
     let timedOut = false;
     const timeoutMs = this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const timer = timeoutMs > 0 ? setTimeout(() => { timedOut = true; ctrl.abort(); }, timeoutMs) : undefined;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            ctrl.abort();
+          }, timeoutMs)
+        : undefined;
     // Like the waits: the attempt's own timer must not hold a finishing process either.
     if (this.opts.unrefWaits) (timer as { unref?: () => void } | undefined)?.unref?.();
     try {
-      const headers: Record<string, string> = { authorization: `Bearer ${this.opts.apiKey}`, 'content-type': 'application/json' };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${this.opts.apiKey}`,
+        'content-type': 'application/json',
+      };
       if (payload.gzip) headers['content-encoding'] = 'gzip';
       const res = await this.fetchImpl(url, {
-        method: 'POST', headers, body: payload.data as BodyInit, signal: ctrl.signal, ...(keepalive ? { keepalive } : {}),
+        method: 'POST',
+        headers,
+        body: payload.data as BodyInit,
+        signal: ctrl.signal,
+        ...(keepalive ? { keepalive } : {}),
       });
       // Read the body either way: it carries the error message, and it frees the connection.
       const text = await res.text().catch(() => '');
-      return { kind: 'response', status: res.status, text, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) };
+      return {
+        kind: 'response',
+        status: res.status,
+        text,
+        retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
+      };
     } catch (err) {
       if (outer?.aborted) return { kind: 'aborted' };
       return { kind: 'network', error: timedOut ? `timed out after ${timeoutMs} ms` : errorMessage(err) };
@@ -206,7 +241,8 @@ let zlibGzip: ((s: string) => Uint8Array) | null | undefined;
  */
 export async function gzip(s: string): Promise<Uint8Array | undefined> {
   try {
-    const CS = (globalThis as { CompressionStream?: new (f: string) => TransformStream<Uint8Array, Uint8Array> }).CompressionStream;
+    const CS = (globalThis as { CompressionStream?: new (f: string) => TransformStream<Uint8Array, Uint8Array> })
+      .CompressionStream;
     if (typeof CS === 'function' && typeof Blob === 'function' && typeof Response === 'function') {
       const stream = new Blob([s]).stream().pipeThrough(new CS('gzip'));
       return new Uint8Array(await new Response(stream).arrayBuffer());
@@ -216,7 +252,9 @@ export async function gzip(s: string): Promise<Uint8Array | undefined> {
       const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
       if (proc?.versions?.node) {
         const name = 'node:' + 'zlib';
-        const z = (await import(/* @vite-ignore */ /* webpackIgnore: true */ name)) as { gzipSync(s: string): Uint8Array };
+        const z = (await import(/* @vite-ignore */ /* webpackIgnore: true */ name)) as {
+          gzipSync(s: string): Uint8Array;
+        };
         zlibGzip = (x) => z.gzipSync(x);
       }
     }
@@ -230,7 +268,12 @@ export async function gzip(s: string): Promise<Uint8Array | undefined> {
  * Resolves 'slept' after `ms`; at once 'aborted' when `signal` aborts, or 'woken' when `wake`
  * does. `unref`: the timer does not keep a Node process alive.
  */
-function sleep(ms: number, signal?: AbortSignal, wake?: AbortSignal, unref = false): Promise<'slept' | 'aborted' | 'woken'> {
+function sleep(
+  ms: number,
+  signal?: AbortSignal,
+  wake?: AbortSignal,
+  unref = false,
+): Promise<'slept' | 'aborted' | 'woken'> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve('aborted');
     if (wake?.aborted) return resolve('woken');
@@ -275,7 +318,7 @@ const CODE_ALIASES: Record<string, string> = {
 function codeOf(x: unknown): string | undefined {
   const o = x as { code?: unknown; errors?: unknown[] } | null | undefined;
   const code = typeof o?.code === 'string' ? o.code : Array.isArray(o?.errors) ? codeOf(o.errors[0]) : undefined;
-  return code === undefined ? undefined : CODE_ALIASES[code] ?? code;
+  return code === undefined ? undefined : (CODE_ALIASES[code] ?? code);
 }
 
 /**

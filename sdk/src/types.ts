@@ -25,7 +25,11 @@ interface Envelope {
   sequenceNumber: number;
 }
 
-export interface NavigateEvent extends Envelope { type: 'navigate'; from: string | null; to: string }
+export interface NavigateEvent extends Envelope {
+  type: 'navigate';
+  from: string | null;
+  to: string;
+}
 export interface NetworkEvent extends Envelope {
   type: 'network';
   method: string;
@@ -34,8 +38,17 @@ export interface NetworkEvent extends Envelope {
   duration: number;
   error: string | null;
 }
-export interface CustomEvent extends Envelope { type: 'custom'; name: string; properties: Record<string, unknown> }
-export interface TapEvent extends Envelope { type: 'tap'; x: number; y: number; target?: string }
+export interface CustomEvent extends Envelope {
+  type: 'custom';
+  name: string;
+  properties: Record<string, unknown>;
+}
+export interface TapEvent extends Envelope {
+  type: 'tap';
+  x: number;
+  y: number;
+  target?: string;
+}
 
 export type SdkEvent = NavigateEvent | NetworkEvent | CustomEvent | TapEvent;
 

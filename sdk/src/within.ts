@@ -2,6 +2,15 @@
 export function within(p: Promise<unknown>, ms: number): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(resolve, ms);
-    p.then(() => { clearTimeout(t); resolve(); }, () => { clearTimeout(t); resolve(); });
+    p.then(
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+    );
   });
 }

@@ -25,8 +25,17 @@ async function exported<T>(apiKey: string, route: string): Promise<T[]> {
   expect(r.status).toBe(200);
   return ((await r.json()) as { data: T[] }).data;
 }
-interface SessionRow { id: string; status: string; hasCrash: boolean; userId: string | null }
-interface CrashRow { message: string; occurrenceCount: number; isFatal: boolean }
+interface SessionRow {
+  id: string;
+  status: string;
+  hasCrash: boolean;
+  userId: string | null;
+}
+interface CrashRow {
+  message: string;
+  occurrenceCount: number;
+  isFatal: boolean;
+}
 const sessionsOf = (k: string) => exported<SessionRow>(k, '/export/sessions');
 const crashesOf = (k: string) => exported<CrashRow>(k, '/export/crashes');
 const counted = async (k: string) => (await crashesOf(k)).map((x) => [x.message, x.occurrenceCount]);
@@ -34,8 +43,13 @@ const counted = async (k: string) => (await crashesOf(k)).map((x) => [x.message,
 function client(apiKey: string, over: Partial<FlightrecOptions> = {}) {
   const errors: FlightrecError[] = [];
   const c = new FlightrecClient({
-    apiKey, endpoint: base, device: { platform: 'linux' }, captureCrashes: false, flushOnExit: false,
-    onError: (e) => errors.push(e), ...over,
+    apiKey,
+    endpoint: base,
+    device: { platform: 'linux' },
+    captureCrashes: false,
+    flushOnExit: false,
+    onError: (e) => errors.push(e),
+    ...over,
   });
   return { c, errors };
 }

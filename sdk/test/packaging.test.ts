@@ -45,7 +45,15 @@ describe('the built package', () => {
       });`;
     const r = run(process.execPath, ['-e', script], app);
     expect(r.code, r.out).toBe(0);
-    expect(JSON.parse(r.out.trim().split('\n').at(-1)!)).toEqual({ cjs: 'function', esm: 'function', init: 'function', classify: 'retry', sameNames: true, cjsFile: true, session: 36 });
+    expect(JSON.parse(r.out.trim().split('\n').at(-1)!)).toEqual({
+      cjs: 'function',
+      esm: 'function',
+      init: 'function',
+      classify: 'retry',
+      sameNames: true,
+      cjsFile: true,
+      session: 36,
+    });
   });
 
   it('the entry points core, browser and node load with require() and import, named exports only', () => {
@@ -82,17 +90,32 @@ describe('the built package', () => {
         const text = fs.readFileSync(path.join(pkg, 'dist', dir, f), 'utf8');
         for (const m of text.matchAll(/from '(\.[^']+)'/g)) {
           expect(m[1], `${dir}/${f}`).toMatch(/\.js$/);
-          expect(fs.existsSync(path.join(pkg, 'dist', dir, m[1]!.replace(/\.js$/, '.d.ts'))), `${dir}/${f} → ${m[1]}`).toBe(true);
+          expect(
+            fs.existsSync(path.join(pkg, 'dist', dir, m[1]!.replace(/\.js$/, '.d.ts'))),
+            `${dir}/${f} → ${m[1]}`,
+          ).toBe(true);
         }
       }
     }
   });
 
   it('type-checks from a CommonJS TypeScript file (no TS1479) and from an ES module one', () => {
-    fs.writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2022', 'dom'], strict: true, noEmit: true, types: [], skipLibCheck: false },
-      files: ['app.cts', 'app.mts'],
-    }));
+    fs.writeFileSync(
+      path.join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          lib: ['es2022', 'dom'],
+          strict: true,
+          noEmit: true,
+          types: [],
+          skipLibCheck: false,
+        },
+        files: ['app.cts', 'app.mts'],
+      }),
+    );
     const use = `
       import { FlightrecClient, init, type FlightrecOptions } from '@flightrec/sdk';
       import { classifyStatus } from '@flightrec/sdk/transport';
@@ -103,7 +126,11 @@ describe('the built package', () => {
     `;
     fs.writeFileSync(path.join(app, 'app.cts'), use);
     fs.writeFileSync(path.join(app, 'app.mts'), use);
-    const tsc = path.join(path.dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+    const tsc = path.join(
+      path.dirname(createRequire(import.meta.url).resolve('typescript/package.json')),
+      'bin',
+      'tsc',
+    );
     const r = run(process.execPath, [tsc, '-p', app], app);
     expect(r.out).toBe('');
     expect(r.code).toBe(0);

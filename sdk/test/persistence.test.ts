@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import {
-  eventBatches, keyValuePersistence, memoryPersistence, pageHandoffPersistence, sessionEndBatch, sessionStartBatch,
+  eventBatches,
+  keyValuePersistence,
+  memoryPersistence,
+  pageHandoffPersistence,
+  sessionEndBatch,
+  sessionStartBatch,
   type SdkEvent,
 } from '../src/index.ts';
 
 const sid = '0b7a5a2e-7d0e-4c57-9d8e-2f3a1b4c5d6e';
 const batches = [
   sessionStartBatch({ sessionId: sid, device: { platform: 'linux' }, startedAt: 1 }),
-  ...eventBatches(sid, [{ type: 'custom', name: 'n', properties: {}, sessionId: sid, timestamp: 2, sequenceNumber: 0 } satisfies SdkEvent]),
+  ...eventBatches(sid, [
+    { type: 'custom', name: 'n', properties: {}, sessionId: sid, timestamp: 2, sequenceNumber: 0 } satisfies SdkEvent,
+  ]),
 ];
 
 /** localStorage's shape over a Map. */
@@ -33,7 +40,10 @@ describe('persistent queues', () => {
 
   it('keyValuePersistence works with AsyncStorage-shaped storage and skips entries that are not batches', async () => {
     const map = new Map<string, string>();
-    const p = keyValuePersistence({ getItem: async (k) => map.get(k) ?? null, setItem: async (k, v) => void map.set(k, v) }, 'q');
+    const p = keyValuePersistence(
+      { getItem: async (k) => map.get(k) ?? null, setItem: async (k, v) => void map.set(k, v) },
+      'q',
+    );
     map.set('q', JSON.stringify([{ junk: true }, batches[1]]));
     expect(await p.load()).toEqual([batches[1]]);
   });
@@ -79,7 +89,7 @@ describe('persistent queues', () => {
     expect(await keyValuePersistence(storage, 'kv').load({ owner: 'tab-b', now: 1001 })).toEqual(held);
   });
 
-  it('a hand-off replaces the same page\'s earlier one and reclaim removes what arrived', async () => {
+  it("a hand-off replaces the same page's earlier one and reclaim removes what arrived", async () => {
     const storage = memoryStorage();
     const page = pageHandoffPersistence(storage, 'k');
     const provisional = sessionEndBatch(sid, 2);

@@ -29,7 +29,9 @@ afterAll(async () => {
 async function exported<T = Record<string, unknown>>(apiKey: string, route: string): Promise<T[]> {
   const rows: T[] = [];
   for (let page = 1; ; page++) {
-    const r = await fetch(`${base}${route}${route.includes('?') ? '&' : '?'}limit=1000&page=${page}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const r = await fetch(`${base}${route}${route.includes('?') ? '&' : '?'}limit=1000&page=${page}`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     expect(r.status, route).toBe(200);
     const body = (await r.json()) as { data: T[]; pages: number };
     rows.push(...body.data);
@@ -37,29 +39,53 @@ async function exported<T = Record<string, unknown>>(apiKey: string, route: stri
   }
 }
 
-interface Session { id: string; status: string }
+interface Session {
+  id: string;
+  status: string;
+}
 const sessionsOf = (apiKey: string) => exported<Session>(apiKey, '/export/sessions');
-const eventsOf = (apiKey: string, sid: string) => exported<{ sequenceNumber: number; type: string; data: Record<string, unknown> }>(apiKey, `/export/events?sessionId=${sid}`);
-const networkOf = (apiKey: string) => exported<{ sessionId: string; url: string; statusCode: number | null; error: string | null }>(apiKey, '/export/network');
+const eventsOf = (apiKey: string, sid: string) =>
+  exported<{ sequenceNumber: number; type: string; data: Record<string, unknown> }>(
+    apiKey,
+    `/export/events?sessionId=${sid}`,
+  );
+const networkOf = (apiKey: string) =>
+  exported<{ sessionId: string; url: string; statusCode: number | null; error: string | null }>(
+    apiKey,
+    '/export/network',
+  );
 
 function client(apiKey: string, over: Partial<FlightrecOptions> = {}) {
   const errors: FlightrecError[] = [];
   const c = new FlightrecClient({
-    apiKey, endpoint: base, device: { platform: 'linux' }, captureCrashes: false, flushOnExit: false,
-    onError: (e) => errors.push(e), ...over,
+    apiKey,
+    endpoint: base,
+    device: { platform: 'linux' },
+    captureCrashes: false,
+    flushOnExit: false,
+    onError: (e) => errors.push(e),
+    ...over,
   });
   return { c, errors };
 }
 
 /** `ms`: wall time until the child exited; `killed`: it was still running after `killAfterMs`. */
-interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number; killed: boolean }
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+  killed: boolean;
+}
 
 /** Runs helpers/exitApp.ts; `signal` is sent once it printed "ready". */
 function runApp(env: Record<string, string>, signal?: NodeJS.Signals, killAfterMs = 60_000): Promise<Run> {
   const started = performance.now();
   const here = path.dirname(fileURLToPath(import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'helpers/exitApp.ts')], {
-    env: { ...process.env, ENDPOINT: base, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ENDPOINT: base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
@@ -71,13 +97,20 @@ function runApp(env: Record<string, string>, signal?: NodeJS.Signals, killAfterM
       child.kill(signal);
     }
   });
-  child.stderr.on('data', (d: Buffer) => { stderr += d; });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d;
+  });
   let killed = false;
-  const bound = setTimeout(() => { killed = true; child.kill('SIGKILL'); }, killAfterMs);
-  return new Promise((resolve) => child.on('exit', (code, sig) => {
-    clearTimeout(bound);
-    resolve({ code, signal: sig, stdout, stderr, ms: performance.now() - started, killed });
-  }));
+  const bound = setTimeout(() => {
+    killed = true;
+    child.kill('SIGKILL');
+  }, killAfterMs);
+  return new Promise((resolve) =>
+    child.on('exit', (code, sig) => {
+      clearTimeout(bound);
+      resolve({ code, signal: sig, stdout, stderr, ms: performance.now() - started, killed });
+    }),
+  );
 }
 
 /** An address that refuses connections: a port that was free a moment ago. */
@@ -106,10 +139,11 @@ async function hungService(): Promise<{ url: string; seen: () => number; close: 
   return {
     url: `http://127.0.0.1:${port}`,
     seen: () => seen,
-    close: () => new Promise<void>((r) => {
-      for (const sock of sockets) sock.destroy();
-      srv.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const sock of sockets) sock.destroy();
+        srv.close(() => r());
+      }),
   };
 }
 
@@ -170,7 +204,9 @@ describe('Node: shutdown by signal or by the loop running dry sends everything, 
     const r = await runApp({ MODE: 'serve', API_KEY: apiKey, EVENTS: '354', REQUESTS: '15' }, 'SIGTERM');
     expect(r.signal).toBe('SIGTERM');
     const sid = sessionOf(r);
-    expect((await eventsOf(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 354 }, (_, i) => i));
+    expect((await eventsOf(apiKey, sid)).map((e) => e.sequenceNumber)).toEqual(
+      Array.from({ length: 354 }, (_, i) => i),
+    );
     expect((await networkOf(apiKey)).filter((n) => n.sessionId === sid)).toHaveLength(15);
     expect(await sessionsOf(apiKey)).toMatchObject([{ id: sid, status: 'completed' }]);
   }, 20_000);
@@ -202,7 +238,6 @@ describe('Node: shutdown by signal or by the loop running dry sends everything, 
     expect((await networkOf(apiKey)).filter((n) => n.sessionId === sid)).toHaveLength(4);
     expect(await sessionsOf(apiKey)).toMatchObject([{ id: sid, status: 'completed' }]);
   }, 20_000);
-
 });
 
 // A script (a CLI, a serverless function) that just ends while the service cannot be reached:
@@ -245,7 +280,13 @@ describe('Node: a script that just ends with the service unreachable exits witho
 });
 
 describe('calls never throw at the app', () => {
-  const hostile = () => Object.defineProperty({}, 'x', { enumerable: true, get() { throw new Error('getter x'); } });
+  const hostile = () =>
+    Object.defineProperty({}, 'x', {
+      enumerable: true,
+      get() {
+        throw new Error('getter x');
+      },
+    });
 
   it('trackTap / trackNetwork with throwing getters, null or nothing', async () => {
     const { apiKey } = await s.createProject('never throw');
@@ -254,10 +295,25 @@ describe('calls never throw at the app', () => {
     expect(() => c.trackTap(hostile() as never)).not.toThrow();
     expect(() => c.trackTap(null as never)).not.toThrow();
     expect(() => c.trackTap(undefined as never)).not.toThrow();
-    const net = Object.defineProperty({ method: 'GET', url: 'https://x/y', duration: 3 }, 'statusCode', { enumerable: true, get() { throw new Error('getter status'); } });
+    const net = Object.defineProperty({ method: 'GET', url: 'https://x/y', duration: 3 }, 'statusCode', {
+      enumerable: true,
+      get() {
+        throw new Error('getter status');
+      },
+    });
     expect(c.trackNetwork(net as never)).toBe(0);
     expect(() => c.trackNetwork(null as never)).not.toThrow();
-    const proxy = new Proxy({}, { get() { throw new Error('trap'); }, ownKeys() { throw new Error('trap'); } });
+    const proxy = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+        ownKeys() {
+          throw new Error('trap');
+        },
+      },
+    );
     expect(() => c.trackNetwork(proxy as never)).not.toThrow();
     expect(() => c.trackTap(proxy as never)).not.toThrow();
     expect(c.trackTap({ x: 1, y: 2 })).toBe(1);
@@ -279,14 +335,29 @@ describe('calls never throw at the app', () => {
     await sdk.shutdown();
 
     const { apiKey } = await s.createProject('hostile options');
-    const opts = Object.defineProperty({ apiKey, endpoint: base, captureCrashes: false, flushOnExit: false }, 'device', {
-      enumerable: true, get() { throw new Error('device getter'); },
-    });
+    const opts = Object.defineProperty(
+      { apiKey, endpoint: base, captureCrashes: false, flushOnExit: false },
+      'device',
+      {
+        enumerable: true,
+        get() {
+          throw new Error('device getter');
+        },
+      },
+    );
     const c = sdk.init(opts as FlightrecOptions);
     const sid = sdk.startSession()!;
     const withBadField = new FlightrecClient({
-      apiKey, endpoint: base, captureCrashes: false, flushOnExit: false,
-      device: Object.defineProperty({ appVersion: '1.0' }, 'model', { enumerable: true, get() { throw new Error('model'); } }) as never,
+      apiKey,
+      endpoint: base,
+      captureCrashes: false,
+      flushOnExit: false,
+      device: Object.defineProperty({ appVersion: '1.0' }, 'model', {
+        enumerable: true,
+        get() {
+          throw new Error('model');
+        },
+      }) as never,
     });
     const sid2 = withBadField.startSession();
     await Promise.all([sdk.shutdown(), withBadField.shutdown()]);
@@ -299,12 +370,24 @@ describe('calls never throw at the app', () => {
     const { c } = client(apiKey);
     c.startSession();
     const e = new TypeError('card declined');
-    Object.defineProperty(e, 'stack', { get() { throw new Error('stack getter'); } });
+    Object.defineProperty(e, 'stack', {
+      get() {
+        throw new Error('stack getter');
+      },
+    });
     await c.reportCrash(e, { isFatal: false });
     const worse = new Error('x');
     // stack first: replacing message first makes V8 format the lazy stack, which reads it
-    Object.defineProperty(worse, 'stack', { get() { throw new Error('stack getter'); } });
-    Object.defineProperty(worse, 'message', { get() { throw new Error('message getter'); } });
+    Object.defineProperty(worse, 'stack', {
+      get() {
+        throw new Error('stack getter');
+      },
+    });
+    Object.defineProperty(worse, 'message', {
+      get() {
+        throw new Error('message getter');
+      },
+    });
     await c.reportCrash(worse);
     await c.shutdown();
     const groups = await exported<{ message: string }>(apiKey, '/export/crashes');
@@ -365,17 +448,21 @@ describe('values and URLs', () => {
     expect(c.trackCustom('typed', { b: new Uint8Array(2e8) })).toBeUndefined();
     expect(c.trackCustom('fine', { list: new Array(3) })).toBe(0);
     await c.shutdown();
-    expect(errors.filter((e) => e.kind === 'invalid' && e.dropped).map((e) => e.kind === 'invalid' && e.issues[0]))
-      .toEqual(Array(3).fill(expect.stringContaining('over the')));
-    expect((await eventsOf(apiKey, sid)).map((e) => e.data)).toEqual([{ name: 'fine', properties: { list: [null, null, null] } }]);
+    expect(
+      errors.filter((e) => e.kind === 'invalid' && e.dropped).map((e) => e.kind === 'invalid' && e.issues[0]),
+    ).toEqual(Array(3).fill(expect.stringContaining('over the')));
+    expect((await eventsOf(apiKey, sid)).map((e) => e.data)).toEqual([
+      { name: 'fine', properties: { list: [null, null, null] } },
+    ]);
   });
 
   it('scrubs credentials in the user part, emails in paths and values; scrubQueryParams adds to the defaults', async () => {
     const scrub = sdk.urlScrubber(['order_ref']);
     expect(scrub('https://alice:s3cret@api.example.com/v1?x=1')).toBe('https://[Filtered]@api.example.com/v1?x=1');
     expect(scrub('https://ghp_abcdef@github.com/org/repo.git')).toBe('https://[Filtered]@github.com/org/repo.git');
-    expect(scrub('https://api.example.com/users/jane.doe@example.com/orders?order_ref=9&token=t&page=2'))
-      .toBe('https://api.example.com/users/[Filtered]/orders?order_ref=[Filtered]&token=[Filtered]&page=2');
+    expect(scrub('https://api.example.com/users/jane.doe@example.com/orders?order_ref=9&token=t&page=2')).toBe(
+      'https://api.example.com/users/[Filtered]/orders?order_ref=[Filtered]&token=[Filtered]&page=2',
+    );
     expect(scrub('/profile/jane%40example.com#tab')).toBe('/profile/[Filtered]#tab');
     expect(scrub('https://x.example/search?q=bob@example.org')).toBe('https://x.example/search?q=[Filtered]');
     expect(scrub('https://x.example/a@b/c')).toBe('https://x.example/a@b/c');
@@ -384,10 +471,17 @@ describe('values and URLs', () => {
     const { c } = client(apiKey, { scrubQueryParams: ['order_ref'] });
     const sid = c.startSession();
     c.trackNavigate('/users/jane@example.com/settings');
-    c.trackNetwork({ method: 'GET', url: 'https://u:p@api.example.com/u/jane@example.com?order_ref=1&access_token=a', statusCode: 200, duration: 5 });
+    c.trackNetwork({
+      method: 'GET',
+      url: 'https://u:p@api.example.com/u/jane@example.com?order_ref=1&access_token=a',
+      statusCode: 200,
+      duration: 5,
+    });
     await c.shutdown();
     const rows = await networkOf(apiKey);
-    expect(rows.map((r) => r.url)).toEqual(['https://[Filtered]@api.example.com/u/[Filtered]?order_ref=[Filtered]&access_token=[Filtered]']);
+    expect(rows.map((r) => r.url)).toEqual([
+      'https://[Filtered]@api.example.com/u/[Filtered]?order_ref=[Filtered]&access_token=[Filtered]',
+    ]);
     expect((await eventsOf(apiKey, sid))[0]!.data).toEqual({ from: null, to: '/users/[Filtered]/settings' });
   });
 
@@ -396,9 +490,25 @@ describe('values and URLs', () => {
     const { c, errors } = client(apiKey);
     const sid = c.startSession();
     expect(c.trackNetwork({ method: 'GET', url: 'https://x.example/a', statusCode: -1, duration: 30 })).toBe(0);
-    expect(c.trackNetwork({ method: 'GET', url: 'https://x.example/b', statusCode: 200, duration: -5 })).toBeUndefined();
-    c.recordRequest({ method: 'GET', url: 'https://x.example/c', statusCode: -1, duration: 7, error: 'ECONNREFUSED', timestamp: Date.now() });
-    c.recordRequest({ method: 'GET', url: 'https://x.example/d', statusCode: 200, duration: -1, error: null, timestamp: Date.now() });
+    expect(
+      c.trackNetwork({ method: 'GET', url: 'https://x.example/b', statusCode: 200, duration: -5 }),
+    ).toBeUndefined();
+    c.recordRequest({
+      method: 'GET',
+      url: 'https://x.example/c',
+      statusCode: -1,
+      duration: 7,
+      error: 'ECONNREFUSED',
+      timestamp: Date.now(),
+    });
+    c.recordRequest({
+      method: 'GET',
+      url: 'https://x.example/d',
+      statusCode: 200,
+      duration: -1,
+      error: null,
+      timestamp: Date.now(),
+    });
     await c.shutdown();
     const rows = await networkOf(apiKey);
     expect(rows.map((r) => [r.url, r.statusCode ?? null, r.error]).sort()).toEqual([

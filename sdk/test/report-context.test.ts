@@ -17,10 +17,16 @@ afterEach(async () => {
   await srv.close();
 });
 
-const client = (over: Partial<FlightrecOptions> = {}) => new FlightrecClient({
-  apiKey: 'frk_test', endpoint: srv.url, device: { platform: 'linux' },
-  captureCrashes: false, flushOnExit: false, compress: false, ...over,
-});
+const client = (over: Partial<FlightrecOptions> = {}) =>
+  new FlightrecClient({
+    apiKey: 'frk_test',
+    endpoint: srv.url,
+    device: { platform: 'linux' },
+    captureCrashes: false,
+    flushOnExit: false,
+    compress: false,
+    ...over,
+  });
 const crashBodies = () => srv.on('/ingest/crash').map((r) => JSON.parse(r.body) as Record<string, unknown>);
 
 describe('report context', () => {
@@ -37,7 +43,9 @@ describe('report context', () => {
     await c.shutdown();
     expect(srv.on('/ingest/session')).toHaveLength(1);
     expect(crashBodies().map((b) => [b.message, b.userId, b.sessionId])).toEqual([
-      ['before log-in', undefined, sid], ['after log-in', 'user-42', sid], ['after log-out', undefined, sid],
+      ['before log-in', undefined, sid],
+      ['after log-in', 'user-42', sid],
+      ['after log-out', undefined, sid],
     ]);
   });
 
@@ -56,13 +64,22 @@ describe('report context', () => {
     await c.shutdown();
     const [exc, warn, info, fatal] = crashBodies();
     expect(exc).toMatchObject({
-      message: 'TypeError: caught it', handled: true, isFatal: false, level: 'error', environment: 'staging',
-      tags: { release_channel: 'beta', tenant: 'acme', shard: '3' }, context: { cart: { items: 3, total: 42.5 } },
+      message: 'TypeError: caught it',
+      handled: true,
+      isFatal: false,
+      level: 'error',
+      environment: 'staging',
+      tags: { release_channel: 'beta', tenant: 'acme', shard: '3' },
+      context: { cart: { items: 3, total: 42.5 } },
       fingerprint: ['checkout', 'timeout'],
     });
     expect(exc!.context).not.toHaveProperty('huge');
     expect(warn).toMatchObject({
-      message: 'disk almost full', stackTrace: 'disk almost full', level: 'warning', handled: true, isFatal: false,
+      message: 'disk almost full',
+      stackTrace: 'disk almost full',
+      level: 'warning',
+      handled: true,
+      isFatal: false,
       tags: { release_channel: 'beta', shard: '3' },
     });
     expect(warn!.tags).not.toHaveProperty('tenant');
@@ -71,7 +88,7 @@ describe('report context', () => {
     expect(fatal).toMatchObject({ level: 'fatal', isFatal: true });
   });
 
-  it('breadcrumbs: the app\'s and the console\'s, the last 100, each well-formed', async () => {
+  it("breadcrumbs: the app's and the console's, the last 100, each well-formed", async () => {
     const c = client();
     const sink = { addBreadcrumb: (b: object) => c.addBreadcrumb(b), isOwnUrl: (u: string) => c.isOwnUrl(u) };
     const undo = installAutoBreadcrumbs(sink, { requests: false });
@@ -97,8 +114,10 @@ describe('report context', () => {
   it('beforeSend sees the context fields and may change them; what it returns is checked again', async () => {
     const c = client({
       environment: 'prod',
-      beforeSend: (item) => item.kind !== 'crash' ? item
-        : { ...item, crash: { ...item.crash, tags: { scrubbed: 'yes' }, level: 'bogus' as never } },
+      beforeSend: (item) =>
+        item.kind !== 'crash'
+          ? item
+          : { ...item, crash: { ...item.crash, tags: { scrubbed: 'yes' }, level: 'bogus' as never } },
     });
     c.startSession();
     c.setTag('secret', 'x');
@@ -150,7 +169,11 @@ describe('report context', () => {
 
   it('init() twice (hot reload, StrictMode) returns the same client and keeps the session', async () => {
     const opts = {
-      apiKey: 'frk_test', endpoint: srv.url, captureCrashes: false, flushOnExit: false, autoBreadcrumbs: false,
+      apiKey: 'frk_test',
+      endpoint: srv.url,
+      captureCrashes: false,
+      flushOnExit: false,
+      autoBreadcrumbs: false,
     };
     const a = sdk.init(opts);
     const sid = sdk.startSession();

@@ -7,7 +7,7 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FlightrecClient, type FlightrecError, type FlightrecOptions } from '../src/index.ts';
 import { startTestServer, type TestServer } from '../../test/helpers/server.ts';
-import { startFaultServer, until, type FaultServer } from './helpers/faultServer.ts';
+import { startFaultServer, type FaultServer } from './helpers/faultServer.ts';
 
 let s: TestServer;
 let base: string;
@@ -26,20 +26,47 @@ afterAll(async () => {
 });
 
 const device = {
-  platform: 'android', osVersion: '14', model: 'Pixel 8', brand: 'Google', appVersion: '2.3.1', appBuildNumber: '231',
-  locale: 'de-DE', timezone: 'Europe/Berlin', screenWidth: 412, screenHeight: 915, networkType: 'cellular',
+  platform: 'android',
+  osVersion: '14',
+  model: 'Pixel 8',
+  brand: 'Google',
+  appVersion: '2.3.1',
+  appBuildNumber: '231',
+  locale: 'de-DE',
+  timezone: 'Europe/Berlin',
+  screenWidth: 412,
+  screenHeight: 915,
+  networkType: 'cellular',
 } as const;
 
-interface ExpectedEvent { seq: number; type: string; data: Record<string, unknown> }
-interface ExpectedRequest { method: string; url: string; status_code: number | null; error: string | null }
-interface ExpectedSession { userId: string | null; status: 'completed' | 'crashed'; hasNetworkErrors: boolean; events: ExpectedEvent[]; network: ExpectedRequest[] }
+interface ExpectedEvent {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+interface ExpectedRequest {
+  method: string;
+  url: string;
+  status_code: number | null;
+  error: string | null;
+}
+interface ExpectedSession {
+  userId: string | null;
+  status: 'completed' | 'crashed';
+  hasNetworkErrors: boolean;
+  events: ExpectedEvent[];
+  network: ExpectedRequest[];
+}
 
 /** The app's own account of what it tracked, kept next to the SDK calls. */
 class Tracked {
   sessions = new Map<string, ExpectedSession>();
   crashes: { message: string; isFatal: boolean; handled: boolean }[] = [];
   private current!: ExpectedSession;
-  constructor(readonly c: FlightrecClient, readonly fetchImpl: typeof fetch) {}
+  constructor(
+    readonly c: FlightrecClient,
+    readonly fetchImpl: typeof fetch,
+  ) {}
 
   start(userId?: string) {
     const id = this.c.startSession(userId === undefined ? {} : { userId });
@@ -62,7 +89,13 @@ class Tracked {
     this.push(this.c.trackCustom(name, properties), 'custom', { name, properties });
   }
   networkEvent(method: string, url: string, statusCode: number | undefined, duration: number, error: string | null) {
-    this.push(this.c.trackNetwork({ method, url, statusCode, duration, error }), 'network', { method, url, statusCode: statusCode ?? null, duration, error });
+    this.push(this.c.trackNetwork({ method, url, statusCode, duration, error }), 'network', {
+      method,
+      url,
+      statusCode: statusCode ?? null,
+      duration,
+      error,
+    });
     this.current.network.push({ method, url, status_code: statusCode ?? null, error });
     if ((statusCode ?? 0) >= 400 || error) this.current.hasNetworkErrors = true;
   }
@@ -74,7 +107,15 @@ class Tracked {
   }
   manualRequest(i: number) {
     const url = `https://cdn.example.com/img/${i}.png`;
-    this.c.recordRequest({ method: 'GET', url, statusCode: 200, duration: i % 50, responseSize: 1000 + i, error: null, timestamp: Date.now() });
+    this.c.recordRequest({
+      method: 'GET',
+      url,
+      statusCode: 200,
+      duration: i % 50,
+      responseSize: 1000 + i,
+      error: null,
+      timestamp: Date.now(),
+    });
     this.current.network.push({ method: 'GET', url, status_code: 200, error: null });
   }
   crash(err: Error, isFatal: boolean, handled: boolean) {
@@ -89,8 +130,12 @@ function priceOf(cart: { price?: number }) {
   if (cart.price === undefined) throw new TypeError('price is undefined');
   return cart.price;
 }
-function total(cart: { price?: number }) { return priceOf(cart) * 2; }
-function checkoutTotal(cart: { price?: number }) { return total(cart) + 1; }
+function total(cart: { price?: number }) {
+  return priceOf(cart) * 2;
+}
+function checkoutTotal(cart: { price?: number }) {
+  return total(cart) + 1;
+}
 function tryCheckout(t: Tracked): Promise<void> | undefined {
   try {
     checkoutTotal({});
@@ -104,7 +149,15 @@ function tryCheckout(t: Tracked): Promise<void> | undefined {
 async function runApp(endpoint: string, apiKey: string, extra: Partial<FlightrecOptions> = {}) {
   const errors: FlightrecError[] = [];
   let wrapped: typeof fetch = fetch;
-  const c = new FlightrecClient({ apiKey, endpoint, device, captureCrashes: false, onError: (e) => errors.push(e), fetch: (u, i) => wrapped(u, i), ...extra });
+  const c = new FlightrecClient({
+    apiKey,
+    endpoint,
+    device,
+    captureCrashes: false,
+    onError: (e) => errors.push(e),
+    fetch: (u, i) => wrapped(u, i),
+    ...extra,
+  });
   wrapped = c.wrapFetch(fetch);
   const t = new Tracked(c, wrapped);
 
@@ -114,8 +167,8 @@ async function runApp(endpoint: string, apiKey: string, extra: Partial<Flightrec
   t.tap(120.5, 640, 'add-to-cart');
   t.custom('add_to_cart', { sku: 'A1', qty: 2, tags: ['x'] });
   t.networkEvent('GET', 'https://api.example.com/recs', 200, 84, null);
-  await t.call('POST', appApi.url + '/api/cart', JSON.stringify({ sku: 'A1' }));
-  await t.call('GET', appApi.url + '/api/missing');
+  await t.call('POST', `${appApi.url}/api/cart`, JSON.stringify({ sku: 'A1' }));
+  await t.call('GET', `${appApi.url}/api/missing`);
   t.navigate('/checkout');
   await tryCheckout(t);
   await c.endSession();
@@ -139,41 +192,126 @@ async function runApp(endpoint: string, apiKey: string, extra: Partial<Flightrec
 
 async function storedMatchesTracked(projectId: string, t: Tracked) {
   const p = { p: projectId };
-  const events = await s.svc.stores.ch.query<{ session_id: string; sequence_number: number; type: string; data: string }>(
-    'SELECT session_id, sequence_number, type, data FROM events FINAL WHERE project_id = {p:String} ORDER BY session_id, sequence_number', p);
+  const events = await s.svc.stores.ch.query<{
+    session_id: string;
+    sequence_number: number;
+    type: string;
+    data: string;
+  }>(
+    'SELECT session_id, sequence_number, type, data FROM events FINAL WHERE project_id = {p:String} ORDER BY session_id, sequence_number',
+    p,
+  );
   const network = await s.svc.stores.ch.query<{ session_id: string } & ExpectedRequest>(
-    'SELECT session_id, method, url, status_code, error FROM network_logs FINAL WHERE project_id = {p:String}', p);
-  const [{ c: eventCount }] = await s.svc.stores.ch.query<{ c: number }>('SELECT count() c FROM events FINAL WHERE project_id = {p:String}', p) as [{ c: number }];
-  const sessions = await s.svc.stores.pg.query<{ id: string; user_id: string | null; status: string; started_at: number; ended_at: number | null; has_network_errors: boolean; has_crash: boolean; platform: string; sdk_version: string }>(
-    'SELECT id, user_id, status, started_at, ended_at, has_network_errors, has_crash, platform, sdk_version FROM sessions WHERE project_id = $1', [projectId]);
+    'SELECT session_id, method, url, status_code, error FROM network_logs FINAL WHERE project_id = {p:String}',
+    p,
+  );
+  const [{ c: eventCount }] = (await s.svc.stores.ch.query<{ c: number }>(
+    'SELECT count() c FROM events FINAL WHERE project_id = {p:String}',
+    p,
+  )) as [{ c: number }];
+  const sessions = await s.svc.stores.pg.query<{
+    id: string;
+    user_id: string | null;
+    status: string;
+    started_at: number;
+    ended_at: number | null;
+    has_network_errors: boolean;
+    has_crash: boolean;
+    platform: string;
+    sdk_version: string;
+  }>(
+    'SELECT id, user_id, status, started_at, ended_at, has_network_errors, has_crash, platform, sdk_version FROM sessions WHERE project_id = $1',
+    [projectId],
+  );
   // A group's identity and first occurrence are in Postgres, its occurrences in ClickHouse.
-  const identities = await s.svc.stores.pg.query<{ group_key: string; message: string; is_fatal: boolean; handled: boolean }>(
-    'SELECT group_key, message, is_fatal, handled FROM crash_groups WHERE project_id = $1 ORDER BY message', [projectId]);
-  const counts = new Map((await s.svc.stores.ch.query<{ k: string; n: number }>(
-    'SELECT group_key AS k, uniqExact(id) AS n FROM crash_occurrences WHERE project_id = {p:String} GROUP BY group_key', p)).map((r) => [r.k, Number(r.n)]));
-  const groups = { rows: identities.rows.map((g) => ({ message: g.message, occurrence_count: counts.get(g.group_key) ?? 0, is_fatal: g.is_fatal, handled: g.handled })) };
+  const identities = await s.svc.stores.pg.query<{
+    group_key: string;
+    message: string;
+    is_fatal: boolean;
+    handled: boolean;
+  }>('SELECT group_key, message, is_fatal, handled FROM crash_groups WHERE project_id = $1 ORDER BY message', [
+    projectId,
+  ]);
+  const counts = new Map(
+    (
+      await s.svc.stores.ch.query<{ k: string; n: number }>(
+        'SELECT group_key AS k, uniqExact(id) AS n FROM crash_occurrences WHERE project_id = {p:String} GROUP BY group_key',
+        p,
+      )
+    ).map((r) => [r.k, Number(r.n)]),
+  );
+  const groups = {
+    rows: identities.rows.map((g) => ({
+      message: g.message,
+      occurrence_count: counts.get(g.group_key) ?? 0,
+      is_fatal: g.is_fatal,
+      handled: g.handled,
+    })),
+  };
 
-  const expectedEvents = [...t.sessions].flatMap(([sid, x]) => x.events.map((e) => ({ session_id: sid, sequence_number: e.seq, type: e.type, data: e.data })));
-  const sortKey = (r: { session_id: string; sequence_number: number }) => `${r.session_id}:${String(r.sequence_number).padStart(6, '0')}`;
-  expect(events.map((e) => ({ ...e, data: JSON.parse(e.data) })).sort((a, b) => sortKey(a).localeCompare(sortKey(b))))
-    .toEqual(expectedEvents.sort((a, b) => sortKey(a).localeCompare(sortKey(b))));
+  const expectedEvents = [...t.sessions].flatMap(([sid, x]) =>
+    x.events.map((e) => ({ session_id: sid, sequence_number: e.seq, type: e.type, data: e.data })),
+  );
+  const sortKey = (r: { session_id: string; sequence_number: number }) =>
+    `${r.session_id}:${String(r.sequence_number).padStart(6, '0')}`;
+  expect(
+    events.map((e) => ({ ...e, data: JSON.parse(e.data) })).sort((a, b) => sortKey(a).localeCompare(sortKey(b))),
+  ).toEqual(expectedEvents.sort((a, b) => sortKey(a).localeCompare(sortKey(b))));
   expect(eventCount).toBe(expectedEvents.length);
   expect(eventCount).toBe(6 + 1235 + 1);
 
-  const canon = (r: { session_id: string } & ExpectedRequest) => JSON.stringify([r.session_id, r.method, r.url, r.status_code, r.error]);
-  expect(network.map(canon).sort()).toEqual([...t.sessions].flatMap(([sid, x]) => x.network.map((n) => canon({ session_id: sid, ...n }))).sort());
+  const canon = (r: { session_id: string } & ExpectedRequest) =>
+    JSON.stringify([r.session_id, r.method, r.url, r.status_code, r.error]);
+  expect(network.map(canon).sort()).toEqual(
+    [...t.sessions].flatMap(([sid, x]) => x.network.map((n) => canon({ session_id: sid, ...n }))).sort(),
+  );
 
-  expect(sessions.rows.map((r) => ({ id: r.id, userId: r.user_id, status: r.status, hasNetworkErrors: r.has_network_errors, ended: r.ended_at !== null && r.ended_at >= r.started_at, platform: r.platform, sdk: r.sdk_version })).sort((a, b) => a.id.localeCompare(b.id)))
-    .toEqual([...t.sessions].map(([id, x]) => ({ id, userId: x.userId, status: x.status, hasNetworkErrors: x.hasNetworkErrors, ended: true, platform: 'android', sdk: '0.1.0' })).sort((a, b) => a.id.localeCompare(b.id)));
+  expect(
+    sessions.rows
+      .map((r) => ({
+        id: r.id,
+        userId: r.user_id,
+        status: r.status,
+        hasNetworkErrors: r.has_network_errors,
+        ended: r.ended_at !== null && r.ended_at >= r.started_at,
+        platform: r.platform,
+        sdk: r.sdk_version,
+      }))
+      .sort((a, b) => a.id.localeCompare(b.id)),
+  ).toEqual(
+    [...t.sessions]
+      .map(([id, x]) => ({
+        id,
+        userId: x.userId,
+        status: x.status,
+        hasNetworkErrors: x.hasNetworkErrors,
+        ended: true,
+        platform: 'android',
+        sdk: '0.1.0',
+      }))
+      .sort((a, b) => a.id.localeCompare(b.id)),
+  );
 
-  const expectedGroups = new Map<string, { message: string; occurrence_count: number; is_fatal: boolean; handled: boolean }>();
+  const expectedGroups = new Map<
+    string,
+    { message: string; occurrence_count: number; is_fatal: boolean; handled: boolean }
+  >();
   for (const c of t.crashes) {
     const g = expectedGroups.get(c.message);
     if (g) g.occurrence_count++;
-    else expectedGroups.set(c.message, { message: c.message, occurrence_count: 1, is_fatal: c.isFatal, handled: c.handled });
+    else
+      expectedGroups.set(c.message, {
+        message: c.message,
+        occurrence_count: 1,
+        is_fatal: c.isFatal,
+        handled: c.handled,
+      });
   }
   expect(groups.rows).toEqual([...expectedGroups.values()].sort((a, b) => a.message.localeCompare(b.message)));
-  const [occ] = await s.svc.stores.ch.query<{ c: number }>('SELECT count() c FROM crash_occurrences FINAL WHERE project_id = {p:String}', p);
+  const [occ] = await s.svc.stores.ch.query<{ c: number }>(
+    'SELECT count() c FROM crash_occurrences FINAL WHERE project_id = {p:String}',
+    p,
+  );
   expect(Number(occ!.c)).toBe(t.crashes.length);
 }
 
@@ -198,16 +336,23 @@ async function startFaultProxy(target: string, plan: Record<string, Record<numbe
       const n = (seen.get(path) ?? 0) + 1;
       seen.set(path, n);
       const fault = plan[path]?.[n];
-      const forward = () => fetch(target + path, {
-        method: req.method, body: raw,
-        headers: { authorization: String(req.headers.authorization), 'content-type': 'application/json', ...(gzipped ? { 'content-encoding': 'gzip' } : {}) },
-      }).then(async (r) => ({ status: r.status, text: await r.text() }));
+      const forward = () =>
+        fetch(target + path, {
+          method: req.method,
+          body: raw,
+          headers: {
+            authorization: String(req.headers.authorization),
+            'content-type': 'application/json',
+            ...(gzipped ? { 'content-encoding': 'gzip' } : {}),
+          },
+        }).then(async (r) => ({ status: r.status, text: await r.text() }));
       const answer = (status: number, text: string, headers: Record<string, string> = {}) => {
         log.push({ path, body, fault, status });
         res.writeHead(status, { 'content-type': 'application/json', ...headers });
         res.end(text);
       };
-      if (fault === '500-before' || fault === '503-before') return answer(Number(fault.slice(0, 3)), '{"error":"injected"}');
+      if (fault === '500-before' || fault === '503-before')
+        return answer(Number(fault.slice(0, 3)), '{"error":"injected"}');
       if (fault === '429') return answer(429, '{"error":"Too many requests"}', { 'retry-after': '1' });
       const r = await forward();
       if (fault === '500-after') return answer(500, '{"error":"injected after commit"}');
@@ -222,7 +367,11 @@ async function startFaultProxy(target: string, plan: Record<string, Record<numbe
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     log,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -239,14 +388,25 @@ describe('SDK against the real service', () => {
     const { projectId, apiKey } = await s.createProject('sdk faults');
     const plan: Record<string, Record<number, Fault>> = {
       '/ingest/session': { 1: '500-before', 2: '500-after', 5: 'reset-after' },
-      '/ingest/events': { 1: '500-after', 3: '429', 5: 'reset-after', 7: '503-before', 8: '503-before', 9: '503-before', 10: '503-before' },
+      '/ingest/events': {
+        1: '500-after',
+        3: '429',
+        5: 'reset-after',
+        7: '503-before',
+        8: '503-before',
+        9: '503-before',
+        10: '503-before',
+      },
       '/ingest/network': { 1: '500-after', 3: '500-before' },
       '/ingest/crash': { 1: '500-after', 2: '500-after', 4: 'reset-after' },
       '/ingest/session/end': { 1: '500-before', 3: '500-after' },
     };
     const proxy = await startFaultProxy(base, plan);
     try {
-      const { t, errors, stats } = await runApp(proxy.url, apiKey, { retryDelaysMs: [20, 40, 80], flushIntervalMs: 300 });
+      const { t, errors, stats } = await runApp(proxy.url, apiKey, {
+        retryDelaysMs: [20, 40, 80],
+        flushIntervalMs: 300,
+      });
       // the four 503s in a row exhausted one batch's retries once; it was kept and sent later
       expect(errors.map((e) => e.kind)).toEqual(['retry-exhausted']);
       expect(stats).toMatchObject({ queuedBatches: 0, dropped: 0, rejected: 0 });
@@ -269,7 +429,10 @@ describe('SDK against the real service', () => {
     const { projectId, apiKey } = await s.createProject('sdk bad values');
     const errors: FlightrecError[] = [];
     const c = new FlightrecClient({
-      apiKey, endpoint: base, captureCrashes: false, onError: (e) => errors.push(e),
+      apiKey,
+      endpoint: base,
+      captureCrashes: false,
+      onError: (e) => errors.push(e),
       device: { ...device, screenWidth: 411.42857142857144, screenHeight: 914.2857142857143 },
     });
     const sid = c.startSession();
@@ -282,10 +445,18 @@ describe('SDK against the real service', () => {
     await c.shutdown();
     expect(errors.map((e) => e.kind)).toEqual(['invalid', 'invalid']);
     const rows = await s.svc.stores.ch.query<{ sequence_number: number; data: string }>(
-      'SELECT sequence_number, data FROM events FINAL WHERE project_id = {p:String} ORDER BY sequence_number', { p: projectId });
+      'SELECT sequence_number, data FROM events FINAL WHERE project_id = {p:String} ORDER BY sequence_number',
+      { p: projectId },
+    );
     expect(rows.map((r) => r.sequence_number)).toEqual(Array.from({ length: 201 }, (_, i) => i));
-    expect(JSON.parse(rows[100]!.data)).toEqual({ name: 'order_placed', properties: { orderId: '1', cart: { n: 1, me: '[Circular]' } } });
-    const session = await s.svc.stores.pg.query<{ id: string; status: string; screen_width: number }>('SELECT id, status, screen_width FROM sessions WHERE project_id = $1', [projectId]);
+    expect(JSON.parse(rows[100]!.data)).toEqual({
+      name: 'order_placed',
+      properties: { orderId: '1', cart: { n: 1, me: '[Circular]' } },
+    });
+    const session = await s.svc.stores.pg.query<{ id: string; status: string; screen_width: number }>(
+      'SELECT id, status, screen_width FROM sessions WHERE project_id = $1',
+      [projectId],
+    );
     expect(session.rows).toEqual([{ id: sid, status: 'completed', screen_width: 411 }]);
   });
 
@@ -293,7 +464,14 @@ describe('SDK against the real service', () => {
     const { projectId, apiKey } = await s.createProject('sdk big events');
     const errors: FlightrecError[] = [];
     for (const compress of [false, true]) {
-      const c = new FlightrecClient({ apiKey, endpoint: base, device, captureCrashes: false, compress, onError: (e) => errors.push(e) });
+      const c = new FlightrecClient({
+        apiKey,
+        endpoint: base,
+        device,
+        captureCrashes: false,
+        compress,
+        onError: (e) => errors.push(e),
+      });
       c.startSession();
       const blob = 'lorem ipsum '.repeat(900);
       for (let i = 0; i < 500; i++) c.trackCustom('log', { i, blob });
@@ -301,7 +479,10 @@ describe('SDK against the real service', () => {
       expect(c.stats()).toMatchObject({ rejected: 0, queuedBatches: 0 });
     }
     expect(errors).toEqual([]);
-    const [{ n }] = await s.svc.stores.ch.query<{ n: number }>('SELECT count() n FROM events FINAL WHERE project_id = {p:String}', { p: projectId }) as [{ n: number }];
+    const [{ n }] = (await s.svc.stores.ch.query<{ n: number }>(
+      'SELECT count() n FROM events FINAL WHERE project_id = {p:String}',
+      { p: projectId },
+    )) as [{ n: number }];
     expect(Number(n)).toBe(1000);
   });
 });

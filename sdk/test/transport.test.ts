@@ -1,12 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  MAX_RETRY_AFTER_MS, Transport, chunk, classifyStatus, eventBatches, networkBatches, parseRetryAfter, retryDelay,
-  type NetworkRequest, type SdkEvent,
+  MAX_RETRY_AFTER_MS,
+  Transport,
+  chunk,
+  classifyStatus,
+  eventBatches,
+  networkBatches,
+  parseRetryAfter,
+  retryDelay,
+  type NetworkRequest,
+  type SdkEvent,
 } from '../src/index.ts';
 import { realPause, startFaultServer, type FaultServer } from './helpers/faultServer.ts';
 import { fakeClock, retryLog, settle } from './helpers/drive.ts';
 
-const BODY = JSON.stringify({ sessionId: '6f1c1c1e-1b1a-4c1a-9a1a-1a1a1a1a1a1a', events: [{ type: 'custom', name: 'é ✓', sequenceNumber: 0 }] });
+const BODY = JSON.stringify({
+  sessionId: '6f1c1c1e-1b1a-4c1a-9a1a-1a1a1a1a1a1a',
+  events: [{ type: 'custom', name: 'é ✓', sequenceNumber: 0 }],
+});
 const PATH = '/ingest/events';
 
 let srv: FaultServer;
@@ -20,7 +31,7 @@ afterEach(async () => {
 });
 
 function transport(onRetry: ReturnType<typeof retryLog>['onRetry']) {
-  return new Transport({ endpoint: srv.url + '/', apiKey: 'frk_test', onRetry, timeoutMs: 0 });
+  return new Transport({ endpoint: `${srv.url}/`, apiKey: 'frk_test', onRetry, timeoutMs: 0 });
 }
 
 /** Gaps between consecutive arrivals, in (fake) ms. */
@@ -54,10 +65,12 @@ describe('Transport retries (fault server, fake timers)', () => {
   });
 
   it('honours Retry-After when it is longer than the schedule, and the schedule when it is shorter', async () => {
-    srv.script(PATH,
+    srv.script(
+      PATH,
       { status: 429, headers: { 'retry-after': '5' } },
       { status: 429, headers: { 'retry-after': '1' } },
-      { status: 503, headers: { 'retry-after': new Date(Date.now() + 40_000).toUTCString() } });
+      { status: 503, headers: { 'retry-after': new Date(Date.now() + 40_000).toUTCString() } },
+    );
     const { log, onRetry } = retryLog();
     const r = await settle(transport(onRetry).send(PATH, BODY), log);
     expect(r.outcome).toBe('sent');
@@ -76,7 +89,13 @@ describe('Transport retries (fault server, fake timers)', () => {
     srv.script(PATH, { status, body: { error: 'Session not found' } });
     const { log, onRetry } = retryLog();
     const r = await settle(transport(onRetry).send(PATH, BODY), log);
-    expect(r).toEqual({ outcome: 'rejected', status, attempts: 1, error: `${status} Session not found`, body: '{"error":"Session not found"}' });
+    expect(r).toEqual({
+      outcome: 'rejected',
+      status,
+      attempts: 1,
+      error: `${status} Session not found`,
+      body: '{"error":"Session not found"}',
+    });
     await vi.advanceTimersByTimeAsync(30_000);
     await realPause();
     expect(srv.on(PATH)).toHaveLength(1);
@@ -88,7 +107,10 @@ describe('Transport retries (fault server, fake timers)', () => {
     const { log, onRetry } = retryLog();
     const r = await settle(transport(onRetry).send(PATH, BODY), log);
     expect(r).toMatchObject({ outcome: 'sent', attempts: 3 });
-    expect(log.map((l) => [l.delayMs, l.status])).toEqual([[2000, undefined], [4000, undefined]]);
+    expect(log.map((l) => [l.delayMs, l.status])).toEqual([
+      [2000, undefined],
+      [4000, undefined],
+    ]);
     expect(new Set(srv.on(PATH).map((g) => g.body))).toEqual(new Set([BODY]));
   });
 
@@ -124,12 +146,23 @@ describe('pure helpers', () => {
   it('splits larger buffers into contract-sized batches, in order', () => {
     expect(chunk([1, 2, 3, 4, 5], 2)).toEqual([[1, 2], [3, 4], [5]]);
     const sid = '6f1c1c1e-1b1a-4c1a-9a1a-1a1a1a1a1a1a';
-    const events = Array.from({ length: 1201 }, (_, i): SdkEvent => ({ type: 'tap', sessionId: sid, timestamp: 1, sequenceNumber: i, x: 1, y: 2 }));
+    const events = Array.from(
+      { length: 1201 },
+      (_, i): SdkEvent => ({ type: 'tap', sessionId: sid, timestamp: 1, sequenceNumber: i, x: 1, y: 2 }),
+    );
     const eb = eventBatches(sid, events, 10_000);
     expect(eb.map((b) => b.items)).toEqual([500, 500, 201]);
-    expect(eb.flatMap((b) => (JSON.parse(b.body) as { events: SdkEvent[] }).events.map((e) => e.sequenceNumber)))
-      .toEqual(events.map((e) => e.sequenceNumber));
-    const reqs = Array.from({ length: 401 }, (_, i): NetworkRequest => ({ id: String(i), method: 'GET', url: 'u', duration: 1, timestamp: 1 }));
-    expect(networkBatches(sid, reqs).map((b) => [b.items, b.path])).toEqual([[200, '/ingest/network'], [200, '/ingest/network'], [1, '/ingest/network']]);
+    expect(
+      eb.flatMap((b) => (JSON.parse(b.body) as { events: SdkEvent[] }).events.map((e) => e.sequenceNumber)),
+    ).toEqual(events.map((e) => e.sequenceNumber));
+    const reqs = Array.from(
+      { length: 401 },
+      (_, i): NetworkRequest => ({ id: String(i), method: 'GET', url: 'u', duration: 1, timestamp: 1 }),
+    );
+    expect(networkBatches(sid, reqs).map((b) => [b.items, b.path])).toEqual([
+      [200, '/ingest/network'],
+      [200, '/ingest/network'],
+      [1, '/ingest/network'],
+    ]);
   });
 });

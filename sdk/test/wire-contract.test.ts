@@ -8,7 +8,13 @@ import { FlightrecClient, type FlightrecError } from '../src/index.ts';
 import type { CrashReport, Device, NetworkRequest, SdkEvent } from '../src/types.ts';
 import type { ReportContext } from '../src/scope.ts';
 import type { sessionStartBatch } from '../src/batcher.ts';
-import type { CrashBody, IngestEventBody, NetworkRequestBody, SessionEndBody, SessionStartBody } from '../../src/http/schemas/types.ts';
+import type {
+  CrashBody,
+  IngestEventBody,
+  NetworkRequestBody,
+  SessionEndBody,
+  SessionStartBody,
+} from '../../src/http/schemas/types.ts';
 import * as schemas from '../../src/http/schemas/ingest.ts';
 import { bodyAjv } from '../../src/http/validation.ts';
 import { startFaultServer, type FaultServer } from './helpers/faultServer.ts';
@@ -16,11 +22,15 @@ import { startFaultServer, type FaultServer } from './helpers/faultServer.ts';
 /** A schema-derived type without its `[x: string]: unknown`: the service ignores unknown fields. */
 type Known<T> = T extends readonly (infer U)[]
   ? Known<U>[]
-  : T extends object ? { [K in keyof T as string extends K ? never : K]: Known<T[K]> } : T;
+  : T extends object
+    ? { [K in keyof T as string extends K ? never : K]: Known<T[K]> }
+    : T;
 /** Fields the SDK sends that the schema does not name (a misspelt one would be silently ignored). */
 type Unnamed<Sdk, Schema> = Sdk extends unknown ? Exclude<keyof Sdk, keyof Known<Schema>> : never;
 /** true only when every payload of type Sdk passes the schema's types and names only its fields. */
-type Sends<Sdk extends Known<Schema>, Schema> = [Unnamed<Sdk, Schema>] extends [never] ? true : { unnamed: Unnamed<Sdk, Schema> };
+type Sends<Sdk extends Known<Schema>, Schema> = [Unnamed<Sdk, Schema>] extends [never]
+  ? true
+  : { unnamed: Unnamed<Sdk, Schema> };
 type Assert<T extends true> = T;
 type PendingCrashFields = Exclude<keyof ReportContext, keyof Known<CrashBody>>;
 
@@ -55,10 +65,16 @@ const validators: Record<string, ValidateFunction> = {
   '/ingest/crash': ajv.compile(schemas.crashBody),
 };
 
-it('every body the SDK sends passes the server\'s schema of its route', async () => {
+it("every body the SDK sends passes the server's schema of its route", async () => {
   const errors: FlightrecError[] = [];
   // The device as Node reports it (detectDevice), as an app would send it.
-  const c = new FlightrecClient({ apiKey: 'frk_test', endpoint: srv.url, captureCrashes: false, device: { appVersion: '1.4.0' }, onError: (e) => errors.push(e) });
+  const c = new FlightrecClient({
+    apiKey: 'frk_test',
+    endpoint: srv.url,
+    captureCrashes: false,
+    device: { appVersion: '1.4.0' },
+    onError: (e) => errors.push(e),
+  });
   c.startSession({ userId: 'u-1' });
   c.trackNavigate('/home');
   c.trackNavigate('/cart', '/home');
@@ -68,9 +84,18 @@ it('every body the SDK sends passes the server\'s schema of its route', async ()
   c.trackCustom('ping');
   c.trackNetwork({ method: 'GET', url: 'https://api.example.com/items?page=2', statusCode: 200, duration: 84 });
   c.trackNetwork({ method: 'POST', url: 'https://api.example.com/pay', duration: 30_000, error: 'timeout' });
-  c.recordRequest({ method: 'GET', url: 'https://cdn.example.com/a.png', statusCode: 404, duration: 5, requestSize: 0, responseSize: 120, error: null, timestamp: Date.now() });
+  c.recordRequest({
+    method: 'GET',
+    url: 'https://cdn.example.com/a.png',
+    statusCode: 404,
+    duration: 5,
+    requestSize: 0,
+    responseSize: 120,
+    error: null,
+    timestamp: Date.now(),
+  });
   // A request of the app through the instrumented fetch, recorded by the SDK's own code path.
-  await (await c.wrapFetch(fetch)(srv.url + '/app/cart', { method: 'POST', body: '{}' })).text();
+  await (await c.wrapFetch(fetch)(`${srv.url}/app/cart`, { method: 'POST', body: '{}' })).text();
   try {
     JSON.parse('{');
   } catch (e) {

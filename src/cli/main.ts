@@ -60,8 +60,12 @@ Options:
 function describeDetail(d: { path?: string; message?: string; allowedValues?: unknown }): string {
   const field = (d.path ?? '').replace(/^\//, '').replace(/\//g, '.') || 'body';
   let msg = d.message ?? 'is invalid';
-  if (/must be equal to one of the allowed values/.test(msg)) msg = `must be one of ${ENUMS[field] ?? 'the allowed values'}`;
-  else msg = msg.replace(/must match format "email"/, 'must be an email address').replace(/must match format "uuid"/, 'must be an id like 2b0d7b3e-…');
+  if (/must be equal to one of the allowed values/.test(msg))
+    msg = `must be one of ${ENUMS[field] ?? 'the allowed values'}`;
+  else
+    msg = msg
+      .replace(/must match format "email"/, 'must be an email address')
+      .replace(/must match format "uuid"/, 'must be an id like 2b0d7b3e-…');
   return `${field}: ${msg}`;
 }
 
@@ -110,7 +114,9 @@ function fields(o: Record<string, unknown>): string {
     if (Array.isArray(v) && v.every((x) => typeof x !== 'object')) return v.join(', ') || '-';
     return typeof v === 'object' ? JSON.stringify(v) : String(v);
   };
-  return Object.entries(o).map(([k, v]) => `${`${k}:`.padEnd(w + 1)} ${text(v)}`).join('\n');
+  return Object.entries(o)
+    .map(([k, v]) => `${`${k}:`.padEnd(w + 1)} ${text(v)}`)
+    .join('\n');
 }
 
 function fail(msg: string): never {
@@ -122,7 +128,11 @@ function fail(msg: string): never {
  * One request to the service, its answer read as JSON (text that is not JSON becomes
  * `{error: text}`); a service that cannot be reached ends the CLI with a message that says so.
  */
-async function request(base: string, url: string, init: RequestInit): Promise<{ res: Response; json: any; text: string }> {
+async function request(
+  base: string,
+  url: string,
+  init: RequestInit,
+): Promise<{ res: Response; json: any; text: string }> {
   let res: Response;
   try {
     res = await fetch(url, init);
@@ -188,7 +198,10 @@ async function main() {
     console.log(USAGE);
     return;
   }
-  const base = (values.url ?? process.env.FLIGHTREC_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(/\/$/, '');
+  const base = (values.url ?? process.env.FLIGHTREC_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(
+    /\/$/,
+    '',
+  );
   const need = (v: string | undefined, flag: string) => v ?? fail(`Missing ${flag}\n\n${USAGE}`);
 
   const projectId = () => id(values.project, '--project', 'project');
@@ -200,9 +213,15 @@ async function main() {
       const n = Number(v);
       return Number.isFinite(n) && v.trim() !== '' ? n : fail(`${flag} must be a number, not "${v}"`);
     };
-    const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+    const list = (v: string | undefined) =>
+      (v ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
     return {
-      name: values.name, threshold: num(values.threshold, '--threshold'), windowMinutes: num(values.window, '--window'),
+      name: values.name,
+      threshold: num(values.threshold, '--threshold'),
+      windowMinutes: num(values.window, '--window'),
       minSessions: num(values['min-sessions'], '--min-sessions'),
       emails: values.emails === undefined ? undefined : values.emails === 'none' ? [] : list(values.emails),
       webhookIds: values.webhooks === undefined ? undefined : list(values.webhooks),
@@ -221,7 +240,10 @@ async function main() {
     const release = need(values.release, '--release');
     const target = need(arg, resource === 'sourcemaps' ? 'DIR' : 'mapping.txt');
     const key = values.key ?? process.env.FLIGHTREC_UPLOAD_KEY ?? adminToken(values.token);
-    const files = resource === 'sourcemaps' ? sourceMapFiles(target, values['url-prefix'] ?? '~/') : [{ file: target, name: 'mapping.txt', kind: 'proguard' as const }];
+    const files =
+      resource === 'sourcemaps'
+        ? sourceMapFiles(target, values['url-prefix'] ?? '~/')
+        : [{ file: target, name: 'mapping.txt', kind: 'proguard' as const }];
     if (files.length === 0) fail(`No source maps (*.map) under ${target}`);
     return uploadArtifacts(base, key, project, release, files, values.json);
   }
@@ -252,7 +274,10 @@ async function main() {
     case 'projects set-alert-emails': {
       method = 'PATCH';
       route = `/api/projects/${projectId()}`;
-      const list = (values.emails ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const list = (values.emails ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       body = { alertEmails: list.length ? list : null };
       break;
     }
@@ -260,15 +285,29 @@ async function main() {
       method = 'PATCH';
       route = `/api/projects/${projectId()}`;
       const raw = (values.origins ?? '').trim();
-      const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      const list = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       body = { allowedOrigins: raw.toLowerCase() === 'none' ? [] : list.length ? list : null };
       break;
     }
     case 'keys create':
       route = `/api/projects/${projectId()}/keys`;
-      body = values.name || values.scopes
-        ? { ...(values.name ? { name: values.name } : {}), ...(values.scopes ? { scopes: values.scopes.split(',').map((x) => x.trim()).filter(Boolean) } : {}) }
-        : undefined;
+      body =
+        values.name || values.scopes
+          ? {
+              ...(values.name ? { name: values.name } : {}),
+              ...(values.scopes
+                ? {
+                    scopes: values.scopes
+                      .split(',')
+                      .map((x) => x.trim())
+                      .filter(Boolean),
+                  }
+                : {}),
+            }
+          : undefined;
       break;
     case 'keys deactivate':
       route = `/api/keys/${id(arg, 'KEY_ID', 'key')}/deactivate`;
@@ -295,13 +334,20 @@ async function main() {
     }
     case 'webhooks create':
       route = `/api/projects/${projectId()}/webhooks`;
-      body = { url: need(values.endpoint, '--endpoint'), events: [...(values['new-groups'] ? ['crash_group.new'] : []), ...(values.regressions ? ['crash_group.regressed'] : [])] };
+      body = {
+        url: need(values.endpoint, '--endpoint'),
+        events: [
+          ...(values['new-groups'] ? ['crash_group.new'] : []),
+          ...(values.regressions ? ['crash_group.regressed'] : []),
+        ],
+      };
       break;
     case 'alert-rules delete':
     case 'webhooks delete':
       method = 'DELETE';
-      route = `/api/projects/${projectId()}/${resource}/`
-        + (resource === 'webhooks' ? id(arg, 'WEBHOOK_ID', 'webhook') : id(arg, 'RULE_ID', 'alert rule'));
+      route =
+        `/api/projects/${projectId()}/${resource}/` +
+        (resource === 'webhooks' ? id(arg, 'WEBHOOK_ID', 'webhook') : id(arg, 'RULE_ID', 'alert rule'));
       break;
     case 'webhooks test':
       route = `/api/projects/${projectId()}/webhooks/${id(arg, 'WEBHOOK_ID', 'webhook')}/test`;
@@ -312,7 +358,9 @@ async function main() {
       const change = ruleFields();
       if (values.enable || values.disable) change.enabled = values.enable;
       if (Object.values(change).every((v) => v === undefined)) {
-        fail(`Nothing to change: give --name, --threshold, --window, --min-sessions, --emails, --webhooks, --enable or --disable\n\n${USAGE}`);
+        fail(
+          `Nothing to change: give --name, --threshold, --window, --min-sessions, --emails, --webhooks, --enable or --disable\n\n${USAGE}`,
+        );
       }
       body = change;
       break;
@@ -340,7 +388,10 @@ async function main() {
     const created = json;
     ({ res, json, text } = await call('PATCH', `/api/projects/${created.project.id}`, team));
     if (res.ok) json = { ...created, project: json };
-    else console.error(`The project ${created.project.id} was created (API key, shown once: ${created.apiKey}) but not given to the team:`);
+    else
+      console.error(
+        `The project ${created.project.id} was created (API key, shown once: ${created.apiKey}) but not given to the team:`,
+      );
   }
   if (values.json) {
     console.log(JSON.stringify(json, null, 2));
@@ -352,13 +403,17 @@ async function main() {
     console.log(`Project ${json.project.name} (${json.project.id})\nAPI key (shown once, keep it): ${json.apiKey}`);
     if (!json.project.teamId) {
       // Without a team no dashboard user sees the project, and its alert links open nothing.
-      console.log(`\nIt belongs to no team yet, so no one sees it in the dashboard. Give it to yours:\n` +
-        `  npm run cli -- projects set-team --project ${json.project.id} --owner you@example.com`);
+      console.log(
+        `\nIt belongs to no team yet, so no one sees it in the dashboard. Give it to yours:\n` +
+          `  npm run cli -- projects set-team --project ${json.project.id} --owner you@example.com`,
+      );
     }
   } else if (cmd === 'projects set-team' || cmd === 'projects rename') {
     console.log(`Project ${json.name} (${json.id})${json.teamId ? `, team ${json.teamId}` : ', no team'}`);
   } else if (cmd === 'keys create') {
-    console.log(`Key ${json.key.prefix}… ${json.key.name ? `"${json.key.name}" ` : ''}(${json.key.id})\nAPI key (shown once, keep it): ${json.apiKey}`);
+    console.log(
+      `Key ${json.key.prefix}… ${json.key.name ? `"${json.key.name}" ` : ''}(${json.key.id})\nAPI key (shown once, keep it): ${json.apiKey}`,
+    );
   } else if (cmd === 'webhooks create') {
     console.log(`Webhook ${json.url} (${json.id})\nSigning secret (shown once, keep it): ${json.secret}`);
   } else if (method === 'DELETE') {
@@ -372,9 +427,12 @@ async function main() {
 }
 
 const ruleLine = (r: any) => {
-  const when = r.kind === 'spike' ? `>= ${r.threshold} occurrences`
-    : r.kind === 'crash_free' ? `< ${r.threshold}% crash-free`
-      : `significantly below the previous release${r.threshold ? ` by > ${r.threshold} pts` : ''}`;
+  const when =
+    r.kind === 'spike'
+      ? `>= ${r.threshold} occurrences`
+      : r.kind === 'crash_free'
+        ? `< ${r.threshold}% crash-free`
+        : `significantly below the previous release${r.threshold ? ` by > ${r.threshold} pts` : ''}`;
   return `${r.kind} ${when} in ${r.windowMinutes} min`;
 };
 
@@ -383,27 +441,47 @@ function human(cmd: string, json: any): string {
   switch (cmd) {
     case 'projects list':
       return table(json.items, [
-        ['ID', (p) => p.id], ['NAME', (p) => p.name], ['TEAM', (p) => p.teamId ?? 'none'],
-        ['CREATED', (p) => p.createdAt]]);
+        ['ID', (p) => p.id],
+        ['NAME', (p) => p.name],
+        ['TEAM', (p) => p.teamId ?? 'none'],
+        ['CREATED', (p) => p.createdAt],
+      ]);
     case 'alert-rules list':
       return table(json.items, [
-        ['ID', (r) => r.id], ['NAME', (r) => r.name], ['FIRES WHEN', ruleLine],
-        ['ON', (r) => (r.enabled ? 'yes' : 'no')]]);
+        ['ID', (r) => r.id],
+        ['NAME', (r) => r.name],
+        ['FIRES WHEN', ruleLine],
+        ['ON', (r) => (r.enabled ? 'yes' : 'no')],
+      ]);
     case 'alert-rules create':
     case 'alert-rules update':
       return `Rule "${json.name}" (${json.id}): ${ruleLine(json)}${json.enabled ? '' : ', off'}`;
     case 'webhooks list':
-      return table(json.items, [
-        ['ID', (w) => w.id], ['URL', (w) => w.url], ['ALSO RECEIVES', (w) => w.events],
-        ['ON', (w) => (w.enabled ? 'yes' : 'no')]], 80);
+      return table(
+        json.items,
+        [
+          ['ID', (w) => w.id],
+          ['URL', (w) => w.url],
+          ['ALSO RECEIVES', (w) => w.events],
+          ['ON', (w) => (w.enabled ? 'yes' : 'no')],
+        ],
+        80,
+      );
     case 'webhooks deliveries':
       return table(json.items, [
-        ['CREATED', (d) => d.createdAt], ['WEBHOOK', (d) => d.webhookId], ['EVENT', (d) => d.event],
+        ['CREATED', (d) => d.createdAt],
+        ['WEBHOOK', (d) => d.webhookId],
+        ['EVENT', (d) => d.event],
         ['STATUS', (d) => d.status],
-        ['TRIES', (d) => d.attempts], ['HTTP', (d) => d.responseCode], ['ERROR', (d) => d.error]]);
+        ['TRIES', (d) => d.attempts],
+        ['HTTP', (d) => d.responseCode],
+        ['ERROR', (d) => d.error],
+      ]);
     case 'webhooks test':
-      return `Test delivery ${json.deliveryId} queued: \`npm run cli -- webhooks deliveries --project …\` `
-        + 'shows how it went';
+      return (
+        `Test delivery ${json.deliveryId} queued: \`npm run cli -- webhooks deliveries --project …\` ` +
+        'shows how it went'
+      );
     case 'crash-groups set-status':
       return `Crash group ${json.id}: ${json.status}`;
     default:
@@ -413,7 +491,11 @@ function human(cmd: string, json: any): string {
 
 const cmd0 = (resource: string, action: string | undefined) => `${resource} ${action ?? ''}`.trim();
 
-interface UploadFile { file: string; name: string; kind: 'sourcemap' | 'minified' | 'proguard' }
+interface UploadFile {
+  file: string;
+  name: string;
+  kind: 'sourcemap' | 'minified' | 'proguard';
+}
 
 /** The .map files under `dir`, and the minified files that point to one with sourceMappingURL, named prefix + path under dir. */
 function sourceMapFiles(dir: string, prefix: string): UploadFile[] {
@@ -433,7 +515,8 @@ function sourceMapFiles(dir: string, prefix: string): UploadFile[] {
         const tail = Buffer.alloc(Math.min(size, 4096));
         fs.readSync(fd, tail, 0, tail.length, Math.max(0, size - tail.length));
         fs.closeSync(fd);
-        if (/\/\/[#@]\s*sourceMappingURL=(?!data:)\S+\s*$/m.test(tail.toString('utf8'))) out.push({ file: full, name, kind: 'minified' });
+        if (/\/\/[#@]\s*sourceMappingURL=(?!data:)\S+\s*$/m.test(tail.toString('utf8')))
+          out.push({ file: full, name, kind: 'minified' });
       }
     }
   };
@@ -449,7 +532,14 @@ function sourceMapFiles(dir: string, prefix: string): UploadFile[] {
 }
 
 /** Uploads each file as the raw, gzip'd body of one request; stops at the first refusal. */
-async function uploadArtifacts(base: string, key: string, project: string, release: string, files: UploadFile[], json: boolean) {
+async function uploadArtifacts(
+  base: string,
+  key: string,
+  project: string,
+  release: string,
+  files: UploadFile[],
+  json: boolean,
+) {
   const zlib = await import('node:zlib');
   const results: unknown[] = [];
   for (const f of files) {
@@ -460,9 +550,17 @@ async function uploadArtifacts(base: string, key: string, project: string, relea
       return fail(`Cannot read ${f.file}: ${(e as Error).message}`);
     }
     const url = `${base}/api/projects/${encodeURIComponent(project)}/releases/${encodeURIComponent(release)}/artifacts?name=${encodeURIComponent(f.name)}&kind=${f.kind}`;
-    const { res, json: body, text } = await request(base, url, {
+    const {
+      res,
+      json: body,
+      text,
+    } = await request(base, url, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/octet-stream',
+        'content-encoding': 'gzip',
+      },
       body: zlib.gzipSync(content),
     });
     if (!res.ok) {
@@ -471,10 +569,12 @@ async function uploadArtifacts(base: string, key: string, project: string, relea
       process.exit(1);
     }
     results.push(body.artifact);
-    if (!json) console.log(`${body.replaced ? 'Replaced' : 'Uploaded'} ${f.kind} ${f.name} (${body.artifact.size} bytes)`);
+    if (!json)
+      console.log(`${body.replaced ? 'Replaced' : 'Uploaded'} ${f.kind} ${f.name} (${body.artifact.size} bytes)`);
   }
   if (json) console.log(JSON.stringify(results, null, 2));
-  else process.stdout.write(`\n${files.length} artifact${files.length === 1 ? '' : 's'} of release ${release} uploaded\n`);
+  else
+    process.stdout.write(`\n${files.length} artifact${files.length === 1 ? '' : 's'} of release ${release} uploaded\n`);
 }
 
 main().catch((err) => fail(String(err)));

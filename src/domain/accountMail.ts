@@ -3,9 +3,11 @@ import { esc, oneLine, type RenderedEmail } from './crashAlert.ts';
 
 // The emails about an account (not about crashes): verifying its address and team invitations.
 
-const idOf = (kind: string, seed: string) => `<${kind}-${createHash('sha256').update(seed).digest('hex').slice(0, 24)}@flightrec>`;
+const idOf = (kind: string, seed: string) =>
+  `<${kind}-${createHash('sha256').update(seed).digest('hex').slice(0, 24)}@flightrec>`;
 
-const page = (...paragraphs: string[]) => ['<!doctype html><html><body style="font-family:sans-serif">', ...paragraphs, '</body></html>'].join('\n');
+const page = (...paragraphs: string[]) =>
+  ['<!doctype html><html><body style="font-family:sans-serif">', ...paragraphs, '</body></html>'].join('\n');
 
 export function renderVerification(email: string, link: string, validHours: number): RenderedEmail {
   const subject = '[flightrec] Verify your email address';
@@ -27,7 +29,10 @@ export function renderVerification(email: string, link: string, validHours: numb
 }
 
 /** The team's name and the inviter's address come from users, so they are shown as quoted text only. */
-export function renderInvitation(i: { email: string; teamName: string; inviterEmail: string; invitationId: string }, link: string): RenderedEmail {
+export function renderInvitation(
+  i: { email: string; teamName: string; inviterEmail: string; invitationId: string },
+  link: string,
+): RenderedEmail {
   const subject = '[flightrec] You are invited to a team';
   const text = [
     `${i.inviterEmail} invited ${i.email} to the flightrec team "${oneLine(i.teamName, 200)}".`,

@@ -23,7 +23,14 @@ const oneLine = (s: string, n: number) => {
 
 export function regressionNotice(
   publicUrl: string,
-  g: { projectId: string; groupId: string; message: string; appVersion: string; summary?: string | null; stackHead?: string | null },
+  g: {
+    projectId: string;
+    groupId: string;
+    message: string;
+    appVersion: string;
+    summary?: string | null;
+    stackHead?: string | null;
+  },
 ): Notice {
   return {
     key: `crash-regressed-${g.groupId}-${g.appVersion.replace(/[^A-Za-z0-9._-]/g, '_')}`,
@@ -56,7 +63,13 @@ export function renderNotices(projectName: string, notices: Notice[], digestId: 
   if (!first) throw new Error('renderNotices needs at least one notice');
   const project = oneLine(projectName, 60);
   if (notices.length === 1) {
-    const text = [...first.lines, '', ...(first.link ? [`Open: ${first.link}`] : []), '', `Project: ${projectName}`].join('\n');
+    const text = [
+      ...first.lines,
+      '',
+      ...(first.link ? [`Open: ${first.link}`] : []),
+      '',
+      `Project: ${projectName}`,
+    ].join('\n');
     const html = [
       '<!doctype html><html><body style="font-family:sans-serif">',
       `<h2>${esc(first.title)}</h2>`,
@@ -65,7 +78,12 @@ export function renderNotices(projectName: string, notices: Notice[], digestId: 
       `<p style="color:#777">Project: ${esc(projectName)}</p>`,
       '</body></html>',
     ].join('\n');
-    return { subject: `[flightrec] ${project}: ${oneLine(first.title, 160)}`, text, html, messageId: `<${first.key}@flightrec>` };
+    return {
+      subject: `[flightrec] ${project}: ${oneLine(first.title, 160)}`,
+      text,
+      html,
+      messageId: `<${first.key}@flightrec>`,
+    };
   }
   const text = [
     `${notices.length} alerts in ${projectName}:`,
@@ -80,5 +98,10 @@ export function renderNotices(projectName: string, notices: Notice[], digestId: 
     ...notices.map((n) => `<li>${n.link ? `<a href="${esc(n.link)}">${esc(n.title)}</a>` : esc(n.title)}</li>`),
     '</ul></body></html>',
   ].join('\n');
-  return { subject: `[flightrec] ${notices.length} alerts in ${project}`, text, html, messageId: `<alert-digest-${digestId}@flightrec>` };
+  return {
+    subject: `[flightrec] ${notices.length} alerts in ${project}`,
+    text,
+    html,
+    messageId: `<alert-digest-${digestId}@flightrec>`,
+  };
 }

@@ -40,7 +40,9 @@ export const levelsCounted = (r: Pick<AlertRule, 'levels'>): readonly string[] =
 
 /** The defaults a rule gets when its creator leaves them out. */
 export const RULE_DEFAULTS = {
-  windowMinutes: { spike: 60, crash_free: 1440, crash_free_regression: 1440 }, minSessions: 50, cooldownMinutes: 60,
+  windowMinutes: { spike: 60, crash_free: 1440, crash_free_regression: 1440 },
+  minSessions: 50,
+  cooldownMinutes: 60,
 } as const;
 
 /** Kinds judged per release, over sessions (with a minimum number of them). */
@@ -102,10 +104,13 @@ export function regressionMeasures(
     const rate = (x: { sessions: number; crashed: number }) =>
       Math.round(((x.sessions - Math.min(x.crashed, x.sessions)) / x.sessions) * 10_000) / 100;
     out.push({
-      subject: v.appVersion, value: gap, sessions: v.sessions,
-      detail: `crash-free sessions of release ${v.appVersion} are ${rate(v)}% `
-        + `(95 % interval ${ci.low}–${ci.high}%, ${v.sessions} sessions), significantly below release `
-        + `${p.appVersion} at ${rate(p)}% (${pci.low}–${pci.high}%, ${p.sessions} sessions)`,
+      subject: v.appVersion,
+      value: gap,
+      sessions: v.sessions,
+      detail:
+        `crash-free sessions of release ${v.appVersion} are ${rate(v)}% ` +
+        `(95 % interval ${ci.low}–${ci.high}%, ${v.sessions} sessions), significantly below release ` +
+        `${p.appVersion} at ${rate(p)}% (${pci.low}–${pci.high}%, ${p.sessions} sessions)`,
     });
   }
   return out;
@@ -159,7 +164,9 @@ export function describeFiring(
     return `${rule.name}: ${what} in ${rule.windowMinutes} min`;
   }
   if (rule.kind === 'spike') {
-    const what = f.groupMessage ? `"${f.groupMessage.replace(/\s+/g, ' ').slice(0, 120)}"` : `group ${f.subject.slice(0, 12)}`;
+    const what = f.groupMessage
+      ? `"${f.groupMessage.replace(/\s+/g, ' ').slice(0, 120)}"`
+      : `group ${f.subject.slice(0, 12)}`;
     return `${rule.name}: ${what} had ${f.value} occurrences in ${rule.windowMinutes} min (threshold ${rule.threshold})`;
   }
   const pct = Math.floor(f.value * 100) / 100;

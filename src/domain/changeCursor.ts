@@ -24,7 +24,8 @@ export function encodeCursor(k: ChangeKey): string {
 export class CursorParamError extends InvalidParameterError {}
 
 export function decodeCursor(text: string): ChangeKey {
-  const bad = () => new CursorParamError('cursor is not a cursor returned by this API (nextCursor / X-Next-Cursor)', 'cursor');
+  const bad = () =>
+    new CursorParamError('cursor is not a cursor returned by this API (nextCursor / X-Next-Cursor)', 'cursor');
   if (!text.startsWith('v1.')) throw bad();
   const m = /^(-?\d{1,16}):(.+)$/.exec(Buffer.from(text.slice(3), 'base64url').toString('utf8'));
   if (!m || !UUID.test(m[2] ?? '')) throw bad();

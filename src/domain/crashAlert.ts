@@ -47,7 +47,8 @@ export function renderCrashAlert(a: CrashAlert, publicUrl: string): RenderedEmai
   const device = [a.deviceBrand, a.deviceModel].filter(Boolean).join(' ') || 'unknown';
   const platform = [a.platform, a.osVersion].filter(Boolean).join(' ') || 'unknown';
   const app = a.appVersion ? `${a.appVersion}${a.appBuildNumber ? ` (${a.appBuildNumber})` : ''}` : 'unknown';
-  const summaryLabel = a.summarySource === 'deterministic' ? 'Summary (from the stack trace)' : `Summary (${a.summarySource})`;
+  const summaryLabel =
+    a.summarySource === 'deterministic' ? 'Summary (from the stack trace)' : `Summary (${a.summarySource})`;
   const facts: [string, string][] = [
     ['Project', a.projectName],
     ['Kind', kindOf(a)],
@@ -134,7 +135,10 @@ export function renderCrashDigest(
   const shown = groups.slice(0, DIGEST_MAX_GROUPS);
   const more = total - shown.length;
   const subject = `[flightrec] ${total} new crash groups in ${oneLine(p.projectName, 60)}`;
-  const lines = shown.map((g) => `- ${oneLine(g.message, 160) || '(no message)'} (first seen ${isoMs(g.firstSeenAt)})\n  ${crashGroupLink(publicUrl, p.projectId, g.groupId)}`);
+  const lines = shown.map(
+    (g) =>
+      `- ${oneLine(g.message, 160) || '(no message)'} (first seen ${isoMs(g.firstSeenAt)})\n  ${crashGroupLink(publicUrl, p.projectId, g.groupId)}`,
+  );
   const text = [
     `${total} new crash groups appeared in ${p.projectName}.`,
     '',
@@ -147,7 +151,10 @@ export function renderCrashDigest(
     '<!doctype html><html><body style="font-family:sans-serif">',
     `<h2>${total} new crash groups in ${esc(p.projectName)}</h2>`,
     '<ul>',
-    ...shown.map((g) => `<li><a href="${esc(crashGroupLink(publicUrl, p.projectId, g.groupId))}">${esc(oneLine(g.message, 160) || '(no message)')}</a> <small>${esc(isoMs(g.firstSeenAt))}</small></li>`),
+    ...shown.map(
+      (g) =>
+        `<li><a href="${esc(crashGroupLink(publicUrl, p.projectId, g.groupId))}">${esc(oneLine(g.message, 160) || '(no message)')}</a> <small>${esc(isoMs(g.firstSeenAt))}</small></li>`,
+    ),
     '</ul>',
     ...(more > 0 ? [`<p>… and ${more} more.</p>`] : []),
     '</body></html>',
@@ -176,7 +183,12 @@ export function renderRecipientConfirmation(projectName: string, email: string, 
     '<p>If you did not expect this, ignore this email: nothing is sent to you unless you confirm.</p>',
     '</body></html>',
   ].join('\n');
-  return { subject, text, html, messageId: `<confirm-${createHash('sha256').update(link).digest('hex').slice(0, 24)}@flightrec>` };
+  return {
+    subject,
+    text,
+    html,
+    messageId: `<confirm-${createHash('sha256').update(link).digest('hex').slice(0, 24)}@flightrec>`,
+  };
 }
 
 /**
@@ -186,6 +198,8 @@ export function renderRecipientConfirmation(projectName: string, email: string, 
 export function withUnsubscribe(mail: RenderedEmail, link: string): RenderedEmail {
   const text = `${mail.text}\n\nStop these alerts for this project: ${link}`;
   const foot = `<p style="color:#777"><a href="${esc(link)}">Unsubscribe</a> from this project's crash alerts.</p>\n</body></html>`;
-  const html = mail.html.endsWith('</body></html>') ? `${mail.html.slice(0, -'</body></html>'.length)}${foot}` : `${mail.html}\n${foot}`;
+  const html = mail.html.endsWith('</body></html>')
+    ? `${mail.html.slice(0, -'</body></html>'.length)}${foot}`
+    : `${mail.html}\n${foot}`;
   return { ...mail, text, html };
 }

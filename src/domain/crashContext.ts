@@ -42,7 +42,10 @@ export interface Breadcrumb {
   data?: Record<string, unknown>;
 }
 
-export interface DroppedField { field: string; reason: string }
+export interface DroppedField {
+  field: string;
+  reason: string;
+}
 
 /** The bounded context, as stored with the occurrence. */
 export interface CrashContext {
@@ -124,7 +127,10 @@ function sanitised(v: unknown, removed: { n: number }): unknown {
   if (isPlainObject(v)) {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
-      if (RESERVED_KEYS.has(k)) { removed.n++; continue; }
+      if (RESERVED_KEYS.has(k)) {
+        removed.n++;
+        continue;
+      }
       // defineProperty: an own key never reaches a prototype, whatever its name
       const value = sanitised(x, removed);
       Object.defineProperty(out, cleanText(k), { value, enumerable: true, writable: true, configurable: true });
@@ -170,16 +176,31 @@ export const isMessageLevel = (level: string) => (MESSAGE_LEVELS as readonly str
 function boundTags(raw: unknown, drop: (field: string, reason: string) => void): Record<string, string> {
   const tags: Record<string, string> = {};
   if (raw === undefined || raw === null) return tags;
-  if (!isPlainObject(raw)) { drop('tags', `must be an object of strings, got ${kindOf(raw)}`); return tags; }
+  if (!isPlainObject(raw)) {
+    drop('tags', `must be an object of strings, got ${kindOf(raw)}`);
+    return tags;
+  }
   let kept = 0;
   let over = 0;
   for (const [k, v] of Object.entries(raw)) {
     const key = name(k, LIMITS.tagKeyChars, TAG_KEY, 'letters, digits, _ . : -');
-    if ('reason' in key) { drop('tags', `a key ${key.reason}`); continue; }
-    if (RESERVED_KEYS.has(k)) { drop(`tags.${k}`, 'reserved key'); continue; }
+    if ('reason' in key) {
+      drop('tags', `a key ${key.reason}`);
+      continue;
+    }
+    if (RESERVED_KEYS.has(k)) {
+      drop(`tags.${k}`, 'reserved key');
+      continue;
+    }
     const value = name(v, LIMITS.tagValueChars, null, '');
-    if ('reason' in value) { drop(`tags.${k}`, `value ${value.reason}`); continue; }
-    if (kept >= LIMITS.tags) { over++; continue; }
+    if ('reason' in value) {
+      drop(`tags.${k}`, `value ${value.reason}`);
+      continue;
+    }
+    if (kept >= LIMITS.tags) {
+      over++;
+      continue;
+    }
     Object.defineProperty(tags, key.ok, { value: value.ok, enumerable: true, writable: true, configurable: true });
     kept++;
   }
@@ -189,7 +210,10 @@ function boundTags(raw: unknown, drop: (field: string, reason: string) => void):
 
 function boundContext(raw: unknown, drop: (field: string, reason: string) => void): string {
   if (raw === undefined || raw === null) return '';
-  if (!isPlainObject(raw)) { drop('context', `must be an object, got ${kindOf(raw)}`); return ''; }
+  if (!isPlainObject(raw)) {
+    drop('context', `must be an object, got ${kindOf(raw)}`);
+    return '';
+  }
   // Depth first, iteratively: a value nested 100k deep must not reach a recursive walk.
   if (nestsDeeperThan(raw, LIMITS.contextDepth)) {
     drop('context', `nests deeper than ${LIMITS.contextDepth} levels`);
@@ -208,7 +232,10 @@ function boundContext(raw: unknown, drop: (field: string, reason: string) => voi
 
 function breadcrumb(raw: unknown, i: number, drop: (field: string, reason: string) => void): Breadcrumb | null {
   const field = `breadcrumbs[${i}]`;
-  if (!isPlainObject(raw)) { drop(field, `must be an object, got ${kindOf(raw)}`); return null; }
+  if (!isPlainObject(raw)) {
+    drop(field, `must be an object, got ${kindOf(raw)}`);
+    return null;
+  }
   const t = raw.timestamp;
   if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t > MAX_MS) {
     drop(field, 'timestamp must be a number of ms since the epoch');
@@ -216,9 +243,15 @@ function breadcrumb(raw: unknown, i: number, drop: (field: string, reason: strin
   }
   const ts = Math.round(t);
   const category = name(raw.category, LIMITS.breadcrumbCategoryChars, null, '');
-  if ('reason' in category) { drop(field, `category ${category.reason}`); return null; }
+  if ('reason' in category) {
+    drop(field, `category ${category.reason}`);
+    return null;
+  }
   const m = raw.message ?? '';
-  if (typeof m !== 'string') { drop(field, `message must be a string, got ${kindOf(m)}`); return null; }
+  if (typeof m !== 'string') {
+    drop(field, `message must be a string, got ${kindOf(m)}`);
+    return null;
+  }
   if (m.length > LIMITS.breadcrumbMessageChars) {
     drop(field, `message longer than ${LIMITS.breadcrumbMessageChars} characters (${m.length})`);
     return null;
@@ -235,17 +268,14 @@ function breadcrumb(raw: unknown, i: number, drop: (field: string, reason: strin
     if (!isPlainObject(data)) drop(`${field}.data`, `must be an object, got ${kindOf(data)}`);
     else if (nestsDeeperThan(data, LIMITS.breadcrumbDataDepth)) {
       drop(`${field}.data`, `nests deeper than ${LIMITS.breadcrumbDataDepth} levels`);
-    }
-    else {
+    } else {
       const removed = { n: 0 };
       const clean = sanitised(data, removed) as Record<string, unknown>;
       const bytes = utf8Bytes(JSON.stringify(clean));
       if (removed.n > 0) drop(`${field}.data`, `${removed.n} reserved key(s) removed`);
       if (bytes > LIMITS.breadcrumbDataBytes) {
         drop(`${field}.data`, `larger than ${LIMITS.breadcrumbDataBytes} bytes as JSON (${bytes})`);
-      }
-
-      else if (Object.keys(clean).length > 0) out.data = clean;
+      } else if (Object.keys(clean).length > 0) out.data = clean;
     }
   }
   return out;
@@ -253,7 +283,10 @@ function breadcrumb(raw: unknown, i: number, drop: (field: string, reason: strin
 
 function boundBreadcrumbs(raw: unknown, drop: (field: string, reason: string) => void): Breadcrumb[] {
   if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) { drop('breadcrumbs', `must be an array, got ${kindOf(raw)}`); return []; }
+  if (!Array.isArray(raw)) {
+    drop('breadcrumbs', `must be an array, got ${kindOf(raw)}`);
+    return [];
+  }
   // The trail's end is what led to the crash: keep the most recent entries.
   let from = 0;
   if (raw.length > LIMITS.breadcrumbs) {

@@ -17,7 +17,11 @@ export type MergePlan =
  * `known`: each named group of the project and the group it was merged into (null if none).
  * The kept group is the one named in the path, or the group it was merged into.
  */
-export function mergePlan(known: ReadonlyMap<string, string | null>, keptId: string, ids: readonly string[]): MergePlan {
+export function mergePlan(
+  known: ReadonlyMap<string, string | null>,
+  keptId: string,
+  ids: readonly string[],
+): MergePlan {
   if (!known.has(keptId)) return { outcome: 'not-found' };
   const missing = ids.filter((id) => !known.has(id));
   if (missing.length) return { outcome: 'unknown', missing };

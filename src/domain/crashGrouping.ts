@@ -8,7 +8,11 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /** The head of a stack trace: its first five lines, split on \n with a trailing \r dropped (docs/decisions.md). */
 export function stackHead(stackTrace: string): string {
-  return stackTrace.split('\n').slice(0, 5).map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)).join('\n');
+  return stackTrace
+    .split('\n')
+    .slice(0, 5)
+    .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+    .join('\n');
 }
 
 /** The first five lines of the stack as the service normalises it (src/domain/stackNormalise.ts). */

@@ -81,7 +81,8 @@ export function summaryView(
   current: CrashContext,
 ): SummaryView {
   const ai = stored.summary !== null ? AI_SOURCE.exec(stored.summarySource ?? '') : null;
-  if (ai && stored.summary !== null) return { text: stored.summary, origin: 'ai', model: ai[1] ?? null, writtenAt: stored.summaryAt };
+  if (ai && stored.summary !== null)
+    return { text: stored.summary, origin: 'ai', model: ai[1] ?? null, writtenAt: stored.summaryAt };
   return { text: deterministicSummary(current, 'Latest'), origin: 'stack-trace', model: null, writtenAt: null };
 }
 

@@ -15,7 +15,11 @@ export interface TimelineEntry {
   data: Record<string, unknown> | null;
 }
 
-export interface SessionEvent { at: number; type: string; data: Record<string, unknown> }
+export interface SessionEvent {
+  at: number;
+  type: string;
+  data: Record<string, unknown>;
+}
 
 const text = (v: unknown) => (v === null || v === undefined ? '' : String(v));
 
@@ -24,13 +28,20 @@ export function describeEvent(e: SessionEvent): string {
   const d = e.data;
   let s: string;
   switch (e.type) {
-    case 'navigate': s = d.from ? `${text(d.from)} → ${text(d.to)}` : `→ ${text(d.to)}`; break;
-    case 'tap': s = d.target ? `tap ${text(d.target)}` : `tap at ${text(d.x)}, ${text(d.y)}`; break;
-    case 'custom': s = text(d.name); break;
+    case 'navigate':
+      s = d.from ? `${text(d.from)} → ${text(d.to)}` : `→ ${text(d.to)}`;
+      break;
+    case 'tap':
+      s = d.target ? `tap ${text(d.target)}` : `tap at ${text(d.x)}, ${text(d.y)}`;
+      break;
+    case 'custom':
+      s = text(d.name);
+      break;
     case 'network':
       s = `${text(d.method)} ${text(d.url)} ${d.error ? text(d.error) : text(d.statusCode)}`.trim();
       break;
-    default: s = e.type;
+    default:
+      s = e.type;
   }
   return s.length > 500 ? `${s.slice(0, 500)}…` : s;
 }
@@ -45,16 +56,25 @@ export function crashTimeline(
   breadcrumbs.forEach((b, i) => {
     if (b.timestamp > crash.at) return;
     entries.push({
-      at: b.timestamp, source: 'breadcrumb', kind: b.category, level: b.level, message: b.message, data: b.data ?? null,
+      at: b.timestamp,
+      source: 'breadcrumb',
+      kind: b.category,
+      level: b.level,
+      message: b.message,
+      data: b.data ?? null,
       order: i,
     });
-
   });
   events.forEach((e, i) => {
     if (e.at > crash.at) return;
     const failed = e.type === 'network' && (Boolean(e.data.error) || Number(e.data.statusCode) >= 400);
     entries.push({
-      at: e.at, source: 'event', kind: e.type, level: failed ? 'error' : null, message: describeEvent(e), data: e.data,
+      at: e.at,
+      source: 'event',
+      kind: e.type,
+      level: failed ? 'error' : null,
+      message: describeEvent(e),
+      data: e.data,
       order: breadcrumbs.length + i,
     });
   });

@@ -25,7 +25,10 @@ export interface RawStep {
   status?: number | null;
 }
 
-export interface TrailStep { kind: StepKind; label: string }
+export interface TrailStep {
+  kind: StepKind;
+  label: string;
+}
 
 /** Text is cut before any pattern runs, so a hostile value costs a bounded, linear read. */
 const MAX_TEXT = 200;
@@ -39,7 +42,10 @@ export function hostPath(url: string): string {
   if (scheme >= 0 && /^[a-z][a-z0-9+.-]*$/i.test(s.slice(0, scheme))) s = s.slice(scheme + 3);
   let end = s.length;
   for (let i = 0; i < s.length; i++) {
-    if (s[i] === '?' || s[i] === '#') { end = i; break; }
+    if (s[i] === '?' || s[i] === '#') {
+      end = i;
+      break;
+    }
   }
   s = s.slice(0, end);
   const slash = s.indexOf('/');
@@ -72,7 +78,11 @@ export function trailOf(raw: readonly RawStep[], k: number): TrailStep[] {
 }
 
 /** One occurrence's window: its session, when it crashed, and its events in time order. */
-export interface TrailWindow { sessionId: string; occurredAt: number; steps: readonly RawStep[] }
+export interface TrailWindow {
+  sessionId: string;
+  occurredAt: number;
+  steps: readonly RawStep[];
+}
 
 export interface CommonTrail {
   steps: TrailStep[];
@@ -98,19 +108,29 @@ export function commonTrails(windows: readonly TrailWindow[], k: number, limit =
   let withoutEvents = 0;
   for (const w of windows) {
     const steps = trailOf(w.steps, k);
-    if (steps.length === 0) { withoutEvents++; continue; }
+    if (steps.length === 0) {
+      withoutEvents++;
+      continue;
+    }
     const key = JSON.stringify(steps.map((s) => [s.kind, s.label]));
     const t = byKey.get(key);
     if (!t) {
       byKey.set(key, { steps, occurrences: 1, share: 0, sessionId: w.sessionId, occurredAt: w.occurredAt });
     } else {
       t.occurrences++;
-      if (w.occurredAt > t.occurredAt) { t.occurredAt = w.occurredAt; t.sessionId = w.sessionId; }
+      if (w.occurredAt > t.occurredAt) {
+        t.occurredAt = w.occurredAt;
+        t.sessionId = w.sessionId;
+      }
     }
   }
   const trails = [...byKey.values()]
     .map((t) => ({ ...t, share: windows.length ? t.occurrences / windows.length : 0 }))
-    .sort((a, b) => b.occurrences - a.occurrences || b.occurredAt - a.occurredAt
-      || (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
+    .sort(
+      (a, b) =>
+        b.occurrences - a.occurrences ||
+        b.occurredAt - a.occurredAt ||
+        (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0),
+    );
   return { sampled: windows.length, withoutEvents, trails: trails.slice(0, limit) };
 }

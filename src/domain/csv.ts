@@ -25,9 +25,29 @@ export const FORMULA_START = ['=', '+', '-', '@', '\t', '\r', '\n', '\uFF1D', '\
  * invisible zero-width space, joiners and word joiner.
  */
 export const FORMULA_PREFIX = [
-  ' ', '\uFEFF', '\u00A0', '\u3000', '\u000B', '\u000C',
-  '\u2000', '\u2001', '\u2002', '\u2003', '\u2004', '\u2005', '\u2006', '\u2007', '\u2008', '\u2009', '\u200A',
-  '\u200B', '\u200C', '\u200D', '\u2060', '\u202F', '\u205F',
+  ' ',
+  '\uFEFF',
+  '\u00A0',
+  '\u3000',
+  '\u000B',
+  '\u000C',
+  '\u2000',
+  '\u2001',
+  '\u2002',
+  '\u2003',
+  '\u2004',
+  '\u2005',
+  '\u2006',
+  '\u2007',
+  '\u2008',
+  '\u2009',
+  '\u200A',
+  '\u200B',
+  '\u200C',
+  '\u200D',
+  '\u2060',
+  '\u202F',
+  '\u205F',
 ] as const;
 
 export const CSV_EOL = '\r\n';
@@ -49,7 +69,8 @@ export function neutraliseFormula(text: string): string {
 
 /** The same rule as an RE2 pattern, for ClickHouse's `match` (every character as `\x{…}`). */
 export function formulaPatternRe2(): string {
-  const cls = (chars: readonly string[]) => `[${chars.map((c) => `\\x{${c.codePointAt(0)!.toString(16).toUpperCase()}}`).join('')}]`;
+  const cls = (chars: readonly string[]) =>
+    `[${chars.map((c) => `\\x{${c.codePointAt(0)!.toString(16).toUpperCase()}}`).join('')}]`;
   return `^${cls(FORMULA_PREFIX)}*${cls(FORMULA_START)}`;
 }
 
@@ -92,7 +113,7 @@ export function ndjsonRows(fields: readonly string[], rows: readonly Record<stri
   for (const r of rows) {
     const o: Record<string, unknown> = {};
     for (const f of fields) o[f] = r[f] ?? null;
-    out += JSON.stringify(o) + '\n';
+    out += `${JSON.stringify(o)}\n`;
   }
   return out;
 }

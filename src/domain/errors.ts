@@ -43,7 +43,10 @@ export class ConflictError extends DomainError {}
 
 /** A parameter outside a body (query string) cannot be read; `parameter` names it when one is to blame. */
 export class InvalidParameterError extends DomainError {
-  constructor(message: string, readonly parameter?: string) {
+  constructor(
+    message: string,
+    readonly parameter?: string,
+  ) {
     super(message);
   }
 }
@@ -57,7 +60,10 @@ export class QueueFullError extends DomainError {
 
 /** Too many of something at once (e.g. streamed exports of a project): retry after a while. */
 export class TooBusyError extends DomainError {
-  constructor(message: string, readonly retryAfterSeconds: number) {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
     super(message);
   }
 }

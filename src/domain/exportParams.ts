@@ -57,16 +57,27 @@ export interface ParsedDate {
  */
 export function parseIsoDate(name: string, text: string): ParsedDate {
   const m = ISO.exec(text);
-  if (!m) throw new DateParamError(`${name} must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)`, name);
+  if (!m)
+    throw new DateParamError(`${name} must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)`, name);
   const [, y, mo, d, h, mi, s, frac, zone] = m;
-  const year = Number(y), month = Number(mo), day = Number(d);
-  const hour = Number(h ?? 0), minute = Number(mi ?? 0), second = Number(s ?? 0);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
+  const hour = Number(h ?? 0),
+    minute = Number(mi ?? 0),
+    second = Number(s ?? 0);
   const millis = Number((frac ?? '').slice(0, 3).padEnd(3, '0'));
   const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, millis));
   date.setUTCFullYear(year);
   if (
-    month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 ||
-    date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day
+    month < 1 ||
+    month > 12 ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59 ||
+    date.getUTCFullYear() !== year ||
+    date.getUTCMonth() !== month - 1 ||
+    date.getUTCDate() !== day
   ) {
     throw new DateParamError(`${name} is not a valid calendar date or time: "${text}"`, name);
   }
@@ -74,7 +85,8 @@ export function parseIsoDate(name: string, text: string): ParsedDate {
   if (zone && zone !== 'Z') {
     const sign = zone[0] === '-' ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
-    const oh = Number(digits.slice(0, 2)), om = Number(digits.slice(2) || 0);
+    const oh = Number(digits.slice(0, 2)),
+      om = Number(digits.slice(2) || 0);
     if (oh > 23 || om > 59) throw new DateParamError(`${name} has an invalid UTC offset: "${text}"`, name);
     offsetMin = sign * (oh * 60 + om);
   }
@@ -88,7 +100,10 @@ export const DAY_MS = 86_400_000;
  * inclusive; a date-time `to` is inclusive to the millisecond; a date-only `to` covers that
  * whole UTC day. A date-time without a zone is UTC.
  */
-export function dateRange(from: string | undefined, to: string | undefined): { fromMs?: number; toMsExclusive?: number } {
+export function dateRange(
+  from: string | undefined,
+  to: string | undefined,
+): { fromMs?: number; toMsExclusive?: number } {
   const f = from === undefined ? undefined : parseIsoDate('from', from);
   const t = to === undefined ? undefined : parseIsoDate('to', to);
   const fromMs = f?.ms;

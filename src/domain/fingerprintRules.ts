@@ -97,13 +97,18 @@ export function ruleMatches(match: FingerprintMatch, input: FingerprintInput): b
   if (match.message !== undefined && !globMatch(match.message, cut(input.message))) return false;
   if (match.module === undefined && match.function === undefined) return true;
   const frames = input.frames.length > MATCH_FRAME_LIMIT ? input.frames.slice(0, MATCH_FRAME_LIMIT) : input.frames;
-  return frames.some((f) =>
-    (match.module === undefined || globMatch(match.module, cut(f.module))) &&
-    (match.function === undefined || globMatch(match.function, cut(f.function))));
+  return frames.some(
+    (f) =>
+      (match.module === undefined || globMatch(match.module, cut(f.module))) &&
+      (match.function === undefined || globMatch(match.function, cut(f.function))),
+  );
 }
 
 /** The first rule that matches, in order; undefined when none does. */
-export function firstMatchingRule<R extends FingerprintRuleSpec>(rules: readonly R[], input: FingerprintInput): R | undefined {
+export function firstMatchingRule<R extends FingerprintRuleSpec>(
+  rules: readonly R[],
+  input: FingerprintInput,
+): R | undefined {
   return rules.find((r) => ruleMatches(r.match, input));
 }
 
@@ -115,11 +120,17 @@ export function firstMatchingRule<R extends FingerprintRuleSpec>(rules: readonly
 export function fingerprintKey(fingerprint: readonly string[], defaultKey: string): string {
   const parts = fingerprint.map((p) => (DEFAULT_PART.test(p) ? { default: defaultKey } : p));
   if (parts.length === 1 && typeof parts[0] === 'object') return defaultKey;
-  return createHash('sha256').update(`fingerprint\n${JSON.stringify(parts)}`).digest('hex');
+  return createHash('sha256')
+    .update(`fingerprint\n${JSON.stringify(parts)}`)
+    .digest('hex');
 }
 
 /** The key of a crash under a project's rules: the first matching rule's fingerprint, else the default key. */
-export function keyUnderRules(rules: readonly FingerprintRuleSpec[], input: FingerprintInput, defaultKey: string): string {
+export function keyUnderRules(
+  rules: readonly FingerprintRuleSpec[],
+  input: FingerprintInput,
+  defaultKey: string,
+): string {
   const rule = firstMatchingRule(rules, input);
   return rule ? fingerprintKey(rule.fingerprint, defaultKey) : defaultKey;
 }
@@ -143,7 +154,11 @@ const TYPE = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
  * `java.lang.IllegalStateException`); otherwise no type and the whole line as the message. The
  * frames are the parsed ones among the stack's first lines (src/domain/grouping/groupKey.ts).
  */
-export function fingerprintInput(stack: string, message: string, inAppPackages: readonly string[] = []): FingerprintInput {
+export function fingerprintInput(
+  stack: string,
+  message: string,
+  inAppPackages: readonly string[] = [],
+): FingerprintInput {
   const parsed = parseStack(stack, inAppPackages);
   const first = (t: string) => (t.slice(0, MATCH_TEXT_LIMIT * 4).split('\n', 1)[0] ?? '').replace(/\r$/, '').trim();
   const line = first(parsed[0] || stack.trim() === '' ? message : stack).replace(/^Uncaught (?:\(in promise\) )?/, '');

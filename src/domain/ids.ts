@@ -12,9 +12,10 @@ const VARIANT = '89ab89ab89ab89ab'; // RFC 4122 variant: the high bits of byte 8
 
 /** RFC 4122 UUID v5 of `name` in flightrec's namespace. */
 export function uuidV5(name: string): string {
-  const data = name.length <= MAX_SCRATCH_CHARS
-    ? scratch.subarray(0, 16 + scratch.write(name, 16, 'utf8'))
-    : Buffer.concat([NAMESPACE, Buffer.from(name, 'utf8')]);
+  const data =
+    name.length <= MAX_SCRATCH_CHARS
+      ? scratch.subarray(0, 16 + scratch.write(name, 16, 'utf8'))
+      : Buffer.concat([NAMESPACE, Buffer.from(name, 'utf8')]);
   const x = hash('sha1', data, 'hex');
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-5${x.slice(13, 16)}-${VARIANT[parseInt(x.charAt(16), 16)]}${x.slice(17, 20)}-${x.slice(20, 32)}`;
 }

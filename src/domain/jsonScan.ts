@@ -58,7 +58,12 @@ export function topLevelArrayExceeds(buf: Uint8Array, key: string, max: number):
       i = end;
     } else if (b === OPEN_OBJ || b === OPEN_ARR) {
       depth++;
-      if (depth === 2 && b === OPEN_ARR && lastKeyStart >= 0 && Buffer.compare(want, buf.subarray(lastKeyStart, lastKeyEnd)) === 0) {
+      if (
+        depth === 2 &&
+        b === OPEN_ARR &&
+        lastKeyStart >= 0 &&
+        Buffer.compare(want, buf.subarray(lastKeyStart, lastKeyEnd)) === 0
+      ) {
         inTarget = true;
         commas = 0;
       }
@@ -118,7 +123,8 @@ export function nonFinitePaths(root: unknown, limit = 100): string[] {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}/${i}`]);
     } else if (v !== null && typeof v === 'object') {
       const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--) stack.push([(v as Record<string, unknown>)[keys[i]!], `${path}/${esc(keys[i]!)}`]);
+      for (let i = keys.length - 1; i >= 0; i--)
+        stack.push([(v as Record<string, unknown>)[keys[i]!], `${path}/${esc(keys[i]!)}`]);
     }
   }
   return out;

@@ -15,5 +15,10 @@ export const silentLog: Log = { info() {}, warn() {}, error() {} };
 export function loggableError(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) return { message: String(err) };
   const e = err as Error & { code?: unknown };
-  return { type: e.constructor.name, message: e.message, code: typeof e.code === 'string' ? e.code : undefined, stack: e.stack };
+  return {
+    type: e.constructor.name,
+    message: e.message,
+    code: typeof e.code === 'string' ? e.code : undefined,
+    stack: e.stack,
+  };
 }

@@ -15,12 +15,36 @@
 const MAGIC = Buffer.from('PAR1');
 
 // Thrift compact protocol type ids.
-const T = { TRUE: 1, FALSE: 2, BYTE: 3, I16: 4, I32: 5, I64: 6, DOUBLE: 7, BINARY: 8, LIST: 9, SET: 10, MAP: 11, STRUCT: 12 } as const;
+const T = {
+  TRUE: 1,
+  FALSE: 2,
+  BYTE: 3,
+  I16: 4,
+  I32: 5,
+  I64: 6,
+  DOUBLE: 7,
+  BINARY: 8,
+  LIST: 9,
+  SET: 10,
+  MAP: 11,
+  STRUCT: 12,
+} as const;
 
 type Value = number | bigint | boolean | Buffer | ListValue | Field[] | MapValue;
-interface ListValue { elemType: number; items: Value[] }
-interface MapValue { keyType: number; valType: number; entries: [Value, Value][] }
-interface Field { id: number; type: number; value: Value }
+interface ListValue {
+  elemType: number;
+  items: Value[];
+}
+interface MapValue {
+  keyType: number;
+  valType: number;
+  entries: [Value, Value][];
+}
+interface Field {
+  id: number;
+  type: number;
+  value: Value;
+}
 
 class Reader {
   pos = 0;
@@ -31,7 +55,8 @@ class Reader {
     return v;
   }
   varint(): bigint {
-    let shift = 0n, out = 0n;
+    let shift = 0n,
+      out = 0n;
     for (;;) {
       const x = this.byte();
       out |= BigInt(x & 0x7f) << shift;
@@ -51,33 +76,46 @@ class Reader {
   }
   value(type: number): Value {
     switch (type) {
-      case T.TRUE: return true;
-      case T.FALSE: return false;
-      case T.BYTE: return this.byte();
-      case T.I16: case T.I32: return Number(this.zigzag());
-      case T.I64: return this.zigzag();
-      case T.DOUBLE: return this.bytes(8);
-      case T.BINARY: return this.bytes(Number(this.varint()));
-      case T.LIST: case T.SET: {
+      case T.TRUE:
+        return true;
+      case T.FALSE:
+        return false;
+      case T.BYTE:
+        return this.byte();
+      case T.I16:
+      case T.I32:
+        return Number(this.zigzag());
+      case T.I64:
+        return this.zigzag();
+      case T.DOUBLE:
+        return this.bytes(8);
+      case T.BINARY:
+        return this.bytes(Number(this.varint()));
+      case T.LIST:
+      case T.SET: {
         const h = this.byte();
         const elemType = h & 0x0f;
-        const n = (h >> 4) === 15 ? Number(this.varint()) : h >> 4;
+        const n = h >> 4 === 15 ? Number(this.varint()) : h >> 4;
         const items: Value[] = [];
         // Booleans inside a list are one byte each, not folded into a type id.
-        for (let i = 0; i < n; i++) items.push(elemType === T.TRUE || elemType === T.FALSE ? this.byte() : this.value(elemType));
+        for (let i = 0; i < n; i++)
+          items.push(elemType === T.TRUE || elemType === T.FALSE ? this.byte() : this.value(elemType));
         return { elemType, items };
       }
       case T.MAP: {
         const n = Number(this.varint());
         if (n === 0) return { keyType: 0, valType: 0, entries: [] };
         const kv = this.byte();
-        const keyType = kv >> 4, valType = kv & 0x0f;
+        const keyType = kv >> 4,
+          valType = kv & 0x0f;
         const entries: [Value, Value][] = [];
         for (let i = 0; i < n; i++) entries.push([this.value(keyType), this.value(valType)]);
         return { keyType, valType, entries };
       }
-      case T.STRUCT: return this.struct();
-      default: throw new Error(`parquet footer: unknown thrift type ${type}`);
+      case T.STRUCT:
+        return this.struct();
+      default:
+        throw new Error(`parquet footer: unknown thrift type ${type}`);
     }
   }
   struct(): Field[] {
@@ -102,7 +140,9 @@ class Writer {
     if (this.cur.length) this.parts.push(Buffer.from(this.cur));
     this.cur = [];
   }
-  byte(v: number) { this.cur.push(v & 0xff); }
+  byte(v: number) {
+    this.cur.push(v & 0xff);
+  }
   varint(v: bigint) {
     for (;;) {
       if (v < 0x80n) return this.byte(Number(v));
@@ -110,21 +150,34 @@ class Writer {
       v >>= 7n;
     }
   }
-  zigzag(v: bigint) { this.varint(v >= 0n ? v << 1n : ((-v) << 1n) - 1n); }
-  raw(b: Buffer) { this.flushCur(); this.parts.push(b); }
+  zigzag(v: bigint) {
+    this.varint(v >= 0n ? v << 1n : (-v << 1n) - 1n);
+  }
+  raw(b: Buffer) {
+    this.flushCur();
+    this.parts.push(b);
+  }
   value(type: number, v: Value) {
     switch (type) {
-      case T.TRUE: case T.FALSE: return;
-      case T.BYTE: return this.byte(v as number);
-      case T.I16: case T.I32: return this.zigzag(BigInt(v as number));
-      case T.I64: return this.zigzag(v as bigint);
-      case T.DOUBLE: return this.raw(v as Buffer);
+      case T.TRUE:
+      case T.FALSE:
+        return;
+      case T.BYTE:
+        return this.byte(v as number);
+      case T.I16:
+      case T.I32:
+        return this.zigzag(BigInt(v as number));
+      case T.I64:
+        return this.zigzag(v as bigint);
+      case T.DOUBLE:
+        return this.raw(v as Buffer);
       case T.BINARY: {
         const b = v as Buffer;
         this.varint(BigInt(b.length));
         return this.raw(b);
       }
-      case T.LIST: case T.SET: {
+      case T.LIST:
+      case T.SET: {
         const l = v as ListValue;
         if (l.items.length < 15) this.byte((l.items.length << 4) | l.elemType);
         else {
@@ -148,7 +201,8 @@ class Writer {
         }
         return;
       }
-      case T.STRUCT: return this.struct(v as Field[]);
+      case T.STRUCT:
+        return this.struct(v as Field[]);
     }
   }
   struct(fields: Field[]) {
@@ -247,7 +301,8 @@ export class ParquetConcat {
   }
 
   finish(): Buffer {
-    if (!this.template) throw new Error('ParquetConcat.finish() without any file: the schema comes from the first file');
+    if (!this.template)
+      throw new Error('ParquetConcat.finish() without any file: the schema comes from the first file');
     const meta = this.template
       .filter((f) => f.id !== FILE.NUM_ROWS && f.id !== FILE.ROW_GROUPS)
       .concat([

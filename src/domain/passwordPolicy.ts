@@ -13,11 +13,17 @@ export function passwordProblem(password: string, common: ReadonlySet<string>): 
   if (chars.length < MIN_PASSWORD) return `must have at least ${MIN_PASSWORD} characters`;
   if (password.trim() === '') return 'must not be only whitespace';
   if (new Set(chars).size < MIN_DISTINCT) return `must use at least ${MIN_DISTINCT} different characters`;
-  if (common.has(password.toLowerCase()) || common.has(password.trim().toLowerCase())) return 'is one of the most common passwords: choose another';
+  if (common.has(password.toLowerCase()) || common.has(password.trim().toLowerCase()))
+    return 'is one of the most common passwords: choose another';
   return null;
 }
 
 /** The list file's passwords: one per line, `#` lines are comments. */
 export function parsePasswordList(text: string): Set<string> {
-  return new Set(text.split('\n').map((l) => l.trim().toLowerCase()).filter((l) => l !== '' && !l.startsWith('#')));
+  return new Set(
+    text
+      .split('\n')
+      .map((l) => l.trim().toLowerCase())
+      .filter((l) => l !== '' && !l.startsWith('#')),
+  );
 }

@@ -58,7 +58,8 @@ export function compareVersions(a: string | null, b: string | null): number {
     if (x === y) return 0;
     if (x === undefined) return -1;
     if (y === undefined) return 1;
-    const nx = /^\d+$/.test(x), ny = /^\d+$/.test(y);
+    const nx = /^\d+$/.test(x),
+      ny = /^\d+$/.test(y);
     if (nx && ny) return Number(x) - Number(y) || x.length - y.length;
     if (nx !== ny) return nx ? -1 : 1;
     return x < y ? -1 : 1;
@@ -81,7 +82,10 @@ export function compareVersions(a: string | null, b: string | null): number {
 export const Z95 = 1.959964;
 
 /** A confidence interval of a percentage, in percent with two decimals. */
-export interface Interval { low: number; high: number }
+export interface Interval {
+  low: number;
+  high: number;
+}
 
 /**
  * The Wilson score interval (95 %) of a share `ok` of `n`, in percent: unlike the normal
@@ -148,16 +152,24 @@ export type GroupBadge = 'new' | 'regressed' | null;
  * "regressed": an occurrence from a new version reopened the resolved group within the last
  * 7 days and nobody has moved it since; "new": first seen within the last 7 days; else none.
  */
-export function groupBadge(g: {
-  status: string;
-  firstSeenAt: number;
-  /** when it was last reopened by a regression */
-  regressedAt: number | null;
-  /** when a person last changed its status */
-  movedByHandAt: number | null;
-}, now: number): GroupBadge {
-  if (g.status === 'open' && g.regressedAt !== null && now - g.regressedAt < BADGE_MS
-    && (g.movedByHandAt === null || g.movedByHandAt < g.regressedAt)) return 'regressed';
+export function groupBadge(
+  g: {
+    status: string;
+    firstSeenAt: number;
+    /** when it was last reopened by a regression */
+    regressedAt: number | null;
+    /** when a person last changed its status */
+    movedByHandAt: number | null;
+  },
+  now: number,
+): GroupBadge {
+  if (
+    g.status === 'open' &&
+    g.regressedAt !== null &&
+    now - g.regressedAt < BADGE_MS &&
+    (g.movedByHandAt === null || g.movedByHandAt < g.regressedAt)
+  )
+    return 'regressed';
   if (now - g.firstSeenAt < BADGE_MS) return 'new';
   return null;
 }

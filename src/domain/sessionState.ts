@@ -17,7 +17,10 @@ export type EndDecision = 'apply' | 'ignore' | 'before-start';
  * The first accepted endedAt wins; an end before the start is a client error. A provisional
  * end (set by a fatal crash) is not an accepted one: the first explicit end replaces it.
  */
-export function decideEnd(session: { startedAt: number; endedAt: number | null; provisional?: boolean }, endedAt: number): EndDecision {
+export function decideEnd(
+  session: { startedAt: number; endedAt: number | null; provisional?: boolean },
+  endedAt: number,
+): EndDecision {
   if (session.endedAt !== null && !session.provisional) return 'ignore';
   if (endedAt < session.startedAt) return 'before-start';
   return 'apply';
@@ -25,5 +28,5 @@ export function decideEnd(session: { startedAt: number; endedAt: number | null; 
 
 /** A network request counts as an error at HTTP status >= 400 or with any error text. */
 export function isNetworkError(r: { statusCode?: number | null; error?: string | null }): boolean {
-  return (r.statusCode != null && r.statusCode >= 400) || (r.error != null);
+  return (r.statusCode != null && r.statusCode >= 400) || r.error != null;
 }

@@ -81,7 +81,10 @@ export function normaliseMessage(text: string, opts: { quoted?: boolean } = {}):
     .replace(HEX_PREFIXED, PLACEHOLDER.hex)
     .replace(HEX_RUN, PLACEHOLDER.hex)
     .replace(NUMBER, (n: string, at: number, whole: string) =>
-      (HTTP_STATUS.test(n) && STATUS_WORD_BEFORE.test(whole.slice(Math.max(0, at - STATUS_WORD_REACH), at)) ? n : PLACEHOLDER.number));
+      HTTP_STATUS.test(n) && STATUS_WORD_BEFORE.test(whole.slice(Math.max(0, at - STATUS_WORD_REACH), at))
+        ? n
+        : PLACEHOLDER.number,
+    );
   // Last: a status named by a quoted key ({"statusCode":502}) is read before its key goes.
   return opts.quoted ? out.replace(QUOTED, `$1${QUOTED_PLACEHOLDER}$1`) : out;
 }
@@ -168,7 +171,8 @@ export function normaliseFrame(text: string): string {
   s = replaceNextHashNames(s);
   s = s.replace(PAREN_SYMBOL_OFFSET, `($1+${PLACEHOLDER.offset})`);
   s = s.replace(PLUS_OFFSET, (_m, base: string, plus: string, offset: string) =>
-    (/^0x[0-9a-f]+$/i.test(base) ? `${PLACEHOLDER.address}${plus}${offset}` : `${base}${plus}${PLACEHOLDER.offset}`));
+    /^0x[0-9a-f]+$/i.test(base) ? `${PLACEHOLDER.address}${plus}${offset}` : `${base}${plus}${PLACEHOLDER.offset}`,
+  );
   s = s.replace(TOMBSTONE_PC, `$1${PLACEHOLDER.address}`);
   s = s.replace(BUILD_ID, `$1${PLACEHOLDER.hex}`);
   s = s.replace(/\b0x[0-9a-f]{4,}\b/gi, PLACEHOLDER.address);

@@ -68,15 +68,23 @@ export function rankSuspects(dimensions: readonly DimensionCounts[], limit = 50)
       const liftLow = wilson(groupCount, d.groupTotal).low / wilson(baselineCount, d.baselineTotal).high;
       if (!(liftLow > 1)) continue;
       out.push({
-        dimension: d.dimension, value, groupCount, groupShare, baselineCount, baselineShare,
+        dimension: d.dimension,
+        value,
+        groupCount,
+        groupShare,
+        baselineCount,
+        baselineShare,
         baselineUnit: d.baselineUnit,
-        lift: baselineShare > 0 ? groupShare / baselineShare : null, liftLow,
+        lift: baselineShare > 0 ? groupShare / baselineShare : null,
+        liftLow,
       });
     }
   }
   // Ties (equal bounds) go to the value more occurrences carry, then a stable text order.
-  out.sort((a, b) => b.liftLow - a.liftLow || b.groupCount - a.groupCount
-    || cmp(a.dimension, b.dimension) || cmp(a.value, b.value));
+  out.sort(
+    (a, b) =>
+      b.liftLow - a.liftLow || b.groupCount - a.groupCount || cmp(a.dimension, b.dimension) || cmp(a.value, b.value),
+  );
   return out.slice(0, limit);
 }
 

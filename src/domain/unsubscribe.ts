@@ -12,7 +12,12 @@ export function unsubscribeLink(publicUrl: string, secret: string, projectId: st
   return `${publicUrl.replace(/\/$/, '')}/api/alert-recipients/unsubscribe?${q.toString()}`;
 }
 
-export function unsubscribeSignatureValid(secret: string, projectId: string, email: string, signature: string): boolean {
+export function unsubscribeSignatureValid(
+  secret: string,
+  projectId: string,
+  email: string,
+  signature: string,
+): boolean {
   const a = Buffer.from(sign(secret, projectId, email));
   const b = Buffer.from(signature);
   return a.length === b.length && timingSafeEqual(a, b);

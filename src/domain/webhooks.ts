@@ -20,7 +20,13 @@ export function signatureHeader(secret: string, body: string, unixSeconds: numbe
 }
 
 /** The receiver's check, as documented in the README (also used by the tests). */
-export function verifySignature(secret: string, body: string, header: string, nowSeconds: number, toleranceSeconds = 300): boolean {
+export function verifySignature(
+  secret: string,
+  body: string,
+  header: string,
+  nowSeconds: number,
+  toleranceSeconds = 300,
+): boolean {
   const parts = Object.fromEntries(header.split(',').map((p) => p.split('=', 2) as [string, string]));
   const t = Number(parts.t);
   if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > toleranceSeconds || !parts.v1) return false;
@@ -71,10 +77,16 @@ function isInsideHost(hostname: string): boolean {
  * Text as Slack reads it literally: `&`, `<` and `>` are its control characters (Slack's "Escaping
  * text" rules), so a crash message cannot write `<!channel>` or a link of its own choosing.
  */
-export const slackEscape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const slackEscape = (text: string): string =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The event's body: the JSON our receivers get, or Slack's `{text}` (only our own link is markup). */
-export function deliveryBody(url: string, event: WebhookEvent | typeof TEST_EVENT, data: { text: string; link: string | null; [k: string]: unknown }, at: Date): string {
+export function deliveryBody(
+  url: string,
+  event: WebhookEvent | typeof TEST_EVENT,
+  data: { text: string; link: string | null; [k: string]: unknown },
+  at: Date,
+): string {
   if (isSlackUrl(url)) {
     const text = slackEscape(data.text);
     return JSON.stringify({ text: data.link ? `${text}\n<${slackEscape(data.link)}|Open in flightrec>` : text });
@@ -90,14 +102,31 @@ export function isPrivateAddress(address: string): boolean {
   const v = isIP(address);
   if (v === 4) {
     const [a = 0, b = 0] = address.split('.').map(Number);
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224;
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      a >= 224
+    );
   }
   if (v === 6) {
     const x = address.toLowerCase();
     if (x.startsWith('::ffff:')) return isPrivateAddress(x.slice(7));
-    return x === '::' || x === '::1' || x.startsWith('fc') || x.startsWith('fd') || x.startsWith('fe8') || x.startsWith('fe9') ||
-      x.startsWith('fea') || x.startsWith('feb') || x.startsWith('ff');
+    return (
+      x === '::' ||
+      x === '::1' ||
+      x.startsWith('fc') ||
+      x.startsWith('fd') ||
+      x.startsWith('fe8') ||
+      x.startsWith('fe9') ||
+      x.startsWith('fea') ||
+      x.startsWith('feb') ||
+      x.startsWith('ff')
+    );
   }
   return true;
 }

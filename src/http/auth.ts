@@ -51,7 +51,8 @@ export function adminOrKeyAuth(adminToken: string, keys: KeyResolver, scope: Key
     const token = bearerToken(req);
     if (token && !token.startsWith(KEY_PREFIX) && timingSafeEqual(digest(token), expected)) return;
     await byKey(req, reply);
-    if (req.projectId !== (req.params as { projectId?: string }).projectId) throw new HttpError(403, 'This API key belongs to another project');
+    if (req.projectId !== (req.params as { projectId?: string }).projectId)
+      throw new HttpError(403, 'This API key belongs to another project');
   };
 }
 
@@ -73,6 +74,7 @@ export function bearerMatches(header: string | undefined, expected: string): boo
 /** onRequest hook of /metrics: with METRICS_TOKEN set, its bearer token; without, open (keep the port private). */
 export function metricsAuth(token: string | undefined) {
   return async (req: FastifyRequest) => {
-    if (token !== undefined && !bearerMatches(req.headers.authorization, token)) throw new HttpError(401, 'Missing or invalid metrics token');
+    if (token !== undefined && !bearerMatches(req.headers.authorization, token))
+      throw new HttpError(401, 'Missing or invalid metrics token');
   };
 }

@@ -38,7 +38,9 @@ export class BodyBudget {
   readonly preParsing = async (req: FastifyRequest, _reply: FastifyReply, payload: NodeJS.ReadableStream) => {
     const length = Number(req.headers['content-length']);
     // (A Content-Length that is not a count of bytes is Fastify's to refuse; it counts as unknown here.)
-    const encoded = String(req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
+    const encoded = String(req.headers['content-encoding'] ?? 'identity')
+      .toLowerCase()
+      .trim();
     if (Number.isSafeInteger(length) && length >= 0 && (encoded === 'identity' || encoded === '')) {
       if (!this.take(req, length)) throw busy();
       return payload;
@@ -51,7 +53,9 @@ export class BodyBudget {
     // sent) must not become an uncaught exception.
     counter.on('error', () => {});
     // Fastify checks Content-Length against the encoded bytes the inflater counted (bodyDecoding.ts).
-    Object.defineProperty(counter, 'receivedEncodedLength', { get: () => (payload as { receivedEncodedLength?: number }).receivedEncodedLength });
+    Object.defineProperty(counter, 'receivedEncodedLength', {
+      get: () => (payload as { receivedEncodedLength?: number }).receivedEncodedLength,
+    });
     return payload.pipe(counter);
   };
 

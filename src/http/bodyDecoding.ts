@@ -7,9 +7,12 @@ import { HttpError } from './errors.ts';
  * applies to the inflated bytes, which is what stops a gzip bomb at the limit.
  */
 export async function decodeBody(req: FastifyRequest, _reply: unknown, payload: NodeJS.ReadableStream) {
-  const enc = String(req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
+  const enc = String(req.headers['content-encoding'] ?? 'identity')
+    .toLowerCase()
+    .trim();
   if (enc === 'identity' || enc === '') return payload;
-  const inflater = enc === 'gzip' || enc === 'x-gzip' ? zlib.createGunzip() : enc === 'deflate' ? zlib.createInflate() : null;
+  const inflater =
+    enc === 'gzip' || enc === 'x-gzip' ? zlib.createGunzip() : enc === 'deflate' ? zlib.createInflate() : null;
   if (!inflater) throw new HttpError(415, `Unsupported Content-Encoding "${enc}": send gzip, deflate or identity`);
   // Fastify compares Content-Length with what it received; that is the encoded length.
   const out = inflater as zlib.Gunzip & { receivedEncodedLength: number };

@@ -13,6 +13,10 @@ export function registerClosingGuard(app: FastifyInstance): void {
     closing = true;
   });
   app.addHook('onRequest', async () => {
-    if (closing) throw new HttpError(503, 'Service is shutting down, retry shortly', undefined, { 'retry-after': '1', connection: 'close' });
+    if (closing)
+      throw new HttpError(503, 'Service is shutting down, retry shortly', undefined, {
+        'retry-after': '1',
+        connection: 'close',
+      });
   });
 }

@@ -61,7 +61,7 @@ function allowedOrigin(req: FastifyRequest): string | undefined {
  */
 export async function ingestOriginCheck(req: FastifyRequest): Promise<void> {
   if (typeof req.headers.origin === 'string' && req.headers.origin && allowedOrigin(req) === undefined) {
-    throw new HttpError(403, 'This origin may not send to this project: add it to the project\'s allowedOrigins');
+    throw new HttpError(403, "This origin may not send to this project: add it to the project's allowedOrigins");
   }
 }
 

@@ -12,9 +12,21 @@ export function registerEarlyNotFound(app: FastifyInstance): void {
   app.addHook('onRequest', async (req, reply) => {
     // A NUL byte in a query value reaches Postgres as text it refuses (a 500); no parameter of
     // any route takes one, so the URL is refused at the edge.
-    if (req.url.includes('%00')) return reply.code(400).send(new HttpError(400, 'The URL contains a NUL character (%00), which no parameter accepts', undefined, undefined, { code: 'invalid_parameter' }).body());
+    if (req.url.includes('%00'))
+      return reply
+        .code(400)
+        .send(
+          new HttpError(
+            400,
+            'The URL contains a NUL character (%00), which no parameter accepts',
+            undefined,
+            undefined,
+            { code: 'invalid_parameter' },
+          ).body(),
+        );
     if (!req.is404) return;
-    if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) reply.header('connection', 'close');
+    if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)
+      reply.header('connection', 'close');
     return reply.code(404).send(new HttpError(404, `Route ${req.method} ${req.url.split('?')[0]} not found`).body());
   });
 }

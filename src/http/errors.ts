@@ -1,6 +1,15 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import {
-  ConflictError, type FieldProblem, ForbiddenError, InvalidParameterError, MAX_DETAILS, NotFoundError, ProjectNotFoundError, QueueFullError, TooBusyError, ValidationError,
+  ConflictError,
+  type FieldProblem,
+  ForbiddenError,
+  InvalidParameterError,
+  MAX_DETAILS,
+  NotFoundError,
+  ProjectNotFoundError,
+  QueueFullError,
+  TooBusyError,
+  ValidationError,
 } from '../domain/errors.ts';
 import { DateParamError } from '../domain/exportParams.ts';
 import { CursorParamError } from '../domain/changeCursor.ts';
@@ -11,18 +20,48 @@ import { loggableError } from '../domain/log.ts';
  * English `error`, which may be reworded. Most follow the status; the others name the cause.
  */
 export type ErrorCode =
-  | 'bad_request' | 'invalid_json' | 'missing_field' | 'invalid_parameter' | 'invalid_path_parameter' | 'invalid_date' | 'invalid_cursor'
-  | 'unauthorized' | 'forbidden' | 'cross_site' | 'not_found' | 'project_not_found' | 'timeout' | 'conflict'
-  | 'payload_too_large' | 'uri_too_long' | 'unsupported_media_type' | 'validation_failed'
-  | 'rate_limited' | 'too_busy' | 'internal_error' | 'unavailable' | 'queue_full';
+  | 'bad_request'
+  | 'invalid_json'
+  | 'missing_field'
+  | 'invalid_parameter'
+  | 'invalid_path_parameter'
+  | 'invalid_date'
+  | 'invalid_cursor'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'cross_site'
+  | 'not_found'
+  | 'project_not_found'
+  | 'timeout'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'uri_too_long'
+  | 'unsupported_media_type'
+  | 'validation_failed'
+  | 'rate_limited'
+  | 'too_busy'
+  | 'internal_error'
+  | 'unavailable'
+  | 'queue_full';
 
 const CODE_OF_STATUS: Record<number, ErrorCode> = {
-  400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 408: 'timeout', 409: 'conflict',
-  413: 'payload_too_large', 414: 'uri_too_long', 415: 'unsupported_media_type', 422: 'validation_failed',
-  429: 'rate_limited', 500: 'internal_error', 503: 'unavailable',
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  408: 'timeout',
+  409: 'conflict',
+  413: 'payload_too_large',
+  414: 'uri_too_long',
+  415: 'unsupported_media_type',
+  422: 'validation_failed',
+  429: 'rate_limited',
+  500: 'internal_error',
+  503: 'unavailable',
 };
 
-export const codeOfStatus = (status: number): ErrorCode => CODE_OF_STATUS[status] ?? (status < 500 ? 'bad_request' : 'internal_error');
+export const codeOfStatus = (status: number): ErrorCode =>
+  CODE_OF_STATUS[status] ?? (status < 500 ? 'bad_request' : 'internal_error');
 
 /**
  * Besides `code`, a 400 about one parameter or field names it (`field`: a parameter's name, or a
@@ -72,19 +111,36 @@ export function validationToHttpError(errors: AjvError[], context: string | unde
   const missing = errors.find((e) => e.keyword === 'required');
   if (missing) {
     const field = `${missing.instancePath}/${String(missing.params.missingProperty)}`;
-    return new HttpError(400, `Missing required field ${field}`, undefined, undefined, { code: 'missing_field', field });
+    return new HttpError(400, `Missing required field ${field}`, undefined, undefined, {
+      code: 'missing_field',
+      field,
+    });
   }
   if (context !== 'body') {
     const e = errors[0];
     const name = e?.instancePath.replace(/^\//, '') || context || 'request';
-    return new HttpError(400, `Invalid ${context ?? 'request'} parameter ${name}: ${e?.message ?? 'invalid'}`, undefined, undefined, {
-      code: context === 'params' ? 'invalid_path_parameter' : 'invalid_parameter', field: name, keyword: e?.keyword, params: e?.params,
-    });
+    return new HttpError(
+      400,
+      `Invalid ${context ?? 'request'} parameter ${name}: ${e?.message ?? 'invalid'}`,
+      undefined,
+      undefined,
+      {
+        code: context === 'params' ? 'invalid_path_parameter' : 'invalid_parameter',
+        field: name,
+        keyword: e?.keyword,
+        params: e?.params,
+      },
+    );
   }
   const details = errors
     .filter((e) => e.keyword !== 'if' && e.keyword !== 'allOf')
     .slice(0, MAX_DETAILS)
-    .map((e) => ({ path: e.instancePath || '/', message: e.message ?? 'is invalid', keyword: e.keyword, params: e.params }));
+    .map((e) => ({
+      path: e.instancePath || '/',
+      message: e.message ?? 'is invalid',
+      keyword: e.keyword,
+      params: e.params,
+    }));
   return new HttpError(422, 'Validation failed', details);
 }
 
@@ -94,7 +150,8 @@ export function validationToHttpError(errors: AjvError[], context: string | unde
  */
 export function frameworkErrors(err: FastifyError, _req: unknown, reply: FastifyReply): void {
   const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : err.code === 'FST_ERR_BAD_URL' ? 400 : 500;
-  const message = status === 414 ? 'URL path parameter is too long' : status === 400 ? 'Malformed URL' : 'Internal server error';
+  const message =
+    status === 414 ? 'URL path parameter is too long' : status === 400 ? 'Malformed URL' : 'Internal server error';
   reply.code(status).send(new HttpError(status, message).body());
 }
 
@@ -105,7 +162,8 @@ export function frameworkErrors(err: FastifyError, _req: unknown, reply: Fastify
 function libraryClientError(err: FastifyError): string {
   if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'Unsupported Content-Type: send application/json';
   if (err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return 'Request body length does not match Content-Length';
-  if (typeof err.code === 'string' && err.code.startsWith('Z_')) return 'Request body could not be inflated: bad gzip or deflate data';
+  if (typeof err.code === 'string' && err.code.startsWith('Z_'))
+    return 'Request body could not be inflated: bad gzip or deflate data';
   if (err.statusCode === 408) return 'Request timed out';
   if (err.statusCode === 415) return 'Unsupported media type';
   return 'Bad request';
@@ -113,14 +171,36 @@ function libraryClientError(err: FastifyError): string {
 
 /** The one mapping of the domain's errors (src/domain/errors.ts) to statuses and codes. */
 function domainToHttpError(err: unknown): HttpError | undefined {
-  if (err instanceof QueueFullError) return new HttpError(503, 'Service is busy, retry shortly', undefined, { 'retry-after': '1' }, { code: 'queue_full' });
-  if (err instanceof NotFoundError) return new HttpError(404, err.message, undefined, undefined, { code: err instanceof ProjectNotFoundError ? 'project_not_found' : 'not_found' });
+  if (err instanceof QueueFullError)
+    return new HttpError(
+      503,
+      'Service is busy, retry shortly',
+      undefined,
+      { 'retry-after': '1' },
+      { code: 'queue_full' },
+    );
+  if (err instanceof NotFoundError)
+    return new HttpError(404, err.message, undefined, undefined, {
+      code: err instanceof ProjectNotFoundError ? 'project_not_found' : 'not_found',
+    });
   if (err instanceof ForbiddenError) return new HttpError(403, err.message);
   if (err instanceof ConflictError) return new HttpError(409, err.message);
-  if (err instanceof TooBusyError) return new HttpError(429, err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) }, { code: 'too_busy' });
+  if (err instanceof TooBusyError)
+    return new HttpError(
+      429,
+      err.message,
+      undefined,
+      { 'retry-after': String(err.retryAfterSeconds) },
+      { code: 'too_busy' },
+    );
   if (err instanceof ValidationError) return new HttpError(422, err.message, err.details);
   if (err instanceof InvalidParameterError) {
-    const code = err instanceof DateParamError ? 'invalid_date' : err instanceof CursorParamError ? 'invalid_cursor' : 'invalid_parameter';
+    const code =
+      err instanceof DateParamError
+        ? 'invalid_date'
+        : err instanceof CursorParamError
+          ? 'invalid_cursor'
+          : 'invalid_parameter';
     return new HttpError(400, err.message, undefined, undefined, { code, field: err.parameter });
   }
   return undefined;
@@ -133,8 +213,14 @@ function libraryToHttpError(err: FastifyError): HttpError | undefined {
   if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
     return new HttpError(400, 'Request body is not valid JSON', undefined, undefined, { code: 'invalid_json' });
   }
-  if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpError(413, 'Request body is too large');
-  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 && !(err instanceof SyntaxError)) {
+  if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new HttpError(413, 'Request body is too large');
+  if (
+    typeof err.statusCode === 'number' &&
+    err.statusCode >= 400 &&
+    err.statusCode < 500 &&
+    !(err instanceof SyntaxError)
+  ) {
     return new HttpError(err.statusCode, libraryClientError(err));
   }
   return undefined;
@@ -142,9 +228,12 @@ function libraryToHttpError(err: FastifyError): HttpError | undefined {
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, req, reply) => {
-    let e = err instanceof HttpError ? err
-      : err.validation ? validationToHttpError(err.validation, err.validationContext)
-      : domainToHttpError(err) ?? libraryToHttpError(err);
+    let e =
+      err instanceof HttpError
+        ? err
+        : err.validation
+          ? validationToHttpError(err.validation, err.validationContext)
+          : (domainToHttpError(err) ?? libraryToHttpError(err));
     if (!e) {
       req.log.error({ err: loggableError(err) }, 'request failed');
       e = new HttpError(500, 'Internal server error');

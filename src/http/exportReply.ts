@@ -7,14 +7,25 @@ import type { PageMeta } from '../services/exports.ts';
 /** stream=true needs a row format: csv, parquet, or ndjson when none is asked for. */
 export function resolveFormat(q: ExportQuery): { format: 'json' | Encoding; stream: boolean } {
   if (!q.stream) return { format: q.format ?? 'json', stream: false };
-  if (q.format === 'json') throw new HttpError(400, 'stream=true returns csv, ndjson or parquet; use format=csv, format=ndjson or format=parquet');
+  if (q.format === 'json')
+    throw new HttpError(
+      400,
+      'stream=true returns csv, ndjson or parquet; use format=csv, format=ndjson or format=parquet',
+    );
   return { format: q.format ?? 'ndjson', stream: true };
 }
 
 export function contentHeaders(resource: string, enc: Encoding): Record<string, string> {
-  if (enc === 'csv') return { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${resource}.csv"` };
+  if (enc === 'csv')
+    return {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="${resource}.csv"`,
+    };
   if (enc === 'parquet') {
-    return { 'content-type': 'application/vnd.apache.parquet', 'content-disposition': `attachment; filename="${resource}.parquet"` };
+    return {
+      'content-type': 'application/vnd.apache.parquet',
+      'content-disposition': `attachment; filename="${resource}.parquet"`,
+    };
   }
   return { 'content-type': 'application/x-ndjson; charset=utf-8' };
 }

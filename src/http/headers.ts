@@ -22,7 +22,8 @@ export function registerSecurityHeaders(app: FastifyInstance): void {
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');
     const url = req.url;
-    if ((url.startsWith('/api/') || url.startsWith('/export/')) && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if ((url.startsWith('/api/') || url.startsWith('/export/')) && !reply.hasHeader('cache-control'))
+      reply.header('cache-control', 'no-store');
     return payload;
   });
 }

@@ -25,7 +25,7 @@ export interface PrototypeKeys {
 
 /** The paths that are not under one of the free-form fields. */
 const outside = (paths: string[], fields: readonly string[] | undefined) =>
-  (fields ? paths.filter((p) => !fields.some((f) => p === `/${f}` || p.startsWith(`/${f}/`))) : paths);
+  fields ? paths.filter((p) => !fields.some((f) => p === `/${f}` || p.startsWith(`/${f}/`))) : paths;
 
 declare module 'fastify' {
   interface FastifyContextConfig extends BodyArrayLimit, PrototypeKeys {}
@@ -99,33 +99,61 @@ export function registerJsonParser(app: FastifyInstance): void {
   const refusing = app.getDefaultJsonParser('error', 'error');
   const keeping = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req: FastifyRequest, body: string | Buffer, done) => {
-    const bytes = body as Buffer;
-    // Every body is an object, and an ingest array has a most elements: a large body that
-    // cannot be valid is refused before JSON.parse spends the event loop on it.
-    if (bytes.length >= SCAN_FROM_BYTES) {
-      if (firstByte(bytes) !== OPEN_OBJ) return done(new HttpError(422, 'Validation failed', [{ path: '/', message: 'must be object', keyword: 'type', params: { type: 'object' } }]), undefined);
-      const limit = req.routeOptions.config?.bodyArray;
-      if (limit && topLevelArrayExceeds(bytes, limit.key, limit.max)) {
-        return done(new HttpError(422, 'Validation failed', [{ path: `/${limit.key}`, message: `must NOT have more than ${limit.max} items`, keyword: 'maxItems', params: { limit: limit.max } }]), undefined);
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer' },
+    (req: FastifyRequest, body: string | Buffer, done) => {
+      const bytes = body as Buffer;
+      // Every body is an object, and an ingest array has a most elements: a large body that
+      // cannot be valid is refused before JSON.parse spends the event loop on it.
+      if (bytes.length >= SCAN_FROM_BYTES) {
+        if (firstByte(bytes) !== OPEN_OBJ)
+          return done(
+            new HttpError(422, 'Validation failed', [
+              { path: '/', message: 'must be object', keyword: 'type', params: { type: 'object' } },
+            ]),
+            undefined,
+          );
+        const limit = req.routeOptions.config?.bodyArray;
+        if (limit && topLevelArrayExceeds(bytes, limit.key, limit.max)) {
+          return done(
+            new HttpError(422, 'Validation failed', [
+              {
+                path: `/${limit.key}`,
+                message: `must NOT have more than ${limit.max} items`,
+                keyword: 'maxItems',
+                params: { limit: limit.max },
+              },
+            ]),
+            undefined,
+          );
+        }
       }
-    }
-    const text = bytes.toString('utf8');
-    const parse = req.routeOptions.config?.prototypeKeys === 'keep' ? keeping : refusing;
-    parse(req, text, (err, value) => {
-      if (err) return done(err, undefined);
-      // 1e400 parses to Infinity, which no store keeps (it became null): refused, pointing at it.
-      if (mayHoldHugeNumber(text)) {
-        const paths = outside(nonFinitePaths(value, MAX_DETAILS), req.routeOptions.config?.freeFormFields);
+      const text = bytes.toString('utf8');
+      const parse = req.routeOptions.config?.prototypeKeys === 'keep' ? keeping : refusing;
+      parse(req, text, (err, value) => {
+        if (err) return done(err, undefined);
+        // 1e400 parses to Infinity, which no store keeps (it became null): refused, pointing at it.
+        if (mayHoldHugeNumber(text)) {
+          const paths = outside(nonFinitePaths(value, MAX_DETAILS), req.routeOptions.config?.freeFormFields);
 
-        if (paths.length) return done(new HttpError(422, 'Validation failed', paths.map((path) => ({ path, message: 'must be a finite number' }))), undefined);
-      }
-      if (SUSPECT_ESCAPE.test(text)) return done(null, sanitizeStrings(value));
-      // Bytes that are not UTF-8 were decoded to U+FFFD in the parsed body; the raw bytes would
-      // carry them on into the stores and every export format. One rule: the parsed body is kept.
-      if (!isUtf8(bytes)) return done(null, value);
-      req.rawBody = bytes;
-      done(null, value);
-    });
-  });
+          if (paths.length)
+            return done(
+              new HttpError(
+                422,
+                'Validation failed',
+                paths.map((path) => ({ path, message: 'must be a finite number' })),
+              ),
+              undefined,
+            );
+        }
+        if (SUSPECT_ESCAPE.test(text)) return done(null, sanitizeStrings(value));
+        // Bytes that are not UTF-8 were decoded to U+FFFD in the parsed body; the raw bytes would
+        // carry them on into the stores and every export format. One rule: the parsed body is kept.
+        if (!isUtf8(bytes)) return done(null, value);
+        req.rawBody = bytes;
+        done(null, value);
+      });
+    },
+  );
 }

@@ -29,7 +29,13 @@ function secure(req: FastifyRequest, publicUrl: string): boolean {
 }
 
 export function setSessionCookie(req: FastifyRequest, reply: FastifyReply, token: string, publicUrl: string): void {
-  const attrs = [`${SESSION_COOKIE}=${token}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${SESSION_TTL_MS / 1000}`];
+  const attrs = [
+    `${SESSION_COOKIE}=${token}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Lax',
+    `Max-Age=${SESSION_TTL_MS / 1000}`,
+  ];
   if (secure(req, publicUrl)) attrs.push('Secure');
   reply.header('set-cookie', attrs.join('; '));
 }
@@ -51,10 +57,12 @@ export function originCheck(publicUrl: string) {
   return async (req: FastifyRequest) => {
     if (!UNSAFE.has(req.method)) return;
     const site = req.headers['sec-fetch-site'];
-    if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new HttpError(403, 'Cross-site request refused', undefined, undefined, { code: 'cross_site' });
+    if (site !== undefined && site !== 'same-origin' && site !== 'none')
+      throw new HttpError(403, 'Cross-site request refused', undefined, undefined, { code: 'cross_site' });
     const origin = req.headers.origin;
     if (origin === undefined) return;
-    if (origin !== publicOrigin && origin !== `${req.protocol}://${req.host}`) throw new HttpError(403, 'Cross-origin request refused', undefined, undefined, { code: 'cross_site' });
+    if (origin !== publicOrigin && origin !== `${req.protocol}://${req.host}`)
+      throw new HttpError(403, 'Cross-origin request refused', undefined, undefined, { code: 'cross_site' });
   };
 }
 

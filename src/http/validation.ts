@@ -10,7 +10,9 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
  * A function, so the SDK's contract test compiles the route schemas exactly as the server does.
  */
 export function bodyAjv(): Ajv {
-  return addFormats(new Ajv({ allErrors: true, coerceTypes: false, useDefaults: false, removeAdditional: false, strict: false }));
+  return addFormats(
+    new Ajv({ allErrors: true, coerceTypes: false, useDefaults: false, removeAdditional: false, strict: false }),
+  );
 }
 
 /**
@@ -19,7 +21,9 @@ export function bodyAjv(): Ajv {
  */
 export function registerValidation(app: FastifyInstance): void {
   const body = bodyAjv();
-  const query = addFormats(new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, removeAdditional: false, strict: false }));
+  const query = addFormats(
+    new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, removeAdditional: false, strict: false }),
+  );
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : query).compile(schema));
 }
 

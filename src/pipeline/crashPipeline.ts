@@ -34,8 +34,13 @@ export function decodeCrashRecord(payload: Buffer): CrashRecord {
   } catch {
     throw new PermanentError('undecodable', 'the record is not JSON');
   }
-  const shaped = r !== null && typeof r === 'object' && r.v === FORMAT && typeof r.projectId === 'string'
-    && r.crash !== null && typeof r.crash === 'object';
+  const shaped =
+    r !== null &&
+    typeof r === 'object' &&
+    r.v === FORMAT &&
+    typeof r.projectId === 'string' &&
+    r.crash !== null &&
+    typeof r.crash === 'object';
   if (!shaped) {
     throw new PermanentError('undecodable', `not a crash record of format ${FORMAT}`);
   }
@@ -93,7 +98,10 @@ export class CrashPipeline {
   private readonly unclassified = new BoundedMap<string, number>(10_000);
   private readonly maxRepeats: number;
 
-  constructor(private readonly d: CrashPipelineDeps, private readonly opts: CrashPipelineOptions) {
+  constructor(
+    private readonly d: CrashPipelineDeps,
+    private readonly opts: CrashPipelineOptions,
+  ) {
     this.maxRepeats = opts.maxUnclassifiedRepeats ?? 5;
     this.spool = new Spool({ ...opts.spool, asideLine: asideLine }, (records) => this.runBatch(records));
   }
@@ -192,7 +200,9 @@ function asideLine(record: SpooledRecord, error: unknown): Buffer {
   const e = error instanceof StepError ? error : undefined;
   const cause = e ? e.cause : error;
   const head = {
-    at: new Date().toISOString(), step: e?.step ?? null, reason: e?.verdict.reason ?? null,
+    at: new Date().toISOString(),
+    step: e?.step ?? null,
+    reason: e?.verdict.reason ?? null,
     error: cause instanceof Error ? cause.message : String(cause),
   };
   return Buffer.from(`${JSON.stringify(head).slice(0, -1)},"record":${body}}\n`);

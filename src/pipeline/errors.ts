@@ -12,19 +12,25 @@ import { RowsRefusedError, StoreDownError } from '../stores/clickhouse/batcher.t
  * Postgres drivers' connection and timeout errors, and a program error (TypeError…).
  */
 export type ErrorClass =
-  | { kind: 'retryable'; reason: string; /** put back after this long without spending an attempt */ delayMs?: number }
+  | { kind: 'retryable'; reason: string /** put back after this long without spending an attempt */; delayMs?: number }
   | { kind: 'permanent'; reason: string };
 
 /** A failure no retry can fix, with a short reason (a metric label: keep the set small). */
 export class PermanentError extends Error {
-  constructor(readonly reason: string, message = reason) {
+  constructor(
+    readonly reason: string,
+    message = reason,
+  ) {
     super(message);
   }
 }
 
 /** A failure of the surroundings that a later try fixes. */
 export class RetryableError extends Error {
-  constructor(readonly reason: string, message = reason) {
+  constructor(
+    readonly reason: string,
+    message = reason,
+  ) {
     super(message);
   }
 }
@@ -41,8 +47,18 @@ export class DeferJobError extends Error {
 
 // Socket-level failures (node, undici, the ClickHouse client): the store or the path to it.
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND',
-  'EAI_AGAIN', 'ESOCKETTIMEDOUT', 'ENETDOWN', 'EHOSTDOWN',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ESOCKETTIMEDOUT',
+  'ENETDOWN',
+  'EHOSTDOWN',
 ]);
 
 /**
@@ -51,16 +67,17 @@ const NETWORK_CODES = new Set([
  * connect now / idle timeout, 40001 serialization failure, 40P01 deadlock, 55P03 lock not
  * available, 57014 query cancelled (statement_timeout).
  */
-const RETRYABLE_SQLSTATES = new Set([
-  '40001', '40P01', '55P03', '57014', '57P01', '57P02', '57P03', '57P04', '57P05',
-]);
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01', '55P03', '57014', '57P01', '57P02', '57P03', '57P04', '57P05']);
 const retryableSqlState = (code: string) =>
   code.startsWith('08') || code.startsWith('53') || RETRYABLE_SQLSTATES.has(code);
 
 // pg's own words when the pool or socket gives up (it sets no code on these).
 const PG_GONE = [
-  'Connection terminated', 'timeout exceeded when trying to connect', 'Query read timeout',
-  'Client has encountered a connection error', 'Connection ended unexpectedly',
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'Client has encountered a connection error',
+  'Connection ended unexpectedly',
 ];
 
 /** Errors of the program itself: the record that met one would meet it again. */

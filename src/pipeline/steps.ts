@@ -7,7 +7,11 @@ export type StepObserver = (step: string, outcome: StepOutcome, seconds: number)
 
 /** A step failed: which one, the policy's verdict on its error, and the error itself. */
 export class StepError extends Error {
-  constructor(readonly step: string, readonly verdict: ErrorClass, readonly cause: unknown) {
+  constructor(
+    readonly step: string,
+    readonly verdict: ErrorClass,
+    readonly cause: unknown,
+  ) {
     super(`${step}: ${verdict.kind} (${verdict.reason}): ${cause instanceof Error ? cause.message : String(cause)}`);
   }
 }

@@ -48,7 +48,11 @@ interface InvitationRow {
 const INVITATION_COLUMNS = 'id, team_id, email, created_at, mailed_at';
 
 const toInvitation = (r: InvitationRow): Invitation => ({
-  id: r.id, teamId: r.team_id, email: r.email, createdAt: isoTime(r.created_at), mailedAt: isoTime(r.mailed_at),
+  id: r.id,
+  teamId: r.team_id,
+  email: r.email,
+  createdAt: isoTime(r.created_at),
+  mailedAt: isoTime(r.mailed_at),
 });
 
 /** Where an account's email verification stands, for the dashboard's banner. */
@@ -61,7 +65,13 @@ export interface Verification {
 const USER_COLUMNS = 'id, email, email_verified_at, suspended_at, created_at';
 const U_COLUMNS = 'u.id, u.email, u.email_verified_at, u.suspended_at, u.created_at';
 
-const toUser = (r: UserRow): User => ({ id: r.id, email: r.email, emailVerified: r.email_verified_at !== null, suspendedAt: isoTime(r.suspended_at), createdAt: isoTime(r.created_at) });
+const toUser = (r: UserRow): User => ({
+  id: r.id,
+  email: r.email,
+  emailVerified: r.email_verified_at !== null,
+  suspendedAt: isoTime(r.suspended_at),
+  createdAt: isoTime(r.created_at),
+});
 
 /**
  * What a suspension does to the keys of the teams a user owns, in the suspension's own
@@ -95,7 +105,11 @@ export async function memberEmailsOfTeam(q: Queryable, teamId: string): Promise<
 export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
   return {
     /** A new user with their own team (they own it); null when the email is taken. */
-    async createUserWithTeam(email: string, passwordHash: string, teamName: string): Promise<{ user: User; teamId: string } | null> {
+    async createUserWithTeam(
+      email: string,
+      passwordHash: string,
+      teamName: string,
+    ): Promise<{ user: User; teamId: string } | null> {
       return db.tx(async (q) => {
         const r = await q.query<UserRow>(
           `INSERT INTO users (id, email, password_hash, verify_requested_at) VALUES ($1, $2, $3, now())
@@ -159,13 +173,27 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
 
     /** The teams the user belongs to, with their role in each. */
     async teamsOf(userId: string): Promise<TeamRow[]> {
-      const r = await db.query<{ id: string; name: string; owner_id: string; owner_email: string; owner_suspended: boolean; role: 'owner' | 'member' }>(
+      const r = await db.query<{
+        id: string;
+        name: string;
+        owner_id: string;
+        owner_email: string;
+        owner_suspended: boolean;
+        role: 'owner' | 'member';
+      }>(
         `SELECT t.id, t.name, t.owner_id, o.email AS owner_email, o.suspended_at IS NOT NULL AS owner_suspended, m.role
          FROM team_members m JOIN teams t ON t.id = m.team_id JOIN users o ON o.id = t.owner_id
          WHERE m.user_id = $1 ORDER BY m.role = 'owner' DESC, t.created_at, t.id`,
         [userId],
       );
-      return r.rows.map((t) => ({ id: t.id, name: t.name, ownerId: t.owner_id, ownerEmail: t.owner_email, ownerSuspended: t.owner_suspended, role: t.role }));
+      return r.rows.map((t) => ({
+        id: t.id,
+        name: t.name,
+        ownerId: t.owner_id,
+        ownerEmail: t.owner_email,
+        ownerSuspended: t.owner_suspended,
+        role: t.role,
+      }));
     },
 
     async membersOf(teamId: string) {
@@ -179,7 +207,9 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
 
     /** The members of several teams in one query, keyed by team. */
     async membersOfTeams(teamIds: string[]) {
-      const out = new Map<string, { userId: string; email: string; role: 'owner' | 'member' }[]>(teamIds.map((id) => [id, []]));
+      const out = new Map<string, { userId: string; email: string; role: 'owner' | 'member' }[]>(
+        teamIds.map((id) => [id, []]),
+      );
       if (teamIds.length === 0) return out;
       const r = await db.query<{ team_id: string; user_id: string; email: string; role: 'owner' | 'member' }>(
         `SELECT m.team_id, m.user_id, u.email, m.role FROM team_members m JOIN users u ON u.id = m.user_id
@@ -191,12 +221,19 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
     },
 
     /** A team by id, or the team a user owns (found by their email); null when there is none. */
-    async findTeam(by: { id: string } | { ownerEmail: string }): Promise<{ id: string; name: string; ownerEmail: string } | null> {
-      const r = 'id' in by
-        ? await db.query<{ id: string; name: string; owner_email: string }>(
-          'SELECT t.id, t.name, u.email AS owner_email FROM teams t JOIN users u ON u.id = t.owner_id WHERE t.id = $1', [by.id])
-        : await db.query<{ id: string; name: string; owner_email: string }>(
-          'SELECT t.id, t.name, u.email AS owner_email FROM teams t JOIN users u ON u.id = t.owner_id WHERE u.email = $1 ORDER BY t.created_at, t.id LIMIT 1', [by.ownerEmail]);
+    async findTeam(
+      by: { id: string } | { ownerEmail: string },
+    ): Promise<{ id: string; name: string; ownerEmail: string } | null> {
+      const r =
+        'id' in by
+          ? await db.query<{ id: string; name: string; owner_email: string }>(
+              'SELECT t.id, t.name, u.email AS owner_email FROM teams t JOIN users u ON u.id = t.owner_id WHERE t.id = $1',
+              [by.id],
+            )
+          : await db.query<{ id: string; name: string; owner_email: string }>(
+              'SELECT t.id, t.name, u.email AS owner_email FROM teams t JOIN users u ON u.id = t.owner_id WHERE u.email = $1 ORDER BY t.created_at, t.id LIMIT 1',
+              [by.ownerEmail],
+            );
       const t = r.rows[0];
       return t ? { id: t.id, name: t.name, ownerEmail: t.owner_email } : null;
     },
@@ -223,12 +260,18 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
 
     /** A team's pending invitations (for its owner). */
     async invitationsOfTeam(teamId: string): Promise<Invitation[]> {
-      const r = await db.query<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM team_invitations WHERE team_id = $1 ORDER BY created_at, id`, [teamId]);
+      const r = await db.query<InvitationRow>(
+        `SELECT ${INVITATION_COLUMNS} FROM team_invitations WHERE team_id = $1 ORDER BY created_at, id`,
+        [teamId],
+      );
       return r.rows.map(toInvitation);
     },
 
     async revokeInvitation(teamId: string, invitationId: string): Promise<boolean> {
-      const r = await db.query('DELETE FROM team_invitations WHERE team_id = $1 AND id = $2 RETURNING 1', [teamId, invitationId]);
+      const r = await db.query('DELETE FROM team_invitations WHERE team_id = $1 AND id = $2 RETURNING 1', [
+        teamId,
+        invitationId,
+      ]);
       return r.rows.length > 0;
     },
 
@@ -247,13 +290,23 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
      * The invitee's answer: accepting joins the team as a member, declining drops the
      * invitation. False when no such invitation is addressed to this user.
      */
-    async answerInvitation(invitationId: string, user: { id: string; email: string }, accept: boolean): Promise<boolean> {
+    async answerInvitation(
+      invitationId: string,
+      user: { id: string; email: string },
+      accept: boolean,
+    ): Promise<boolean> {
       return db.tx(async (q) => {
-        const r = await q.query<{ team_id: string }>('DELETE FROM team_invitations WHERE id = $1 AND email = $2 RETURNING team_id', [invitationId, user.email]);
+        const r = await q.query<{ team_id: string }>(
+          'DELETE FROM team_invitations WHERE id = $1 AND email = $2 RETURNING team_id',
+          [invitationId, user.email],
+        );
         const row = r.rows[0];
         if (!row) return false;
         if (accept) {
-          await q.query("INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'member') ON CONFLICT DO NOTHING", [row.team_id, user.id]);
+          await q.query(
+            "INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'member') ON CONFLICT DO NOTHING",
+            [row.team_id, user.id],
+          );
         }
         return true;
       });
@@ -262,7 +315,10 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
     /** The addresses of some accounts, by id. */
     async emailsOf(userIds: string[]): Promise<Map<string, string>> {
       if (userIds.length === 0) return new Map();
-      const r = await db.query<{ id: string; email: string }>('SELECT id, email FROM users WHERE id = ANY($1::uuid[])', [userIds]);
+      const r = await db.query<{ id: string; email: string }>(
+        'SELECT id, email FROM users WHERE id = ANY($1::uuid[])',
+        [userIds],
+      );
       return new Map(r.rows.map((u) => [u.id, u.email]));
     },
 
@@ -270,7 +326,9 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
 
     async verification(userId: string): Promise<Verification | null> {
       const r = await db.query<{ verified: boolean; verify_mailed_at: Date | string | null }>(
-        'SELECT email_verified_at IS NOT NULL AS verified, verify_mailed_at FROM users WHERE id = $1', [userId]);
+        'SELECT email_verified_at IS NOT NULL AS verified, verify_mailed_at FROM users WHERE id = $1',
+        [userId],
+      );
       const row = r.rows[0];
       return row ? { verified: row.verified, mailedAt: isoTime(row.verify_mailed_at) } : null;
     },
@@ -335,34 +393,58 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
 
     /** Invitations whose email has not gone out, with their team and who invited. */
     async invitationsToMail(limit: number) {
-      const r = await db.query<{ id: string; email: string; invited_by: string; team_name: string; inviter_email: string }>(
+      const r = await db.query<{
+        id: string;
+        email: string;
+        invited_by: string;
+        team_name: string;
+        inviter_email: string;
+      }>(
         `SELECT i.id, i.email, i.invited_by, t.name AS team_name, u.email AS inviter_email
          FROM team_invitations i JOIN teams t ON t.id = i.team_id JOIN users u ON u.id = i.invited_by
          WHERE i.mailed_at IS NULL ORDER BY i.created_at, i.id LIMIT $1`,
         [limit],
       );
-      return r.rows.map((x) => ({ id: x.id, email: x.email, invitedBy: x.invited_by, teamName: x.team_name, inviterEmail: x.inviter_email }));
+      return r.rows.map((x) => ({
+        id: x.id,
+        email: x.email,
+        invitedBy: x.invited_by,
+        teamName: x.team_name,
+        inviterEmail: x.inviter_email,
+      }));
     },
 
     /** Takes the sending of one invitation's email (false when another worker took it, or it was revoked). */
     async claimInvitationMail(invitationId: string): Promise<boolean> {
-      const r = await db.query('UPDATE team_invitations SET mailed_at = now() WHERE id = $1 AND mailed_at IS NULL RETURNING 1', [invitationId]);
+      const r = await db.query(
+        'UPDATE team_invitations SET mailed_at = now() WHERE id = $1 AND mailed_at IS NULL RETURNING 1',
+        [invitationId],
+      );
       return r.rows.length > 0;
     },
 
     /** A member leaves a team; the owner cannot leave their own team. */
     async leave(teamId: string, userId: string): Promise<'left' | 'owner' | 'not-member'> {
-      const r = await db.query<{ role: string }>('SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2', [teamId, userId]);
+      const r = await db.query<{ role: string }>('SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2', [
+        teamId,
+        userId,
+      ]);
       const role = r.rows[0]?.role;
       if (!role) return 'not-member';
       if (role === 'owner') return 'owner';
-      await db.query("DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 AND role = 'member'", [teamId, userId]);
+      await db.query("DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 AND role = 'member'", [
+        teamId,
+        userId,
+      ]);
       return 'left';
     },
 
     /** The owner cannot be removed from their own team. */
     async removeMember(teamId: string, userId: string): Promise<boolean> {
-      const r = await db.query("DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 AND role = 'member' RETURNING 1", [teamId, userId]);
+      const r = await db.query(
+        "DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 AND role = 'member' RETURNING 1",
+        [teamId, userId],
+      );
       return r.rows.length > 0;
     },
 
@@ -375,7 +457,10 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
     },
 
     /** The user's membership of a team, with whether its owner is suspended; null when not a member. */
-    async membership(userId: string, teamId: string): Promise<{ teamId: string; ownerSuspended: boolean; role: 'owner' | 'member' } | null> {
+    async membership(
+      userId: string,
+      teamId: string,
+    ): Promise<{ teamId: string; ownerSuspended: boolean; role: 'owner' | 'member' } | null> {
       const r = await db.query<{ team_id: string; owner_suspended: boolean; role: 'owner' | 'member' }>(
         `SELECT t.id AS team_id, o.suspended_at IS NOT NULL AS owner_suspended, m.role
          FROM team_members m JOIN teams t ON t.id = m.team_id JOIN users o ON o.id = t.owner_id

@@ -22,7 +22,10 @@ export function alertRecipientsRepo(db: Postgres) {
      */
     async sync(projectId: string, emails: string[], confirmed: string[]): Promise<void> {
       await db.tx(async (q) => {
-        await q.query(`DELETE FROM ${TABLE} WHERE project_id = $1 AND NOT (email = ANY($2::text[]))`, [projectId, emails]);
+        await q.query(`DELETE FROM ${TABLE} WHERE project_id = $1 AND NOT (email = ANY($2::text[]))`, [
+          projectId,
+          emails,
+        ]);
         await q.query(
           `INSERT INTO ${TABLE} (project_id, email, confirmed_at)
            SELECT $1, e, CASE WHEN e = ANY($3::text[]) THEN now() END FROM unnest($2::text[]) AS e
@@ -100,14 +103,20 @@ export function alertRecipientsRepo(db: Postgres) {
 
     /** The address stops getting the project's alerts, whichever rule named it (list, team, default). */
     async unsubscribe(projectId: string, email: string): Promise<void> {
-      await db.query(`INSERT INTO ${UNSUBSCRIBES} (project_id, email) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [projectId, email]);
+      await db.query(`INSERT INTO ${UNSUBSCRIBES} (project_id, email) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+        projectId,
+        email,
+      ]);
     },
   };
 }
 
 /** The confirmed addresses of a project, for the alert job. */
 export async function confirmedRecipients(q: Queryable, projectId: string): Promise<string[]> {
-  const r = await q.query<{ email: string }>(`SELECT email FROM ${TABLE} WHERE project_id = $1 AND confirmed_at IS NOT NULL`, [projectId]);
+  const r = await q.query<{ email: string }>(
+    `SELECT email FROM ${TABLE} WHERE project_id = $1 AND confirmed_at IS NOT NULL`,
+    [projectId],
+  );
   return r.rows.map((x) => x.email);
 }
 

@@ -25,25 +25,54 @@ export function alertRuleStateRepo(db: Queryable) {
   return {
     async states(ruleId: string): Promise<Map<string, SubjectState>> {
       const r = await db.query<{ subject: string; fired: boolean; last_fired_at: Date | string | null }>(
-        `SELECT subject, fired, last_fired_at FROM ${STATE} WHERE rule_id = $1`, [ruleId],
+        `SELECT subject, fired, last_fired_at FROM ${STATE} WHERE rule_id = $1`,
+        [ruleId],
       );
-      return new Map(r.rows.map((x) => [x.subject, { fired: x.fired, lastFiredAt: x.last_fired_at === null ? null : new Date(x.last_fired_at).getTime() }]));
+      return new Map(
+        r.rows.map((x) => [
+          x.subject,
+          { fired: x.fired, lastFiredAt: x.last_fired_at === null ? null : new Date(x.last_fired_at).getTime() },
+        ]),
+      );
     },
 
     async rearm(ruleId: string, subjects: string[]): Promise<void> {
       if (!subjects.length) return;
-      await db.query(`UPDATE ${STATE} SET fired = false, updated_at = now() WHERE rule_id = $1 AND subject = ANY($2::text[])`, [ruleId, subjects]);
+      await db.query(
+        `UPDATE ${STATE} SET fired = false, updated_at = now() WHERE rule_id = $1 AND subject = ANY($2::text[])`,
+        [ruleId, subjects],
+      );
     },
 
     async firing(id: string): Promise<Firing | null> {
-      const r = await db.query<{ id: string; rule_id: string; project_id: string; subject: string; group_id: string | null; value: number; sessions: number | null; detail: string | null; fired_at: Date | string }>(
-        `SELECT id, rule_id, project_id, subject, group_id, value, sessions, detail, fired_at FROM ${FIRINGS} WHERE id = $1`, [id],
+      const r = await db.query<{
+        id: string;
+        rule_id: string;
+        project_id: string;
+        subject: string;
+        group_id: string | null;
+        value: number;
+        sessions: number | null;
+        detail: string | null;
+        fired_at: Date | string;
+      }>(
+        `SELECT id, rule_id, project_id, subject, group_id, value, sessions, detail, fired_at FROM ${FIRINGS} WHERE id = $1`,
+        [id],
       );
       const x = r.rows[0];
-      return x ? {
-        id: x.id, ruleId: x.rule_id, projectId: x.project_id, subject: x.subject, groupId: x.group_id, value: Number(x.value),
-        sessions: x.sessions, detail: x.detail, firedAt: new Date(x.fired_at).getTime(),
-      } : null;
+      return x
+        ? {
+            id: x.id,
+            ruleId: x.rule_id,
+            projectId: x.project_id,
+            subject: x.subject,
+            groupId: x.group_id,
+            value: Number(x.value),
+            sessions: x.sessions,
+            detail: x.detail,
+            firedAt: new Date(x.fired_at).getTime(),
+          }
+        : null;
     },
   };
 }
@@ -53,7 +82,14 @@ export function alertRuleStateRepo(db: Queryable) {
  * had already fired (another worker's pass got there first, or the cooldown holds), so two
  * passes racing fire once.
  */
-export async function markFired(q: Queryable, ruleId: string, projectId: string, m: Measure, groupId: string | null, cooldownMinutes: number): Promise<string | null> {
+export async function markFired(
+  q: Queryable,
+  ruleId: string,
+  projectId: string,
+  m: Measure,
+  groupId: string | null,
+  cooldownMinutes: number,
+): Promise<string | null> {
   const r = await q.query(
     `INSERT INTO ${STATE} (rule_id, subject, fired, last_fired_at, last_value, updated_at) VALUES ($1, $2, true, now(), $3, now())
      ON CONFLICT (rule_id, subject) DO UPDATE SET fired = true, last_fired_at = now(), last_value = EXCLUDED.last_value, updated_at = now()

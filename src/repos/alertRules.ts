@@ -7,16 +7,35 @@ import type { AlertRule, RuleKind } from '../domain/alertRules.ts';
 const TABLE = 'alert_rules';
 
 interface Row {
-  id: string; project_id: string; name: string; kind: RuleKind; threshold: number; window_minutes: number; min_sessions: number;
-  cooldown_minutes: number; levels: string[] | null; emails: string[] | null; webhook_ids: string[]; enabled: boolean;
+  id: string;
+  project_id: string;
+  name: string;
+  kind: RuleKind;
+  threshold: number;
+  window_minutes: number;
+  min_sessions: number;
+  cooldown_minutes: number;
+  levels: string[] | null;
+  emails: string[] | null;
+  webhook_ids: string[];
+  enabled: boolean;
   created_at: Date | string;
 }
 const COLUMNS = `id, project_id, name, kind, threshold, window_minutes, min_sessions, cooldown_minutes, levels, emails,
   webhook_ids, enabled, created_at`;
 const toRule = (r: Row): AlertRule => ({
-  id: r.id, projectId: r.project_id, name: r.name, kind: r.kind, threshold: Number(r.threshold), windowMinutes: r.window_minutes,
-  minSessions: r.min_sessions, cooldownMinutes: r.cooldown_minutes, levels: r.levels ?? null, emails: r.emails,
-  webhookIds: r.webhook_ids, enabled: r.enabled,
+  id: r.id,
+  projectId: r.project_id,
+  name: r.name,
+  kind: r.kind,
+  threshold: Number(r.threshold),
+  windowMinutes: r.window_minutes,
+  minSessions: r.min_sessions,
+  cooldownMinutes: r.cooldown_minutes,
+  levels: r.levels ?? null,
+  emails: r.emails,
+  webhookIds: r.webhook_ids,
+  enabled: r.enabled,
   createdAt: isoTime(r.created_at),
 });
 
@@ -32,19 +51,37 @@ export function alertRulesRepo(db: Queryable) {
          SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12
          WHERE (SELECT count(*) FROM ${TABLE} WHERE project_id = $2) < $13
          RETURNING ${COLUMNS}`,
-        [randomUUID(), projectId, r.name, r.kind, r.threshold, r.windowMinutes, r.minSessions, r.cooldownMinutes,
-          r.emails, r.webhookIds, r.enabled, r.levels, max],
+        [
+          randomUUID(),
+          projectId,
+          r.name,
+          r.kind,
+          r.threshold,
+          r.windowMinutes,
+          r.minSessions,
+          r.cooldownMinutes,
+          r.emails,
+          r.webhookIds,
+          r.enabled,
+          r.levels,
+          max,
+        ],
       );
       return x.rows[0] ? toRule(x.rows[0]) : null;
     },
 
     async get(projectId: string, id: string): Promise<AlertRule | null> {
-      const r = await db.query<Row>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [projectId, id]);
+      const r = await db.query<Row>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [
+        projectId,
+        id,
+      ]);
       return r.rows[0] ? toRule(r.rows[0]) : null;
     },
 
     async list(projectId: string): Promise<AlertRule[]> {
-      const r = await db.query<Row>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE project_id = $1 ORDER BY created_at, id`, [projectId]);
+      const r = await db.query<Row>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE project_id = $1 ORDER BY created_at, id`, [
+        projectId,
+      ]);
       return r.rows.map(toRule);
     },
 
@@ -54,9 +91,20 @@ export function alertRulesRepo(db: Queryable) {
         `UPDATE ${TABLE} SET name = $3, kind = $4, threshold = $5, window_minutes = $6, min_sessions = $7, cooldown_minutes = $8,
            emails = $9, webhook_ids = $10, enabled = $11, levels = $12
          WHERE project_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-        [projectId, id, r.name, r.kind, r.threshold, r.windowMinutes, r.minSessions, r.cooldownMinutes, r.emails,
-          r.webhookIds, r.enabled, r.levels],
-
+        [
+          projectId,
+          id,
+          r.name,
+          r.kind,
+          r.threshold,
+          r.windowMinutes,
+          r.minSessions,
+          r.cooldownMinutes,
+          r.emails,
+          r.webhookIds,
+          r.enabled,
+          r.levels,
+        ],
       );
       return x.rows[0] ? toRule(x.rows[0]) : null;
     },
@@ -82,7 +130,10 @@ export function alertRulesRepo(db: Queryable) {
 
 /** Every address the project's rules list, so the recipients' confirmations keep them. */
 export async function ruleEmailsOf(q: Queryable, projectId: string): Promise<string[]> {
-  const r = await q.query<{ email: string }>(`SELECT DISTINCT unnest(emails) AS email FROM ${TABLE} WHERE project_id = $1 AND emails IS NOT NULL`, [projectId]);
+  const r = await q.query<{ email: string }>(
+    `SELECT DISTINCT unnest(emails) AS email FROM ${TABLE} WHERE project_id = $1 AND emails IS NOT NULL`,
+    [projectId],
+  );
   return r.rows.map((x) => x.email);
 }
 

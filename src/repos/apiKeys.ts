@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { DEFAULT_KEY_SCOPES, KEY_SCOPES, generateApiKey, hashApiKey, visiblePrefix, type KeyScope } from '../domain/apiKey.ts';
+import {
+  DEFAULT_KEY_SCOPES,
+  KEY_SCOPES,
+  generateApiKey,
+  hashApiKey,
+  visiblePrefix,
+  type KeyScope,
+} from '../domain/apiKey.ts';
 import { isoTime } from '../domain/time.ts';
 
 /** The Postgres `api_keys` table: keys are stored as hashes; the plaintext is shown once. */
@@ -35,15 +42,32 @@ export interface KeyInfo {
 }
 
 interface KeyRow {
-  id: string; project_id: string; prefix: string | null; name: string | null; active: boolean; scopes: string[];
-  created_at: Date | string; deactivated_at: Date | string | null; suspended_at: Date | string | null; created_by: string | null;
+  id: string;
+  project_id: string;
+  prefix: string | null;
+  name: string | null;
+  active: boolean;
+  scopes: string[];
+  created_at: Date | string;
+  deactivated_at: Date | string | null;
+  suspended_at: Date | string | null;
+  created_by: string | null;
 }
 
-const KEY_COLUMNS = 'id, project_id, prefix, name, active, scopes, created_at, deactivated_at, suspended_at, created_by';
+const KEY_COLUMNS =
+  'id, project_id, prefix, name, active, scopes, created_at, deactivated_at, suspended_at, created_by';
 
 const toKey = (k: KeyRow): KeyInfo => ({
-  id: k.id, projectId: k.project_id, prefix: k.prefix, name: k.name, active: k.active, scopes: toScopes(k.scopes), createdAt: isoTime(k.created_at),
-  deactivatedAt: isoTime(k.deactivated_at), suspended: k.suspended_at !== null, createdBy: k.created_by,
+  id: k.id,
+  projectId: k.project_id,
+  prefix: k.prefix,
+  name: k.name,
+  active: k.active,
+  scopes: toScopes(k.scopes),
+  createdAt: isoTime(k.created_at),
+  deactivatedAt: isoTime(k.deactivated_at),
+  suspended: k.suspended_at !== null,
+  createdBy: k.created_by,
 });
 
 /**
@@ -54,7 +78,12 @@ const toKey = (k: KeyRow): KeyInfo => ({
  * the suspension, so lifting it turns the key on like the others.
  */
 export async function insertKey(
-  q: Queryable, projectId: string, name: string | null = null, scopes: readonly KeyScope[] = DEFAULT_KEY_SCOPES, suspended = false, createdBy: string | null = null,
+  q: Queryable,
+  projectId: string,
+  name: string | null = null,
+  scopes: readonly KeyScope[] = DEFAULT_KEY_SCOPES,
+  suspended = false,
+  createdBy: string | null = null,
 ) {
   const apiKey = generateApiKey();
   const r = await q.query<KeyRow>(
@@ -66,7 +95,18 @@ export async function insertKey(
   const row = r.rows[0];
   if (!row) throw new Error('INSERT … RETURNING gave no row for a new API key');
   const k = toKey(row);
-  return { key: { id: k.id, createdAt: k.createdAt, prefix: k.prefix, name: k.name, scopes: k.scopes, active: k.active, createdBy: k.createdBy }, apiKey };
+  return {
+    key: {
+      id: k.id,
+      createdAt: k.createdAt,
+      prefix: k.prefix,
+      name: k.name,
+      scopes: k.scopes,
+      active: k.active,
+      createdBy: k.createdBy,
+    },
+    apiKey,
+  };
 }
 
 /**
@@ -96,17 +136,31 @@ export const keysOnSuspension = {
 
 export function apiKeysRepo(db: Queryable) {
   return {
-    insert: (projectId: string, name: string | null, scopes: readonly KeyScope[], suspended: boolean, createdBy: string | null = null) =>
-      insertKey(db, projectId, name, scopes, suspended, createdBy),
+    insert: (
+      projectId: string,
+      name: string | null,
+      scopes: readonly KeyScope[],
+      suspended: boolean,
+      createdBy: string | null = null,
+    ) => insertKey(db, projectId, name, scopes, suspended, createdBy),
 
     /**
      * A member left a team: the active keys they made on its projects are turned off
      * ('revoke'; returns their hashes, for the key cache) or handed to `to` ('reassign').
      */
-    async ofRemovedMember(projectIds: string[], memberId: string, action: 'revoke' | 'reassign', to: string): Promise<string[]> {
+    async ofRemovedMember(
+      projectIds: string[],
+      memberId: string,
+      action: 'revoke' | 'reassign',
+      to: string,
+    ): Promise<string[]> {
       if (projectIds.length === 0) return [];
       if (action === 'reassign') {
-        await db.query(`UPDATE ${TABLE} SET created_by = $3 WHERE project_id = ANY($1::uuid[]) AND created_by = $2`, [projectIds, memberId, to]);
+        await db.query(`UPDATE ${TABLE} SET created_by = $3 WHERE project_id = ANY($1::uuid[]) AND created_by = $2`, [
+          projectIds,
+          memberId,
+          to,
+        ]);
         return [];
       }
       const r = await db.query<{ key_hash: string }>(
@@ -134,7 +188,10 @@ export function apiKeysRepo(db: Queryable) {
 
     /** The project's keys, newest first (never the plaintext: only its hash is stored). */
     async list(projectId: string): Promise<KeyInfo[]> {
-      const r = await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${TABLE} WHERE project_id = $1 ORDER BY created_at DESC, id`, [projectId]);
+      const r = await db.query<KeyRow>(
+        `SELECT ${KEY_COLUMNS} FROM ${TABLE} WHERE project_id = $1 ORDER BY created_at DESC, id`,
+        [projectId],
+      );
       return r.rows.map(toKey);
     },
 
@@ -152,18 +209,35 @@ export function apiKeysRepo(db: Queryable) {
 
     /** Names a key of this project; null when the project has no such key. */
     async rename(projectId: string, keyId: string, name: string | null): Promise<KeyInfo | null> {
-      const r = await db.query<KeyRow>(`UPDATE ${TABLE} SET name = $3 WHERE project_id = $1 AND id = $2 RETURNING ${KEY_COLUMNS}`, [projectId, keyId, name]);
+      const r = await db.query<KeyRow>(
+        `UPDATE ${TABLE} SET name = $3 WHERE project_id = $1 AND id = $2 RETURNING ${KEY_COLUMNS}`,
+        [projectId, keyId, name],
+      );
       return r.rows[0] ? toKey(r.rows[0]) : null;
     },
 
     async findByHash(keyHash: string): Promise<KeyRecord | null> {
-      const r = await db.query<{ id: string; project_id: string; active: boolean; scopes: string[]; allowed_origins: string[] | null }>(
+      const r = await db.query<{
+        id: string;
+        project_id: string;
+        active: boolean;
+        scopes: string[];
+        allowed_origins: string[] | null;
+      }>(
         `SELECT k.id, k.project_id, k.active, k.scopes, p.allowed_origins
          FROM ${TABLE} k LEFT JOIN projects p ON p.id = k.project_id WHERE k.key_hash = $1`,
         [keyHash],
       );
       const row = r.rows[0];
-      return row ? { keyId: row.id, projectId: row.project_id, active: row.active, scopes: toScopes(row.scopes), allowedOrigins: row.allowed_origins ?? null } : null;
+      return row
+        ? {
+            keyId: row.id,
+            projectId: row.project_id,
+            active: row.active,
+            scopes: toScopes(row.scopes),
+            allowedOrigins: row.allowed_origins ?? null,
+          }
+        : null;
     },
   };
 }

@@ -23,12 +23,26 @@ export interface ArtifactInfo {
   createdAt: string;
 }
 
-interface ArtifactRow { id: string; release: string; kind: ArtifactKind; name: string; size_bytes: number | string; sha256: string; created_at: Date | string }
+interface ArtifactRow {
+  id: string;
+  release: string;
+  kind: ArtifactKind;
+  name: string;
+  size_bytes: number | string;
+  sha256: string;
+  created_at: Date | string;
+}
 
 const INFO = 'id, release, kind, name, size_bytes, sha256, created_at';
 
 const toInfo = (r: ArtifactRow): ArtifactInfo => ({
-  id: r.id, release: r.release, kind: r.kind, name: r.name, size: Number(r.size_bytes), sha256: r.sha256, createdAt: isoTime(r.created_at) ?? '',
+  id: r.id,
+  release: r.release,
+  kind: r.kind,
+  name: r.name,
+  size: Number(r.size_bytes),
+  sha256: r.sha256,
+  createdAt: isoTime(r.created_at) ?? '',
 });
 
 const gzip = promisify(zlib.gzip);
@@ -45,7 +59,14 @@ export function artifactsRepo(db: Postgres) {
      * `projectMaxBytes`: decided under a per-project advisory lock, so two uploads at once cannot
      * both pass the cap.
      */
-    async put(projectId: string, release: string, kind: ArtifactKind, name: string, content: Buffer, projectMaxBytes: number): Promise<PutResult> {
+    async put(
+      projectId: string,
+      release: string,
+      kind: ArtifactKind,
+      name: string,
+      content: Buffer,
+      projectMaxBytes: number,
+    ): Promise<PutResult> {
       const packed = await gzip(content);
       const sha256 = createHash('sha256').update(content).digest('hex');
       return db.tx(async (q): Promise<PutResult> => {
@@ -83,7 +104,10 @@ export function artifactsRepo(db: Postgres) {
 
     /** One artifact's bytes, uncompressed (null when it was deleted meanwhile). */
     async content(projectId: string, id: string): Promise<Buffer | null> {
-      const r = await db.query<{ content: Buffer | Uint8Array }>(`SELECT content FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [projectId, id]);
+      const r = await db.query<{ content: Buffer | Uint8Array }>(
+        `SELECT content FROM ${TABLE} WHERE project_id = $1 AND id = $2`,
+        [projectId, id],
+      );
       const c = r.rows[0]?.content;
       return c ? gunzip(Buffer.from(c)) : null;
     },
@@ -91,7 +115,12 @@ export function artifactsRepo(db: Postgres) {
     /** Removes a release's artifacts (all of them, or one by kind and name); returns how many. */
     async remove(projectId: string, release: string, one?: { kind: ArtifactKind; name: string }): Promise<number> {
       const r = one
-        ? await db.query(`DELETE FROM ${TABLE} WHERE project_id = $1 AND release = $2 AND kind = $3 AND name = $4`, [projectId, release, one.kind, one.name])
+        ? await db.query(`DELETE FROM ${TABLE} WHERE project_id = $1 AND release = $2 AND kind = $3 AND name = $4`, [
+            projectId,
+            release,
+            one.kind,
+            one.name,
+          ])
         : await db.query(`DELETE FROM ${TABLE} WHERE project_id = $1 AND release = $2`, [projectId, release]);
       return r.rowCount ?? 0;
     },

@@ -11,7 +11,10 @@ const ASSIGNEES = 'crash_group_assignees';
 const COMMENTS = 'crash_group_comments';
 
 /** Who made a change: the management API's token, a dashboard account, or flightrec itself (a regression). */
-export interface Actor { name: string; userId: string | null }
+export interface Actor {
+  name: string;
+  userId: string | null;
+}
 export const ADMIN_ACTOR: Actor = { name: 'admin', userId: null };
 export const SYSTEM_ACTOR: Actor = { name: 'flightrec', userId: null };
 
@@ -28,11 +31,24 @@ export interface HistoryEntry {
 }
 
 export interface NewHistoryEntry {
-  projectId: string; groupId: string; kind: HistoryEntry['kind']; fromStatus?: string | null; toStatus?: string | null;
-  actor: Actor; appVersion?: string | null; platform?: string | null; detail?: string | null;
+  projectId: string;
+  groupId: string;
+  kind: HistoryEntry['kind'];
+  fromStatus?: string | null;
+  toStatus?: string | null;
+  actor: Actor;
+  appVersion?: string | null;
+  platform?: string | null;
+  detail?: string | null;
 }
 
-export interface Comment { id: string; author: string; authorUserId: string | null; body: string; createdAt: string }
+export interface Comment {
+  id: string;
+  author: string;
+  authorUserId: string | null;
+  body: string;
+  createdAt: string;
+}
 
 const nowMs = () => Date.now();
 
@@ -41,8 +57,19 @@ export async function recordHistory(q: Queryable, e: NewHistoryEntry): Promise<v
   await q.query(
     `INSERT INTO ${HISTORY} (project_id, group_id, at, kind, from_status, to_status, actor, actor_user_id, app_version, platform, detail)
      VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
-    [e.projectId, e.groupId, nowMs(), e.kind, e.fromStatus ?? null, e.toStatus ?? null, e.actor.name, e.actor.userId,
-      e.appVersion ?? null, e.platform ?? null, e.detail ?? null],
+    [
+      e.projectId,
+      e.groupId,
+      nowMs(),
+      e.kind,
+      e.fromStatus ?? null,
+      e.toStatus ?? null,
+      e.actor.name,
+      e.actor.userId,
+      e.appVersion ?? null,
+      e.platform ?? null,
+      e.detail ?? null,
+    ],
   );
 }
 
@@ -51,30 +78,53 @@ export function crashGroupActivityRepo(db: Postgres) {
     /** Oldest first. */
     async history(projectId: string, groupId: string): Promise<HistoryEntry[]> {
       const r = await db.query<{
-        at: number; kind: HistoryEntry['kind']; from_status: string | null; to_status: string | null; actor: string;
-        actor_user_id: string | null; app_version: string | null; platform: string | null; detail: string | null;
+        at: number;
+        kind: HistoryEntry['kind'];
+        from_status: string | null;
+        to_status: string | null;
+        actor: string;
+        actor_user_id: string | null;
+        app_version: string | null;
+        platform: string | null;
+        detail: string | null;
       }>(
         `SELECT at, kind, from_status, to_status, actor, actor_user_id, app_version, platform, detail FROM ${HISTORY}
          WHERE project_id = $1 AND group_id = $2 ORDER BY at, id LIMIT 500`,
         [projectId, groupId],
       );
       return r.rows.map((x) => ({
-        at: isoMs(Number(x.at)), kind: x.kind, fromStatus: x.from_status, toStatus: x.to_status, actor: x.actor,
-        actorUserId: x.actor_user_id, appVersion: x.app_version, platform: x.platform, detail: x.detail,
+        at: isoMs(Number(x.at)),
+        kind: x.kind,
+        fromStatus: x.from_status,
+        toStatus: x.to_status,
+        actor: x.actor,
+        actorUserId: x.actor_user_id,
+        appVersion: x.app_version,
+        platform: x.platform,
+        detail: x.detail,
       }));
     },
 
     /** Per group, its latest regression and its latest status change by hand (for the badges). */
-    async lastMoves(projectId: string, groupIds: string[]): Promise<Map<string, { regressedAt: number | null; movedByHandAt: number | null }>> {
+    async lastMoves(
+      projectId: string,
+      groupIds: string[],
+    ): Promise<Map<string, { regressedAt: number | null; movedByHandAt: number | null }>> {
       if (groupIds.length === 0) return new Map();
       const r = await db.query<{ group_id: string; regressed: number | null; moved: number | null }>(
         `SELECT group_id, max(at) FILTER (WHERE kind = 'regression') AS regressed, max(at) FILTER (WHERE kind = 'status') AS moved
          FROM ${HISTORY} WHERE project_id = $1 AND group_id = ANY($2::uuid[]) GROUP BY group_id`,
         [projectId, groupIds],
       );
-      return new Map(r.rows.map((x) => [x.group_id, {
-        regressedAt: x.regressed === null ? null : Number(x.regressed), movedByHandAt: x.moved === null ? null : Number(x.moved),
-      }]));
+      return new Map(
+        r.rows.map((x) => [
+          x.group_id,
+          {
+            regressedAt: x.regressed === null ? null : Number(x.regressed),
+            movedByHandAt: x.moved === null ? null : Number(x.moved),
+          },
+        ]),
+      );
     },
 
     /** Distinct groups reopened by a regression, per (app version, platform) of the occurrence that reopened them. */
@@ -89,15 +139,26 @@ export function crashGroupActivityRepo(db: Postgres) {
 
     async assignee(projectId: string, groupId: string): Promise<{ userId: string; assignedAt: string } | null> {
       const r = await db.query<{ user_id: string; assigned_at: number }>(
-        `SELECT user_id, assigned_at FROM ${ASSIGNEES} WHERE project_id = $1 AND group_id = $2`, [projectId, groupId]);
+        `SELECT user_id, assigned_at FROM ${ASSIGNEES} WHERE project_id = $1 AND group_id = $2`,
+        [projectId, groupId],
+      );
       const x = r.rows[0];
       return x ? { userId: x.user_id, assignedAt: isoMs(Number(x.assigned_at)) } : null;
     },
 
     /** Sets (or with null clears) the assignee and records the change, in one transaction; false when nothing changed. */
-    async assign(projectId: string, groupId: string, userId: string | null, actor: Actor, label: string | null): Promise<boolean> {
+    async assign(
+      projectId: string,
+      groupId: string,
+      userId: string | null,
+      actor: Actor,
+      label: string | null,
+    ): Promise<boolean> {
       return db.tx(async (q) => {
-        const cur = await q.query<{ user_id: string }>(`SELECT user_id FROM ${ASSIGNEES} WHERE group_id = $1 FOR UPDATE`, [groupId]);
+        const cur = await q.query<{ user_id: string }>(
+          `SELECT user_id FROM ${ASSIGNEES} WHERE group_id = $1 FOR UPDATE`,
+          [groupId],
+        );
         if ((cur.rows[0]?.user_id ?? null) === userId) return false;
         if (userId === null) await q.query(`DELETE FROM ${ASSIGNEES} WHERE group_id = $1`, [groupId]);
         else {
@@ -114,12 +175,24 @@ export function crashGroupActivityRepo(db: Postgres) {
 
     /** Oldest first. */
     async comments(projectId: string, groupId: string): Promise<Comment[]> {
-      const r = await db.query<{ id: string; author: string; author_user_id: string | null; body: string; created_at: number }>(
+      const r = await db.query<{
+        id: string;
+        author: string;
+        author_user_id: string | null;
+        body: string;
+        created_at: number;
+      }>(
         `SELECT id, author, author_user_id, body, created_at FROM ${COMMENTS} WHERE project_id = $1 AND group_id = $2
          ORDER BY created_at, id LIMIT 500`,
         [projectId, groupId],
       );
-      return r.rows.map((x) => ({ id: x.id, author: x.author, authorUserId: x.author_user_id, body: x.body, createdAt: isoMs(Number(x.created_at)) }));
+      return r.rows.map((x) => ({
+        id: x.id,
+        author: x.author,
+        authorUserId: x.author_user_id,
+        body: x.body,
+        createdAt: isoMs(Number(x.created_at)),
+      }));
     },
 
     async addComment(projectId: string, groupId: string, actor: Actor, body: string): Promise<Comment> {

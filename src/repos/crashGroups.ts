@@ -21,35 +21,66 @@ const KEYS = 'crash_group_keys';
 
 /** What Postgres holds of a group: identity, workflow, and the context of its first occurrence. */
 export interface GroupRow {
-  id: string; group_key: string; message: string; status: CrashGroupStatus; is_fatal: boolean; handled: boolean;
-  platform: string | null; app_version: string | null; os_version: string | null; first_seen_at: number;
-  updated_at: number; stack_head: string; summary: string | null; summary_source: string | null; summary_at: Date | string | null;
+  id: string;
+  group_key: string;
+  message: string;
+  status: CrashGroupStatus;
+  is_fatal: boolean;
+  handled: boolean;
+  platform: string | null;
+  app_version: string | null;
+  os_version: string | null;
+  first_seen_at: number;
+  updated_at: number;
+  stack_head: string;
+  summary: string | null;
+  summary_source: string | null;
+  summary_at: Date | string | null;
   resolved_versions: string[];
   /** The own keys of the groups merged into this one: their occurrences are stored under them. */
   merged_keys: string[];
 }
 
 /** Every key a group's occurrences are stored under in ClickHouse: its own and its merged groups'. */
-export const storageKeys = (r: Pick<GroupRow, 'group_key' | 'merged_keys'>): string[] => [r.group_key, ...r.merged_keys];
+export const storageKeys = (r: Pick<GroupRow, 'group_key' | 'merged_keys'>): string[] => [
+  r.group_key,
+  ...r.merged_keys,
+];
 
 const COLUMNS =
   'id, group_key, message, status, is_fatal, handled, platform, app_version, os_version, first_seen_at, updated_at, stack_head, summary, summary_source, summary_at, resolved_versions, ' +
   `ARRAY(SELECT m.group_key FROM crash_groups m WHERE m.merged_into = crash_groups.id ORDER BY m.group_key) AS merged_keys`;
 
 /** The id a group id answers for: the group it was merged into, or itself (`$1` the project, `n` the id's parameter). */
-const resolvedId = (n: number) => `COALESCE((SELECT merged_into FROM crash_groups WHERE project_id = $1 AND id = $${n}), $${n})`;
+const resolvedId = (n: number) =>
+  `COALESCE((SELECT merged_into FROM crash_groups WHERE project_id = $1 AND id = $${n}), $${n})`;
 
 /** What a group's first occurrence writes. */
 export interface NewGroup {
   /** The group's own key (its occurrences are stored under it); it leads to the group with `ruleVersion`. */
-  groupKey: string; ruleVersion: number; message: string; stackHead: string; isFatal: boolean; handled: boolean;
-  platform: string | null; appVersion: string | null; osVersion: string | null; firstSeenAt: number; firstSessionId: string;
+  groupKey: string;
+  ruleVersion: number;
+  message: string;
+  stackHead: string;
+  isFatal: boolean;
+  handled: boolean;
+  platform: string | null;
+  appVersion: string | null;
+  osVersion: string | null;
+  firstSeenAt: number;
+  firstSessionId: string;
   /** false: no new-group alert or webhook (a group opened by a message: rules alert on those) */
   alert?: boolean;
 }
 
 /** The part of a group the crash workflow decides on. */
-export interface GroupState { id: string; group_key: string; status: CrashGroupStatus; first_seen_at: number; resolved_versions: string[] }
+export interface GroupState {
+  id: string;
+  group_key: string;
+  status: CrashGroupStatus;
+  first_seen_at: number;
+  resolved_versions: string[];
+}
 
 /**
  * A group's updatedAt is the latest of its creation, its status or summary change, and the
@@ -103,9 +134,19 @@ export function crashGroupAlerts(db: Postgres) {
     /** The group (any project: the outbox job names it by id) and its first occurrence's session. */
     async alertFacts(groupId: string): Promise<AlertFacts | null> {
       const r = await db.query<{
-        id: string; project_id: string; message: string; stack_head: string; is_fatal: boolean; handled: boolean;
-        first_seen_at: number; summary: string | null; summary_source: string | null; platform: string | null;
-        app_version: string | null; os_version: string | null; first_session_id: string | null;
+        id: string;
+        project_id: string;
+        message: string;
+        stack_head: string;
+        is_fatal: boolean;
+        handled: boolean;
+        first_seen_at: number;
+        summary: string | null;
+        summary_source: string | null;
+        platform: string | null;
+        app_version: string | null;
+        os_version: string | null;
+        first_session_id: string | null;
       }>(
         `SELECT id, project_id, message, stack_head, is_fatal, handled, first_seen_at, summary, summary_source,
                 platform, app_version, os_version, first_session_id
@@ -115,16 +156,32 @@ export function crashGroupAlerts(db: Postgres) {
       const x = r.rows[0];
       if (!x) return null;
       return {
-        groupId: x.id, projectId: x.project_id, message: x.message, stackHead: x.stack_head, isFatal: x.is_fatal,
-        handled: x.handled, firstSeenAt: Number(x.first_seen_at), summary: x.summary, summarySource: x.summary_source,
-        platform: x.platform, appVersion: x.app_version, osVersion: x.os_version, firstSessionId: x.first_session_id,
+        groupId: x.id,
+        projectId: x.project_id,
+        message: x.message,
+        stackHead: x.stack_head,
+        isFatal: x.is_fatal,
+        handled: x.handled,
+        firstSeenAt: Number(x.first_seen_at),
+        summary: x.summary,
+        summarySource: x.summary_source,
+        platform: x.platform,
+        appVersion: x.app_version,
+        osVersion: x.os_version,
+        firstSessionId: x.first_session_id,
       };
     },
 
     /** Stores a summary unless one is there already; returns the one that is stored. */
     async storeSummary(groupId: string, summary: string, source: string): Promise<{ summary: string; source: string }> {
-      await db.query(`UPDATE ${GROUPS} SET summary = $2, summary_source = $3, summary_at = now(), ${STAMP} WHERE id = $1 AND summary IS NULL`, [groupId, summary, source]);
-      const r = await db.query<{ summary: string; summary_source: string }>(`SELECT summary, summary_source FROM ${GROUPS} WHERE id = $1`, [groupId]);
+      await db.query(
+        `UPDATE ${GROUPS} SET summary = $2, summary_source = $3, summary_at = now(), ${STAMP} WHERE id = $1 AND summary IS NULL`,
+        [groupId, summary, source],
+      );
+      const r = await db.query<{ summary: string; summary_source: string }>(
+        `SELECT summary, summary_source FROM ${GROUPS} WHERE id = $1`,
+        [groupId],
+      );
       const row = r.rows[0];
       return row ? { summary: row.summary, source: row.summary_source } : { summary, source };
     },
@@ -134,7 +191,13 @@ export function crashGroupAlerts(db: Postgres) {
 /** A group's first key was taken by another group inside the creating transaction: it rolls back. */
 class KeyTaken extends Error {}
 
-async function insertKey(q: Queryable, projectId: string, key: string, groupId: string, ruleVersion: number): Promise<boolean> {
+async function insertKey(
+  q: Queryable,
+  projectId: string,
+  key: string,
+  groupId: string,
+  ruleVersion: number,
+): Promise<boolean> {
   const r = await q.query(
     `INSERT INTO ${KEYS} (project_id, key, group_id, rule_version) VALUES ($1, $2, $3, $4)
      ON CONFLICT (project_id, key) DO NOTHING RETURNING 1`,
@@ -156,14 +219,16 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
    * migration 013), else the group whose own key it is (a row written without its key entry).
    */
   const byKey = async (projectId: string, groupKey: string): Promise<GroupState | undefined> =>
-    (await db.query<GroupState>(
-      `WITH k AS (SELECT COALESCE(
+    (
+      await db.query<GroupState>(
+        `WITH k AS (SELECT COALESCE(
          (SELECT group_id FROM ${KEYS} WHERE project_id = $1 AND key = $2),
          (SELECT id FROM ${GROUPS} WHERE project_id = $1 AND group_key = $2)) AS id)
        SELECT id, group_key, status, first_seen_at, resolved_versions FROM ${GROUPS}
        WHERE project_id = $1 AND id = (SELECT COALESCE(g.merged_into, g.id) FROM ${GROUPS} g, k WHERE g.project_id = $1 AND g.id = k.id)`,
-      [projectId, groupKey],
-    )).rows[0];
+        [projectId, groupKey],
+      )
+    ).rows[0];
 
   return {
     ...crashGroupAlerts(db),
@@ -184,8 +249,18 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
              VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
              ON CONFLICT (project_id, group_key) DO NOTHING RETURNING id`,
             [
-              randomUUID(), projectId, g.groupKey, g.message, g.stackHead, g.isFatal, g.handled,
-              g.platform, g.appVersion, g.osVersion, g.firstSeenAt, g.firstSessionId,
+              randomUUID(),
+              projectId,
+              g.groupKey,
+              g.message,
+              g.stackHead,
+              g.isFatal,
+              g.handled,
+              g.platform,
+              g.appVersion,
+              g.osVersion,
+              g.firstSeenAt,
+              g.firstSessionId,
             ],
           );
           const id = created.rows[0]?.id;
@@ -197,7 +272,8 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           if (g.alert !== false) {
             await enqueueJob(q, projectId, id, NEW_GROUP_JOB);
             // Only for projects with a webhook that wants new groups: the others get no extra job.
-            if (await hasSubscribers(q, projectId, 'crash_group.new')) await enqueueJob(q, projectId, id, NEW_GROUP_WEBHOOKS_JOB);
+            if (await hasSubscribers(q, projectId, 'crash_group.new'))
+              await enqueueJob(q, projectId, id, NEW_GROUP_WEBHOOKS_JOB);
           }
           return true;
         });
@@ -228,7 +304,12 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
      * Reopens a resolved group for an occurrence of a version it had not had, re-checked under
      * the row lock (a status change or a new resolution since the caller's read wins). True when it reopened.
      */
-    async reopen(projectId: string, groupId: string, appVersion: string, reopened?: (q: Queryable) => Promise<void>): Promise<boolean> {
+    async reopen(
+      projectId: string,
+      groupId: string,
+      appVersion: string,
+      reopened?: (q: Queryable) => Promise<void>,
+    ): Promise<boolean> {
       return db.tx(async (q) => {
         const r = await q.query(
           `UPDATE ${GROUPS} SET status = 'open', ${STAMP}
@@ -249,16 +330,25 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
 
     /** An occurrence older than the group's firstSeenAt moves it back. */
     async moveFirstSeen(projectId: string, groupId: string, at: number): Promise<void> {
-      await db.query(`UPDATE ${GROUPS} SET first_seen_at = $3, ${STAMP} WHERE project_id = $1 AND id = $2 AND first_seen_at > $3`, [projectId, groupId, at]);
+      await db.query(
+        `UPDATE ${GROUPS} SET first_seen_at = $3, ${STAMP} WHERE project_id = $1 AND id = $2 AND first_seen_at > $3`,
+        [projectId, groupId, at],
+      );
     },
 
     /** Moves the updatedAt of groups that had new occurrences (the coalesced marks of the crash workflow). */
     async touch(projectId: string, groupIds: readonly string[]): Promise<void> {
-      await db.query(`UPDATE ${GROUPS} SET ${STAMP} WHERE project_id = $1 AND id = ANY($2::uuid[])`, [projectId, groupIds]);
+      await db.query(`UPDATE ${GROUPS} SET ${STAMP} WHERE project_id = $1 AND id = ANY($2::uuid[])`, [
+        projectId,
+        groupIds,
+      ]);
     },
 
     async row(projectId: string, groupId: string): Promise<GroupRow | null> {
-      const r = await db.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = ${resolvedId(2)}`, [projectId, groupId]);
+      const r = await db.query<GroupRow>(
+        `SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = ${resolvedId(2)}`,
+        [projectId, groupId],
+      );
       return r.rows[0] ?? null;
     },
 
@@ -275,12 +365,14 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
      */
     async byKeys(projectId: string, keys: string[]) {
       if (keys.length === 0) return [];
-      return (await db.query<{ id: string; group_key: string; message: string; status: CrashGroupStatus }>(
-        `SELECT COALESCE(k.id, g.id) AS id, g.group_key, COALESCE(k.message, g.message) AS message, COALESCE(k.status, g.status) AS status
+      return (
+        await db.query<{ id: string; group_key: string; message: string; status: CrashGroupStatus }>(
+          `SELECT COALESCE(k.id, g.id) AS id, g.group_key, COALESCE(k.message, g.message) AS message, COALESCE(k.status, g.status) AS status
          FROM ${GROUPS} g LEFT JOIN ${GROUPS} k ON k.id = g.merged_into
          WHERE g.project_id = $1 AND g.group_key = ANY($2::text[])`,
-        [projectId, keys],
-      )).rows;
+          [projectId, keys],
+        )
+      ).rows;
     },
 
     /**
@@ -292,14 +384,22 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
      * `merged` runs in the transaction with the groups actually merged.
      */
     async merge(
-      projectId: string, keptId: string, ids: string[], merged?: (q: Queryable, keptId: string, mergedIds: string[]) => Promise<void>,
+      projectId: string,
+      keptId: string,
+      ids: string[],
+      merged?: (q: Queryable, keptId: string, mergedIds: string[]) => Promise<void>,
     ): Promise<MergeResult> {
       return db.tx(async (q): Promise<MergeResult> => {
         // Row locks in id order, so two merges of overlapping groups wait rather than deadlock.
-        const lock = async (xs: string[]) => new Map((await q.query<{ id: string; merged_into: string | null }>(
-          `SELECT id, merged_into FROM ${GROUPS} WHERE project_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE`,
-          [projectId, xs],
-        )).rows.map((r) => [r.id, r.merged_into]));
+        const lock = async (xs: string[]) =>
+          new Map(
+            (
+              await q.query<{ id: string; merged_into: string | null }>(
+                `SELECT id, merged_into FROM ${GROUPS} WHERE project_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE`,
+                [projectId, xs],
+              )
+            ).rows.map((r) => [r.id, r.merged_into]),
+          );
         const plan = mergePlan(await lock([...new Set([keptId, ...ids])]), keptId, ids);
         if (plan.outcome !== 'ok') return plan;
         const { kept, sources } = plan;
@@ -309,9 +409,19 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           `UPDATE ${GROUPS} SET merged_into = $2, ${STAMP} WHERE project_id = $1 AND (id = ANY($3::uuid[]) OR merged_into = ANY($3::uuid[]))`,
           [projectId, kept, sources],
         );
-        await q.query(`UPDATE ${KEYS} SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`, [projectId, kept, sources]);
-        await q.query(`UPDATE crash_group_history SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`, [projectId, kept, sources]);
-        await q.query(`UPDATE crash_group_comments SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`, [projectId, kept, sources]);
+        await q.query(`UPDATE ${KEYS} SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`, [
+          projectId,
+          kept,
+          sources,
+        ]);
+        await q.query(
+          `UPDATE crash_group_history SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`,
+          [projectId, kept, sources],
+        );
+        await q.query(
+          `UPDATE crash_group_comments SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`,
+          [projectId, kept, sources],
+        );
         await q.query(
           `UPDATE ${GROUPS} SET ${STAMP}, first_seen_at = LEAST(first_seen_at,
              (SELECT min(first_seen_at) FROM ${GROUPS} WHERE project_id = $1 AND id = ANY($3::uuid[])))
@@ -344,7 +454,10 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
       changed?: (q: Queryable, from: CrashGroupStatus, to: CrashGroupStatus, groupId: string) => Promise<void>,
     ): Promise<UpdateStatusResult> {
       return db.tx(async (q): Promise<UpdateStatusResult> => {
-        const g = await q.query<GroupRow>(`SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = ${resolvedId(2)} FOR UPDATE`, [projectId, groupId]);
+        const g = await q.query<GroupRow>(
+          `SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND id = ${resolvedId(2)} FOR UPDATE`,
+          [projectId, groupId],
+        );
         const row = g.rows[0];
         if (!row) return { outcome: 'not-found' };
         const change = await decide(row);
@@ -366,17 +479,21 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
      * `shape` turns a page of rows into export rows (the counters come from ClickHouse).
      */
     exportResource: (shape: (projectId: string, rows: GroupRow[]) => Promise<Record<string, unknown>[]>) =>
-      pgResource<ChangeFilter, GroupRow & Record<string, unknown>>(db, {
-        name: 'crashes',
-        fields: CRASH_FIELDS,
-        parquet: CRASH_PARQUET,
-        table: GROUPS,
-        columns: COLUMNS,
-        key: ['first_seen_at', 'id'],
-        // a merged group is part of the one it was merged into
-        where: () => ' AND merged_into IS NULL',
-        shape,
-      }, { lagMs: opts.changeLagMs }),
+      pgResource<ChangeFilter, GroupRow & Record<string, unknown>>(
+        db,
+        {
+          name: 'crashes',
+          fields: CRASH_FIELDS,
+          parquet: CRASH_PARQUET,
+          table: GROUPS,
+          columns: COLUMNS,
+          key: ['first_seen_at', 'id'],
+          // a merged group is part of the one it was merged into
+          where: () => ' AND merged_into IS NULL',
+          shape,
+        },
+        { lagMs: opts.changeLagMs },
+      ),
   };
 }
 

@@ -37,7 +37,11 @@ export interface SuspectCounts {
   dimensions: DimensionCounts[];
 }
 
-export interface TrailQuery { windowSeconds: number; sample: number; rawSteps: number }
+export interface TrailQuery {
+  windowSeconds: number;
+  sample: number;
+  rawSteps: number;
+}
 
 export function crashInsightsRepo(ch: ClickHouse) {
   return {
@@ -57,7 +61,10 @@ export function crashInsightsRepo(ch: ClickHouse) {
       const last = dayRows[0]?.day;
       if (!last) return { days: [], from: null, to: null, groupOccurrences: 0, dimensions: [] };
       const first = dayText(Date.parse(`${last}T00:00:00Z`) - (periodDays - 1) * DAY_MS);
-      const days = dayRows.map((r) => r.day).filter((d) => d >= first).sort();
+      const days = dayRows
+        .map((r) => r.day)
+        .filter((d) => d >= first)
+        .sort();
 
       const group = await ch.query<{ dimension: string; value: string; n: number }>(
         `SELECT dimension, value, uniqCombinedMerge(14)(occurrences) AS n FROM ${CRASH_DIMS}
@@ -69,13 +76,14 @@ export function crashInsightsRepo(ch: ClickHouse) {
       // Sessions carry release, platform, OS, device and network type; tags exist only on crash
       // reports and a session's environment is optional, so theirs is the project's occurrences.
       type CountRow = { dimension: string; value: string; n: number };
-      const baselineOf = (table: string, unit: 'sessions' | 'occurrences', pairs: string[]) => ch.query<CountRow>(
-        `SELECT dimension, value, uniqCombinedMerge(14)(${unit}) AS n FROM ${table}
+      const baselineOf = (table: string, unit: 'sessions' | 'occurrences', pairs: string[]) =>
+        ch.query<CountRow>(
+          `SELECT dimension, value, uniqCombinedMerge(14)(${unit}) AS n FROM ${table}
          WHERE project_id = {project:String} AND day IN {days:Array(Date)}
            AND (value = '' OR concat(toString(length(dimension)), ':', dimension, value) IN {pairs:Array(String)})
          GROUP BY dimension, value`,
-        { project: projectId, days, pairs },
-      );
+          { project: projectId, days, pairs },
+        );
       const crashOnly = wanted.filter((r) => isCrashOnly(r.dimension)).map((r) => pairKey(r.dimension, r.value));
       const ofSessions = wanted.filter((r) => !isCrashOnly(r.dimension)).map((r) => pairKey(r.dimension, r.value));
       const [sessionBaseline, crashBaseline] = await Promise.all([
@@ -89,8 +97,12 @@ export function crashInsightsRepo(ch: ClickHouse) {
         let d = byDim.get(name);
         if (!d) {
           d = {
-            dimension: name, baselineUnit: isCrashOnly(name) ? 'occurrences' : 'sessions',
-            groupTotal: 0, baselineTotal: 0, group: new Map(), baseline: new Map(),
+            dimension: name,
+            baselineUnit: isCrashOnly(name) ? 'occurrences' : 'sessions',
+            groupTotal: 0,
+            baselineTotal: 0,
+            group: new Map(),
+            baseline: new Map(),
           };
           byDim.set(name, d);
         }
@@ -98,7 +110,10 @@ export function crashInsightsRepo(ch: ClickHouse) {
       };
       let groupOccurrences = 0;
       for (const r of group) {
-        if (r.dimension === '') { groupOccurrences = Number(r.n); continue; }
+        if (r.dimension === '') {
+          groupOccurrences = Number(r.n);
+          continue;
+        }
         const d = dimOf(r.dimension);
         if (r.value === '') d.groupTotal = Number(r.n);
         else d.group.set(r.value, Number(r.n));
@@ -110,7 +125,10 @@ export function crashInsightsRepo(ch: ClickHouse) {
         else d.baseline.set(r.value, Number(r.n));
       }
       return {
-        days, from: days[0] ?? null, to: days[days.length - 1] ?? null, groupOccurrences,
+        days,
+        from: days[0] ?? null,
+        to: days[days.length - 1] ?? null,
+        groupOccurrences,
         dimensions: [...byDim.values()],
       };
     },
@@ -167,9 +185,14 @@ export function crashInsightsRepo(ch: ClickHouse) {
       return rows.map((r) => ({
         sessionId: r.s,
         occurredAt: Number(r.at),
-        steps: r.steps.map(([, , kind, text, method, status]): RawStep => ({
-          kind: kind as StepKind, text, method, status: status === null ? null : Number(status),
-        })),
+        steps: r.steps.map(
+          ([, , kind, text, method, status]): RawStep => ({
+            kind: kind as StepKind,
+            text,
+            method,
+            status: status === null ? null : Number(status),
+          }),
+        ),
       }));
     },
   };

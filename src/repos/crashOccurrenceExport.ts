@@ -24,14 +24,42 @@ export interface OccurrenceExportFilter extends DateFilter {
 }
 
 export const OCCURRENCE_FIELDS = [
-  'id', 'groupId', 'sessionId', 'occurredAt', 'level', 'environment', 'userId', 'message', 'stackTrace',
-  'symbolicatedStack', 'isFatal', 'handled', 'platform', 'osVersion', 'appVersion', 'brand', 'model',
-  'tags', 'context', 'breadcrumbs', 'dropped',
+  'id',
+  'groupId',
+  'sessionId',
+  'occurredAt',
+  'level',
+  'environment',
+  'userId',
+  'message',
+  'stackTrace',
+  'symbolicatedStack',
+  'isFatal',
+  'handled',
+  'platform',
+  'osVersion',
+  'appVersion',
+  'brand',
+  'model',
+  'tags',
+  'context',
+  'breadcrumbs',
+  'dropped',
 ] as const;
 
 const REQUIRED = new Set([
-  'id', 'sessionId', 'occurredAt', 'level', 'environment', 'message', 'stackTrace', 'isFatal', 'handled', 'tags',
-  'breadcrumbs', 'dropped',
+  'id',
+  'sessionId',
+  'occurredAt',
+  'level',
+  'environment',
+  'message',
+  'stackTrace',
+  'isFatal',
+  'handled',
+  'tags',
+  'breadcrumbs',
+  'dropped',
 ]);
 
 // Objects are JSON text in Parquet, as in CSV: one column, whatever their shape.
@@ -42,11 +70,27 @@ const PARQUET: readonly ParquetColumn[] = OCCURRENCE_FIELDS.map((name) => ({
 }));
 
 interface ChRow {
-  at: number; id: string; group_key: string; session_id: string; level: string; environment: string;
-  user_id: string | null; message: string; stack_trace: string; symbolicated_stack: string;
-  is_fatal: boolean | number; handled: boolean | number; platform: string | null; os_version: string | null;
-  app_version: string | null; brand: string | null; model: string | null;
-  tags: Record<string, string>; context: string; breadcrumbs: string; dropped: string;
+  at: number;
+  id: string;
+  group_key: string;
+  session_id: string;
+  level: string;
+  environment: string;
+  user_id: string | null;
+  message: string;
+  stack_trace: string;
+  symbolicated_stack: string;
+  is_fatal: boolean | number;
+  handled: boolean | number;
+  platform: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  brand: string | null;
+  model: string | null;
+  tags: Record<string, string>;
+  context: string;
+  breadcrumbs: string;
+  dropped: string;
 }
 
 const SELECT = `toUnixTimestamp64Milli(occurred_at) AS at, id, group_key, toString(session_id) AS session_id, level,
@@ -104,11 +148,10 @@ const parsed = (text: string, empty: unknown) => {
   }
 };
 
-const asText = (r: Row): Row => Object.fromEntries(
-  Object.entries(r).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v]),
-);
-
-
+const asText = (r: Row): Row =>
+  Object.fromEntries(
+    Object.entries(r).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v]),
+  );
 
 export function crashOccurrenceExport(
   ch: ClickHouse,
@@ -158,7 +201,11 @@ export function crashOccurrenceExport(
   async function* chunks(projectId: string, f: OccurrenceExportFilter, enc: Encoding, size: ChunkSize) {
     let first = true;
     for await (const buf of chChunks(ch, source(projectId, f), 'ndjson', size)) {
-      const rows = buf.toString('utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as ChRow);
+      const rows = buf
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as ChRow);
       yield encode(await shape(projectId, rows), enc, first);
       first = false;
     }
@@ -181,6 +228,6 @@ export function crashOccurrenceExport(
       return encode(await page(projectId, f, offset, limit), enc, true);
     },
     chunks: (projectId, f, enc, size) =>
-      (enc === 'parquet' ? concatParquet(chunks(projectId, f, enc, size)) : chunks(projectId, f, enc, size)),
+      enc === 'parquet' ? concatParquet(chunks(projectId, f, enc, size)) : chunks(projectId, f, enc, size),
   };
 }

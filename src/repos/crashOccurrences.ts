@@ -16,10 +16,22 @@ const OCCURRENCE_BATCH = { maxBatchRows: 10_000, maxQueuedRows: 100_000, maxConc
 
 /** One occurrence row as stored. */
 export interface OccurrenceRow {
-  project_id: string; group_key: string; id: string; occurred_at: string; session_id: string;
-  user_id: string | null; device_fingerprint: string; platform: string | null; os_version: string | null;
-  app_version: string | null; brand: string | null; model: string | null;
-  message: string; stack_trace: string; is_fatal: boolean; handled: boolean;
+  project_id: string;
+  group_key: string;
+  id: string;
+  occurred_at: string;
+  session_id: string;
+  user_id: string | null;
+  device_fingerprint: string;
+  platform: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  brand: string | null;
+  model: string | null;
+  message: string;
+  stack_trace: string;
+  is_fatal: boolean;
+  handled: boolean;
   /** the stack as the release's artifacts read it at record time ('' or absent: none) */
   symbolicated_stack?: string;
   /** the session's network type (crash suspects, clickhouse/009_crash_suspects.sql) */
@@ -62,14 +74,25 @@ export interface CrashGroupFacts {
    * The latest occurrence. Occurrences moved from the Postgres layout before 006_crash_facts.sql
    * without a whole trace of their own carry their group's stack head.
    */
-  latest: (CrashOccurrence & { stackTrace: string | null; symbolicatedStack: string | null; handled: boolean | null }) | null;
+  latest:
+    | (CrashOccurrence & { stackTrace: string | null; symbolicatedStack: string | null; handled: boolean | null })
+    | null;
 }
 
 /** One value of a breakdown of a group's occurrences (a model, an OS version, an app version, a platform). */
-export interface BreakdownRow { value: string | null; occurrences: number; devices: number }
+export interface BreakdownRow {
+  value: string | null;
+  occurrences: number;
+  devices: number;
+}
 
 /** Who a group hit, by device model, OS, app version and platform: most devices first, at most 20 each. */
-export interface CrashBreakdown { platforms: BreakdownRow[]; models: BreakdownRow[]; osVersions: BreakdownRow[]; appVersions: BreakdownRow[] }
+export interface CrashBreakdown {
+  platforms: BreakdownRow[];
+  models: BreakdownRow[];
+  osVersions: BreakdownRow[];
+  appVersions: BreakdownRow[];
+}
 
 /** A group's aggregate over its occurrences. */
 export interface OccurrenceFacts {
@@ -91,12 +114,25 @@ export interface OccurrenceFacts {
 }
 
 /** An occurrence of a session, on its timeline. */
-export interface SessionOccurrence { at: number; isFatal: boolean; groupKey: string }
+export interface SessionOccurrence {
+  at: number;
+  isFatal: boolean;
+  groupKey: string;
+}
 
 interface OccurrenceReadRow {
-  at: number; session_id: string; user_id: string | null; app_version: string | null; platform: string | null;
-  os_version: string | null; brand: string | null; model: string | null; is_fatal: boolean | number; message: string;
-  level: string; environment: string;
+  at: number;
+  session_id: string;
+  user_id: string | null;
+  app_version: string | null;
+  platform: string | null;
+  os_version: string | null;
+  brand: string | null;
+  model: string | null;
+  is_fatal: boolean | number;
+  message: string;
+  level: string;
+  environment: string;
 }
 
 const OCCURRENCE_READ = `toUnixTimestamp64Milli(occurred_at) AS at, toString(session_id) AS session_id, user_id, app_version,
@@ -118,8 +154,14 @@ const toOccurrence = (r: OccurrenceReadRow): CrashOccurrence => ({
 });
 
 interface DetailRow {
-  id: string; stack_trace: string; symbolicated_stack: string; handled: boolean | number;
-  tags: Record<string, string>; context: string; breadcrumbs: string; dropped: string;
+  id: string;
+  stack_trace: string;
+  symbolicated_stack: string;
+  handled: boolean | number;
+  tags: Record<string, string>;
+  context: string;
+  breadcrumbs: string;
+  dropped: string;
 }
 
 /** One occurrence whole: the crash page's picker shows one at a time. */
@@ -163,10 +205,13 @@ const ONE_GROUP = 'project_id = {project:String} AND group_key IN {keys:Array(St
  * Reads a stored key as the key of the group it belongs to now (a merged group's key as the
  * kept group's), so aggregates over a merged group count each occurrence, device and user once.
  */
-export interface KeyAliases { from: string[]; to: string[] }
+export interface KeyAliases {
+  from: string[];
+  to: string[];
+}
 const canonical = (a: KeyAliases | undefined) =>
-  a && a.from.length ? 'transform(group_key, {aliasFrom:Array(String)}, {aliasTo:Array(String)}, group_key)' : 'group_key';
-const aliasParams = (a: KeyAliases | undefined) => (a && a.from.length ? { aliasFrom: a.from, aliasTo: a.to } : {});
+  a?.from.length ? 'transform(group_key, {aliasFrom:Array(String)}, {aliasTo:Array(String)}, group_key)' : 'group_key';
+const aliasParams = (a: KeyAliases | undefined) => (a?.from.length ? { aliasFrom: a.from, aliasTo: a.to } : {});
 
 /** Which of a group's occurrences a read counts: some levels, one environment ('' = sent without one). */
 export interface OccurrenceScope {
@@ -203,7 +248,9 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
    * those levels / that environment (a group with none has no entry).
    */
   async function factsOf(
-    projectId: string, groups: string[][], only: OccurrenceScope = {},
+    projectId: string,
+    groups: string[][],
+    only: OccurrenceScope = {},
   ): Promise<Map<string, OccurrenceFacts>> {
     if (groups.length === 0) return new Map();
     const scope = scopeOf(only);
@@ -212,8 +259,18 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     // uniqExact(id), not count(): a retried report is a second physical row until a merge.
     // Duplicates are identical rows, so min, max and argMax need no FINAL.
     const rows = await ch.query<{
-      k: string; n: number; d: number; u: number; first: number; last: number; latest: [string | null, string | null, string | null];
-      fatal: boolean | number; handled: boolean | number; versions: string[]; platforms: string[]; levels: string[];
+      k: string;
+      n: number;
+      d: number;
+      u: number;
+      first: number;
+      last: number;
+      latest: [string | null, string | null, string | null];
+      fatal: boolean | number;
+      handled: boolean | number;
+      versions: string[];
+      platforms: string[];
+      levels: string[];
     }>(
       `SELECT ${canonical(aliases)} AS k, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d, uniqExact(user_id) AS u,
          toUnixTimestamp64Milli(min(occurred_at)) AS first, toUnixTimestamp64Milli(max(occurred_at)) AS last,
@@ -225,16 +282,29 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
        GROUP BY k`,
       { project: projectId, keys: groups.flat(), ...aliasParams(aliases), ...scope.params },
     );
-    return new Map(rows.map((r) => [r.k, {
-      occurrences: Number(r.n), devices: Number(r.d), users: Number(r.u), firstSeen: Number(r.first), lastSeen: Number(r.last),
-      latest: r.latest, isFatal: Boolean(r.fatal), handled: Boolean(r.handled), versions: r.versions, platforms: r.platforms,
-      level: mostSevere(r.levels),
-    }]));
+    return new Map(
+      rows.map((r) => [
+        r.k,
+        {
+          occurrences: Number(r.n),
+          devices: Number(r.d),
+          users: Number(r.u),
+          firstSeen: Number(r.first),
+          lastSeen: Number(r.last),
+          latest: r.latest,
+          isFatal: Boolean(r.fatal),
+          handled: Boolean(r.handled),
+          versions: r.versions,
+          platforms: r.platforms,
+          level: mostSevere(r.levels),
+        },
+      ]),
+    );
   }
 
   return {
     /** Resolves once the row is committed (group commit; a retried report is the same row). */
-    add: (row: OccurrenceRow) => writer.add(Buffer.from(JSON.stringify(row) + '\n'), 1),
+    add: (row: OccurrenceRow) => writer.add(Buffer.from(`${JSON.stringify(row)}\n`), 1),
 
     /** Whether this occurrence is stored under this group key (a primary-key lookup). */
     async has(projectId: string, groupKey: string, id: string): Promise<boolean> {
@@ -264,17 +334,32 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
       const params = { project: projectId, keys, ...scope.params };
       const inGroup = ONE_GROUP + scope.where;
       const [agg] = await ch.query<{ u: number }>(
-        `SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${inGroup}`, params);
+        `SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${inGroup}`,
+        params,
+      );
       const versions = await ch.query<{ v: string | null; n: number }>(
         `SELECT app_version AS v, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${inGroup}
-         GROUP BY app_version ORDER BY n DESC, v LIMIT 100`, params);
-      const [l] = await ch.query<OccurrenceReadRow & { stack_trace: string; symbolicated_stack: string; handled: boolean | number }>(
+         GROUP BY app_version ORDER BY n DESC, v LIMIT 100`,
+        params,
+      );
+      const [l] = await ch.query<
+        OccurrenceReadRow & { stack_trace: string; symbolicated_stack: string; handled: boolean | number }
+      >(
         `SELECT ${OCCURRENCE_READ}, stack_trace, symbolicated_stack, handled FROM ${OCCURRENCES} WHERE ${inGroup}
-         ORDER BY occurred_at DESC, id LIMIT 1`, params);
+         ORDER BY occurred_at DESC, id LIMIT 1`,
+        params,
+      );
       return {
         usersAffected: Number(agg?.u ?? 0),
         appVersionCounts: versions.map((v) => ({ appVersion: v.v, occurrences: Number(v.n) })),
-        latest: l ? { ...toOccurrence(l), stackTrace: l.stack_trace, symbolicatedStack: l.symbolicated_stack || null, handled: Boolean(l.handled) } : null,
+        latest: l
+          ? {
+              ...toOccurrence(l),
+              stackTrace: l.stack_trace,
+              symbolicatedStack: l.symbolicated_stack || null,
+              handled: Boolean(l.handled),
+            }
+          : null,
       };
     },
 
@@ -283,16 +368,23 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
      * context; and how many there are (of the environment, when one is given).
      */
     async occurrenceAt(
-      projectId: string, keys: string[], index: number, only: OccurrenceScope = {},
+      projectId: string,
+      keys: string[],
+      index: number,
+      only: OccurrenceScope = {},
     ): Promise<{ total: number; occurrence: OccurrenceDetail | null }> {
       const scope = scopeOf(only);
       const params = { project: projectId, keys, offset: index, ...scope.params };
       const [total] = await ch.query<{ n: number }>(
-        `SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
+        `SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`,
+        params,
+      );
       const [r] = await ch.query<OccurrenceReadRow & DetailRow>(
         `SELECT ${OCCURRENCE_READ}, id, stack_trace, symbolicated_stack, handled, tags, context, breadcrumbs, dropped
          FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP}${scope.where}
-         ORDER BY occurred_at DESC, id LIMIT 1 OFFSET {offset:UInt64}`, params);
+         ORDER BY occurred_at DESC, id LIMIT 1 OFFSET {offset:UInt64}`,
+        params,
+      );
       return { total: Number(total?.n ?? 0), occurrence: r ? toDetail(r) : null };
     },
 
@@ -302,7 +394,8 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
       const rows = await ch.query<{ k: string }>(
         `SELECT DISTINCT group_key AS k FROM ${OCCURRENCES}
          WHERE project_id = {project:String} AND group_key IN {keys:Array(String)}`,
-        { project: projectId, keys: groupKeys });
+        { project: projectId, keys: groupKeys },
+      );
       const seen = new Set(rows.map((r) => r.k));
       return new Set(groupKeys.filter((k) => !seen.has(k)));
     },
@@ -312,7 +405,8 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
       const rows = await ch.query<{ e: string; n: number }>(
         `SELECT environment AS e, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}
          GROUP BY e ORDER BY n DESC, e LIMIT 50`,
-        { project: projectId, keys });
+        { project: projectId, keys },
+      );
       return rows.map((r) => ({ environment: r.e, occurrences: Number(r.n) }));
     },
 
@@ -337,14 +431,27 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
              if(isNull(platform) AND isNull(os_version), NULL, trim(concat(ifNull(platform, ''), ' ', ifNull(os_version, '')))) AS o,
              app_version AS v0
            FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where})
-         GROUP BY GROUPING SETS ((p), (m), (o), (v0))`, params);
+         GROUP BY GROUPING SETS ((p), (m), (o), (v0))`,
+        params,
+      );
       // ORDER BY d DESC, n DESC, v (nulls last), LIMIT 20: as each dimension's own query had it
-      const top = (dim: keyof CrashBreakdown): BreakdownRow[] => rows.filter((r) => r.dim === dim)
-        .map((r) => ({ value: r.v, occurrences: Number(r.n), devices: Number(r.d) }))
-        .sort((x, y) => y.devices - x.devices || y.occurrences - x.occurrences
-          || (x.value === y.value ? 0 : x.value === null ? 1 : y.value === null ? -1 : x.value < y.value ? -1 : 1))
-        .slice(0, 20);
-      return { platforms: top('platforms'), models: top('models'), osVersions: top('osVersions'), appVersions: top('appVersions') };
+      const top = (dim: keyof CrashBreakdown): BreakdownRow[] =>
+        rows
+          .filter((r) => r.dim === dim)
+          .map((r) => ({ value: r.v, occurrences: Number(r.n), devices: Number(r.d) }))
+          .sort(
+            (x, y) =>
+              y.devices - x.devices ||
+              y.occurrences - x.occurrences ||
+              (x.value === y.value ? 0 : x.value === null ? 1 : y.value === null ? -1 : x.value < y.value ? -1 : 1),
+          )
+          .slice(0, 20);
+      return {
+        platforms: top('platforms'),
+        models: top('models'),
+        osVersions: top('osVersions'),
+        appVersions: top('appVersions'),
+      };
     },
 
     /** A group's occurrences, newest first, each with the session it happened in. */
@@ -352,11 +459,15 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
       const scope = scopeOf(only);
       const params = { project: projectId, keys, limit, offset: (page - 1) * limit, ...scope.params };
       const [total] = await ch.query<{ n: number }>(
-        `SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`, params);
+        `SELECT uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where}`,
+        params,
+      );
       // FINAL: a retried report is one occurrence in the list, as in the count.
       const rows = await ch.query<OccurrenceReadRow>(
         `SELECT ${OCCURRENCE_READ} FROM ${OCCURRENCES} FINAL WHERE ${ONE_GROUP}${scope.where}
-         ORDER BY occurred_at DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, params);
+         ORDER BY occurred_at DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+        params,
+      );
       return pageEnvelope(rows.map(toOccurrence), Number(total?.n ?? 0), page, limit);
     },
 
@@ -364,7 +475,10 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
      * Groups new in each release: per (group, platform), the app version of its earliest
      * occurrence there, counted per (version, platform). Unknown version or platform is ''.
      */
-    async newGroupsByRelease(projectId: string, aliases?: KeyAliases): Promise<{ appVersion: string; platform: string; groups: number }[]> {
+    async newGroupsByRelease(
+      projectId: string,
+      aliases?: KeyAliases,
+    ): Promise<{ appVersion: string; platform: string; groups: number }[]> {
       const rows = await ch.query<{ v: string; p: string; n: number }>(
         // Messages (info, warning) are no crash: a group of messages is not a new crash group.
         `SELECT v, p, count() AS n FROM (
@@ -383,9 +497,13 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
       const rows = await ch.query<{ b: number; n: number; u: number }>(
         `SELECT toUnixTimestamp(toStartOfInterval(occurred_at, toIntervalSecond({bucket:UInt32}))) * 1000 AS b,
            uniqExact(id) AS n, uniqExact(user_id) AS u
-         FROM ${OCCURRENCES} WHERE ${ONE_GROUP} AND occurred_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') GROUP BY b ORDER BY b`, params);
+         FROM ${OCCURRENCES} WHERE ${ONE_GROUP} AND occurred_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') GROUP BY b ORDER BY b`,
+        params,
+      );
       const [span] = await ch.query<{ first: string | null; last: string | null }>(
-        `SELECT argMin(app_version, (occurred_at, id)) AS first, argMax(app_version, (occurred_at, id)) AS last FROM ${OCCURRENCES} WHERE ${ONE_GROUP}`, params);
+        `SELECT argMin(app_version, (occurred_at, id)) AS first, argMax(app_version, (occurred_at, id)) AS last FROM ${OCCURRENCES} WHERE ${ONE_GROUP}`,
+        params,
+      );
       return {
         buckets: new Map(rows.map((r) => [Number(r.b), { occurrences: Number(r.n), users: Number(r.u) }])),
         firstRelease: span?.first ?? null,
@@ -412,7 +530,12 @@ export type CrashOccurrencesRepo = ReturnType<typeof crashOccurrencesRepo>;
  * Bounded by the project's groups; uniqExact(id) because a retried report is a second row until a merge.
  */
 export async function busyGroups(
-  ch: ClickHouse, projectId: string, sinceMs: number, min: number, levels: readonly string[], aliases?: KeyAliases,
+  ch: ClickHouse,
+  projectId: string,
+  sinceMs: number,
+  min: number,
+  levels: readonly string[],
+  aliases?: KeyAliases,
 ): Promise<{ groupKey: string; occurrences: number }[]> {
   // A merged group's occurrences count with the kept group's (its own key names it).
   const rows = await ch.query<{ k: string; n: number }>(
@@ -420,7 +543,13 @@ export async function busyGroups(
      WHERE project_id = {project:String} AND occurred_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC')
        AND level IN {levels:Array(String)}
      GROUP BY k HAVING n >= {min:UInt64}`,
-    { project: projectId, since: sinceMs, min: Math.max(0, Math.ceil(min)), levels: [...levels], ...aliasParams(aliases) },
+    {
+      project: projectId,
+      since: sinceMs,
+      min: Math.max(0, Math.ceil(min)),
+      levels: [...levels],
+      ...aliasParams(aliases),
+    },
   );
   return rows.map((r) => ({ groupKey: r.k, occurrences: Number(r.n) }));
 }

@@ -56,13 +56,19 @@ export interface TimelineEvent {
 }
 
 /** An event as a crash's timeline reads it: its time (ms), type and export `data`. */
-export interface SessionEventAt { at: number; type: string; data: Record<string, unknown> }
+export interface SessionEventAt {
+  at: number;
+  type: string;
+  data: Record<string, unknown>;
+}
 
 export function eventsRepo(ch: ClickHouse) {
-
   return {
     /** The events of one session, in sequence order; `data` is parsed back into an object for JSON. */
-    export: chResource(ch, 'events', EVENT_FIELDS, source, (r) => ({ ...r, data: JSON.parse(String(r.data)) as Record<string, unknown> })),
+    export: chResource(ch, 'events', EVENT_FIELDS, source, (r) => ({
+      ...r,
+      data: JSON.parse(String(r.data)) as Record<string, unknown>,
+    })),
 
     /** Distinct events (by sequenceNumber) stored per session. */
     async countBySession(projectId: string, sessionIds: string[]): Promise<Map<string, number>> {
@@ -77,14 +83,24 @@ export function eventsRepo(ch: ClickHouse) {
 
     /** Events in sequence order, keyset-paged on sequenceNumber (a session may have many). */
     async timeline(projectId: string, sessionId: string, afterSeq: number | undefined, limit: number) {
-      const rows = await ch.query<{ sequence_number: number; id: string; type: string; timestamp: string; data: string }>(
+      const rows = await ch.query<{
+        sequence_number: number;
+        id: string;
+        type: string;
+        timestamp: string;
+        data: string;
+      }>(
         `SELECT sequence_number, id, type, timestamp, data FROM ${TABLE} FINAL
          WHERE project_id = {p:String} AND session_id = {s:String} AND sequence_number > {after:Int64}
          ORDER BY sequence_number LIMIT {limit:UInt32}`,
         { p: projectId, s: sessionId, after: afterSeq ?? -1, limit: limit + 1 },
       );
       const page: TimelineEvent[] = rows.slice(0, limit).map((e) => ({
-        id: e.id, type: e.type, sequenceNumber: Number(e.sequence_number), timestamp: e.timestamp, data: JSON.parse(e.data) as Record<string, unknown>,
+        id: e.id,
+        type: e.type,
+        sequenceNumber: Number(e.sequence_number),
+        timestamp: e.timestamp,
+        data: JSON.parse(e.data) as Record<string, unknown>,
       }));
       const last = page[page.length - 1];
       return { data: page, nextAfter: rows.length > limit && last ? last.sequenceNumber : null };
@@ -100,9 +116,10 @@ export function eventsRepo(ch: ClickHouse) {
         { p: projectId, s: sessionId, at: atMs, limit },
       );
       return rows.reverse().map((r) => ({
-        at: Number(r.at), type: r.type, data: JSON.parse(r.data) as SessionEventAt['data'],
+        at: Number(r.at),
+        type: r.type,
+        data: JSON.parse(r.data) as SessionEventAt['data'],
       }));
-
     },
   };
 }

@@ -7,7 +7,11 @@ import type { FingerprintMatch, FingerprintRule } from '../domain/fingerprintRul
 const TABLE = 'fingerprint_rules';
 
 interface Row {
-  id: string; project_id: string; position: number; match: FingerprintMatch | string; fingerprint: string[];
+  id: string;
+  project_id: string;
+  position: number;
+  match: FingerprintMatch | string;
+  fingerprint: string[];
   created_at: Date | string;
 }
 const COLUMNS = 'id, project_id, position, match, fingerprint, created_at';
@@ -15,20 +19,28 @@ const COLUMNS = 'id, project_id, position, match, fingerprint, created_at';
 export type StoredFingerprintRule = FingerprintRule & { position: number };
 
 const toRule = (r: Row): StoredFingerprintRule => ({
-  id: r.id, projectId: r.project_id, position: r.position,
+  id: r.id,
+  projectId: r.project_id,
+  position: r.position,
   match: typeof r.match === 'string' ? (JSON.parse(r.match) as FingerprintMatch) : r.match,
-  fingerprint: r.fingerprint, createdAt: isoTime(r.created_at),
+  fingerprint: r.fingerprint,
+  createdAt: isoTime(r.created_at),
 });
 
 export function fingerprintRulesRepo(db: Queryable) {
   return {
     async list(projectId: string): Promise<StoredFingerprintRule[]> {
-      const r = await db.query<Row>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE project_id = $1 ORDER BY position, id`, [projectId]);
+      const r = await db.query<Row>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE project_id = $1 ORDER BY position, id`, [
+        projectId,
+      ]);
       return r.rows.map(toRule);
     },
 
     async get(projectId: string, id: string): Promise<StoredFingerprintRule | null> {
-      const r = await db.query<Row>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [projectId, id]);
+      const r = await db.query<Row>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [
+        projectId,
+        id,
+      ]);
       return r.rows[0] ? toRule(r.rows[0]) : null;
     },
 
@@ -42,8 +54,12 @@ export function fingerprintRulesRepo(db: Queryable) {
     },
 
     async replace(projectId: string, id: string, match: FingerprintMatch, fingerprint: string[]): Promise<void> {
-      await db.query(`UPDATE ${TABLE} SET match = $3::jsonb, fingerprint = $4 WHERE project_id = $1 AND id = $2`,
-        [projectId, id, JSON.stringify(match), fingerprint]);
+      await db.query(`UPDATE ${TABLE} SET match = $3::jsonb, fingerprint = $4 WHERE project_id = $1 AND id = $2`, [
+        projectId,
+        id,
+        JSON.stringify(match),
+        fingerprint,
+      ]);
     },
 
     /** Numbers the project's rules 0, 1, 2… in the order given (ids of the project's rules). */

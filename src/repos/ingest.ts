@@ -13,7 +13,11 @@ const CR = 0x0d;
  * custom event's `properties` is stored as the object's own text, and the NDJSON export embeds
  * it on one line).
  */
-export function bodyLine(projectId: string, raw: Buffer | undefined, body: object): { chunks: Buffer[]; asReceived: boolean } {
+export function bodyLine(
+  projectId: string,
+  raw: Buffer | undefined,
+  body: object,
+): { chunks: Buffer[]; asReceived: boolean } {
   const asReceived = raw !== undefined && raw.indexOf(LF) < 0 && raw.indexOf(CR) < 0;
   return { chunks: ingestLineChunks(projectId, asReceived ? raw : Buffer.from(JSON.stringify(body))), asReceived };
 }
@@ -24,7 +28,13 @@ export function bodyLine(projectId: string, raw: Buffer | undefined, body: objec
  * given twice, an integer spelled 1.0 or 1e3), the body is written once more as this process
  * serialises it; a store that is down is not sent the body a second time.
  */
-async function writeBody(writer: InsertBatcher, projectId: string, raw: Buffer | undefined, body: object, rows: number): Promise<void> {
+async function writeBody(
+  writer: InsertBatcher,
+  projectId: string,
+  raw: Buffer | undefined,
+  body: object,
+  rows: number,
+): Promise<void> {
   const line = bodyLine(projectId, raw, body);
   try {
     await writer.add(line.chunks, rows);
@@ -53,7 +63,11 @@ function spoolSink(writer: InsertBatcher): SpoolSink {
     return refused;
   };
   return async (records) => {
-    const first = await insert(records, (r) => r.chunks, (r) => r.rows);
+    const first = await insert(
+      records,
+      (r) => r.chunks,
+      (r) => r.rows,
+    );
     if (first.length === 0) return { refused: [] };
     const again = first.map(({ item }) => {
       try {
@@ -62,7 +76,11 @@ function spoolSink(writer: InsertBatcher): SpoolSink {
         return { record: item, line: item.chunks };
       }
     });
-    const second = await insert(again, (a) => a.line, (a) => a.record.rows);
+    const second = await insert(
+      again,
+      (a) => a.line,
+      (a) => a.record.rows,
+    );
     return { refused: second.map(({ item, error }) => ({ record: item.record, error })) };
   };
 }

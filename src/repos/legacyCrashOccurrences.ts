@@ -22,9 +22,22 @@ export async function moveLegacyOccurrences(q: Queryable, ch: ClickHouse): Promi
   let after: [string, string] = ['', ''];
   for (;;) {
     const r = await q.query<{
-      project_id: string; id: string; group_key: string; session_id: string; device_fingerprint: string; app_version: string | null;
-      occurred_at: number; is_fatal: boolean; message: string | null; stack_trace: string | null; handled: boolean | null;
-      user_id: string | null; platform: string | null; os_version: string | null; brand: string | null; model: string | null;
+      project_id: string;
+      id: string;
+      group_key: string;
+      session_id: string;
+      device_fingerprint: string;
+      app_version: string | null;
+      occurred_at: number;
+      is_fatal: boolean;
+      message: string | null;
+      stack_trace: string | null;
+      handled: boolean | null;
+      user_id: string | null;
+      platform: string | null;
+      os_version: string | null;
+      brand: string | null;
+      model: string | null;
     }>(
       // 005_dashboard.sql gave occurrences their own trace, message and context; older ones take their group's.
       `SELECT o.project_id::text AS project_id, o.id, o.group_key, o.session_id::text AS session_id, o.device_fingerprint, o.app_version,
@@ -36,15 +49,29 @@ export async function moveLegacyOccurrences(q: Queryable, ch: ClickHouse): Promi
     );
     const last = r.rows[r.rows.length - 1];
     if (!last) break;
-    const sessions = await sessionQueries.forCrashMany(q, r.rows.map((o) => ({ projectId: o.project_id, sessionId: o.session_id })));
+    const sessions = await sessionQueries.forCrashMany(
+      q,
+      r.rows.map((o) => ({ projectId: o.project_id, sessionId: o.session_id })),
+    );
     const rows: OccurrenceRow[] = r.rows.map((o) => {
       const s = sessions.get(`${o.project_id}:${o.session_id}`);
       return {
-        project_id: o.project_id, group_key: o.group_key, id: o.id, occurred_at: chTime(Number(o.occurred_at)),
-        session_id: o.session_id, user_id: o.user_id ?? s?.user_id ?? null, device_fingerprint: o.device_fingerprint,
-        platform: o.platform ?? s?.platform ?? null, os_version: o.os_version ?? s?.os_version ?? null, app_version: o.app_version,
-        brand: o.brand ?? s?.brand ?? null, model: o.model ?? s?.model ?? null,
-        message: o.message ?? '', stack_trace: o.stack_trace ?? '', is_fatal: o.is_fatal, handled: o.handled ?? false,
+        project_id: o.project_id,
+        group_key: o.group_key,
+        id: o.id,
+        occurred_at: chTime(Number(o.occurred_at)),
+        session_id: o.session_id,
+        user_id: o.user_id ?? s?.user_id ?? null,
+        device_fingerprint: o.device_fingerprint,
+        platform: o.platform ?? s?.platform ?? null,
+        os_version: o.os_version ?? s?.os_version ?? null,
+        app_version: o.app_version,
+        brand: o.brand ?? s?.brand ?? null,
+        model: o.model ?? s?.model ?? null,
+        message: o.message ?? '',
+        stack_trace: o.stack_trace ?? '',
+        is_fatal: o.is_fatal,
+        handled: o.handled ?? false,
       };
     });
     await ch.insert(OCCURRENCES, rows);
@@ -55,4 +82,3 @@ export async function moveLegacyOccurrences(q: Queryable, ch: ClickHouse): Promi
   await q.query(`DROP TABLE IF EXISTS ${LEGACY_DEVICES}`);
   return moved;
 }
-

@@ -23,7 +23,8 @@ export function mailLogRepo(db: Postgres) {
     async reserve(kind: MailKind, recipient: string, accountId: string | null, caps: MailCaps): Promise<boolean> {
       return db.tx(async (q) => {
         await q.query("SELECT pg_advisory_xact_lock(hashtext('flightrec-mail:' || $1))", [recipient]);
-        if (accountId !== null) await q.query("SELECT pg_advisory_xact_lock(hashtext('flightrec-mail-account:' || $1))", [accountId]);
+        if (accountId !== null)
+          await q.query("SELECT pg_advisory_xact_lock(hashtext('flightrec-mail-account:' || $1))", [accountId]);
         const r = await q.query<{ by_address: string | number; by_account: string | number }>(
           `SELECT (SELECT count(*) FROM ${TABLE} WHERE recipient = $1 AND sent_at > now() - interval '1 day') AS by_address,
                   (SELECT count(*) FROM ${TABLE} WHERE $2::uuid IS NOT NULL AND account_id = $2::uuid AND sent_at > now() - interval '1 day') AS by_account`,
@@ -32,7 +33,11 @@ export function mailLogRepo(db: Postgres) {
         const row = r.rows[0]!;
         if (Number(row.by_address) >= caps.perAddress) return false;
         if (accountId !== null && Number(row.by_account) >= caps.perAccount) return false;
-        await q.query(`INSERT INTO ${TABLE} (kind, recipient, account_id) VALUES ($1, $2, $3)`, [kind, recipient, accountId]);
+        await q.query(`INSERT INTO ${TABLE} (kind, recipient, account_id) VALUES ($1, $2, $3)`, [
+          kind,
+          recipient,
+          accountId,
+        ]);
         return true;
       });
     },

@@ -7,7 +7,16 @@ import { pageEnvelope } from '../domain/paging.ts';
 /** The ClickHouse `network_logs` table (written through the `ingest` table, repos/ingest.ts): the export and the dashboard list. */
 const TABLE = 'network_logs';
 
-export const NETWORK_FIELDS = ['id', 'sessionId', 'method', 'url', 'statusCode', 'duration', 'error', 'timestamp'] as const;
+export const NETWORK_FIELDS = [
+  'id',
+  'sessionId',
+  'method',
+  'url',
+  'statusCode',
+  'duration',
+  'error',
+  'timestamp',
+] as const;
 
 type Key = { t: number; id: string };
 
@@ -69,15 +78,31 @@ export function networkLogsRepo(ch: ClickHouse) {
       const where = 'project_id = {p:String} AND session_id = {s:String}';
       const params = { p: projectId, s: sessionId };
       const total = await ch.query<{ n: number }>(`SELECT count() AS n FROM ${TABLE} FINAL WHERE ${where}`, params);
-      const rows = await ch.query<{ id: string; method: string; url: string; status_code: number | null; duration: number; request_size: number | null; response_size: number | null; error: string | null; timestamp: string }>(
+      const rows = await ch.query<{
+        id: string;
+        method: string;
+        url: string;
+        status_code: number | null;
+        duration: number;
+        request_size: number | null;
+        response_size: number | null;
+        error: string | null;
+        timestamp: string;
+      }>(
         `SELECT id, method, url, status_code, duration, request_size, response_size, error, timestamp FROM ${TABLE} FINAL
          WHERE ${where} ORDER BY timestamp, id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
         { ...params, limit, offset: (page - 1) * limit },
       );
       const data = rows.map((n) => ({
-        id: n.id, method: n.method, url: n.url, statusCode: orNull(n.status_code), duration: Number(n.duration),
-        requestSize: orNull(n.request_size), responseSize: orNull(n.response_size),
-        error: n.error, timestamp: n.timestamp,
+        id: n.id,
+        method: n.method,
+        url: n.url,
+        statusCode: orNull(n.status_code),
+        duration: Number(n.duration),
+        requestSize: orNull(n.request_size),
+        responseSize: orNull(n.response_size),
+        error: n.error,
+        timestamp: n.timestamp,
         failed: isNetworkError({ statusCode: orNull(n.status_code), error: n.error }),
       }));
       return pageEnvelope(data, Number(total[0]?.n ?? 0), page, limit);

@@ -65,10 +65,18 @@ export interface OutboxRow {
   doneAt: string | null;
 }
 
-
 /** Enqueues inside the caller's transaction, so the job exists exactly when its change committed. */
-export async function enqueueJob(q: Queryable, projectId: string, groupId: string | null, kind: string, ref: string | null = null): Promise<void> {
-  await q.query(`INSERT INTO ${TABLE} (project_id, group_id, kind, ref) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [projectId, groupId, kind, ref]);
+export async function enqueueJob(
+  q: Queryable,
+  projectId: string,
+  groupId: string | null,
+  kind: string,
+  ref: string | null = null,
+): Promise<void> {
+  await q.query(
+    `INSERT INTO ${TABLE} (project_id, group_id, kind, ref) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+    [projectId, groupId, kind, ref],
+  );
 }
 
 /**
@@ -88,16 +96,35 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
          FROM ${TABLE} WHERE status <> 'done'`,
       );
       const x = r.rows[0];
-      return { pending: x?.pending ?? 0, retrying: x?.retrying ?? 0, failed: x?.failed ?? 0, oldestPendingSeconds: x?.oldest ?? 0 };
+      return {
+        pending: x?.pending ?? 0,
+        retrying: x?.retrying ?? 0,
+        failed: x?.failed ?? 0,
+        oldestPendingSeconds: x?.oldest ?? 0,
+      };
     },
 
     async alertOf(groupId: string): Promise<AlertState | null> {
-      const r = await db.query<{ status: string; attempts: number; last_error: string | null; sent_at: Date | string | null; note: string | null }>(
-        `SELECT status, attempts, last_error, sent_at, note FROM ${TABLE} WHERE group_id = $1 AND kind = $2`,
-        [groupId, NEW_GROUP_JOB],
-      );
+      const r = await db.query<{
+        status: string;
+        attempts: number;
+        last_error: string | null;
+        sent_at: Date | string | null;
+        note: string | null;
+      }>(`SELECT status, attempts, last_error, sent_at, note FROM ${TABLE} WHERE group_id = $1 AND kind = $2`, [
+        groupId,
+        NEW_GROUP_JOB,
+      ]);
       const o = r.rows[0];
-      return o ? { status: o.status, attempts: o.attempts ?? 0, lastError: o.last_error, sentAt: isoTime(o.sent_at), note: o.note } : null;
+      return o
+        ? {
+            status: o.status,
+            attempts: o.attempts ?? 0,
+            lastError: o.last_error,
+            sentAt: isoTime(o.sent_at),
+            note: o.note,
+          }
+        : null;
     },
 
     /**
@@ -107,7 +134,15 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
      */
     async claim(limit: number, leaseMs: number, maxAttempts: number): Promise<OutboxJob[]> {
       const token = randomUUID();
-      const r = await db.query<{ id: number; project_id: string; group_id: string | null; kind: string; ref: string | null; attempts: number; sent_at: Date | string | null }>(
+      const r = await db.query<{
+        id: number;
+        project_id: string;
+        group_id: string | null;
+        kind: string;
+        ref: string | null;
+        attempts: number;
+        sent_at: Date | string | null;
+      }>(
         `WITH due AS (
            SELECT id FROM ${TABLE}
            WHERE status = 'pending' AND next_attempt_at <= to_timestamp($5::float8 / 1000) AND attempts < $3
@@ -123,8 +158,14 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
         [limit, leaseMs, maxAttempts, token, clock()],
       );
       return r.rows.map((x) => ({
-        id: Number(x.id), projectId: x.project_id, groupId: x.group_id ?? '', kind: x.kind, ref: x.ref,
-        attempts: x.attempts, leaseToken: token, sentAt: isoTime(x.sent_at),
+        id: Number(x.id),
+        projectId: x.project_id,
+        groupId: x.group_id ?? '',
+        kind: x.kind,
+        ref: x.ref,
+        attempts: x.attempts,
+        leaseToken: token,
+        sentAt: isoTime(x.sent_at),
       }));
     },
 
@@ -160,7 +201,15 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
      */
     async claimIds(ids: number[], leaseMs: number, maxAttempts: number): Promise<OutboxJob[]> {
       const token = randomUUID();
-      const r = await db.query<{ id: number; project_id: string; group_id: string | null; kind: string; ref: string | null; attempts: number; sent_at: Date | string | null }>(
+      const r = await db.query<{
+        id: number;
+        project_id: string;
+        group_id: string | null;
+        kind: string;
+        ref: string | null;
+        attempts: number;
+        sent_at: Date | string | null;
+      }>(
         `UPDATE ${TABLE} o
          SET attempts = o.attempts + 1, locked_until = to_timestamp($5::float8 / 1000) + $2::int * interval '1 millisecond', lease_token = $4
          WHERE o.id = ANY($1::bigint[]) AND o.status = 'pending' AND o.attempts < $3
@@ -170,8 +219,14 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
         [ids, leaseMs, maxAttempts, token, clock()],
       );
       return r.rows.map((x) => ({
-        id: Number(x.id), projectId: x.project_id, groupId: x.group_id ?? '', kind: x.kind, ref: x.ref,
-        attempts: x.attempts, leaseToken: token, sentAt: isoTime(x.sent_at),
+        id: Number(x.id),
+        projectId: x.project_id,
+        groupId: x.group_id ?? '',
+        kind: x.kind,
+        ref: x.ref,
+        attempts: x.attempts,
+        leaseToken: token,
+        sentAt: isoTime(x.sent_at),
       }));
     },
 
@@ -189,7 +244,10 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
      * The email went out. Written whatever the lease: it only ever prevents a resend.
      */
     async markSent(jobId: number, messageId: string): Promise<void> {
-      await db.query(`UPDATE ${TABLE} SET sent_at = COALESCE(sent_at, now()), message_id = $2 WHERE id = $1`, [jobId, messageId]);
+      await db.query(`UPDATE ${TABLE} SET sent_at = COALESCE(sent_at, now()), message_id = $2 WHERE id = $1`, [
+        jobId,
+        messageId,
+      ]);
     },
 
     /** Whether the job's email went out (perhaps in another job's digest) since it was claimed. */
@@ -208,7 +266,11 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
     },
 
     /** The project's jobs of these kinds still pending whose email has not gone out, oldest first (a digest's lines). */
-    async unsentOfKinds(projectId: string, kinds: string[], limit: number): Promise<{ id: number; kind: string; groupId: string; ref: string | null }[]> {
+    async unsentOfKinds(
+      projectId: string,
+      kinds: string[],
+      limit: number,
+    ): Promise<{ id: number; kind: string; groupId: string; ref: string | null }[]> {
       const r = await db.query<{ id: number | string; kind: string; group_id: string | null; ref: string | null }>(
         `SELECT id, kind, group_id, ref FROM ${TABLE} WHERE project_id = $1 AND kind = ANY($2::text[]) AND status = 'pending' AND sent_at IS NULL ORDER BY id LIMIT $3`,
         [projectId, kinds, limit],
@@ -218,7 +280,10 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
 
     /** One digest carried these jobs' alerts: each of them finds its email sent. */
     async markSentMany(jobIds: number[], messageId: string): Promise<void> {
-      await db.query(`UPDATE ${TABLE} SET sent_at = COALESCE(sent_at, now()), message_id = $2 WHERE id = ANY($1::bigint[])`, [jobIds, messageId]);
+      await db.query(
+        `UPDATE ${TABLE} SET sent_at = COALESCE(sent_at, now()), message_id = $2 WHERE id = ANY($1::bigint[])`,
+        [jobIds, messageId],
+      );
     },
 
     /** Puts the job back until later without spending an attempt (alert throttling). */
@@ -273,12 +338,31 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
 
     async byGroup(groupId: string): Promise<OutboxRow[]> {
       const r = await db.query<{
-        id: number; group_id: string; kind: string; status: OutboxRow['status']; attempts: number; last_error: string | null;
-        sent_at: Date | string | null; message_id: string | null; note: string | null; done_at: Date | string | null;
-      }>(`SELECT id, group_id, kind, status, attempts, last_error, sent_at, message_id, note, done_at FROM ${TABLE} WHERE group_id = $1 ORDER BY id`, [groupId]);
+        id: number;
+        group_id: string;
+        kind: string;
+        status: OutboxRow['status'];
+        attempts: number;
+        last_error: string | null;
+        sent_at: Date | string | null;
+        message_id: string | null;
+        note: string | null;
+        done_at: Date | string | null;
+      }>(
+        `SELECT id, group_id, kind, status, attempts, last_error, sent_at, message_id, note, done_at FROM ${TABLE} WHERE group_id = $1 ORDER BY id`,
+        [groupId],
+      );
       return r.rows.map((x) => ({
-        id: Number(x.id), groupId: x.group_id, kind: x.kind, status: x.status, attempts: x.attempts, lastError: x.last_error,
-        sentAt: isoTime(x.sent_at), messageId: x.message_id, note: x.note, doneAt: isoTime(x.done_at),
+        id: Number(x.id),
+        groupId: x.group_id,
+        kind: x.kind,
+        status: x.status,
+        attempts: x.attempts,
+        lastError: x.last_error,
+        sentAt: isoTime(x.sent_at),
+        messageId: x.message_id,
+        note: x.note,
+        doneAt: isoTime(x.done_at),
       }));
     },
   };

@@ -63,7 +63,13 @@ export function projectsRepo(db: Postgres) {
      * The project and its first key (ingest and export); with `appKey`, also an ingest-only key
      * for the app (the one the dashboard's setup snippet shows: a key pulled out of an app exports nothing).
      */
-    async createProject(name: string, teamId: string | null = null, keyName: string | null = null, createdBy: string | null = null, appKey = false) {
+    async createProject(
+      name: string,
+      teamId: string | null = null,
+      keyName: string | null = null,
+      createdBy: string | null = null,
+      appKey = false,
+    ) {
       return db.tx(async (q) => {
         const r = await q.query<ProjectRow>(
           `INSERT INTO ${TABLE} (id, name, team_id) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
@@ -91,7 +97,10 @@ export function projectsRepo(db: Postgres) {
 
     /** The project's own packages for the crash group key (empty for none or an unknown project). */
     async inAppPackages(id: string): Promise<string[]> {
-      const r = await db.query<{ in_app_packages: string[] | null }>(`SELECT in_app_packages FROM ${TABLE} WHERE id = $1`, [id]);
+      const r = await db.query<{ in_app_packages: string[] | null }>(
+        `SELECT in_app_packages FROM ${TABLE} WHERE id = $1`,
+        [id],
+      );
       return r.rows[0]?.in_app_packages ?? [];
     },
 
@@ -101,7 +110,10 @@ export function projectsRepo(db: Postgres) {
     },
 
     async setAlertEmails(id: string, emails: string[] | null): Promise<Project | null> {
-      const r = await db.query<ProjectRow>(`UPDATE ${TABLE} SET alert_emails = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, emails]);
+      const r = await db.query<ProjectRow>(`UPDATE ${TABLE} SET alert_emails = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [
+        id,
+        emails,
+      ]);
       return r.rows[0] ? toProject(r.rows[0]) : null;
     },
 
@@ -115,7 +127,10 @@ export function projectsRepo(db: Postgres) {
       if (c.allowedOrigins !== undefined) sets.push(`allowed_origins = $${params.push(c.allowedOrigins)}::text[]`);
       if (c.inAppPackages !== undefined) sets.push(`in_app_packages = $${params.push(c.inAppPackages)}::text[]`);
       if (sets.length === 0) return this.getProject(id);
-      const r = await db.query<ProjectRow>(`UPDATE ${TABLE} SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`, params);
+      const r = await db.query<ProjectRow>(
+        `UPDATE ${TABLE} SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`,
+        params,
+      );
       return r.rows[0] ? toProject(r.rows[0]) : null;
     },
 

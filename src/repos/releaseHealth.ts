@@ -28,7 +28,12 @@ export interface ReleaseCounts {
 }
 
 /** Whole UTC days [fromMs, toMs), optionally one platform, optionally one environment. */
-export interface HealthRange { fromMs: number; toMs: number; platform?: string; environment?: string }
+export interface HealthRange {
+  fromMs: number;
+  toMs: number;
+  platform?: string;
+  environment?: string;
+}
 
 export interface RangeFigures {
   /** per version and platform, and per version over all platforms (platform null) */
@@ -56,7 +61,13 @@ export function releaseHealthRepo(ch: ClickHouse) {
      * collapsing a retried fact), users from the daily sketches.
      */
     async range(projectId: string, r: HealthRange): Promise<RangeFigures> {
-      const args = { project: projectId, platform: r.platform ?? '', env: r.environment ?? '', from: date(r.fromMs), to: date(r.toMs) };
+      const args = {
+        project: projectId,
+        platform: r.platform ?? '',
+        env: r.environment ?? '',
+        from: date(r.fromMs),
+        to: date(r.toMs),
+      };
       const where = `project_id = {project:String}${onePlatform(r.platform)} AND day >= {from:Date} AND day < {to:Date}`;
       type Row = { d: string; v: string; p: string; noDay: number; noPlatform: number };
       // Sessions are counted exactly over every environment; one environment's figures come from its
@@ -64,41 +75,59 @@ export function releaseHealthRepo(ch: ClickHouse) {
       const [exact, sketched] = await Promise.all([
         r.environment === undefined
           ? ch.query<Row & { s: number; cs: number }>(
-            `SELECT toString(day) AS d, app_version AS v, platform AS p, count() AS s, countIf(crashed = 1) AS cs,
+              `SELECT toString(day) AS d, app_version AS v, platform AS p, count() AS s, countIf(crashed = 1) AS cs,
                grouping(d) AS noDay, grouping(p) AS noPlatform
              FROM ${SESSIONS} FINAL WHERE ${where} GROUP BY ${SETS}
-             SETTINGS do_not_merge_across_partitions_select_final = 1`, args)
+             SETTINGS do_not_merge_across_partitions_select_final = 1`,
+              args,
+            )
           : ch.query<Row & { s: number; cs: number }>(
-            `SELECT toString(day) AS d, app_version AS v, platform AS p,
+              `SELECT toString(day) AS d, app_version AS v, platform AS p,
                uniqCombinedMerge(14)(sessions) AS s, uniqCombinedMerge(14)(crashed_sessions) AS cs,
                grouping(d) AS noDay, grouping(p) AS noPlatform
-             FROM ${ENV_DAILY} WHERE ${where}${oneEnvironment(r.environment)} GROUP BY ${SETS}`, args),
+             FROM ${ENV_DAILY} WHERE ${where}${oneEnvironment(r.environment)} GROUP BY ${SETS}`,
+              args,
+            ),
         ch.query<Row & { u: number; cu: number }>(
           `SELECT toString(day) AS d, app_version AS v, platform AS p,
              uniqCombinedMerge(14)(users) AS u, uniqCombinedMerge(14)(crashed_users) AS cu,
              grouping(d) AS noDay, grouping(p) AS noPlatform
            FROM ${r.environment === undefined ? DAILY : ENV_DAILY} WHERE ${where}${oneEnvironment(r.environment)}
-           GROUP BY ${SETS}`, args),
+           GROUP BY ${SETS}`,
+          args,
+        ),
       ]);
       const users = new Map(sketched.map((x) => [setKey(x), x]));
       const out: RangeFigures = { totals: [], daily: [] };
       for (const x of exact) {
         const u = users.get(setKey(x));
         const c: ReleaseCounts = {
-          appVersion: x.v, platform: Number(x.noPlatform) ? null : x.p, sessions: Number(x.s), crashedSessions: Number(x.cs),
-          users: Number(u?.u ?? 0), crashedUsers: Number(u?.cu ?? 0),
+          appVersion: x.v,
+          platform: Number(x.noPlatform) ? null : x.p,
+          sessions: Number(x.s),
+          crashedSessions: Number(x.cs),
+          users: Number(u?.u ?? 0),
+          crashedUsers: Number(u?.cu ?? 0),
         };
         if (c.sessions === 0) continue;
         if (Number(x.noDay)) out.totals.push(c);
         else out.daily.push({ day: x.d, ...c });
       }
-      out.daily.sort((a, b) => a.day.localeCompare(b.day) || a.appVersion.localeCompare(b.appVersion)
-        || (a.platform ?? '').localeCompare(b.platform ?? ''));
+      out.daily.sort(
+        (a, b) =>
+          a.day.localeCompare(b.day) ||
+          a.appVersion.localeCompare(b.appVersion) ||
+          (a.platform ?? '').localeCompare(b.platform ?? ''),
+      );
       return out;
     },
 
     /** Sessions per release (key `platform\0version`) in the 24 h and the 7 days that end at `endMs` (adoption). */
-    async adoption(projectId: string, endMs: number, platform?: string): Promise<{ day: Map<string, number>; week: Map<string, number> }> {
+    async adoption(
+      projectId: string,
+      endMs: number,
+      platform?: string,
+    ): Promise<{ day: Map<string, number>; week: Map<string, number> }> {
       const rows = await ch.query<{ v: string; p: string; s24: number; s7: number }>(
         `SELECT app_version AS v, platform AS p,
            uniqCombinedMergeIf(14)(sessions, hour >= toDateTime({dayFrom:UInt32}, 'UTC')) AS s24, uniqCombinedMerge(14)(sessions) AS s7
@@ -106,9 +135,18 @@ export function releaseHealthRepo(ch: ClickHouse) {
          WHERE project_id = {project:String}${onePlatform(platform)}
            AND hour >= toDateTime({weekFrom:UInt32}, 'UTC') AND hour < toDateTime({end:UInt32}, 'UTC')
          GROUP BY v, p`,
-        { project: projectId, platform: platform ?? '', dayFrom: sec(endMs - 86_400_000), weekFrom: sec(endMs - 7 * 86_400_000), end: sec(endMs) },
+        {
+          project: projectId,
+          platform: platform ?? '',
+          dayFrom: sec(endMs - 86_400_000),
+          weekFrom: sec(endMs - 7 * 86_400_000),
+          end: sec(endMs),
+        },
       );
-      return { day: new Map(rows.map((x) => [key(x), Number(x.s24)])), week: new Map(rows.map((x) => [key(x), Number(x.s7)])) };
+      return {
+        day: new Map(rows.map((x) => [key(x), Number(x.s24)])),
+        week: new Map(rows.map((x) => [key(x), Number(x.s7)])),
+      };
     },
 
     /**
@@ -120,9 +158,14 @@ export function releaseHealthRepo(ch: ClickHouse) {
         `SELECT app_version AS v, platform AS p, toUnixTimestamp64Milli(min(first_at)) AS f,
            toUnixTimestamp64Milli(max(last_at)) AS l, grouping(p) AS noPlatform
          FROM ${SEEN} WHERE project_id = {project:String}${onePlatform(platform)} GROUP BY GROUPING SETS ((v, p), (v))`,
-        { project: projectId, platform: platform ?? '' });
-      return new Map(rows.map((x) => [
-        key({ v: x.v, p: Number(x.noPlatform) ? ALL : x.p }), { first: Number(x.f), last: Number(x.l) }]));
+        { project: projectId, platform: platform ?? '' },
+      );
+      return new Map(
+        rows.map((x) => [
+          key({ v: x.v, p: Number(x.noPlatform) ? ALL : x.p }),
+          { first: Number(x.f), last: Number(x.l) },
+        ]),
+      );
     },
   };
 }

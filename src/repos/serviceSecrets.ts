@@ -9,7 +9,10 @@ const TABLE = 'service_secrets';
  * row, so a link signed by one is accepted by all; the first writer wins a race.
  */
 export async function serviceSecret(q: Queryable, name: string): Promise<string> {
-  await q.query(`INSERT INTO ${TABLE} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [name, randomBytes(32).toString('base64url')]);
+  await q.query(`INSERT INTO ${TABLE} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [
+    name,
+    randomBytes(32).toString('base64url'),
+  ]);
   const r = await q.query<{ value: string }>(`SELECT value FROM ${TABLE} WHERE name = $1`, [name]);
   return r.rows[0]!.value;
 }

@@ -15,17 +15,34 @@ export const SESSION_FACTS = 'session_facts';
 const FACT_BATCH = { maxBatchRows: 50_000, maxQueuedRows: 200_000, maxConcurrent: 1 };
 
 export interface SessionFactRow {
-  project_id: string; session_id: string; started_at: string; app_version: string; platform: string; user_key: string; crashed: 0 | 1;
-  os_version: string; brand: string; model: string; network_type: string;
+  project_id: string;
+  session_id: string;
+  started_at: string;
+  app_version: string;
+  platform: string;
+  user_key: string;
+  crashed: 0 | 1;
+  os_version: string;
+  brand: string;
+  model: string;
+  network_type: string;
   environment?: string;
 }
 
 /** The fact of a session (as Postgres holds it): its start, or its first fatal crash. */
 export function factRow(s: SessionFactSource, crashed: boolean): SessionFactRow {
   return {
-    project_id: s.project_id, session_id: s.id, started_at: chTime(Number(s.started_at)), app_version: s.app_version ?? '',
-    platform: s.platform ?? '', user_key: userKey(s.user_id, s.device_fingerprint), crashed: crashed ? 1 : 0,
-    os_version: s.os_version ?? '', brand: s.brand ?? '', model: s.model ?? '', network_type: s.network_type ?? '',
+    project_id: s.project_id,
+    session_id: s.id,
+    started_at: chTime(Number(s.started_at)),
+    app_version: s.app_version ?? '',
+    platform: s.platform ?? '',
+    user_key: userKey(s.user_id, s.device_fingerprint),
+    crashed: crashed ? 1 : 0,
+    os_version: s.os_version ?? '',
+    brand: s.brand ?? '',
+    model: s.model ?? '',
+    network_type: s.network_type ?? '',
     environment: s.environment ?? '',
   };
 }
@@ -34,7 +51,7 @@ export function sessionFactsRepo(ch: ClickHouse, budget: QueueBudget) {
   const writer = new InsertBatcher(ch, SESSION_FACTS, budget, FACT_BATCH);
   return {
     /** Resolves once the fact is committed (group commit with concurrent sessions). */
-    add: (row: SessionFactRow) => writer.add(Buffer.from(JSON.stringify(row) + '\n'), 1),
+    add: (row: SessionFactRow) => writer.add(Buffer.from(`${JSON.stringify(row)}\n`), 1),
     /** Rows in bulk (the start-up backfill, the bench): one insert, no batcher. */
     insertMany: (rows: readonly SessionFactRow[]) => (rows.length ? ch.insert(SESSION_FACTS, rows) : Promise.resolve()),
     drain: () => writer.drain(),

@@ -22,7 +22,10 @@ export async function backfillSessionFacts(q: Queryable, ch: ClickHouse): Promis
     const rows = await sessionQueries.factsAfter(q, after, CHUNK);
     const last = rows[rows.length - 1];
     if (!last) break;
-    await ch.insert(SESSION_FACTS, rows.flatMap((s) => (s.status === 'crashed' ? [factRow(s, false), factRow(s, true)] : [factRow(s, false)])));
+    await ch.insert(
+      SESSION_FACTS,
+      rows.flatMap((s) => (s.status === 'crashed' ? [factRow(s, false), factRow(s, true)] : [factRow(s, false)])),
+    );
     copied += rows.length;
     after = { projectId: last.project_id, sessionId: last.id };
   }

@@ -52,13 +52,31 @@ function sessionFields(r: SessionCoreRow, eventCount: number) {
 }
 
 export const SESSION_FIELDS = [
-  'id', 'userId', 'status', 'platform', 'osVersion', 'appVersion', 'networkType', 'eventCount',
-  'hasCrash', 'hasNetworkErrors', 'duration', 'startedAt', 'endedAt', 'updatedAt',
+  'id',
+  'userId',
+  'status',
+  'platform',
+  'osVersion',
+  'appVersion',
+  'networkType',
+  'eventCount',
+  'hasCrash',
+  'hasNetworkErrors',
+  'duration',
+  'startedAt',
+  'endedAt',
+  'updatedAt',
 ] as const;
 
 const str = (name: string, nullable = true): ParquetColumn => ({ name, type: 'string', nullable });
 const SESSION_PARQUET: ParquetColumn[] = [
-  str('id', false), str('userId'), str('status', false), str('platform'), str('osVersion'), str('appVersion'), str('networkType'),
+  str('id', false),
+  str('userId'),
+  str('status', false),
+  str('platform'),
+  str('osVersion'),
+  str('appVersion'),
+  str('networkType'),
   { name: 'eventCount', type: 'int64', nullable: false },
   { name: 'hasCrash', type: 'boolean', nullable: false },
   { name: 'hasNetworkErrors', type: 'boolean', nullable: false },
@@ -137,17 +155,27 @@ export interface CrashingSession {
   environment?: string | null;
 }
 
-const CRASHING_COLUMNS = 'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, '
-  + 'app_build_number, network_type, started_at, environment';
+const CRASHING_COLUMNS =
+  'status, has_crash, user_id, app_version, platform, os_version, brand, model, device_fingerprint, ' +
+  'app_build_number, network_type, started_at, environment';
 
 /** A session as release health counts it (repos/sessionFacts.ts). */
 export interface SessionFactSource {
-  project_id: string; id: string; started_at: number; app_version: string | null; platform: string | null;
-  user_id: string | null; device_fingerprint: string; status: SessionStatus;
+  project_id: string;
+  id: string;
+  started_at: number;
+  app_version: string | null;
+  platform: string | null;
+  user_id: string | null;
+  device_fingerprint: string;
+  status: SessionStatus;
   /** null: the session started without one (or before sessions had one) */
   environment?: string | null;
   /** the device context crash suspects compare against (clickhouse/009_crash_suspects.sql) */
-  os_version?: string | null; brand?: string | null; model?: string | null; network_type?: string | null;
+  os_version?: string | null;
+  brand?: string | null;
+  model?: string | null;
+  network_type?: string | null;
 }
 
 const FACT_COLUMNS = `project_id::text AS project_id, id::text AS id, started_at, app_version, platform, user_id, device_fingerprint,
@@ -163,15 +191,23 @@ export type EventCounts = (projectId: string, sessionIds: string[]) => Promise<M
 export const sessionQueries = {
   /** Read without a lock: a crash storm from one session must not queue on its row. */
   async forCrash(q: Queryable, projectId: string, sessionId: string): Promise<CrashingSession | null> {
-    const s = await q.query<CrashingSession>(`SELECT ${CRASHING_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [projectId, sessionId]);
+    const s = await q.query<CrashingSession>(
+      `SELECT ${CRASHING_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`,
+      [projectId, sessionId],
+    );
     return s.rows[0] ?? null;
   },
 
   /** Sessions by (project, id), for occurrences copied in bulk. */
-  async forCrashMany(q: Queryable, keys: { projectId: string; sessionId: string }[]): Promise<Map<string, CrashingSession>> {
+  async forCrashMany(
+    q: Queryable,
+    keys: { projectId: string; sessionId: string }[],
+  ): Promise<Map<string, CrashingSession>> {
     if (keys.length === 0) return new Map();
     const r = await q.query<CrashingSession & { k: string }>(
-      `SELECT s.project_id::text || ':' || s.id::text AS k, ${CRASHING_COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')}
+      `SELECT s.project_id::text || ':' || s.id::text AS k, ${CRASHING_COLUMNS.split(', ')
+        .map((c) => `s.${c}`)
+        .join(', ')}
        FROM ${TABLE} s JOIN unnest($1::uuid[], $2::uuid[]) AS x(p, id) ON s.project_id = x.p AND s.id = x.id`,
       [keys.map((k) => k.projectId), keys.map((k) => k.sessionId)],
     );
@@ -196,7 +232,11 @@ export const sessionQueries = {
   },
 
   /** What release health counts of a session (the start-up backfill of session facts reads them in key order). */
-  async factsAfter(q: Queryable, after: { projectId: string; sessionId: string } | null, limit: number): Promise<SessionFactSource[]> {
+  async factsAfter(
+    q: Queryable,
+    after: { projectId: string; sessionId: string } | null,
+    limit: number,
+  ): Promise<SessionFactSource[]> {
     const r = await q.query<SessionFactSource>(
       `SELECT ${FACT_COLUMNS} FROM ${TABLE}
        ${after ? 'WHERE (project_id, id) > ($2::uuid, $3::uuid)' : ''} ORDER BY project_id, id LIMIT $1`,
@@ -207,7 +247,14 @@ export const sessionQueries = {
 
   /** The device a session reported, for a crash alert. */
   async deviceOf(q: Queryable, projectId: string, sessionId: string) {
-    const r = await q.query<{ platform: string | null; app_version: string | null; os_version: string | null; app_build_number: string | null; model: string | null; brand: string | null }>(
+    const r = await q.query<{
+      platform: string | null;
+      app_version: string | null;
+      os_version: string | null;
+      app_build_number: string | null;
+      model: string | null;
+      brand: string | null;
+    }>(
       `SELECT platform, app_version, os_version, app_build_number, model, brand FROM ${TABLE} WHERE project_id = $1 AND id = $2`,
       [projectId, sessionId],
     );
@@ -215,16 +262,24 @@ export const sessionQueries = {
   },
 };
 
-export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { changeLagMs: number } = { changeLagMs: 0 }) {
+export function sessionsRepo(
+  db: Postgres,
+  eventCounts: EventCounts,
+  opts: { changeLagMs: number } = { changeLagMs: 0 },
+) {
   return {
     /** A crash report's read of its session (sessionQueries.forCrash). */
     forCrash: (projectId: string, sessionId: string) => sessionQueries.forCrash(db, projectId, sessionId),
     /** Flags a crash on the session (sessionQueries.markCrashed). */
-    markCrashed: (projectId: string, sessionId: string, isFatal: boolean, at: number) => sessionQueries.markCrashed(db, projectId, sessionId, isFatal, at),
+    markCrashed: (projectId: string, sessionId: string, isFatal: boolean, at: number) =>
+      sessionQueries.markCrashed(db, projectId, sessionId, isFatal, at),
 
     /** The session as release health counts it (a repeated start, a crash). */
     async factOf(projectId: string, sessionId: string): Promise<SessionFactSource | null> {
-      const r = await db.query<SessionFactSource>(`SELECT ${FACT_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [projectId, sessionId]);
+      const r = await db.query<SessionFactSource>(
+        `SELECT ${FACT_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`,
+        [projectId, sessionId],
+      );
       return r.rows[0] ?? null;
     },
 
@@ -238,10 +293,24 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)
          ON CONFLICT (project_id, id) DO NOTHING`,
         [
-          projectId, s.sessionId, s.userId ?? null, d.platform ?? null, d.osVersion ?? null, d.model ?? null,
-          d.brand ?? null, d.appVersion ?? null, d.appBuildNumber ?? null, d.sdkVersion ?? null, d.locale ?? null,
-          d.timezone ?? null, d.screenWidth ?? null, d.screenHeight ?? null, d.networkType ?? null,
-          deviceFingerprint(d), s.startedAt, validEnvironment(s.environment),
+          projectId,
+          s.sessionId,
+          s.userId ?? null,
+          d.platform ?? null,
+          d.osVersion ?? null,
+          d.model ?? null,
+          d.brand ?? null,
+          d.appVersion ?? null,
+          d.appBuildNumber ?? null,
+          d.sdkVersion ?? null,
+          d.locale ?? null,
+          d.timezone ?? null,
+          d.screenWidth ?? null,
+          d.screenHeight ?? null,
+          d.networkType ?? null,
+          deviceFingerprint(d),
+          s.startedAt,
+          validEnvironment(s.environment),
         ],
       );
       return (r.rowCount ?? 0) > 0;
@@ -255,18 +324,27 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
     /** 'ok' also covers an unknown session and a session already ended (retries are safe). */
     async end(projectId: string, sessionId: string, endedAt: number): Promise<'ok' | 'before-start'> {
       return db.tx(async (q) => {
-        const r = await q.query<{ started_at: number; ended_at: number | null; end_provisional: boolean; status: SessionStatus }>(
+        const r = await q.query<{
+          started_at: number;
+          ended_at: number | null;
+          end_provisional: boolean;
+          status: SessionStatus;
+        }>(
           `SELECT started_at, ended_at, end_provisional, status FROM ${TABLE} WHERE project_id = $1 AND id = $2 FOR UPDATE`,
           [projectId, sessionId],
         );
         const row = r.rows[0];
         if (!row) return 'ok';
-        const decision = decideEnd({ startedAt: Number(row.started_at), endedAt: row.ended_at, provisional: row.end_provisional }, endedAt);
+        const decision = decideEnd(
+          { startedAt: Number(row.started_at), endedAt: row.ended_at, provisional: row.end_provisional },
+          endedAt,
+        );
         if (decision === 'before-start') return 'before-start';
         if (decision === 'apply') {
-          await q.query(`UPDATE ${TABLE} SET ended_at = $3, end_provisional = false, status = $4, ${STAMP} WHERE project_id = $1 AND id = $2`, [
-            projectId, sessionId, endedAt, statusAfterEnd(row.status),
-          ]);
+          await q.query(
+            `UPDATE ${TABLE} SET ended_at = $3, end_provisional = false, status = $4, ${STAMP} WHERE project_id = $1 AND id = $2`,
+            [projectId, sessionId, endedAt, statusAfterEnd(row.status)],
+          );
         }
         return 'ok';
       });
@@ -287,37 +365,47 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
      */
     async touch(projectId: string, sessionIds: readonly string[]): Promise<void> {
       if (sessionIds.length === 0) return;
-      await db.query(`UPDATE ${TABLE} SET ${STAMP} WHERE project_id = $1 AND id = ANY($2::uuid[])`, [projectId, sessionIds]);
+      await db.query(`UPDATE ${TABLE} SET ${STAMP} WHERE project_id = $1 AND id = ANY($2::uuid[])`, [
+        projectId,
+        sessionIds,
+      ]);
     },
 
     /**
      * Sessions by (startedAt, id), filtered on startedAt, or by (updatedAt, id) with a change
      * window; eventCount comes from the event store.
      */
-    export: pgResource<SessionExportFilter, SessionCoreRow & { updated_at: number } & Record<string, unknown>>(db, {
-      name: 'sessions',
-      fields: SESSION_FIELDS,
-      parquet: SESSION_PARQUET,
-      table: TABLE,
-      columns: `${CORE_COLUMNS}, updated_at`,
-      key: ['started_at', 'id'],
-      where(f, params) {
-        let w = '';
-        if (f.fromMs !== undefined) {
-          params.push(f.fromMs);
-          w += ` AND started_at >= $${params.length}`;
-        }
-        if (f.toMsExclusive !== undefined) {
-          params.push(f.toMsExclusive);
-          w += ` AND started_at < $${params.length}`;
-        }
-        return w;
+    export: pgResource<SessionExportFilter, SessionCoreRow & { updated_at: number } & Record<string, unknown>>(
+      db,
+      {
+        name: 'sessions',
+        fields: SESSION_FIELDS,
+        parquet: SESSION_PARQUET,
+        table: TABLE,
+        columns: `${CORE_COLUMNS}, updated_at`,
+        key: ['started_at', 'id'],
+        where(f, params) {
+          let w = '';
+          if (f.fromMs !== undefined) {
+            params.push(f.fromMs);
+            w += ` AND started_at >= $${params.length}`;
+          }
+          if (f.toMsExclusive !== undefined) {
+            params.push(f.toMsExclusive);
+            w += ` AND started_at < $${params.length}`;
+          }
+          return w;
+        },
+        async shape(projectId, rows) {
+          const counts = await eventCounts(
+            projectId,
+            rows.map((r) => r.id),
+          );
+          return rows.map((r) => ({ ...sessionFields(r, counts.get(r.id) ?? 0), updatedAt: isoMs(r.updated_at) }));
+        },
       },
-      async shape(projectId, rows) {
-        const counts = await eventCounts(projectId, rows.map((r) => r.id));
-        return rows.map((r) => ({ ...sessionFields(r, counts.get(r.id) ?? 0), updatedAt: isoMs(r.updated_at) }));
-      },
-    }, { lagMs: opts.changeLagMs }),
+      { lagMs: opts.changeLagMs },
+    ),
 
     /**
      * Newest first by default, the way a person scans recent activity; also by duration (active
@@ -338,16 +426,21 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
         where.push(`(user_id ILIKE $${params.push(like)} OR id::text LIKE lower($${params.length}))`);
       }
       const w = where.join(' AND ');
-      const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${TABLE} WHERE ${w}`, params)).rows[0]?.n ?? 0;
+      const total =
+        (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${TABLE} WHERE ${w}`, params)).rows[0]?.n ?? 0;
       const dir = f.order === 'asc' ? 'ASC' : 'DESC';
       const offset = (f.page - 1) * f.limit;
 
       if (f.sort === 'events') {
         if (total > MAX_SESSIONS_SORTED_BY_EVENTS) {
-          throw new InvalidParameterError(`Sorting by events covers at most ${MAX_SESSIONS_SORTED_BY_EVENTS.toLocaleString('en')} sessions: narrow the filters (dates, status, version)`);
+          throw new InvalidParameterError(
+            `Sorting by events covers at most ${MAX_SESSIONS_SORTED_BY_EVENTS.toLocaleString('en')} sessions: narrow the filters (dates, status, version)`,
+          );
         }
         // Every matching id (bounded above), their counts in one ClickHouse query, then one page.
-        const ids = (await db.query<{ id: string }>(`SELECT id FROM ${TABLE} WHERE ${w} ORDER BY started_at DESC, id DESC`, params)).rows.map((r) => r.id);
+        const ids = (
+          await db.query<{ id: string }>(`SELECT id FROM ${TABLE} WHERE ${w} ORDER BY started_at DESC, id DESC`, params)
+        ).rows.map((r) => r.id);
         const counts = await eventCounts(projectId, ids);
         const sign = dir === 'ASC' ? 1 : -1;
         const pageIds = ids
@@ -355,7 +448,10 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
           .sort((a, b) => sign * (a.n - b.n) || a.i - b.i)
           .slice(offset, offset + f.limit)
           .map((x) => x.id);
-        const rows = await db.query<DetailRow>(`SELECT ${DETAIL_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = ANY($2::uuid[])`, [projectId, pageIds]);
+        const rows = await db.query<DetailRow>(
+          `SELECT ${DETAIL_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = ANY($2::uuid[])`,
+          [projectId, pageIds],
+        );
         const byId = new Map(rows.rows.map((r) => [r.id, r]));
         const data = pageIds.flatMap((id) => {
           const r = byId.get(id);
@@ -364,15 +460,24 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
         return pageEnvelope(data, total, f.page, f.limit);
       }
 
-      const order = f.sort === 'duration'
-        ? `(ended_at - started_at) ${dir} NULLS LAST, started_at DESC, id DESC`
-        : `started_at ${dir}, id ${dir}`;
+      const order =
+        f.sort === 'duration'
+          ? `(ended_at - started_at) ${dir} NULLS LAST, started_at DESC, id DESC`
+          : `started_at ${dir}, id ${dir}`;
       const rows = await db.query<DetailRow>(
         `SELECT ${DETAIL_COLUMNS} FROM ${TABLE} WHERE ${w} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
         [...params, f.limit, offset],
       );
-      const counts = await eventCounts(projectId, rows.rows.map((r) => r.id));
-      return pageEnvelope(rows.rows.map((r) => toDetail(r, counts.get(r.id) ?? 0)), total, f.page, f.limit);
+      const counts = await eventCounts(
+        projectId,
+        rows.rows.map((r) => r.id),
+      );
+      return pageEnvelope(
+        rows.rows.map((r) => toDetail(r, counts.get(r.id) ?? 0)),
+        total,
+        f.page,
+        f.limit,
+      );
     },
 
     /** The values the list's filters offer: platforms and app versions seen in the project. */
@@ -390,7 +495,10 @@ export function sessionsRepo(db: Postgres, eventCounts: EventCounts, opts: { cha
     },
 
     async get(projectId: string, sessionId: string) {
-      const r = await db.query<DetailRow>(`SELECT ${DETAIL_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [projectId, sessionId]);
+      const r = await db.query<DetailRow>(`SELECT ${DETAIL_COLUMNS} FROM ${TABLE} WHERE project_id = $1 AND id = $2`, [
+        projectId,
+        sessionId,
+      ]);
       const row = r.rows[0];
       if (!row) return null;
       const counts = await eventCounts(projectId, [sessionId]);
@@ -426,7 +534,11 @@ export type SessionsRepo = ReturnType<typeof sessionsRepo>;
  * Sessions per app version started since `sinceMs`, and how many of them ended in a fatal crash
  * (status 'crashed'): a crash-free rule's pass. Served by sessions_export_idx (project, started_at).
  */
-export async function crashFreeByVersion(q: Queryable, projectId: string, sinceMs: number): Promise<{ appVersion: string; sessions: number; crashed: number }[]> {
+export async function crashFreeByVersion(
+  q: Queryable,
+  projectId: string,
+  sinceMs: number,
+): Promise<{ appVersion: string; sessions: number; crashed: number }[]> {
   const r = await q.query<{ app_version: string; sessions: number | string; crashed: number | string }>(
     `SELECT app_version, count(*) AS sessions, count(*) FILTER (WHERE status = 'crashed') AS crashed
      FROM ${TABLE} WHERE project_id = $1 AND started_at >= $2 AND app_version IS NOT NULL GROUP BY app_version`,

@@ -23,20 +23,46 @@ export interface Delivery {
 }
 
 interface Row {
-  id: string; webhook_id: string; event: string; status: DeliveryStatus; attempts: number; response_code: number | null;
-  latency_ms: number | null; error: string | null; created_at: Date | string; last_attempt_at: Date | string | null; delivered_at: Date | string | null;
+  id: string;
+  webhook_id: string;
+  event: string;
+  status: DeliveryStatus;
+  attempts: number;
+  response_code: number | null;
+  latency_ms: number | null;
+  error: string | null;
+  created_at: Date | string;
+  last_attempt_at: Date | string | null;
+  delivered_at: Date | string | null;
 }
-const COLUMNS = 'id, webhook_id, event, status, attempts, response_code, latency_ms, error, created_at, last_attempt_at, delivered_at';
+const COLUMNS =
+  'id, webhook_id, event, status, attempts, response_code, latency_ms, error, created_at, last_attempt_at, delivered_at';
 const toDelivery = (r: Row): Delivery => ({
-  id: r.id, webhookId: r.webhook_id, event: r.event, status: r.status, attempts: r.attempts, responseCode: r.response_code,
-  latencyMs: r.latency_ms, error: r.error, createdAt: isoTime(r.created_at), lastAttemptAt: isoTime(r.last_attempt_at), deliveredAt: isoTime(r.delivered_at),
+  id: r.id,
+  webhookId: r.webhook_id,
+  event: r.event,
+  status: r.status,
+  attempts: r.attempts,
+  responseCode: r.response_code,
+  latencyMs: r.latency_ms,
+  error: r.error,
+  createdAt: isoTime(r.created_at),
+  lastAttemptAt: isoTime(r.last_attempt_at),
+  deliveredAt: isoTime(r.delivered_at),
 });
 
 /**
  * Logs a delivery and enqueues its outbox job, inside the caller's transaction: the event and
  * its deliveries commit together, and the outbox's retries and backoff carry each one.
  */
-export async function enqueueDelivery(q: Queryable, projectId: string, webhookId: string, event: string, body: string, id: string = randomUUID()): Promise<void> {
+export async function enqueueDelivery(
+  q: Queryable,
+  projectId: string,
+  webhookId: string,
+  event: string,
+  body: string,
+  id: string = randomUUID(),
+): Promise<void> {
   // A caller that may repeat (a retried job fanning out) passes an id derived from its own, so the repeat adds nothing.
   const r = await q.query(
     `INSERT INTO ${TABLE} (id, webhook_id, project_id, event, body) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING 1`,
@@ -57,16 +83,22 @@ export function webhookDeliveriesRepo(db: Queryable) {
     },
 
     /** What the worker sends. */
-    async toSend(id: string): Promise<{ webhookId: string; event: string; body: string; status: DeliveryStatus } | null> {
+    async toSend(
+      id: string,
+    ): Promise<{ webhookId: string; event: string; body: string; status: DeliveryStatus } | null> {
       const r = await db.query<{ webhook_id: string; event: string; body: string; status: DeliveryStatus }>(
-        `SELECT webhook_id, event, body, status FROM ${TABLE} WHERE id = $1`, [id],
+        `SELECT webhook_id, event, body, status FROM ${TABLE} WHERE id = $1`,
+        [id],
       );
       const x = r.rows[0];
       return x ? { webhookId: x.webhook_id, event: x.event, body: x.body, status: x.status } : null;
     },
 
     /** One attempt's outcome. A delivered row stays delivered. */
-    async recordAttempt(id: string, a: { status: DeliveryStatus; responseCode: number | null; latencyMs: number; error: string | null }): Promise<void> {
+    async recordAttempt(
+      id: string,
+      a: { status: DeliveryStatus; responseCode: number | null; latencyMs: number; error: string | null },
+    ): Promise<void> {
       await db.query(
         `UPDATE ${TABLE} SET status = $2, attempts = attempts + 1, response_code = $3, latency_ms = $4, error = $5,
            last_attempt_at = now(), delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END

@@ -15,14 +15,32 @@ export interface Webhook {
   createdAt: string;
 }
 
-interface Row { id: string; project_id: string; url: string; events: string[]; enabled: boolean; created_at: Date | string }
+interface Row {
+  id: string;
+  project_id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  created_at: Date | string;
+}
 const COLUMNS = 'id, project_id, url, events, enabled, created_at';
-const toWebhook = (r: Row): Webhook => ({ id: r.id, projectId: r.project_id, url: r.url, events: r.events, enabled: r.enabled, createdAt: isoTime(r.created_at) });
+const toWebhook = (r: Row): Webhook => ({
+  id: r.id,
+  projectId: r.project_id,
+  url: r.url,
+  events: r.events,
+  enabled: r.enabled,
+  createdAt: isoTime(r.created_at),
+});
 
 export function webhooksRepo(db: Queryable) {
   return {
     /** The new webhook, or null when the project already has `max` webhooks. */
-    async create(projectId: string, w: { url: string; events: string[]; secret: string }, max: number): Promise<Webhook | null> {
+    async create(
+      projectId: string,
+      w: { url: string; events: string[]; secret: string },
+      max: number,
+    ): Promise<Webhook | null> {
       const r = await db.query<Row>(
         `INSERT INTO ${TABLE} (id, project_id, url, events, secret)
          SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM ${TABLE} WHERE project_id = $2) < $6
@@ -33,11 +51,17 @@ export function webhooksRepo(db: Queryable) {
     },
 
     async list(projectId: string): Promise<Webhook[]> {
-      const r = await db.query<Row>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE project_id = $1 ORDER BY created_at, id`, [projectId]);
+      const r = await db.query<Row>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE project_id = $1 ORDER BY created_at, id`, [
+        projectId,
+      ]);
       return r.rows.map(toWebhook);
     },
 
-    async update(projectId: string, id: string, p: { url?: string; events?: string[]; enabled?: boolean }): Promise<Webhook | null> {
+    async update(
+      projectId: string,
+      id: string,
+      p: { url?: string; events?: string[]; enabled?: boolean },
+    ): Promise<Webhook | null> {
       const r = await db.query<Row>(
         `UPDATE ${TABLE} SET url = COALESCE($3, url), events = COALESCE($4::text[], events), enabled = COALESCE($5, enabled)
          WHERE project_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
@@ -54,7 +78,10 @@ export function webhooksRepo(db: Queryable) {
     /** Which of these ids are webhooks of the project (a rule may name only its own project's). */
     async existing(projectId: string, ids: string[]): Promise<string[]> {
       if (!ids.length) return [];
-      const r = await db.query<{ id: string }>(`SELECT id FROM ${TABLE} WHERE project_id = $1 AND id = ANY($2::uuid[])`, [projectId, ids]);
+      const r = await db.query<{ id: string }>(
+        `SELECT id FROM ${TABLE} WHERE project_id = $1 AND id = ANY($2::uuid[])`,
+        [projectId, ids],
+      );
       return r.rows.map((x) => x.id);
     },
 
@@ -82,22 +109,42 @@ export function webhooksRepo(db: Queryable) {
 }
 
 /** The endpoint and secret of a delivery's webhook, for the worker that signs and sends it. */
-export async function webhookTarget(q: Queryable, id: string): Promise<{ url: string; secret: string; enabled: boolean } | null> {
-  const r = await q.query<{ url: string; secret: string; enabled: boolean }>(`SELECT url, secret, enabled FROM ${TABLE} WHERE id = $1`, [id]);
+export async function webhookTarget(
+  q: Queryable,
+  id: string,
+): Promise<{ url: string; secret: string; enabled: boolean } | null> {
+  const r = await q.query<{ url: string; secret: string; enabled: boolean }>(
+    `SELECT url, secret, enabled FROM ${TABLE} WHERE id = $1`,
+    [id],
+  );
   return r.rows[0] ?? null;
 }
 
 /** Whether the project has an enabled webhook that asked for this event. */
 export async function hasSubscribers(q: Queryable, projectId: string, event: string): Promise<boolean> {
-  const r = await q.query(`SELECT 1 FROM ${TABLE} WHERE project_id = $1 AND enabled AND $2 = ANY(events) LIMIT 1`, [projectId, event]);
+  const r = await q.query(`SELECT 1 FROM ${TABLE} WHERE project_id = $1 AND enabled AND $2 = ANY(events) LIMIT 1`, [
+    projectId,
+    event,
+  ]);
   return r.rows.length > 0;
 }
 
 /** The enabled webhooks of a project that asked for an event, or the given ones (a rule's). */
-export async function webhookTargets(q: Queryable, projectId: string, by: { event: string } | { ids: string[] }): Promise<{ id: string; url: string }[]> {
-  const r = 'event' in by
-    ? await q.query<{ id: string; url: string }>(`SELECT id, url FROM ${TABLE} WHERE project_id = $1 AND enabled AND $2 = ANY(events) ORDER BY created_at, id`, [projectId, by.event])
-    : await q.query<{ id: string; url: string }>(`SELECT id, url FROM ${TABLE} WHERE project_id = $1 AND enabled AND id = ANY($2::uuid[]) ORDER BY created_at, id`, [projectId, by.ids]);
+export async function webhookTargets(
+  q: Queryable,
+  projectId: string,
+  by: { event: string } | { ids: string[] },
+): Promise<{ id: string; url: string }[]> {
+  const r =
+    'event' in by
+      ? await q.query<{ id: string; url: string }>(
+          `SELECT id, url FROM ${TABLE} WHERE project_id = $1 AND enabled AND $2 = ANY(events) ORDER BY created_at, id`,
+          [projectId, by.event],
+        )
+      : await q.query<{ id: string; url: string }>(
+          `SELECT id, url FROM ${TABLE} WHERE project_id = $1 AND enabled AND id = ANY($2::uuid[]) ORDER BY created_at, id`,
+          [projectId, by.ids],
+        );
   return r.rows;
 }
 
@@ -108,9 +155,15 @@ export type WebhooksRepo = ReturnType<typeof webhooksRepo>;
  * run at start-up in the migration lock's transaction; a sealed secret is left as it is.
  */
 export async function sealPlaintextSecrets(q: Queryable, seal: (plain: string) => string): Promise<number> {
-  const r = await q.query<{ id: string; secret: string }>(`SELECT id, secret FROM ${TABLE} WHERE secret NOT LIKE 'enc:v1:%'`);
+  const r = await q.query<{ id: string; secret: string }>(
+    `SELECT id, secret FROM ${TABLE} WHERE secret NOT LIKE 'enc:v1:%'`,
+  );
   for (const row of r.rows) {
-    await q.query(`UPDATE ${TABLE} SET secret = $2 WHERE id = $1 AND secret = $3`, [row.id, seal(row.secret), row.secret]);
+    await q.query(`UPDATE ${TABLE} SET secret = $2 WHERE id = $1 AND secret = $3`, [
+      row.id,
+      seal(row.secret),
+      row.secret,
+    ]);
   }
   return r.rows.length;
 }

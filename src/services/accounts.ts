@@ -18,10 +18,13 @@ export { MIN_PASSWORD };
 
 let common: Set<string> | undefined;
 /** The shipped list of common passwords, read once. */
-const commonPasswords = () => (common ??= parsePasswordList(fs.readFileSync(new URL('./common-passwords.txt', import.meta.url), 'utf8')));
+const commonPasswords = () =>
+  (common ??= parsePasswordList(fs.readFileSync(new URL('./common-passwords.txt', import.meta.url), 'utf8')));
 
 function scryptAsync(password: string, salt: Buffer, keyLen: number, opts: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scrypt(password, salt, keyLen, opts, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(password, salt, keyLen, opts, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 }
 
 /** `scrypt$N$r$p$salt$hash` (base64url), so the cost can be raised later for new hashes. */
@@ -36,7 +39,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (alg !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
   const key = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length, {
-    N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem,
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: SCRYPT.maxmem,
   });
   return timingSafeEqual(key, expected);
 }

@@ -17,7 +17,7 @@ export function resolveAdminToken(config: Config): { token: string; file?: strin
     return { token: fs.readFileSync(file, 'utf8').trim(), file };
   } catch {
     const token = randomBytes(24).toString('base64url');
-    fs.writeFileSync(file, token + '\n', { mode: 0o600, flag: 'wx' });
+    fs.writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
     return { token, file };
   }
 }

@@ -39,7 +39,8 @@ export type Actor = 'operator' | 'member';
  * Callers have already checked access to the project (the admin token, or team membership).
  */
 export function alertRulesService(
-  db: Postgres, opts: { allowPrivateWebhooks: boolean; maxRules: number; maxWebhooks: number; secretsKey: Buffer },
+  db: Postgres,
+  opts: { allowPrivateWebhooks: boolean; maxRules: number; maxWebhooks: number; secretsKey: Buffer },
 ) {
   const rules = alertRulesRepo(db);
   const hooks = webhooksRepo(db);
@@ -59,17 +60,20 @@ export function alertRulesService(
     const list = [...new Set([...(p.alertEmails ?? []), ...(await ruleEmailsOf(db, projectId))])];
     const teamId = await projects.teamOf(projectId);
     const members = teamId === null ? [] : await memberEmailsOfTeam(db, teamId);
-    const confirmed = by === 'operator' ? [...(p.alertEmails ?? []), ...vouched] : list.filter((e) => members.includes(e));
+    const confirmed =
+      by === 'operator' ? [...(p.alertEmails ?? []), ...vouched] : list.filter((e) => members.includes(e));
     await recipients.sync(projectId, list, confirmed);
   }
 
   async function checked(projectId: string, r: NewRule): Promise<NewRule> {
     const problems: { path: string; message: string }[] = [];
-    if (r.kind === 'crash_free' && (r.threshold <= 0 || r.threshold > 100)) problems.push({ path: '/threshold', message: 'a crash-free threshold is a percentage in (0, 100]' });
+    if (r.kind === 'crash_free' && (r.threshold <= 0 || r.threshold > 100))
+      problems.push({ path: '/threshold', message: 'a crash-free threshold is a percentage in (0, 100]' });
     if (r.kind === 'crash_free_regression' && (r.threshold < 0 || r.threshold >= 100)) {
       problems.push({ path: '/threshold', message: 'a regression threshold is a gap in points in [0, 100)' });
     }
-    if (r.kind === 'spike' && (r.threshold < 1 || !Number.isInteger(r.threshold))) problems.push({ path: '/threshold', message: 'a spike threshold is a whole number of occurrences, at least 1' });
+    if (r.kind === 'spike' && (r.threshold < 1 || !Number.isInteger(r.threshold)))
+      problems.push({ path: '/threshold', message: 'a spike threshold is a whole number of occurrences, at least 1' });
     const known = new Set(await hooks.existing(projectId, r.webhookIds));
     r.webhookIds.forEach((id, i) => {
       if (!known.has(id)) problems.push({ path: `/webhookIds/${i}`, message: 'no such webhook in this project' });
@@ -78,7 +82,8 @@ export function alertRulesService(
     return r;
   }
 
-  const cleanEmails = (e: string[] | null | undefined) => (e === null || e === undefined ? e : [...new Set(e.map(normalizeEmail))]);
+  const cleanEmails = (e: string[] | null | undefined) =>
+    e === null || e === undefined ? e : [...new Set(e.map(normalizeEmail))];
 
   return {
     async listRules(projectId: string): Promise<AlertRule[]> {
@@ -88,11 +93,16 @@ export function alertRulesService(
 
     async getRule(projectId: string, id: string): Promise<AlertRule> {
       const r = await rules.get(projectId, id);
-      if (!r) throw new NotFoundError((await projects.getProject(projectId)) ? 'Alert rule not found' : 'Project not found');
+      if (!r)
+        throw new NotFoundError((await projects.getProject(projectId)) ? 'Alert rule not found' : 'Project not found');
       return r;
     },
 
-    async createRule(projectId: string, input: Required<Pick<RuleInput, 'name' | 'kind'>> & RuleInput, by: Actor): Promise<AlertRule> {
+    async createRule(
+      projectId: string,
+      input: Required<Pick<RuleInput, 'name' | 'kind'>> & RuleInput,
+      by: Actor,
+    ): Promise<AlertRule> {
       await project(projectId);
       // A regression rule's threshold (the gap in points) defaults to 0; the others name theirs.
       const threshold = input.threshold ?? (input.kind === 'crash_free_regression' ? 0 : undefined);
@@ -100,15 +110,22 @@ export function alertRulesService(
         throw new ValidationError([{ path: '/threshold', message: 'a threshold is required for this kind' }]);
       }
       const r = await checked(projectId, {
-        name: input.name.trim(), kind: input.kind, threshold,
+        name: input.name.trim(),
+        kind: input.kind,
+        threshold,
         windowMinutes: input.windowMinutes ?? RULE_DEFAULTS.windowMinutes[input.kind],
         minSessions: input.minSessions ?? (judgesReleases(input.kind) ? RULE_DEFAULTS.minSessions : 0),
         cooldownMinutes: input.cooldownMinutes ?? RULE_DEFAULTS.cooldownMinutes,
-        emails: cleanEmails(input.emails) ?? null, webhookIds: [...new Set(input.webhookIds ?? [])], enabled: input.enabled ?? true,
+        emails: cleanEmails(input.emails) ?? null,
+        webhookIds: [...new Set(input.webhookIds ?? [])],
+        enabled: input.enabled ?? true,
         levels: input.levels ?? null,
       });
       const rule = await rules.create(projectId, r, opts.maxRules);
-      if (!rule) throw new ConflictError(`A project has at most ${opts.maxRules} alert rules (ALERT_RULES_MAX_PER_PROJECT): delete one first`);
+      if (!rule)
+        throw new ConflictError(
+          `A project has at most ${opts.maxRules} alert rules (ALERT_RULES_MAX_PER_PROJECT): delete one first`,
+        );
       await syncRecipients(projectId, by, rule.emails ?? []);
       return rule;
     },
@@ -117,10 +134,15 @@ export function alertRulesService(
       const cur = await this.getRule(projectId, id);
       const emails = cleanEmails(input.emails);
       const next = await checked(projectId, {
-        name: input.name?.trim() ?? cur.name, kind: input.kind ?? cur.kind, threshold: input.threshold ?? cur.threshold,
-        windowMinutes: input.windowMinutes ?? cur.windowMinutes, minSessions: input.minSessions ?? cur.minSessions,
-        cooldownMinutes: input.cooldownMinutes ?? cur.cooldownMinutes, emails: emails === undefined ? cur.emails : emails,
-        webhookIds: input.webhookIds ? [...new Set(input.webhookIds)] : cur.webhookIds, enabled: input.enabled ?? cur.enabled,
+        name: input.name?.trim() ?? cur.name,
+        kind: input.kind ?? cur.kind,
+        threshold: input.threshold ?? cur.threshold,
+        windowMinutes: input.windowMinutes ?? cur.windowMinutes,
+        minSessions: input.minSessions ?? cur.minSessions,
+        cooldownMinutes: input.cooldownMinutes ?? cur.cooldownMinutes,
+        emails: emails === undefined ? cur.emails : emails,
+        webhookIds: input.webhookIds ? [...new Set(input.webhookIds)] : cur.webhookIds,
+        enabled: input.enabled ?? cur.enabled,
         levels: input.levels === undefined ? cur.levels : input.levels,
       });
       const rule = await rules.replace(projectId, id, next);
@@ -141,15 +163,25 @@ export function alertRulesService(
     },
 
     /** The secret is in this answer only: it is kept to sign deliveries, never shown again. */
-    async createWebhook(projectId: string, input: { url: string; events?: string[] }): Promise<Webhook & { secret: string }> {
+    async createWebhook(
+      projectId: string,
+      input: { url: string; events?: string[] },
+    ): Promise<Webhook & { secret: string }> {
       await project(projectId);
       const problem = webhookUrlProblem(input.url, opts.allowPrivateWebhooks);
       if (problem) throw new ValidationError([{ path: '/url', message: problem }]);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
       // stored sealed with the server key: the database's files alone do not give it away
       const sealed = sealSecret(opts.secretsKey, secret);
-      const w = await hooks.create(projectId, { url: input.url, events: [...new Set(input.events ?? [])], secret: sealed }, opts.maxWebhooks);
-      if (!w) throw new ConflictError(`A project has at most ${opts.maxWebhooks} webhooks (WEBHOOKS_MAX_PER_PROJECT): delete one first`);
+      const w = await hooks.create(
+        projectId,
+        { url: input.url, events: [...new Set(input.events ?? [])], secret: sealed },
+        opts.maxWebhooks,
+      );
+      if (!w)
+        throw new ConflictError(
+          `A project has at most ${opts.maxWebhooks} webhooks (WEBHOOKS_MAX_PER_PROJECT): delete one first`,
+        );
       return { ...w, secret };
     },
 
@@ -181,10 +213,17 @@ export function alertRulesService(
         throw new ValidationError([{ path: '/enabled', message: 'the webhook is turned off: turn it on to test it' }]);
       }
       const deliveryId = randomUUID();
-      const body = deliveryBody(w.url, TEST_EVENT, {
-        text: `[${p.name}] Test delivery from flightrec: this webhook receives the project's alerts.`,
-        link: null, projectId, webhookId: id,
-      }, new Date());
+      const body = deliveryBody(
+        w.url,
+        TEST_EVENT,
+        {
+          text: `[${p.name}] Test delivery from flightrec: this webhook receives the project's alerts.`,
+          link: null,
+          projectId,
+          webhookId: id,
+        },
+        new Date(),
+      );
       await db.tx((q) => enqueueDelivery(q, projectId, id, TEST_EVENT, body, deliveryId));
       return { deliveryId, status: 'pending' };
     },

@@ -38,20 +38,32 @@ export function crashGroupActivityService(d: {
 
   async function badge(projectId: string, row: { id: string; status: string; first_seen_at: number }) {
     const moves = (await d.activity.lastMoves(projectId, [row.id])).get(row.id);
-    return groupBadge({
-      status: row.status, firstSeenAt: Number(row.first_seen_at),
-      regressedAt: moves?.regressedAt ?? null, movedByHandAt: moves?.movedByHandAt ?? null,
-    }, now());
+    return groupBadge(
+      {
+        status: row.status,
+        firstSeenAt: Number(row.first_seen_at),
+        regressedAt: moves?.regressedAt ?? null,
+        movedByHandAt: moves?.movedByHandAt ?? null,
+      },
+      now(),
+    );
   }
 
   async function details(projectId: string, groupId: string) {
     // A merged group's id reads as the group it was merged into.
     const row = await groupRow(projectId, groupId);
     const [history, assigned, comments, team, b] = await Promise.all([
-      d.activity.history(projectId, row.id), d.activity.assignee(projectId, row.id), d.activity.comments(projectId, row.id),
-      members(projectId), badge(projectId, row),
+      d.activity.history(projectId, row.id),
+      d.activity.assignee(projectId, row.id),
+      d.activity.comments(projectId, row.id),
+      members(projectId),
+      badge(projectId, row),
     ]);
-    const who = assigned && (team.find((m) => m.userId === assigned.userId)?.email ?? (await d.accounts.getUser(assigned.userId))?.email ?? null);
+    const who =
+      assigned &&
+      (team.find((m) => m.userId === assigned.userId)?.email ??
+        (await d.accounts.getUser(assigned.userId))?.email ??
+        null);
     return {
       status: row.status,
       badge: b,
@@ -76,7 +88,11 @@ export function crashGroupActivityService(d: {
         badge: await badge(projectId, row),
         firstRelease: a.firstRelease,
         lastRelease: a.lastRelease,
-        data: starts.map((t) => ({ at: isoMs(t), occurrences: a.buckets.get(t)?.occurrences ?? 0, users: a.buckets.get(t)?.users ?? 0 })),
+        data: starts.map((t) => ({
+          at: isoMs(t),
+          occurrences: a.buckets.get(t)?.occurrences ?? 0,
+          users: a.buckets.get(t)?.users ?? 0,
+        })),
       };
     },
 

@@ -1,17 +1,40 @@
 import {
-  crashGroupKey, crashOccurrenceId, GROUP_RULE_VERSION, LEGACY_RULE_VERSION, legacyGroupKey, stackHead, type CrashPayload,
+  crashGroupKey,
+  crashOccurrenceId,
+  GROUP_RULE_VERSION,
+  LEGACY_RULE_VERSION,
+  legacyGroupKey,
+  stackHead,
+  type CrashPayload,
 } from '../domain/crashGrouping.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { isoMs, isoTime } from '../domain/time.ts';
 import {
-  boundCrashContext, CRASH_LIST_LEVELS, isMessageLevel, MESSAGE_LEVELS, type CrashLevel, type RawCrashContext,
+  boundCrashContext,
+  CRASH_LIST_LEVELS,
+  isMessageLevel,
+  MESSAGE_LEVELS,
+  type CrashLevel,
+  type RawCrashContext,
 } from '../domain/crashContext.ts';
 import { ValidationError } from '../domain/errors.ts';
-import { fingerprintInput, fingerprintKey, firstMatchingRule, type FingerprintRuleSpec } from '../domain/fingerprintRules.ts';
+import {
+  fingerprintInput,
+  fingerprintKey,
+  firstMatchingRule,
+  type FingerprintRuleSpec,
+} from '../domain/fingerprintRules.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { CRASH_FIELDS, storageKeys, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
 import type { OccurrenceScope } from '../repos/crashOccurrences.ts';
-import { chTime, type CrashBreakdown, type CrashGroupFacts, type CrashOccurrence, type CrashOccurrencesRepo, type OccurrenceFacts } from '../repos/crashOccurrences.ts';
+import {
+  chTime,
+  type CrashBreakdown,
+  type CrashGroupFacts,
+  type CrashOccurrence,
+  type CrashOccurrencesRepo,
+  type OccurrenceFacts,
+} from '../repos/crashOccurrences.ts';
 import type { CrashingSession, SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
 import type { SymbolicationService } from './symbolication.ts';
@@ -141,8 +164,11 @@ export interface CrashGroupsDeps {
 
 /** An occurrence's stack as stored, to be read with its release's artifacts. */
 type StackSource = {
-  sessionId: string; appVersion: string | null; stackTrace: string | null;
-  symbolicatedStack: string | null; message: string | null;
+  sessionId: string;
+  appVersion: string | null;
+  stackTrace: string | null;
+  symbolicatedStack: string | null;
+  message: string | null;
 };
 
 /** The readable stack and the artifacts that could not be parsed to make it. */
@@ -214,7 +240,9 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       /** The key of a stack: the project's first matching fingerprint rule's, else the default key. */
       const keyOf = (stack: string, message: string) => {
         const base = crashGroupKey(stack, message, keyOpts);
-        const rule = rules.length ? firstMatchingRule(rules, fingerprintInput(stack, message, keyOpts.inAppPackages)) : undefined;
+        const rule = rules.length
+          ? firstMatchingRule(rules, fingerprintInput(stack, message, keyOpts.inAppPackages))
+          : undefined;
         return { base, key: rule ? fingerprintKey(rule.fingerprint, base) : base };
       };
 
@@ -255,13 +283,28 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         ruleVersion = LEGACY_RULE_VERSION;
       }
       const row = {
-        project_id: projectId, group_key: groupKey, id: occurrenceId, occurred_at: chTime(c.timestamp),
-        session_id: c.sessionId, user_id: cx.userId ?? session.user_id, device_fingerprint: session.device_fingerprint,
-        platform: session.platform, os_version: session.os_version, app_version: session.app_version,
-        brand: session.brand, model: session.model, message: c.message, stack_trace: c.stackTrace,
-        is_fatal: c.isFatal, handled: c.handled, symbolicated_stack: sym.mapped > 0 ? sym.stack : '',
+        project_id: projectId,
+        group_key: groupKey,
+        id: occurrenceId,
+        occurred_at: chTime(c.timestamp),
+        session_id: c.sessionId,
+        user_id: cx.userId ?? session.user_id,
+        device_fingerprint: session.device_fingerprint,
+        platform: session.platform,
+        os_version: session.os_version,
+        app_version: session.app_version,
+        brand: session.brand,
+        model: session.model,
+        message: c.message,
+        stack_trace: c.stackTrace,
+        is_fatal: c.isFatal,
+        handled: c.handled,
+        symbolicated_stack: sym.mapped > 0 ? sym.stack : '',
         network_type: session.network_type,
-        environment: cx.environment || (session.environment ?? ''), level: cx.level, tags: cx.tags, context: cx.context,
+        environment: cx.environment || (session.environment ?? ''),
+        level: cx.level,
+        tags: cx.tags,
+        context: cx.context,
         breadcrumbs: cx.breadcrumbs.length > 0 ? JSON.stringify(cx.breadcrumbs) : '',
         dropped: cx.dropped.length > 0 ? JSON.stringify(cx.dropped) : '',
       };
@@ -272,9 +315,17 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       let regressed = false;
       if (!group) {
         newGroup = await groups.createFirst(projectId, {
-          groupKey, ruleVersion, message: sym.message, stackHead: stackHead(sym.stack), isFatal: c.isFatal, handled: c.handled,
-          platform: session.platform, appVersion: session.app_version, osVersion: session.os_version,
-          firstSeenAt: c.timestamp, firstSessionId: c.sessionId,
+          groupKey,
+          ruleVersion,
+          message: sym.message,
+          stackHead: stackHead(sym.stack),
+          isFatal: c.isFatal,
+          handled: c.handled,
+          platform: session.platform,
+          appVersion: session.app_version,
+          osVersion: session.os_version,
+          firstSeenAt: c.timestamp,
+          firstSessionId: c.sessionId,
           // a message is not a new crash: no crash alert (spike rules with its levels alert on messages)
           alert: !isMessageLevel(cx.level),
         });
@@ -288,12 +339,23 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         if (group.group_key !== groupKey) await occurrences.add({ ...row, group_key: group.group_key });
       }
       if (!newGroup) {
-        if (session.app_version !== null && statusAfterOccurrence(group.status, session.app_version, group.resolved_versions) === 'open') {
+        if (
+          session.app_version !== null &&
+          statusAfterOccurrence(group.status, session.app_version, group.resolved_versions) === 'open'
+        ) {
           const groupId = group.id;
-          regressed = await groups.reopen(projectId, groupId, session.app_version, (q) => recordHistory(q, {
-            projectId, groupId, kind: 'regression', fromStatus: 'resolved', toStatus: 'open', actor: SYSTEM_ACTOR,
-            appVersion: session.app_version, platform: session.platform,
-          }));
+          regressed = await groups.reopen(projectId, groupId, session.app_version, (q) =>
+            recordHistory(q, {
+              projectId,
+              groupId,
+              kind: 'regression',
+              fromStatus: 'resolved',
+              toStatus: 'open',
+              actor: SYSTEM_ACTOR,
+              appVersion: session.app_version,
+              platform: session.platform,
+            }),
+          );
         }
         if (c.timestamp < Number(group.first_seen_at)) await groups.moveFirstSeen(projectId, group.id, c.timestamp);
         d.touched?.(projectId, group.id);
@@ -322,7 +384,13 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      * Most recently seen first. lastSeenAt lives in ClickHouse, so the page is cut after both
      * are read: the project's groups (of the status) from Postgres, their facts in one query.
      */
-    async list(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number, opts: CrashListOptions = {}) {
+    async list(
+      projectId: string,
+      status: CrashGroupStatus | undefined,
+      page: number,
+      limit: number,
+      opts: CrashListOptions = {},
+    ) {
       const rows = await groups.rows(projectId, status);
       const levels = listLevels(opts);
       const only = { levels, environment: opts.environment, tag: opts.tag };
@@ -331,12 +399,17 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       // A group whose first occurrence is not readable yet is listed from its own row, when its
       // default level is shown and no environment is asked for; one with occurrences, none of
       // them of the levels or environment asked for, is not.
-      const unread = opts.environment === undefined && opts.tag === undefined
-        ? await occurrences.withoutOccurrences(projectId, rows.map((r) => r.group_key).filter((k) => !facts.has(k)))
-        : new Set<string>();
+      const unread =
+        opts.environment === undefined && opts.tag === undefined
+          ? await occurrences.withoutOccurrences(
+              projectId,
+              rows.map((r) => r.group_key).filter((k) => !facts.has(k)),
+            )
+          : new Set<string>();
       const shown = (r: GroupRow) =>
         facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));
-      const all = rows.filter(shown)
+      const all = rows
+        .filter(shown)
         .map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
         .filter((g) => opts.kind === undefined || opts.kind === 'message' || g.isFatal === (opts.kind === 'fatal'))
         .sort((a, b) => {
@@ -383,9 +456,9 @@ export function crashGroupsService(d: CrashGroupsDeps) {
 
     /** Source lines around the frames of an occurrence's stack that its release's source maps map. */
     async sourceLines(
-      projectId: string, o: { sessionId: string; appVersion: string | null; stackTrace: string },
+      projectId: string,
+      o: { sessionId: string; appVersion: string | null; stackTrace: string },
     ): Promise<FrameSource[]> {
-
       if (!d.symbols?.sourceContext) return [];
       const session = await d.sessions.forCrash(projectId, o.sessionId);
       return d.symbols.sourceContext(projectId, o.appVersion, session?.app_build_number ?? null, o.stackTrace);
@@ -407,11 +480,25 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      * leaves the group resolved, one from a new version reopens it. Setting the status a group
      * already has changes nothing (safe to retry).
      */
-    async setStatus(projectId: string, groupId: string, to: CrashGroupStatus, actor: Actor = ADMIN_ACTOR): Promise<SetStatusResult> {
-      const r = await groups.updateStatus(projectId, groupId, async (row) => {
-        if (!canTransition(row.status, to)) return null;
-        return { status: to, resolvedVersions: to === 'resolved' ? await occurrences.versionsOf(projectId, storageKeys(row)) : null };
-      }, (q, from, _to, id) => recordHistory(q, { projectId, groupId: id, kind: 'status', fromStatus: from, toStatus: to, actor }));
+    async setStatus(
+      projectId: string,
+      groupId: string,
+      to: CrashGroupStatus,
+      actor: Actor = ADMIN_ACTOR,
+    ): Promise<SetStatusResult> {
+      const r = await groups.updateStatus(
+        projectId,
+        groupId,
+        async (row) => {
+          if (!canTransition(row.status, to)) return null;
+          return {
+            status: to,
+            resolvedVersions: to === 'resolved' ? await occurrences.versionsOf(projectId, storageKeys(row)) : null,
+          };
+        },
+        (q, from, _to, id) =>
+          recordHistory(q, { projectId, groupId: id, kind: 'status', fromStatus: from, toStatus: to, actor }),
+      );
       if (r.outcome === 'not-found') return r;
       const [group] = await withFacts(projectId, [r.row]);
       if (!group) throw new Error(`crash group ${groupId} lost its read model`);
@@ -425,13 +512,28 @@ export function crashGroupsService(d: CrashGroupsDeps) {
      * (reads take the merged groups' keys), and their history and comments join it. Ids of
      * groups already part of the kept one change nothing; an unknown id is a 422 and changes nothing.
      */
-    async merge(projectId: string, groupId: string, groupIds: string[], actor: Actor = ADMIN_ACTOR): Promise<MergeGroupsResult> {
-      const r = await groups.merge(projectId, groupId, groupIds, (q, keptId, mergedIds) => recordHistory(q, {
-        projectId, groupId: keptId, kind: 'merge', actor, detail: mergedIds.join(', '),
-      }));
+    async merge(
+      projectId: string,
+      groupId: string,
+      groupIds: string[],
+      actor: Actor = ADMIN_ACTOR,
+    ): Promise<MergeGroupsResult> {
+      const r = await groups.merge(projectId, groupId, groupIds, (q, keptId, mergedIds) =>
+        recordHistory(q, {
+          projectId,
+          groupId: keptId,
+          kind: 'merge',
+          actor,
+          detail: mergedIds.join(', '),
+        }),
+      );
       if (r.outcome === 'not-found') return r;
       if (r.outcome === 'unknown') {
-        throw new ValidationError(groupIds.flatMap((id, i) => (r.missing.includes(id) ? [{ path: `/groupIds/${i}`, message: 'no such crash group in this project' }] : [])));
+        throw new ValidationError(
+          groupIds.flatMap((id, i) =>
+            r.missing.includes(id) ? [{ path: `/groupIds/${i}`, message: 'no such crash group in this project' }] : [],
+          ),
+        );
       }
       if (r.merged.length) d.touched?.(projectId, r.keptId);
       const group = await get(projectId, r.keptId);
@@ -446,7 +548,13 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       const byKey = new Map(rows.map((x) => [x.group_key, x]));
       return occ.map((o) => {
         const x = byKey.get(o.groupKey);
-        return { occurredAt: isoMs(o.at), isFatal: o.isFatal, groupId: x?.id ?? null, message: x?.message ?? null, groupStatus: x?.status ?? null };
+        return {
+          occurredAt: isoMs(o.at),
+          isFatal: o.isFatal,
+          groupId: x?.id ?? null,
+          message: x?.message ?? null,
+          groupStatus: x?.status ?? null,
+        };
       });
     },
 

@@ -8,10 +8,11 @@ import type { CrashGroupsRepo } from '../repos/crashGroups.ts';
 export const SUSPECT_PERIOD_DAYS = { default: 30, min: 1, max: 90 } as const;
 
 /** What a person reads under the table: how the ranking was made. */
-const SUSPECT_METHOD = `lift = share of the group's occurrences with the value / share of the baseline with it `
-  + '(among those with a known value of the dimension), on the days the group occurred; ranked by its lower bound '
-  + '(95 % Wilson lower bound of the group\'s share over the 95 % Wilson upper bound of the baseline\'s share); '
-  + `only values with a bound above 1 and at least ${MIN_SUSPECT_COUNT} occurrences`;
+const SUSPECT_METHOD =
+  `lift = share of the group's occurrences with the value / share of the baseline with it ` +
+  '(among those with a known value of the dimension), on the days the group occurred; ranked by its lower bound ' +
+  "(95 % Wilson lower bound of the group's share over the 95 % Wilson upper bound of the baseline's share); " +
+  `only values with a bound above 1 and at least ${MIN_SUSPECT_COUNT} occurrences`;
 
 /**
  * The crash page's suspects and trail before the crash (docs/decisions.md, "Crash suspects and
@@ -30,11 +31,15 @@ export function crashInsightsService(d: { groups: Pick<CrashGroupsRepo, 'row'>; 
       return {
         period: { days, from: c.from, to: c.to, daysWithOccurrences: c.days.length },
         occurrences: c.groupOccurrences,
-        baseline: 'the project\'s sessions started on the days the group occurred (environment and tags: '
-          + 'the project\'s crash occurrences of those days)',
+        baseline:
+          "the project's sessions started on the days the group occurred (environment and tags: " +
+          "the project's crash occurrences of those days)",
         method: SUSPECT_METHOD,
         dimensions: c.dimensions.map((x) => ({
-          dimension: x.dimension, occurrences: x.groupTotal, baseline: x.baselineTotal, baselineUnit: x.baselineUnit,
+          dimension: x.dimension,
+          occurrences: x.groupTotal,
+          baseline: x.baselineTotal,
+          baselineUnit: x.baselineUnit,
         })),
         suspects: rankSuspects(c.dimensions),
       };
@@ -42,14 +47,22 @@ export function crashInsightsService(d: { groups: Pick<CrashGroupsRepo, 'row'>; 
 
     async trail(projectId: string, groupId: string, windowSeconds: number, steps: number) {
       const windows = await d.insights.trailWindows(projectId, await groupKey(projectId, groupId), {
-        windowSeconds, sample: TRAIL_SAMPLE, rawSteps: TRAIL_RAW_STEPS,
+        windowSeconds,
+        sample: TRAIL_SAMPLE,
+        rawSteps: TRAIL_RAW_STEPS,
       });
       const t = commonTrails(windows, steps);
       return {
-        windowSeconds, steps, sampleLimit: TRAIL_SAMPLE,
-        sampled: t.sampled, withoutEvents: t.withoutEvents,
+        windowSeconds,
+        steps,
+        sampleLimit: TRAIL_SAMPLE,
+        sampled: t.sampled,
+        withoutEvents: t.withoutEvents,
         trails: t.trails.map((x) => ({
-          steps: x.steps, occurrences: x.occurrences, share: x.share, sessionId: x.sessionId,
+          steps: x.steps,
+          occurrences: x.occurrences,
+          share: x.share,
+          sessionId: x.sessionId,
           occurredAt: new Date(x.occurredAt).toISOString(),
         })),
       };

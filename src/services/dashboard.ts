@@ -4,7 +4,14 @@ import { stackHead } from '../domain/crashGrouping.ts';
 import { stackFrames } from '../domain/grouping/groupKey.ts';
 import { DAY_MS, parseIsoDate } from '../domain/exportParams.ts';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
-import type { Actor, CrashBreakdown, CrashGroup, CrashGroupFacts, CrashGroupsService, CrashListOptions } from './crashGroups.ts';
+import type {
+  Actor,
+  CrashBreakdown,
+  CrashGroup,
+  CrashGroupFacts,
+  CrashGroupsService,
+  CrashListOptions,
+} from './crashGroups.ts';
 import type { SessionListFilter, SessionsRepo } from '../repos/sessions.ts';
 import type { EventsRepo } from '../repos/events.ts';
 import type { NetworkLogsRepo } from '../repos/networkLogs.ts';
@@ -42,16 +49,26 @@ export const dashboardGroup = (g: CrashGroup & { usersAffected?: number }) => ({
  * latest occurrence whole (raw, and as the release's artifacts read it), a summary that agrees with it.
  */
 type CrashPageExtra = {
-  breakdown: CrashBreakdown | null; readableStack: string | null; unreadableArtifacts: string[]; inAppPackages: string[];
+  breakdown: CrashBreakdown | null;
+  readableStack: string | null;
+  unreadableArtifacts: string[];
+  inAppPackages: string[];
 };
 
 function crashPage(g: CrashGroup, f: CrashGroupFacts, extra: CrashPageExtra) {
   const latest = f.latest;
   const summary = summaryView(g, {
     // a map uploaded after the crash makes the fallback summary name the original frames too
-    message: g.message, stackHead: extra.readableStack ? stackHead(extra.readableStack) : g.stackHead, isFatal: g.isFatal, handled: g.handled,
-    platform: g.platform, osVersion: g.osVersion, appVersion: g.appVersion, appBuildNumber: null,
-    deviceBrand: latest?.brand ?? null, deviceModel: latest?.model ?? null,
+    message: g.message,
+    stackHead: extra.readableStack ? stackHead(extra.readableStack) : g.stackHead,
+    isFatal: g.isFatal,
+    handled: g.handled,
+    platform: g.platform,
+    osVersion: g.osVersion,
+    appVersion: g.appVersion,
+    appBuildNumber: null,
+    deviceBrand: latest?.brand ?? null,
+    deviceModel: latest?.model ?? null,
   });
   return {
     ...dashboardGroup({ ...g, usersAffected: f.usersAffected }),
@@ -91,7 +108,10 @@ export type SessionListQuery = Omit<SessionListFilter, 'from' | 'to'> & { from?:
  * service). Each goes to the owner of its table; this only presents and combines them.
  */
 export function dashboardService(d: {
-  sessions: SessionsRepo; crashGroups: CrashGroupsService; events: EventsRepo; networkLogs: NetworkLogsRepo;
+  sessions: SessionsRepo;
+  crashGroups: CrashGroupsService;
+  events: EventsRepo;
+  networkLogs: NetworkLogsRepo;
   /** The project's own packages, shown as app frames (absent: none). */
   inAppPackagesOf?: (projectId: string) => Promise<string[]>;
 }) {
@@ -108,7 +128,8 @@ export function dashboardService(d: {
     const { stack: readableStack, unreadableArtifacts } = reading;
     return {
       ...crashPage(g, f, { breakdown, readableStack, unreadableArtifacts, inAppPackages }),
-      environments, environment: only.environment ?? null,
+      environments,
+      environment: only.environment ?? null,
     };
   }
 
@@ -116,7 +137,8 @@ export function dashboardService(d: {
     sessions(projectId: string, q: SessionListQuery) {
       const from = dateBound('from', q.from, false);
       const to = dateBound('to', q.to, true);
-      if (from !== undefined && to !== undefined && from >= to) throw new InvalidParameterError('The start date must be before the end date');
+      if (from !== undefined && to !== undefined && from >= to)
+        throw new InvalidParameterError('The start date must be before the end date');
       return d.sessions.list(projectId, { ...q, from, to });
     },
     sessionFacets: d.sessions.facets,
@@ -139,7 +161,13 @@ export function dashboardService(d: {
       return d.sessions.daily(projectId, from, to);
     },
 
-    async crashGroups(projectId: string, status: CrashGroupStatus | undefined, page: number, limit: number, opts: CrashListOptions = {}) {
+    async crashGroups(
+      projectId: string,
+      status: CrashGroupStatus | undefined,
+      page: number,
+      limit: number,
+      opts: CrashListOptions = {},
+    ) {
       const r = await d.crashGroups.list(projectId, status, page, limit, opts);
       return { ...r, data: r.data.map(dashboardGroup) };
     },
@@ -163,7 +191,9 @@ export function dashboardService(d: {
       const at = Date.parse(o.occurredAt);
       const events = await d.events.before(projectId, o.sessionId, at, TIMELINE_EVENTS);
       return {
-        index, total: r.total, occurrence: o,
+        index,
+        total: r.total,
+        occurrence: o,
         timeline: crashTimeline(o.breadcrumbs, events, { at, message: o.message ?? '', level: o.level }),
         source: await d.crashGroups.sourceLines(projectId, o),
       };

@@ -91,7 +91,8 @@ export function exportEndpoints(r: {
   const releases: ExportEndpoint<ReleaseFilter> = {
     name: 'releases',
     filter: (q) => ({
-      ...dates(q), ...(q.platform === undefined ? {} : { platform: q.platform }),
+      ...dates(q),
+      ...(q.platform === undefined ? {} : { platform: q.platform }),
       ...(q.environment === undefined ? {} : { environment: q.environment }),
     }),
     check: noCheck,
@@ -115,19 +116,28 @@ export type ExportEndpoints = ReturnType<typeof exportEndpoints>;
 
 /** The read side: pages and streams of one project's rows. */
 export function exportService(deps: { endpoints: ExportEndpoints; chunkRows: number; chunkBytes: number }) {
-  const pin = async <F>(ep: ExportEndpoint<F>, projectId: string, filter: F) => (ep.rows.pin ? ep.rows.pin(projectId, filter) : filter);
+  const pin = async <F>(ep: ExportEndpoint<F>, projectId: string, filter: F) =>
+    ep.rows.pin ? ep.rows.pin(projectId, filter) : filter;
 
   return {
     endpoints: deps.endpoints,
 
-    async page<F>(ep: ExportEndpoint<F>, projectId: string, f: F, req: PageRequest, format: 'json' | Encoding): Promise<PageResult> {
+    async page<F>(
+      ep: ExportEndpoint<F>,
+      projectId: string,
+      f: F,
+      req: PageRequest,
+      format: 'json' | Encoding,
+    ): Promise<PageResult> {
       await ep.check(projectId, f);
       const p = paging(req.page, req.limit);
       const window = changeOf(f);
       // Offsets into a window whose rows move to its end as they change would skip rows: an
       // incremental read walks with the cursor, one page at a time.
       if (window && p.page !== 1) {
-        throw new InvalidParameterError('page does not apply with updatedSince or cursor: resume with the returned cursor');
+        throw new InvalidParameterError(
+          'page does not apply with updatedSince or cursor: resume with the returned cursor',
+        );
       }
       const filter = await pin(ep, projectId, f);
       const total = await ep.rows.count(projectId, filter);
@@ -136,11 +146,17 @@ export function exportService(deps: { endpoints: ExportEndpoints; chunkRows: num
       const past = p.offset >= total;
       let nextCursor: string | undefined;
       if (window) {
-        const last = total === 0 ? undefined : await ep.rows.keyAt?.(projectId, filter, Math.min(p.offset + p.limit, total) - 1);
+        const last =
+          total === 0 ? undefined : await ep.rows.keyAt?.(projectId, filter, Math.min(p.offset + p.limit, total) - 1);
         nextCursor = encodeCursor(last ?? window.after);
       }
       if (format === 'json') {
-        return { meta, nextCursor, kind: 'json', data: past ? [] : await ep.rows.page(projectId, filter, p.offset, p.limit) };
+        return {
+          meta,
+          nextCursor,
+          kind: 'json',
+          data: past ? [] : await ep.rows.page(projectId, filter, p.offset, p.limit),
+        };
       }
       const body = await ep.rows.pageEncoded(projectId, filter, past ? 0 : p.offset, past ? 0 : p.limit, format);
       return { meta, nextCursor, kind: format, body };

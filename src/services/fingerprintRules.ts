@@ -2,7 +2,10 @@ import type { Postgres } from '../stores/postgres/port.ts';
 import { fingerprintRulesRepo, type StoredFingerprintRule } from '../repos/fingerprintRules.ts';
 import { projectsRepo } from '../repos/projects.ts';
 import {
-  fingerprintRuleProblems, MAX_RULES_PER_PROJECT, type FingerprintMatch, type FingerprintRuleSpec,
+  fingerprintRuleProblems,
+  MAX_RULES_PER_PROJECT,
+  type FingerprintMatch,
+  type FingerprintRuleSpec,
 } from '../domain/fingerprintRules.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ttlCache } from './ttlCache.ts';
@@ -41,7 +44,8 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
   /** Moves `id` to `position` (clamped to the list) and numbers the list densely. */
   function ordered(ids: string[], id: string, position: number | undefined): string[] {
     const rest = ids.filter((x) => x !== id);
-    const at = position === undefined ? (ids.includes(id) ? ids.indexOf(id) : rest.length) : Math.min(position, rest.length);
+    const at =
+      position === undefined ? (ids.includes(id) ? ids.indexOf(id) : rest.length) : Math.min(position, rest.length);
     return [...rest.slice(0, at), id, ...rest.slice(at)];
   }
 
@@ -57,14 +61,19 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
       return r;
     },
 
-    async create(projectId: string, input: Required<Pick<FingerprintRuleInput, 'match' | 'fingerprint'>> & FingerprintRuleInput): Promise<StoredFingerprintRule> {
+    async create(
+      projectId: string,
+      input: Required<Pick<FingerprintRuleInput, 'match' | 'fingerprint'>> & FingerprintRuleInput,
+    ): Promise<StoredFingerprintRule> {
       const spec = checked({ match: input.match, fingerprint: input.fingerprint });
       const id = await db.tx(async (q) => {
         const rules = fingerprintRulesRepo(q);
         if (!(await rules.lockProject(projectId))) throw new NotFoundError('Project not found');
         const ids = (await rules.list(projectId)).map((r) => r.id);
         if (ids.length >= MAX_RULES_PER_PROJECT) {
-          throw new ValidationError([{ path: '', message: `a project holds at most ${MAX_RULES_PER_PROJECT} fingerprint rules` }]);
+          throw new ValidationError([
+            { path: '', message: `a project holds at most ${MAX_RULES_PER_PROJECT} fingerprint rules` },
+          ]);
         }
         const newId = await rules.insert(projectId, ids.length, spec.match, spec.fingerprint);
         await rules.renumber(projectId, ordered([...ids, newId], newId, input.position));
@@ -83,7 +92,14 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
         const spec = checked({ match: patch.match ?? cur.match, fingerprint: patch.fingerprint ?? cur.fingerprint });
         await rules.replace(projectId, id, spec.match, spec.fingerprint);
         if (patch.position !== undefined) {
-          await rules.renumber(projectId, ordered((await rules.list(projectId)).map((r) => r.id), id, patch.position));
+          await rules.renumber(
+            projectId,
+            ordered(
+              (await rules.list(projectId)).map((r) => r.id),
+              id,
+              patch.position,
+            ),
+          );
         }
       });
       changed(projectId);
@@ -95,7 +111,10 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
         const rules = fingerprintRulesRepo(q);
         if (!(await rules.lockProject(projectId))) throw new NotFoundError('Project not found');
         if (!(await rules.remove(projectId, id))) throw new NotFoundError('Fingerprint rule not found');
-        await rules.renumber(projectId, (await rules.list(projectId)).map((r) => r.id));
+        await rules.renumber(
+          projectId,
+          (await rules.list(projectId)).map((r) => r.id),
+        );
       });
       changed(projectId);
     },

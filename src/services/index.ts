@@ -53,21 +53,33 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const projectRows = projectsRepo(stores.pg);
   const accountRows = accountsRepo(stores.pg, {
     // A suspension turns off the keys of the projects of the teams the user owns, in its own transaction.
-    suspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
-    unsuspend: async (q: Queryable, teamIds: string[]) => keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
+    suspend: async (q: Queryable, teamIds: string[]) =>
+      keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
+    unsuspend: async (q: Queryable, teamIds: string[]) =>
+      keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
   });
   // Read on every crash: kept a few seconds, dropped at once by this process's edits (the
   // dashboard's crash page reads the project's own row).
   const inAppPackages = ttlCache(5_000, (p) => projectRows.inAppPackages(p));
   const projects = projectsService(
-    projectRows, apiKeysRepo(stores.pg), accountRows, alertRecipientsRepo(stores.pg), stores.pg, inAppPackages.forget,
+    projectRows,
+    apiKeysRepo(stores.pg),
+    accountRows,
+    alertRecipientsRepo(stores.pg),
+    stores.pg,
+    inAppPackages.forget,
   );
   const changes = { changeLagMs: config.exportSyncLagMs };
   const sessions = sessionsRepo(stores.pg, events.countBySession, changes);
   const touches = new SessionTouches(sessions.touch, config.exportTouchIntervalMs, undefined, log);
   // A group's new occurrences change its exported counters: they move its updatedAt the same
   // coalesced way as a session's events (at most once per interval, never once per occurrence).
-  const crashTouches = new SessionTouches((projectId, groupIds) => crashGroups.touch(projectId, groupIds), config.exportTouchIntervalMs, undefined, log);
+  const crashTouches = new SessionTouches(
+    (projectId, groupIds) => crashGroups.touch(projectId, groupIds),
+    config.exportTouchIntervalMs,
+    undefined,
+    log,
+  );
 
   const wakeups = new Set<() => void>();
   const limits = {
@@ -82,7 +94,11 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   const occurrences = crashOccurrencesRepo(stores.ch, budget);
   const activity = crashGroupActivityRepo(stores.pg);
   const releases = releasesService({
-    facts: sessionFactsRepo(stores.ch, budget), health: releaseHealthRepo(stores.ch), sessions, occurrences, activity,
+    facts: sessionFactsRepo(stores.ch, budget),
+    health: releaseHealthRepo(stores.ch),
+    sessions,
+    occurrences,
+    activity,
     mergedKeys: groupRows.mergedKeys,
   });
   const fingerprintRules = fingerprintRulesService(stores.pg);
@@ -125,7 +141,10 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     }),
     exports: exportService({
       endpoints: exportEndpoints({
-        sessions, crashes: crashGroups.export, events: events.export, network: networkLogs.export,
+        sessions,
+        crashes: crashGroups.export,
+        events: events.export,
+        network: networkLogs.export,
         releases: releases.export,
 
         crashOccurrences: crashOccurrenceExport(stores.ch, { byKeys: groupRows.byKeys, byId: crashGroups.keysOf }),
@@ -135,16 +154,34 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     }),
     exportStreams: new StreamSlots(config.exportMaxStreams, stores.redis, config.redisKeyPrefix),
     accounts: accountsService(accountRows),
-    teams: teamsService(accountRows, { projects: projectRows, keys: apiKeysRepo(stores.pg), recipients: alertRecipientsRepo(stores.pg) }),
+    teams: teamsService(accountRows, {
+      projects: projectRows,
+      keys: apiKeysRepo(stores.pg),
+      recipients: alertRecipientsRepo(stores.pg),
+    }),
     alertRules: alertRulesService(stores.pg, {
-      allowPrivateWebhooks: config.webhooks.allowPrivate, maxRules: config.alertRules.maxPerProject, maxWebhooks: config.webhooks.maxPerProject,
+      allowPrivateWebhooks: config.webhooks.allowPrivate,
+      maxRules: config.alertRules.maxPerProject,
+      maxWebhooks: config.webhooks.maxPerProject,
       secretsKey: resolveSecretsKey(config).key,
     }),
     fingerprintRules,
-    dashboard: dashboardService({ sessions, crashGroups, events, networkLogs, inAppPackagesOf: (p) => projectRows.inAppPackages(p) }),
+    dashboard: dashboardService({
+      sessions,
+      crashGroups,
+      events,
+      networkLogs,
+      inAppPackagesOf: (p) => projectRows.inAppPackages(p),
+    }),
     releases,
     crashInsights: crashInsightsService({ groups: groupRows, insights: crashInsightsRepo(stores.ch) }),
-    groupActivity: crashGroupActivityService({ groups: groupRows, occurrences, activity, accounts: accountRows, projects: projectRows }),
+    groupActivity: crashGroupActivityService({
+      groups: groupRows,
+      occurrences,
+      activity,
+      accounts: accountRows,
+      projects: projectRows,
+    }),
     /** Sessions whose events changed, waiting to have their updatedAt moved. */
     touches,
     /** Crash groups whose new occurrences wait to have their updatedAt moved. */
@@ -154,7 +191,10 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     /** With INGEST_SPOOL: the crash spool and its loader's steps (start, close, metrics). */
     crashPipeline,
     ingestion: ingestion({
-      sessions, crashGroups, ingest, releases,
+      sessions,
+      crashGroups,
+      ingest,
+      releases,
       facts: new SessionFacts(),
       touches,
       crashSpool: crashPipeline,

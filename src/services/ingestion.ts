@@ -39,7 +39,11 @@ export function ingestion(d: IngestionDeps) {
     d.facts.markKnown(projectId, sessionId);
   }
 
-  async function flagNetworkErrors(projectId: string, sessionId: string, calls: { type?: string; statusCode?: number; error?: string | null }[]) {
+  async function flagNetworkErrors(
+    projectId: string,
+    sessionId: string,
+    calls: { type?: string; statusCode?: number; error?: string | null }[],
+  ) {
     if (d.facts.hasNetworkErrors(projectId, sessionId)) return;
     if (!calls.some((c) => (c.type === undefined || c.type === 'network') && isNetworkError(c))) return;
     await d.sessions.markNetworkErrors(projectId, sessionId);
@@ -63,11 +67,18 @@ export function ingestion(d: IngestionDeps) {
     /** `raw`: the body's bytes as received, when they are exactly what was parsed. */
     async events(projectId: string, sessionId: string, events: IngestEvent[], raw?: Buffer): Promise<number> {
       const foreign = events
-        .map((e, i) => (e.sessionId === sessionId ? null : { path: `/events/${i}/sessionId`, message: 'must equal the batch sessionId' }))
+        .map((e, i) =>
+          e.sessionId === sessionId
+            ? null
+            : { path: `/events/${i}/sessionId`, message: 'must equal the batch sessionId' },
+        )
         .filter((x) => x !== null);
       events.forEach((e, i) => {
         if (e.properties !== undefined && nestsDeeperThan(e.properties, MAX_JSON_DEPTH)) {
-          foreign.push({ path: `/events/${i}/properties`, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` });
+          foreign.push({
+            path: `/events/${i}/properties`,
+            message: `must not nest deeper than ${MAX_JSON_DEPTH} levels`,
+          });
         }
       });
       if (foreign.length) throw new ValidationError(foreign.slice(0, MAX_DETAILS));

@@ -44,7 +44,11 @@ export class KeyResolver {
     // the cache TTL. Said once per outage, not once per reconnection attempt.
     let down = false;
     this.subscriber.on('error', (err: unknown) => {
-      if (!down) this.log.warn({ err: loggableError(err) }, 'key invalidations: Redis unreachable; deactivations arrive within the cache TTL until it returns');
+      if (!down)
+        this.log.warn(
+          { err: loggableError(err) },
+          'key invalidations: Redis unreachable; deactivations arrive within the cache TTL until it returns',
+        );
       down = true;
     });
     this.subscriber.on('ready', () => {
@@ -53,7 +57,10 @@ export class KeyResolver {
     });
     this.subscriber.on('message', (_channel: string, keyHash: string) => this.cache.delete(keyHash));
     await this.subscriber.subscribe(this.channel).catch((err: unknown) => {
-      this.log.error({ err: loggableError(err) }, 'key invalidations not subscribed: other processes\' deactivations arrive within the cache TTL only');
+      this.log.error(
+        { err: loggableError(err) },
+        "key invalidations not subscribed: other processes' deactivations arrive within the cache TTL only",
+      );
     });
   }
 
@@ -74,14 +81,17 @@ export class KeyResolver {
       record = await this.repo.findKeyByHash(keyHash);
       this.cache.set(keyHash, { record, expires: now + this.ttlMs });
     }
-    return record && record.active ? record : null;
+    return record?.active ? record : null;
   }
 
   /** Drops a key from this process's cache and tells the others. */
   async invalidate(keyHash: string): Promise<void> {
     this.cache.delete(keyHash);
     await this.redis?.publish(this.channel, keyHash).catch((err: unknown) => {
-      this.log.error({ err: loggableError(err) }, 'key deactivation not published: other processes drop the key within the cache TTL only');
+      this.log.error(
+        { err: loggableError(err) },
+        'key deactivation not published: other processes drop the key within the cache TTL only',
+      );
     });
   }
 }

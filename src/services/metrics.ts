@@ -26,21 +26,30 @@ export function createMetrics(src: MetricSources) {
   collectDefaultMetrics({ register: registry, prefix: 'flightrec_' });
 
   const requests = new Counter({
-    name: 'flightrec_http_requests_total', help: 'HTTP requests answered, by method, route template and status',
-    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+    name: 'flightrec_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
   });
   const duration = new Histogram({
-    name: 'flightrec_http_request_duration_seconds', help: 'HTTP request latency by route template',
-    labelNames: ['route'] as const, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
+    name: 'flightrec_http_request_duration_seconds',
+    help: 'HTTP request latency by route template',
+    labelNames: ['route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
   });
   const rows = new Counter({
-    name: 'flightrec_ingest_rows_total', help: 'Rows in /ingest bodies (events, requests; 1 for a session or crash), by route and status',
-    labelNames: ['route', 'status'] as const, registers: [registry],
+    name: 'flightrec_ingest_rows_total',
+    help: 'Rows in /ingest bodies (events, requests; 1 for a session or crash), by route and status',
+    labelNames: ['route', 'status'] as const,
+    registers: [registry],
   });
   const counted = new Map<string, number>();
   new Counter({
-    name: 'flightrec_rate_limit_rejections_total', help: 'Requests refused with 429, by limiter (ingest, export, auth)',
-    labelNames: ['limiter'] as const, registers: [registry],
+    name: 'flightrec_rate_limit_rejections_total',
+    help: 'Requests refused with 429, by limiter (ingest, export, auth)',
+    labelNames: ['limiter'] as const,
+    registers: [registry],
     collect() {
       // The limiters count; the counter takes what they refused since the last scrape.
       for (const l of src.limiters) {
@@ -51,27 +60,41 @@ export function createMetrics(src: MetricSources) {
     },
   });
   const streamsStarted = new Counter({
-    name: 'flightrec_export_streams_total', help: 'Streamed exports (stream=true), by outcome (completed, failed)',
-    labelNames: ['outcome'] as const, registers: [registry],
+    name: 'flightrec_export_streams_total',
+    help: 'Streamed exports (stream=true), by outcome (completed, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
   });
-  const streamsOpen = new Gauge({ name: 'flightrec_export_streams_open', help: 'Streamed exports being sent now', registers: [registry] });
+  const streamsOpen = new Gauge({
+    name: 'flightrec_export_streams_open',
+    help: 'Streamed exports being sent now',
+    registers: [registry],
+  });
   const insertSeconds = new Histogram({
-    name: 'flightrec_clickhouse_insert_duration_seconds', help: 'Group-commit inserts into ClickHouse, by table and outcome',
-    labelNames: ['table', 'outcome'] as const, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
+    name: 'flightrec_clickhouse_insert_duration_seconds',
+    help: 'Group-commit inserts into ClickHouse, by table and outcome',
+    labelNames: ['table', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
   });
   const insertRows = new Counter({
-    name: 'flightrec_clickhouse_insert_rows_total', help: 'Rows (events, requests, occurrences) in group-commit inserts, by table and outcome',
-    labelNames: ['table', 'outcome'] as const, registers: [registry],
+    name: 'flightrec_clickhouse_insert_rows_total',
+    help: 'Rows (events, requests, occurrences) in group-commit inserts, by table and outcome',
+    labelNames: ['table', 'outcome'] as const,
+    registers: [registry],
   });
   new Gauge({
-    name: 'flightrec_ingest_queue_rows', help: 'Rows accepted and waiting for their ClickHouse insert, by table',
-    labelNames: ['table'] as const, registers: [registry],
+    name: 'flightrec_ingest_queue_rows',
+    help: 'Rows accepted and waiting for their ClickHouse insert, by table',
+    labelNames: ['table'] as const,
+    registers: [registry],
     collect() {
       for (const b of src.batchers) this.set({ table: b.table }, b.queuedRows);
     },
   });
   new Gauge({
-    name: 'flightrec_ingest_queue_bytes', help: 'Bytes of accepted bodies waiting for their ClickHouse insert (all tables; 503 past INGEST_QUEUE_BYTES)',
+    name: 'flightrec_ingest_queue_bytes',
+    help: 'Bytes of accepted bodies waiting for their ClickHouse insert (all tables; 503 past INGEST_QUEUE_BYTES)',
     registers: [registry],
     collect() {
       this.set(src.budget.bytes);
@@ -79,44 +102,113 @@ export function createMetrics(src: MetricSources) {
   });
   const spool = src.spool;
   if (spool) {
-    new Gauge({ name: 'flightrec_spool_bytes', help: 'Bytes of acknowledged bodies in the ingest spool, not yet loaded into ClickHouse (503 past SPOOL_MAX_BYTES)', registers: [registry], collect() { this.set(spool.bytes); } });
-    new Gauge({ name: 'flightrec_spool_oldest_unloaded_seconds', help: 'Age of the oldest acknowledged body not yet loaded into ClickHouse', registers: [registry], collect() { this.set(spool.oldestUnloadedSeconds()); } });
-    new Gauge({ name: 'flightrec_spool_loader_lag_seconds', help: 'Seconds from the oldest body of the last committed load being spooled to its commit', registers: [registry], collect() { this.set(spool.loaderLagSeconds); } });
-    new Gauge({ name: 'flightrec_spool_loaded_rows', help: 'Rows (events, requests) loaded from the spool into ClickHouse since start', registers: [registry], collect() { this.set(spool.loadedRows); } });
-    new Gauge({ name: 'flightrec_spool_corrupt_records', help: 'Spans of acknowledged spool records that failed their checksum (acknowledged data lost), set aside beside the spool since start', registers: [registry], collect() { this.set(spool.corruptRecords); } });
-    new Gauge({ name: 'flightrec_spool_refused_bodies', help: 'Acknowledged bodies ClickHouse refused for good, set aside beside the spool since start', registers: [registry], collect() { this.set(spool.refusedRecords); } });
+    new Gauge({
+      name: 'flightrec_spool_bytes',
+      help: 'Bytes of acknowledged bodies in the ingest spool, not yet loaded into ClickHouse (503 past SPOOL_MAX_BYTES)',
+      registers: [registry],
+      collect() {
+        this.set(spool.bytes);
+      },
+    });
+    new Gauge({
+      name: 'flightrec_spool_oldest_unloaded_seconds',
+      help: 'Age of the oldest acknowledged body not yet loaded into ClickHouse',
+      registers: [registry],
+      collect() {
+        this.set(spool.oldestUnloadedSeconds());
+      },
+    });
+    new Gauge({
+      name: 'flightrec_spool_loader_lag_seconds',
+      help: 'Seconds from the oldest body of the last committed load being spooled to its commit',
+      registers: [registry],
+      collect() {
+        this.set(spool.loaderLagSeconds);
+      },
+    });
+    new Gauge({
+      name: 'flightrec_spool_loaded_rows',
+      help: 'Rows (events, requests) loaded from the spool into ClickHouse since start',
+      registers: [registry],
+      collect() {
+        this.set(spool.loadedRows);
+      },
+    });
+    new Gauge({
+      name: 'flightrec_spool_corrupt_records',
+      help: 'Spans of acknowledged spool records that failed their checksum (acknowledged data lost), set aside beside the spool since start',
+      registers: [registry],
+      collect() {
+        this.set(spool.corruptRecords);
+      },
+    });
+    new Gauge({
+      name: 'flightrec_spool_refused_bodies',
+      help: 'Acknowledged bodies ClickHouse refused for good, set aside beside the spool since start',
+      registers: [registry],
+      collect() {
+        this.set(spool.refusedRecords);
+      },
+    });
   }
   const crashes = src.crashPipeline;
   if (crashes) {
     const cs = crashes.spool;
     const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
-    gauge('flightrec_crash_spool_bytes',
-      'Bytes of acknowledged crash reports not yet recorded (503 past a quarter of SPOOL_MAX_BYTES)', () => cs.bytes);
-    gauge('flightrec_crash_spool_oldest_unloaded_seconds',
-      'Age of the oldest acknowledged crash report not yet recorded', () => cs.oldestUnloadedSeconds());
-    gauge('flightrec_crash_spool_loaded_reports',
-      'Crash reports recorded from the crash spool since start', () => cs.loadedRows);
-    gauge('flightrec_crash_spool_batch_retries',
-      'Crash batches failed by a retryable error (a store down) since start', () => crashes.batchRetries);
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    gauge(
+      'flightrec_crash_spool_bytes',
+      'Bytes of acknowledged crash reports not yet recorded (503 past a quarter of SPOOL_MAX_BYTES)',
+      () => cs.bytes,
+    );
+    gauge(
+      'flightrec_crash_spool_oldest_unloaded_seconds',
+      'Age of the oldest acknowledged crash report not yet recorded',
+      () => cs.oldestUnloadedSeconds(),
+    );
+    gauge(
+      'flightrec_crash_spool_loaded_reports',
+      'Crash reports recorded from the crash spool since start',
+      () => cs.loadedRows,
+    );
+    gauge(
+      'flightrec_crash_spool_batch_retries',
+      'Crash batches failed by a retryable error (a store down) since start',
+      () => crashes.batchRetries,
+    );
     const steps = new Histogram({
       name: 'flightrec_pipeline_step_duration_seconds',
-      help: 'Steps of the crash pipeline\'s loader, by step and outcome (ok, retryable, permanent)',
-      labelNames: ['pipeline', 'step', 'outcome'] as const, registers: [registry],
+      help: "Steps of the crash pipeline's loader, by step and outcome (ok, retryable, permanent)",
+      labelNames: ['pipeline', 'step', 'outcome'] as const,
+      registers: [registry],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     });
     const setAside = new Counter({
       name: 'flightrec_pipeline_set_aside_total',
-      help: 'Acknowledged records set aside for good (kept in the spool\'s refused file), by step and reason',
-      labelNames: ['pipeline', 'step', 'reason'] as const, registers: [registry],
+      help: "Acknowledged records set aside for good (kept in the spool's refused file), by step and reason",
+      labelNames: ['pipeline', 'step', 'reason'] as const,
+      registers: [registry],
     });
     crashes.observeStep = (step, outcome, seconds) => steps.observe({ pipeline: 'crash', step, outcome }, seconds);
     crashes.onSetAside = ({ step, reason }) => setAside.inc({ pipeline: 'crash', step, reason });
   }
-  const oldest = new Gauge({ name: 'flightrec_outbox_oldest_pending_seconds', help: 'Age of the oldest pending alert job', registers: [registry] });
+  const oldest = new Gauge({
+    name: 'flightrec_outbox_oldest_pending_seconds',
+    help: 'Age of the oldest pending alert job',
+    registers: [registry],
+  });
   new Gauge({
-    name: 'flightrec_outbox_jobs', help: 'Alert outbox jobs not done: pending, retrying (pending after a failed attempt), failed for good',
-    labelNames: ['state'] as const, registers: [registry],
+    name: 'flightrec_outbox_jobs',
+    help: 'Alert outbox jobs not done: pending, retrying (pending after a failed attempt), failed for good',
+    labelNames: ['state'] as const,
+    registers: [registry],
     async collect() {
       try {
         const b = await src.outboxBacklog();

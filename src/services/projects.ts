@@ -27,7 +27,12 @@ function origins(list: string[] | null | undefined): string[] | null | undefined
   if (list === undefined || list === null) return list;
   const r = normalizeOrigins(list);
   if (r.invalid.length) {
-    throw new ValidationError(r.invalid.map((i) => ({ path: `/allowedOrigins/${i}`, message: 'must be an origin like https://app.example.com (scheme, host and port only)' })));
+    throw new ValidationError(
+      r.invalid.map((i) => ({
+        path: `/allowedOrigins/${i}`,
+        message: 'must be an origin like https://app.example.com (scheme, host and port only)',
+      })),
+    );
   }
   return r.origins;
 }
@@ -47,7 +52,11 @@ function notSuspended(t: { ownerSuspended: boolean }) {
  * dashboard's (a user, on their teams' projects only).
  */
 export function projectsService(
-  projects: ProjectsRepo, keys: ApiKeysRepo, accounts: AccountsRepo, recipients: AlertRecipientsRepo, db: Queryable,
+  projects: ProjectsRepo,
+  keys: ApiKeysRepo,
+  accounts: AccountsRepo,
+  recipients: AlertRecipientsRepo,
+  db: Queryable,
   /** A project's settings changed (a cache of them drops its entry). */
   changed: (projectId: string) => void = () => {},
 ) {
@@ -62,7 +71,11 @@ export function projectsService(
     const list = [...new Set([...(emails ?? []), ...(await ruleEmailsOf(db, projectId))])];
     const teamId = await projects.teamOf(projectId);
     const members = teamId === null ? [] : await memberEmailsOfTeam(db, teamId);
-    await recipients.sync(projectId, list, by === 'operator' ? (emails ?? []) : list.filter((e) => members.includes(e)));
+    await recipients.sync(
+      projectId,
+      list,
+      by === 'operator' ? (emails ?? []) : list.filter((e) => members.includes(e)),
+    );
   }
 
   /** Another team's project is answered like a missing one, revealing nothing. */
@@ -93,7 +106,8 @@ export function projectsService(
      * the signature does not fit (the link was not the service's) or the project is gone.
      */
     async unsubscribe(projectId: string, email: string, signature: string): Promise<{ projectName: string } | null> {
-      if (!unsubscribeSignatureValid(await serviceSecret(db, UNSUBSCRIBE_SECRET), projectId, email, signature)) return null;
+      if (!unsubscribeSignatureValid(await serviceSecret(db, UNSUBSCRIBE_SECRET), projectId, email, signature))
+        return null;
       const p = await projects.getProject(projectId);
       if (!p) return null;
       await recipients.unsubscribe(projectId, email);
@@ -105,7 +119,10 @@ export function projectsService(
      * (so that a project made with the CLI appears in that team's dashboard). The team is named
      * by id or by its owner's email; null takes the project out of every team.
      */
-    async update(projectId: string, c: Omit<ProjectChange, 'teamId'> & { teamId?: string | null; teamOwnerEmail?: string }) {
+    async update(
+      projectId: string,
+      c: Omit<ProjectChange, 'teamId'> & { teamId?: string | null; teamOwnerEmail?: string },
+    ) {
       let teamId: string | null | undefined = c.teamId;
       if (c.teamOwnerEmail !== undefined) {
         const t = await accounts.findTeam({ ownerEmail: normalizeEmail(c.teamOwnerEmail) });
@@ -115,7 +132,10 @@ export function projectsService(
         throw new NotFoundError('Team not found');
       }
       const p = await projects.update(projectId, {
-        name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: c.alertEmails, teamId, allowedOrigins: origins(c.allowedOrigins),
+        name: c.name === undefined ? undefined : cleanName(c.name),
+        alertEmails: c.alertEmails,
+        teamId,
+        allowedOrigins: origins(c.allowedOrigins),
         inAppPackages: c.inAppPackages,
       });
       if (!p) throw new ProjectNotFoundError();
@@ -148,31 +168,55 @@ export function projectsService(
       const ids = list.map((p) => p.id);
       const [byProject, states] = [await keys.listForProjects(ids), await recipients.ofProjects(ids)];
       // Each key with the address of the account that made it (null: the operator's, or older).
-      const makers = await accounts.emailsOf([...new Set([...byProject.values()].flat().map((k) => k.createdBy).filter((x): x is string => x !== null))]);
-      const withMaker = (k: { createdBy: string | null }) => ({ ...k, createdByEmail: k.createdBy === null ? null : (makers.get(k.createdBy) ?? null) });
+      const makers = await accounts.emailsOf([
+        ...new Set(
+          [...byProject.values()]
+            .flat()
+            .map((k) => k.createdBy)
+            .filter((x): x is string => x !== null),
+        ),
+      ]);
+      const withMaker = (k: { createdBy: string | null }) => ({
+        ...k,
+        createdByEmail: k.createdBy === null ? null : (makers.get(k.createdBy) ?? null),
+      });
       return list.map((p) => ({
-        ...p, teamName: teams.get(p.teamId) ?? '', keys: (byProject.get(p.id) ?? []).map(withMaker), alertRecipients: states.get(p.id) ?? [],
+        ...p,
+        teamName: teams.get(p.teamId) ?? '',
+        keys: (byProject.get(p.id) ?? []).map(withMaker),
+        alertRecipients: states.get(p.id) ?? [],
       }));
     },
 
     /** Without a team, the project goes to the user's own team (they own exactly one). */
     async createFor(userId: string, b: { name: string; teamId?: string; keyName?: string }) {
       const teams = await accounts.teamsOf(userId);
-      const team = b.teamId ? teams.find((t) => t.id === b.teamId) : (teams.find((t) => t.role === 'owner') ?? teams[0]);
+      const team = b.teamId
+        ? teams.find((t) => t.id === b.teamId)
+        : (teams.find((t) => t.role === 'owner') ?? teams[0]);
       if (!team) throw new NotFoundError('Team not found');
       notSuspended(team);
       const created = await projects.createProject(cleanName(b.name), team.id, b.keyName?.trim() || null, userId, true);
       return {
-        project: { ...created.project, teamId: team.id, teamName: team.name }, apiKey: created.apiKey, key: created.key,
+        project: { ...created.project, teamId: team.id, teamName: team.name },
+        apiKey: created.apiKey,
+        key: created.key,
         // for the app's setup snippet: ingest only, so a key pulled out of an app exports nothing
-        ingestApiKey: created.ingestApiKey, ingestKey: created.ingestKey,
+        ingestApiKey: created.ingestApiKey,
+        ingestKey: created.ingestKey,
       };
     },
 
-    async updateFor(userId: string, projectId: string, c: { name?: string; alertEmails?: string[] | null; inAppPackages?: string[] }) {
+    async updateFor(
+      userId: string,
+      projectId: string,
+      c: { name?: string; alertEmails?: string[] | null; inAppPackages?: string[] },
+    ) {
       await access(userId, projectId);
       const p = await projects.update(projectId, {
-        name: c.name === undefined ? undefined : cleanName(c.name), alertEmails: cleanEmails(c.alertEmails), inAppPackages: c.inAppPackages,
+        name: c.name === undefined ? undefined : cleanName(c.name),
+        alertEmails: cleanEmails(c.alertEmails),
+        inAppPackages: c.inAppPackages,
       });
       if (!p) throw new ProjectNotFoundError();
       changed(projectId);

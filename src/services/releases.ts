@@ -1,5 +1,12 @@
 import {
-  adoptionEnd, compareVersions, crashFree, crashFreeInterval, percent, previousVersions, significantlyWorse, type Interval,
+  adoptionEnd,
+  compareVersions,
+  crashFree,
+  crashFreeInterval,
+  percent,
+  previousVersions,
+  significantlyWorse,
+  type Interval,
 } from '../domain/releaseHealth.ts';
 import { DAY_MS } from '../domain/exportParams.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
@@ -55,17 +62,32 @@ export const RELEASE_SORTS = ['version', 'sessions', 'adoption', 'crashFree', 'l
 export type ReleaseSort = (typeof RELEASE_SORTS)[number];
 
 export interface DailyPoint {
-  day: string; appVersion: string | null; platform: string | null; sessions: number; users: number;
-  crashFreeSessions: number | null; crashFreeUsers: number | null;
+  day: string;
+  appVersion: string | null;
+  platform: string | null;
+  sessions: number;
+  users: number;
+  crashFreeSessions: number | null;
+  crashFreeUsers: number | null;
 }
 
 const int = (name: string): ParquetColumn => ({ name, type: 'int64', nullable: false });
 const dbl = (name: string): ParquetColumn => ({ name, type: 'double', nullable: true });
 export const RELEASE_PARQUET: ParquetColumn[] = [
-  { name: 'appVersion', type: 'string', nullable: true }, { name: 'platform', type: 'string', nullable: true },
-  int('sessions'), int('users'), int('crashedSessions'), int('crashedUsers'), dbl('crashFreeSessions'), dbl('crashFreeUsers'),
-  dbl('adoption24h'), dbl('adoption7d'), int('newGroups'), int('regressedGroups'),
-  { name: 'firstSeenAt', type: 'timestamp', nullable: true }, { name: 'lastSeenAt', type: 'timestamp', nullable: true },
+  { name: 'appVersion', type: 'string', nullable: true },
+  { name: 'platform', type: 'string', nullable: true },
+  int('sessions'),
+  int('users'),
+  int('crashedSessions'),
+  int('crashedUsers'),
+  dbl('crashFreeSessions'),
+  dbl('crashFreeUsers'),
+  dbl('adoption24h'),
+  dbl('adoption7d'),
+  int('newGroups'),
+  int('regressedGroups'),
+  { name: 'firstSeenAt', type: 'timestamp', nullable: true },
+  { name: 'lastSeenAt', type: 'timestamp', nullable: true },
 ];
 export const RELEASE_FIELDS = RELEASE_PARQUET.map((c) => c.name);
 
@@ -78,15 +100,19 @@ const orNull = (s: string | null) => (s === '' ? null : s);
 const key = (v: string, p: string | null) => `${p ?? ALL}\u0000${v}`;
 
 /** The export's order: most recently seen first. */
-const bySeen = (a: ReleaseRow, b: ReleaseRow) => (b.lastSeenAt ?? '').localeCompare(a.lastSeenAt ?? '') || b.sessions - a.sessions
-  || compareVersions(b.appVersion, a.appVersion) || (a.platform ?? '').localeCompare(b.platform ?? '');
+const bySeen = (a: ReleaseRow, b: ReleaseRow) =>
+  (b.lastSeenAt ?? '').localeCompare(a.lastSeenAt ?? '') ||
+  b.sessions - a.sessions ||
+  compareVersions(b.appVersion, a.appVersion) ||
+  (a.platform ?? '').localeCompare(b.platform ?? '');
 
 const nullsLast = (x: number | null, y: number | null) => (x === null ? (y === null ? 0 : 1) : y === null ? -1 : 0);
 const SORTERS: Record<ReleaseSort, (a: ReleaseRow, b: ReleaseRow) => number> = {
   version: (a, b) => compareVersions(a.appVersion, b.appVersion),
   sessions: (a, b) => a.sessions - b.sessions,
   adoption: (a, b) => (a.adoption7d ?? -1) - (b.adoption7d ?? -1) || (a.adoption24h ?? -1) - (b.adoption24h ?? -1),
-  crashFree: (a, b) => nullsLast(a.crashFreeSessions, b.crashFreeSessions) || (a.crashFreeSessions ?? 0) - (b.crashFreeSessions ?? 0),
+  crashFree: (a, b) =>
+    nullsLast(a.crashFreeSessions, b.crashFreeSessions) || (a.crashFreeSessions ?? 0) - (b.crashFreeSessions ?? 0),
   lastSeen: (a, b) => (a.lastSeenAt ?? '').localeCompare(b.lastSeenAt ?? ''),
 };
 
@@ -97,7 +123,10 @@ export function sortReleases<T extends ReleaseRow>(rows: readonly T[], sort: Rel
 }
 
 /** A release to compare: a version, on one platform or (none) all of them. */
-interface ReleasePick { appVersion: string; platform?: string }
+interface ReleasePick {
+  appVersion: string;
+  platform?: string;
+}
 
 export interface ReleasesDeps {
   facts: SessionFactsRepo;
@@ -123,13 +152,19 @@ export function releasesService(d: ReleasesDeps) {
     const toMs = Math.ceil((f.toMsExclusive ?? now() + 1) / DAY_MS) * DAY_MS;
     const fromMs = Math.floor((f.fromMs ?? toMs - DEFAULT_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
     if (fromMs >= toMs) throw new InvalidParameterError('from must be before to');
-    if (toMs - fromMs > MAX_DAYS * DAY_MS) throw new InvalidParameterError(`A release range covers at most ${MAX_DAYS} days`);
+    if (toMs - fromMs > MAX_DAYS * DAY_MS)
+      throw new InvalidParameterError(`A release range covers at most ${MAX_DAYS} days`);
     return { fromMs, toMs, platform: f.platform, environment: f.environment };
   }
 
   const dailyPoint = (p: ReleaseCounts & { day: string }): DailyPoint => ({
-    day: p.day, appVersion: orNull(p.appVersion), platform: p.platform === null ? null : orNull(p.platform), sessions: p.sessions, users: p.users,
-    crashFreeSessions: crashFree(p.sessions, p.crashedSessions), crashFreeUsers: crashFree(p.users, p.crashedUsers),
+    day: p.day,
+    appVersion: orNull(p.appVersion),
+    platform: p.platform === null ? null : orNull(p.platform),
+    sessions: p.sessions,
+    users: p.users,
+    crashFreeSessions: crashFree(p.sessions, p.crashedSessions),
+    crashFreeUsers: crashFree(p.users, p.crashedUsers),
   });
 
   /**
@@ -169,15 +204,24 @@ export function releasesService(d: ReleasesDeps) {
       const k = key(c.appVersion, c.platform);
       const s = seen.get(k);
       return {
-        appVersion: orNull(c.appVersion), platform: c.platform === null ? (r.platform ?? null) : orNull(c.platform),
-        sessions: c.sessions, users: c.users, crashedSessions: c.crashedSessions, crashedUsers: c.crashedUsers,
-        crashFreeSessions: crashFree(c.sessions, c.crashedSessions), crashFreeUsers: crashFree(c.users, c.crashedUsers),
-        adoption24h: percent(day.get(k) ?? 0, dayAll), adoption7d: percent(week.get(k) ?? 0, weekAll),
-        newGroups: freshBy.get(k) ?? 0, regressedGroups: regressedBy.get(k) ?? 0,
-        firstSeenAt: s ? isoMs(s.first) : null, lastSeenAt: s ? isoMs(s.last) : null,
+        appVersion: orNull(c.appVersion),
+        platform: c.platform === null ? (r.platform ?? null) : orNull(c.platform),
+        sessions: c.sessions,
+        users: c.users,
+        crashedSessions: c.crashedSessions,
+        crashedUsers: c.crashedUsers,
+        crashFreeSessions: crashFree(c.sessions, c.crashedSessions),
+        crashFreeUsers: crashFree(c.users, c.crashedUsers),
+        adoption24h: percent(day.get(k) ?? 0, dayAll),
+        adoption7d: percent(week.get(k) ?? 0, weekAll),
+        newGroups: freshBy.get(k) ?? 0,
+        regressedGroups: regressedBy.get(k) ?? 0,
+        firstSeenAt: s ? isoMs(s.first) : null,
+        lastSeenAt: s ? isoMs(s.last) : null,
         crashFreeSessionsInterval: crashFreeInterval(c.sessions, c.crashedSessions),
         crashFreeUsersInterval: crashFreeInterval(c.users, c.crashedUsers),
-        previousVersion: null, significantlyWorse: false,
+        previousVersion: null,
+        significantlyWorse: false,
       };
     };
     /** Each row against the next lower version among the same rows (one platform, or all). */
@@ -198,32 +242,47 @@ export function releasesService(d: ReleasesDeps) {
       platforms: platformRows.filter((x) => x.appVersion === v.appVersion).sort((a, b) => b.sessions - a.sessions),
     }));
     return {
-      versions, platformRows: [...platformRows].sort(bySeen),
+      versions,
+      platformRows: [...platformRows].sort(bySeen),
       daily: f.daily.filter((p) => p.platform === null).map(dailyPoint),
       dailyByPlatform: f.daily.filter((p) => p.platform !== null).map(dailyPoint),
     };
   }
 
-  const sameRelease = (x: { appVersion: string | null; platform: string | null }, y: { appVersion: string | null; platform: string | null }) =>
-    (x.appVersion ?? '') === (y.appVersion ?? '') && (x.platform ?? '') === (y.platform ?? '');
+  const sameRelease = (
+    x: { appVersion: string | null; platform: string | null },
+    y: { appVersion: string | null; platform: string | null },
+  ) => (x.appVersion ?? '') === (y.appVersion ?? '') && (x.platform ?? '') === (y.platform ?? '');
 
   return {
     /** A session started: its fact, from the payload when this start created it, else as Postgres holds it (a retry). */
     async started(projectId: string, s: SessionStart, created: boolean): Promise<void> {
       const src = created
         ? {
-          project_id: projectId, id: s.sessionId, started_at: s.startedAt, app_version: s.device.appVersion ?? null,
-          platform: s.device.platform ?? null, user_id: s.userId ?? null, device_fingerprint: deviceFingerprint(s.device), status: 'active' as const,
-          os_version: s.device.osVersion ?? null, brand: s.device.brand ?? null, model: s.device.model ?? null,
-          network_type: s.device.networkType ?? null,
-          environment: validEnvironment(s.environment),
-        }
+            project_id: projectId,
+            id: s.sessionId,
+            started_at: s.startedAt,
+            app_version: s.device.appVersion ?? null,
+            platform: s.device.platform ?? null,
+            user_id: s.userId ?? null,
+            device_fingerprint: deviceFingerprint(s.device),
+            status: 'active' as const,
+            os_version: s.device.osVersion ?? null,
+            brand: s.device.brand ?? null,
+            model: s.device.model ?? null,
+            network_type: s.device.networkType ?? null,
+            environment: validEnvironment(s.environment),
+          }
         : await d.sessions.factOf(projectId, s.sessionId);
       if (src) await d.facts.add(factRow(src, false));
     },
 
     /** A session's first fatal crash (the crash workflow read the session): its crash fact, counted in the release and hour of its start. */
-    async crashed(projectId: string, sessionId: string, s: Omit<SessionFactSource, 'project_id' | 'id'>): Promise<void> {
+    async crashed(
+      projectId: string,
+      sessionId: string,
+      s: Omit<SessionFactSource, 'project_id' | 'id'>,
+    ): Promise<void> {
       await d.facts.add(factRow({ ...s, project_id: projectId, id: sessionId }, true));
     },
 
@@ -235,18 +294,33 @@ export function releasesService(d: ReleasesDeps) {
      * the chart picker and compare), and the daily series of every version.
      */
     async page(
-      projectId: string, f: ReleaseFilter, page: number, limit: number,
-      sort: ReleaseSort = 'version', order: 'asc' | 'desc' = 'desc',
+      projectId: string,
+      f: ReleaseFilter,
+      page: number,
+      limit: number,
+      sort: ReleaseSort = 'version',
+      order: 'asc' | 'desc' = 'desc',
     ) {
       const r = range(f);
       const all = await figures(projectId, r);
       const sorted = sortReleases(all.versions, sort, order);
       const data = sorted.slice((page - 1) * limit, page * limit);
       return {
-        from: isoMs(r.fromMs), to: isoMs(r.toMs), platform: r.platform ?? null, environment: r.environment ?? null, sort, order,
-        data, total: sorted.length, page, limit, pages: Math.ceil(sorted.length / limit),
-        versions: sortReleases(all.versions, 'version', 'desc')
-          .map((x) => ({ appVersion: x.appVersion, sessions: x.sessions })),
+        from: isoMs(r.fromMs),
+        to: isoMs(r.toMs),
+        platform: r.platform ?? null,
+        environment: r.environment ?? null,
+        sort,
+        order,
+        data,
+        total: sorted.length,
+        page,
+        limit,
+        pages: Math.ceil(sorted.length / limit),
+        versions: sortReleases(all.versions, 'version', 'desc').map((x) => ({
+          appVersion: x.appVersion,
+          sessions: x.sessions,
+        })),
         daily: all.daily,
       };
     },
@@ -255,19 +329,26 @@ export function releasesService(d: ReleasesDeps) {
     async compare(projectId: string, f: ReleaseFilter, a: ReleasePick, b: ReleasePick) {
       const r = range(f);
       const all = await figures(projectId, { ...r, platform: undefined });
-      const find = (x: ReleasePick) => (x.platform
-        ? all.platformRows.find((row) => sameRelease(row, { appVersion: x.appVersion, platform: x.platform ?? '' }))
-        : all.versions.find((row) => (row.appVersion ?? '') === x.appVersion)) ?? null;
-      const series = (x: ReleasePick) => (x.platform
-        ? all.dailyByPlatform.filter((p) => sameRelease(p, { appVersion: x.appVersion, platform: x.platform ?? '' }))
-        : all.daily.filter((p) => (p.appVersion ?? '') === x.appVersion));
+      const find = (x: ReleasePick) =>
+        (x.platform
+          ? all.platformRows.find((row) => sameRelease(row, { appVersion: x.appVersion, platform: x.platform ?? '' }))
+          : all.versions.find((row) => (row.appVersion ?? '') === x.appVersion)) ?? null;
+      const series = (x: ReleasePick) =>
+        x.platform
+          ? all.dailyByPlatform.filter((p) => sameRelease(p, { appVersion: x.appVersion, platform: x.platform ?? '' }))
+          : all.daily.filter((p) => (p.appVersion ?? '') === x.appVersion);
       const [ra, rb] = [find(a), find(b)];
       const strip = (x: ReleaseRow | null) => (x && 'platforms' in x ? { ...x, platforms: undefined } : x);
       return {
-        from: isoMs(r.fromMs), to: isoMs(r.toMs), a: strip(ra), b: strip(rb),
+        from: isoMs(r.fromMs),
+        to: isoMs(r.toMs),
+        a: strip(ra),
+        b: strip(rb),
         /** B's crash-free sessions interval lies wholly below A's */
         bSignificantlyWorse: significantlyWorse(
-          rb?.crashFreeSessionsInterval ?? null, ra?.crashFreeSessionsInterval ?? null),
+          rb?.crashFreeSessionsInterval ?? null,
+          ra?.crashFreeSessionsInterval ?? null,
+        ),
         daily: [...series(a).map((p) => ({ ...p, release: 'a' })), ...series(b).map((p) => ({ ...p, release: 'b' }))],
       };
     },
@@ -277,8 +358,10 @@ export function releasesService(d: ReleasesDeps) {
       name: 'releases',
       fields: RELEASE_FIELDS,
       parquet: RELEASE_PARQUET,
-      rows: async (projectId, f) => (await figures(projectId, range(f))).platformRows
-        .map((x) => Object.fromEntries(RELEASE_FIELDS.map((k) => [k, x[k as keyof ReleaseRow]]))),
+      rows: async (projectId, f) =>
+        (await figures(projectId, range(f))).platformRows.map((x) =>
+          Object.fromEntries(RELEASE_FIELDS.map((k) => [k, x[k as keyof ReleaseRow]])),
+        ),
     }),
 
     drain: d.facts.drain,

@@ -23,7 +23,8 @@ export function resolveSecretsKey(config: Pick<Config, 'secretsKey' | 'dataDir'>
       return { key: secretsKeyOf(text), file };
     } catch (err) {
       // another process of this DATA_DIR wrote it first (a standalone worker beside the server)
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return { key: secretsKeyOf(fs.readFileSync(file, 'utf8').trim()), file };
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+        return { key: secretsKeyOf(fs.readFileSync(file, 'utf8').trim()), file };
       throw err;
     }
   }

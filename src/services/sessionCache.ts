@@ -15,7 +15,7 @@ export class SessionFacts {
   }
 
   private static key(projectId: string, sessionId: string) {
-    return projectId + ':' + sessionId;
+    return `${projectId}:${sessionId}`;
   }
 
   isKnown(projectId: string, sessionId: string) {

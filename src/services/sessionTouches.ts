@@ -51,7 +51,10 @@ export class SessionTouches {
           const part = all.slice(i, i + 1000);
           // A failed write keeps its marks for the next round rather than losing them.
           await this.touch(projectId, part).catch((err: unknown) => {
-            this.log.warn({ err: loggableError(err), project: projectId, marks: part.length }, 'updatedAt stamps not written; kept for the next round');
+            this.log.warn(
+              { err: loggableError(err), project: projectId, marks: part.length },
+              'updatedAt stamps not written; kept for the next round',
+            );
             part.forEach((id) => this.mark(projectId, id));
           });
         }

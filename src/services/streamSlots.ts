@@ -33,7 +33,12 @@ return 1`;
 export class StreamSlots {
   private readonly active = new Map<string, number>();
 
-  constructor(readonly max: number, private readonly redis?: Redis, private readonly keyPrefix = 'flightrec', private readonly ttlMs = SLOT_TTL_MS) {}
+  constructor(
+    readonly max: number,
+    private readonly redis?: Redis,
+    private readonly keyPrefix = 'flightrec',
+    private readonly ttlMs = SLOT_TTL_MS,
+  ) {}
 
   /** A release function (idempotent), or null when the project has `max` streams open. */
   async acquire(projectId: string): Promise<(() => void) | null> {
@@ -72,9 +77,12 @@ export class StreamSlots {
     } catch {
       return undefined;
     }
-    const beat = setInterval(() => {
-      redis.eval(RENEW, 1, key, slot, this.ttlMs).catch(() => {});
-    }, Math.floor(this.ttlMs / 3));
+    const beat = setInterval(
+      () => {
+        redis.eval(RENEW, 1, key, slot, this.ttlMs).catch(() => {});
+      },
+      Math.floor(this.ttlMs / 3),
+    );
     beat.unref();
     return () => {
       clearInterval(beat);

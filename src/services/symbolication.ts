@@ -1,8 +1,15 @@
 import type { TraceMap } from '@jridgewell/trace-mapping';
 import { ValidationError } from '../domain/errors.ts';
 import {
-  jsFilesOf, mapNameFor, minifiedNameFor, parseProguardMapping, readSourceMap, sourceMappingUrl, symbolicate,
-  SourceMapTooLargeError, type ProguardMapping,
+  jsFilesOf,
+  mapNameFor,
+  minifiedNameFor,
+  parseProguardMapping,
+  readSourceMap,
+  sourceMappingUrl,
+  symbolicate,
+  SourceMapTooLargeError,
+  type ProguardMapping,
 } from '../domain/symbolication/index.ts';
 import { releaseCandidates } from '../domain/symbolication/release.ts';
 import { sourceContext, type FrameSource } from '../domain/symbolication/sourceContext.ts';
@@ -14,9 +21,18 @@ import { BoundedMap } from '../domain/boundedMap.ts';
  * `unreadable`: the release's artifacts this stack needed that could not be parsed (a bad map
  * or mapping); the frames they would have mapped stay raw, and the crash page says so.
  */
-export interface SymbolicatedStack { stack: string; message: string; mapped: number; unreadable?: string[] }
+export interface SymbolicatedStack {
+  stack: string;
+  message: string;
+  mapped: number;
+  unreadable?: string[];
+}
 
-type Parsed = { kind: 'map'; map: TraceMap } | { kind: 'proguard'; mapping: ProguardMapping } | { kind: 'ref'; ref: string | null } | { kind: 'bad' };
+type Parsed =
+  | { kind: 'map'; map: TraceMap }
+  | { kind: 'proguard'; mapping: ProguardMapping }
+  | { kind: 'ref'; ref: string | null }
+  | { kind: 'bad' };
 
 /** How long a process trusts its list of a release's artifacts (an upload in this process clears it at once). */
 const INDEX_TTL_MS = 30_000;
@@ -30,9 +46,15 @@ const INDEX_MAX = 10_000;
  * raw and is named in `unreadable`; a store that cannot be read throws (the crash pipeline
  * retries its batch), never a crash grouped on a raw stack it would not have had.
  */
-export function symbolicationService(repo: ArtifactsRepo, opts: {
-  maxBytes: number; projectMaxBytes: number; cacheBytes: number; maxDecodedBytes: number;
-}) {
+export function symbolicationService(
+  repo: ArtifactsRepo,
+  opts: {
+    maxBytes: number;
+    projectMaxBytes: number;
+    cacheBytes: number;
+    maxDecodedBytes: number;
+  },
+) {
   const parsed = new WeightedLru<Parsed>(opts.cacheBytes);
   const index = new BoundedMap<string, { at: number; refs: ArtifactInfo[] }>(INDEX_MAX);
 
@@ -99,7 +121,9 @@ export function symbolicationService(repo: ArtifactsRepo, opts: {
 
   /** The parsed source map of each JavaScript file of a stack that has one, and the names of the maps used. */
   async function jsMaps(
-    refs: ArtifactInfo[], stack: string, loaded: (a: ArtifactInfo) => Promise<Parsed>,
+    refs: ArtifactInfo[],
+    stack: string,
+    loaded: (a: ArtifactInfo) => Promise<Parsed>,
   ): Promise<{ maps: Map<string, TraceMap>; used: Set<string> }> {
     const maps = new Map<string, TraceMap>();
     const used = new Set<string>();
@@ -123,7 +147,11 @@ export function symbolicationService(repo: ArtifactsRepo, opts: {
   }
 
   async function read(
-    projectId: string, appVersion: string | null, build: string | null, stack: string, message: string,
+    projectId: string,
+    appVersion: string | null,
+    build: string | null,
+    stack: string,
+    message: string,
   ): Promise<SymbolicatedStack> {
     const unchanged = { stack, message, mapped: 0 };
     const refs = await refsFor(projectId, appVersion, build);
@@ -166,9 +194,11 @@ export function symbolicationService(repo: ArtifactsRepo, opts: {
      * artifact cannot be read.
      */
     async sourceContext(
-      projectId: string, appVersion: string | null, build: string | null, stack: string,
+      projectId: string,
+      appVersion: string | null,
+      build: string | null,
+      stack: string,
     ): Promise<FrameSource[]> {
-
       try {
         const refs = await refsFor(projectId, appVersion, build);
         if (!refs.some((a) => a.kind === 'sourcemap')) return [];
@@ -186,22 +216,29 @@ export function symbolicationService(repo: ArtifactsRepo, opts: {
      */
     async upload(projectId: string, release: string, kind: ArtifactKind, name: string, content: Buffer) {
       if (content.length === 0) throw new ValidationError([{ path: '/body', message: 'must not be empty' }]);
-      if (content.length > opts.maxBytes) throw new ValidationError([{ path: '/body', message: `must be at most ${opts.maxBytes} bytes (ARTIFACT_MAX_BYTES)` }]);
+      if (content.length > opts.maxBytes)
+        throw new ValidationError([
+          { path: '/body', message: `must be at most ${opts.maxBytes} bytes (ARTIFACT_MAX_BYTES)` },
+        ]);
       if (kind === 'sourcemap') {
         try {
           readSourceMap(content, opts.maxDecodedBytes);
         } catch (e) {
           if (e instanceof SourceMapTooLargeError) {
-            throw new ValidationError([{
-              path: '/body',
-              message: `is a source map that ${e.message}, more than ${opts.maxDecodedBytes} bytes (ARTIFACT_MAX_DECODED_BYTES)`,
-            }]);
+            throw new ValidationError([
+              {
+                path: '/body',
+                message: `is a source map that ${e.message}, more than ${opts.maxDecodedBytes} bytes (ARTIFACT_MAX_DECODED_BYTES)`,
+              },
+            ]);
           }
           throw new ValidationError([{ path: '/body', message: `is not a source map: ${(e as Error).message}` }]);
         }
       }
       if (kind === 'proguard' && parseProguardMapping(content.toString('utf8')).classes.size === 0) {
-        throw new ValidationError([{ path: '/body', message: 'is not an R8/ProGuard mapping: no "original -> obfuscated:" class line' }]);
+        throw new ValidationError([
+          { path: '/body', message: 'is not an R8/ProGuard mapping: no "original -> obfuscated:" class line' },
+        ]);
       }
       const r = await repo.put(projectId, release, kind, name, content, opts.projectMaxBytes);
       forgetProject(projectId);

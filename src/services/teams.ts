@@ -26,11 +26,13 @@ export function teamsService(repo: AccountsRepo, team: TeamProjects) {
     async list(userId: string) {
       const teams = await repo.teamsOf(userId);
       const members = await repo.membersOfTeams(teams.map((t) => t.id));
-      return Promise.all(teams.map(async (t) => ({
-        ...t,
-        members: members.get(t.id) ?? [],
-        ...(t.role === 'owner' ? { invitations: await repo.invitationsOfTeam(t.id) } : {}),
-      })));
+      return Promise.all(
+        teams.map(async (t) => ({
+          ...t,
+          members: members.get(t.id) ?? [],
+          ...(t.role === 'owner' ? { invitations: await repo.invitationsOfTeam(t.id) } : {}),
+        })),
+      );
     },
 
     /**
@@ -53,11 +55,13 @@ export function teamsService(repo: AccountsRepo, team: TeamProjects) {
      * The invitations waiting for the user's address. An unverified address is only a claim
      * (anyone can sign up with any address), so it sees none until it is verified.
      */
-    invitationsFor: async (user: { email: string; emailVerified: boolean }) => (user.emailVerified ? repo.invitationsFor(user.email) : []),
+    invitationsFor: async (user: { email: string; emailVerified: boolean }) =>
+      user.emailVerified ? repo.invitationsFor(user.email) : [],
 
     /** The invitee's answer, from a verified address only; anyone else's is a 404. */
     async answer(user: { id: string; email: string; emailVerified: boolean }, invitationId: string, accept: boolean) {
-      if (!user.emailVerified) throw new ForbiddenError('Verify your email address first: only a verified address can answer an invitation');
+      if (!user.emailVerified)
+        throw new ForbiddenError('Verify your email address first: only a verified address can answer an invitation');
       if (!(await repo.answerInvitation(invitationId, user, accept))) throw new NotFoundError('Invitation not found');
       return repo.teamsOf(user.id);
     },
@@ -81,14 +85,23 @@ export function teamsService(repo: AccountsRepo, team: TeamProjects) {
       const member = (await repo.membersOf(teamId)).find((m) => m.userId === memberId && m.role === 'member');
       if (!member || !(await repo.removeMember(teamId, memberId))) throw new NotFoundError('Member not found');
       const projects = await team.projects.ofTeams([teamId]);
-      const keyHashes = await team.keys.ofRemovedMember(projects.map((p) => p.id), memberId, keys, userId);
+      const keyHashes = await team.keys.ofRemovedMember(
+        projects.map((p) => p.id),
+        memberId,
+        keys,
+        userId,
+      );
       for (const p of projects) {
         if (!p.alertEmails?.includes(member.email)) continue;
         const rest = p.alertEmails.filter((e) => e !== member.email);
         const updated = await team.projects.update(p.id, { alertEmails: rest.length ? rest : null });
         await team.recipients.sync(p.id, updated?.alertEmails ?? [], []);
       }
-      return { members: await repo.membersOf(teamId), keyHashes, keysRevoked: keys === 'revoke' ? keyHashes.length : 0 };
+      return {
+        members: await repo.membersOf(teamId),
+        keyHashes,
+        keysRevoked: keys === 'revoke' ? keyHashes.length : 0,
+      };
     },
   };
 }

@@ -26,7 +26,10 @@ export async function openStores(config: Config, moves: readonly DataMove[] = []
     ? await (await import('./postgres/pg.ts')).openPg(config.databaseUrl)
     : await (await import('./postgres/pglite.ts')).openPglite(path.join(config.dataDir, 'postgres'));
   const ch = config.clickhouse
-    ? await (await import('./clickhouse/http.ts')).openClickHouseHttp({ ...config.clickhouse, asyncInsert: config.clickhouseAsyncInsert })
+    ? await (await import('./clickhouse/http.ts')).openClickHouseHttp({
+        ...config.clickhouse,
+        asyncInsert: config.clickhouseAsyncInsert,
+      })
     : await (await import('./clickhouse/chdb.ts')).openChdb(path.join(config.dataDir, 'clickhouse'));
   await migratePostgres(pg);
   // Any number of API processes may start at once on one ClickHouse: its DDL has no lock of its

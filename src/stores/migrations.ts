@@ -36,7 +36,9 @@ export async function migratePostgres(db: Postgres, dir = path.join(root, 'postg
   const LOCK = 'SELECT pg_advisory_xact_lock(7263540112)';
   await db.tx(async (q) => {
     await q.query(LOCK);
-    await q.query('CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    await q.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
   });
   for (const m of readMigrations(dir)) {
     await db.tx(async (q) => {
@@ -54,7 +56,10 @@ export async function migratePostgres(db: Postgres, dir = path.join(root, 'postg
  * its cluster form (src/stores/clickhouse/cluster.ts), which may be several statements or none.
  * The whole history is transformed in order, so a step knows the tables created before it.
  */
-export function clickHouseSteps(migrations: Migration[], cluster?: string): { version: number; name: string; steps: string[][] }[] {
+export function clickHouseSteps(
+  migrations: Migration[],
+  cluster?: string,
+): { version: number; name: string; steps: string[][] }[] {
   const known = new Set<string>();
   return migrations.map((m) => ({
     version: m.version,
@@ -73,10 +78,18 @@ export function clickHouseSteps(migrations: Migration[], cluster?: string): { ve
  * bookkeeping is replicated to every node; should a node lag behind, it repeats steps, which
  * are all idempotent there (CREATE … IF NOT EXISTS, DROP … IF EXISTS, MODIFY TTL).
  */
-export async function migrateClickHouse(ch: ClickHouse, dir = path.join(root, 'clickhouse'), cluster?: string): Promise<void> {
+export async function migrateClickHouse(
+  ch: ClickHouse,
+  dir = path.join(root, 'clickhouse'),
+  cluster?: string,
+): Promise<void> {
   if (cluster === undefined) {
-    await ch.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String) ENGINE = ReplacingMergeTree ORDER BY version');
-    await ch.exec('CREATE TABLE IF NOT EXISTS schema_migration_steps (version UInt32, step UInt32) ENGINE = ReplacingMergeTree ORDER BY (version, step)');
+    await ch.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String) ENGINE = ReplacingMergeTree ORDER BY version',
+    );
+    await ch.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migration_steps (version UInt32, step UInt32) ENGINE = ReplacingMergeTree ORDER BY (version, step)',
+    );
   } else {
     for (const s of clusterBookkeeping(cluster)) await ch.exec(s);
   }
@@ -84,9 +97,13 @@ export async function migrateClickHouse(ch: ClickHouse, dir = path.join(root, 'c
   const applied = new Set(rows.map((r) => Number(r.version)));
   for (const m of clickHouseSteps(readMigrations(dir), cluster)) {
     if (applied.has(m.version)) continue;
-    const done = new Set((await ch.query<{ step: number }>(
-      'SELECT step FROM schema_migration_steps FINAL WHERE version = {v:UInt32}', { v: m.version },
-    )).map((r) => Number(r.step)));
+    const done = new Set(
+      (
+        await ch.query<{ step: number }>('SELECT step FROM schema_migration_steps FINAL WHERE version = {v:UInt32}', {
+          v: m.version,
+        })
+      ).map((r) => Number(r.step)),
+    );
     for (const [i, statements] of m.steps.entries()) {
       if (done.has(i)) continue;
       for (const s of statements) await ch.exec(s);

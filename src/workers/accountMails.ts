@@ -10,7 +10,8 @@ import type { WorkerLog } from './log.ts';
 export const VERIFY_LINK_TTL_MS = 24 * 3600 * 1000;
 
 /** The page that verifies an address (a GET shows a button; only its POST verifies). */
-export const verifyLink = (publicUrl: string, token: string) => `${publicUrl}/api/auth/verify?token=${encodeURIComponent(token)}`;
+export const verifyLink = (publicUrl: string, token: string) =>
+  `${publicUrl}/api/auth/verify?token=${encodeURIComponent(token)}`;
 
 /** Where an invitee answers: the dashboard's Team page. */
 export const invitationLink = (publicUrl: string) => `${publicUrl}/#/team`;
@@ -37,7 +38,14 @@ export function verificationMails(config: MailConfig, db: Postgres, mailer: Mail
         continue;
       }
       const mail = renderVerification(u.email, verifyLink(config.publicUrl, token), VERIFY_LINK_TTL_MS / 3_600_000);
-      await mailer.send({ from: config.alertEmailFrom, to: [u.email], subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId });
+      await mailer.send({
+        from: config.alertEmailFrom,
+        to: [u.email],
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        messageId: mail.messageId,
+      });
       log.info({ user: u.userId }, 'verification email sent');
     }
   };
@@ -53,7 +61,14 @@ export function invitationMails(config: MailConfig, db: Postgres, mailer: Mailer
         continue;
       }
       const mail = renderInvitation({ ...i, invitationId: i.id }, invitationLink(config.publicUrl));
-      await mailer.send({ from: config.alertEmailFrom, to: [i.email], subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId });
+      await mailer.send({
+        from: config.alertEmailFrom,
+        to: [i.email],
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        messageId: mail.messageId,
+      });
       log.info({ invitation: i.id }, 'invitation email sent');
     }
   };

@@ -29,7 +29,11 @@ export interface AlertAudience {
  * replaces the project's and `defaults` (ALERT_EMAIL_TO); null for the project's alerts. Null
  * when the project is gone.
  */
-export async function alertAudience(db: Postgres, projectId: string, opts: { ownList: string[] | null; defaults: string[] }): Promise<AlertAudience | null> {
+export async function alertAudience(
+  db: Postgres,
+  projectId: string,
+  opts: { ownList: string[] | null; defaults: string[] },
+): Promise<AlertAudience | null> {
   const projects = projectsRepo(db);
   const project = await projects.getProject(projectId);
   if (!project) return null;
@@ -64,8 +68,17 @@ export async function sendToEach(
     const link = await d.unsubscribeLink(alert.projectId, addr);
     const m = withUnsubscribe(mail, link);
     await d.mailer.send({
-      from: d.config.alertEmailFrom, to: [addr], subject: m.subject, text: m.text, html: m.html, messageId: m.messageId,
-      headers: { ...alert.headers, 'List-Unsubscribe': `<${link}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      from: d.config.alertEmailFrom,
+      to: [addr],
+      subject: m.subject,
+      text: m.text,
+      html: m.html,
+      messageId: m.messageId,
+      headers: {
+        ...alert.headers,
+        'List-Unsubscribe': `<${link}>`,
+        'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+      },
     });
     sent++;
   }

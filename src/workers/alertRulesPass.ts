@@ -11,7 +11,13 @@ import { enqueueJob, RULE_EMAIL_JOB } from '../repos/outbox.ts';
 import { webhookTargets } from '../repos/webhooks.ts';
 import { enqueueDelivery } from '../repos/webhookDeliveries.ts';
 import {
-  crashFreePercent, describeFiring, levelsCounted, regressionMeasures, ruleTransitions, type AlertRule, type Measure,
+  crashFreePercent,
+  describeFiring,
+  levelsCounted,
+  regressionMeasures,
+  ruleTransitions,
+  type AlertRule,
+  type Measure,
 } from '../domain/alertRules.ts';
 import { crashGroupLink, releasesLink } from '../domain/crashAlert.ts';
 import { deliveryBody } from '../domain/webhooks.ts';
@@ -49,17 +55,38 @@ export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
   const now = d.now ?? Date.now;
   let lastRun = -Infinity;
 
-  async function measure(rule: AlertRule, at: number): Promise<{ measures: Measure[]; groupOf: Map<string, { id: string; message: string }> }> {
+  async function measure(
+    rule: AlertRule,
+    at: number,
+  ): Promise<{ measures: Measure[]; groupOf: Map<string, { id: string; message: string }> }> {
     const since = at - rule.windowMinutes * 60_000;
     if (rule.kind === 'spike') {
-      const busy = await busyGroups(d.ch, rule.projectId, since, rule.threshold, levelsCounted(rule), await groups.mergedKeys(rule.projectId));
-      const known = await groups.byKeys(rule.projectId, busy.map((b) => b.groupKey));
+      const busy = await busyGroups(
+        d.ch,
+        rule.projectId,
+        since,
+        rule.threshold,
+        levelsCounted(rule),
+        await groups.mergedKeys(rule.projectId),
+      );
+      const known = await groups.byKeys(
+        rule.projectId,
+        busy.map((b) => b.groupKey),
+      );
       // An ignored group stays quiet, as it does for every other alert.
-      const groupOf = new Map(known.filter((g) => g.status !== 'ignored').map((g) => [g.group_key, { id: g.id, message: g.message }]));
-      return { measures: busy.filter((b) => groupOf.has(b.groupKey)).map((b) => ({ subject: b.groupKey, value: b.occurrences })), groupOf };
+      const groupOf = new Map(
+        known.filter((g) => g.status !== 'ignored').map((g) => [g.group_key, { id: g.id, message: g.message }]),
+      );
+      return {
+        measures: busy
+          .filter((b) => groupOf.has(b.groupKey))
+          .map((b) => ({ subject: b.groupKey, value: b.occurrences })),
+        groupOf,
+      };
     }
     const versions = await crashFreeByVersion(d.db, rule.projectId, since);
-    if (rule.kind === 'crash_free_regression') return { measures: regressionMeasures(versions, rule.minSessions), groupOf: new Map() };
+    if (rule.kind === 'crash_free_regression')
+      return { measures: regressionMeasures(versions, rule.minSessions), groupOf: new Map() };
     const measures: Measure[] = [];
     for (const v of versions) {
       const pct = crashFreePercent(v.sessions, v.crashed, rule.minSessions);
@@ -68,19 +95,42 @@ export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
     return { measures, groupOf: new Map() };
   }
 
-  async function fire(rule: AlertRule, m: Measure, group: { id: string; message: string } | undefined, projectName: string): Promise<boolean> {
+  async function fire(
+    rule: AlertRule,
+    m: Measure,
+    group: { id: string; message: string } | undefined,
+    projectName: string,
+  ): Promise<boolean> {
     const text = `[${projectName}] ${describeFiring(rule, { subject: m.subject, value: m.value, sessions: m.sessions, groupMessage: group?.message, detail: m.detail })}`;
     // a release's rule links to the Releases page, a group's to its page
-    const link = group ? crashGroupLink(d.config.publicUrl, rule.projectId, group.id) : releasesLink(d.config.publicUrl, rule.projectId);
+    const link = group
+      ? crashGroupLink(d.config.publicUrl, rule.projectId, group.id)
+      : releasesLink(d.config.publicUrl, rule.projectId);
     return d.db.tx(async (q) => {
       const firingId = await markFired(q, rule.id, rule.projectId, m, group?.id ?? null, rule.cooldownMinutes);
       if (firingId === null) return false;
-      if (rule.emails === null || rule.emails.length > 0) await enqueueJob(q, rule.projectId, null, RULE_EMAIL_JOB, firingId);
+      if (rule.emails === null || rule.emails.length > 0)
+        await enqueueJob(q, rule.projectId, null, RULE_EMAIL_JOB, firingId);
       for (const h of await webhookTargets(q, rule.projectId, { ids: rule.webhookIds })) {
-        const body = deliveryBody(h.url, 'rule.fired', {
-          text, link, projectId: rule.projectId, ruleId: rule.id, ruleName: rule.name, kind: rule.kind, subject: m.subject,
-          groupId: group?.id ?? null, value: m.value, sessions: m.sessions ?? null, threshold: rule.threshold, windowMinutes: rule.windowMinutes,
-        }, new Date());
+        const body = deliveryBody(
+          h.url,
+          'rule.fired',
+          {
+            text,
+            link,
+            projectId: rule.projectId,
+            ruleId: rule.id,
+            ruleName: rule.name,
+            kind: rule.kind,
+            subject: m.subject,
+            groupId: group?.id ?? null,
+            value: m.value,
+            sessions: m.sessions ?? null,
+            threshold: rule.threshold,
+            windowMinutes: rule.windowMinutes,
+          },
+          new Date(),
+        );
         await enqueueDelivery(q, rule.projectId, h.id, 'rule.fired', body);
       }
       return true;
@@ -106,7 +156,10 @@ export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
       try {
         fired += await evaluateRule(rule, at);
       } catch (err) {
-        d.log.error({ rule: rule.id, err: loggableError(err) }, 'alert rule evaluation failed; retried at the next pass');
+        d.log.error(
+          { rule: rule.id, err: loggableError(err) },
+          'alert rule evaluation failed; retried at the next pass',
+        );
       }
     }
     if (fired) d.log.info({ fired }, 'alert rules fired');

@@ -6,7 +6,11 @@ import { sessionQueries } from '../repos/sessions.ts';
 import type { OutboxRepo, OutboxJob } from '../repos/outbox.ts';
 import type { CrashContext } from '../domain/crashSummary.ts';
 import {
-  DIGEST_MAX_GROUPS, renderCrashAlert, renderCrashDigest, type DigestGroup, type RenderedEmail,
+  DIGEST_MAX_GROUPS,
+  renderCrashAlert,
+  renderCrashDigest,
+  type DigestGroup,
+  type RenderedEmail,
 } from '../domain/crashAlert.ts';
 import { deterministicSummary, DETERMINISTIC_SOURCE } from '../domain/crashSummary.ts';
 import { aiUsageRepo } from '../repos/aiUsage.ts';
@@ -111,9 +115,10 @@ export function crashAlertJob(d: CrashAlertDeps) {
     let source = src.summarySource ?? '';
     const ensureSummary = async (ai: boolean) => {
       if (summary !== null) return;
-      const made = ai && (await d.aiBudget(src.projectId))
-        ? await d.summarize(src)
-        : { summary: deterministicSummary(src), source: DETERMINISTIC_SOURCE };
+      const made =
+        ai && (await d.aiBudget(src.projectId))
+          ? await d.summarize(src)
+          : { summary: deterministicSummary(src), source: DETERMINISTIC_SOURCE };
       ({ summary, source } = await d.crashes.storeSummary(src.groupId, made.summary, made.source));
     };
 
@@ -129,7 +134,9 @@ export function crashAlertJob(d: CrashAlertDeps) {
     const to = audience?.to ?? [];
     if (!to.length) {
       await ensureSummary(false);
-      return { note: 'no recipients: no confirmed address on the project list, no team members, no ALERT_EMAIL_TO (or all unsubscribed); nothing sent' };
+      return {
+        note: 'no recipients: no confirmed address on the project list, no team members, no ALERT_EMAIL_TO (or all unsubscribed); nothing sent',
+      };
     }
 
     // One alert per project per window: a group that comes while the slot is taken waits for
@@ -145,7 +152,10 @@ export function crashAlertJob(d: CrashAlertDeps) {
     if (others.length === 0) {
       await ensureSummary(true);
       const mail = renderCrashAlert({ ...src, summary: summary!, summarySource: source }, d.config.publicUrl);
-      const how = await sendEach(mail, { 'X-Flightrec-Project': src.projectId, 'X-Flightrec-Crash-Group': src.groupId });
+      const how = await sendEach(mail, {
+        'X-Flightrec-Project': src.projectId,
+        'X-Flightrec-Crash-Group': src.groupId,
+      });
       await d.outbox.markSent(job.id, mail.messageId);
       return { note: `sent to ${how}` };
     }
@@ -156,7 +166,10 @@ export function crashAlertJob(d: CrashAlertDeps) {
       if (line) lines.push(line);
     }
     const mail = renderCrashDigest(
-      { projectId: src.projectId, projectName: src.projectName, digestId: String(job.id) }, lines, others.length + 1, d.config.publicUrl,
+      { projectId: src.projectId, projectName: src.projectName, digestId: String(job.id) },
+      lines,
+      others.length + 1,
+      d.config.publicUrl,
     );
     const how = await sendEach(mail, { 'X-Flightrec-Project': src.projectId });
     await d.outbox.markSentMany([job.id, ...others.map((o) => o.id)], mail.messageId);

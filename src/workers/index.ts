@@ -37,15 +37,40 @@ export function createAlertWorker(
   const o = config.outbox;
   const gate = mailGate(db, config.mailCaps);
   const handlers = {
-    [NEW_GROUP_JOB]: crashAlertJob({ config, crashes: alertCrashes(db), outbox: outboxRepo(db, overrides.clock), summarize, mailer, gate, ...alertLimits(db, config) }),
+    [NEW_GROUP_JOB]: crashAlertJob({
+      config,
+      crashes: alertCrashes(db),
+      outbox: outboxRepo(db, overrides.clock),
+      summarize,
+      mailer,
+      gate,
+      ...alertLimits(db, config),
+    }),
     ...noticeJobs({ config, db, outbox: outboxRepo(db, overrides.clock), mailer, gate, ...alertLimits(db, config) }),
     [WEBHOOK_JOB]: webhookJob({ config, db, secretsKey: resolveSecretsKey(config).key }),
   };
   const rules = overrides.ch ? alertRulesPass({ config, db, ch: overrides.ch, log, now: overrides.clock }) : undefined;
-  const worker = new OutboxWorker(db, handlers, {
-    pollMs: o.pollMs, leaseMs: o.leaseMs, maxAttempts: o.maxAttempts, baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs, clock: overrides.clock,
-    concurrency: o.concurrency, projectConcurrency: o.projectConcurrency,
-  }, log, [recipientConfirmations(config, db, mailer, gate, log), verificationMails(config, db, mailer, gate, log), invitationMails(config, db, mailer, gate, log), ...(rules ? [rules.sweep] : [])]);
+  const worker = new OutboxWorker(
+    db,
+    handlers,
+    {
+      pollMs: o.pollMs,
+      leaseMs: o.leaseMs,
+      maxAttempts: o.maxAttempts,
+      baseMs: o.backoffBaseMs,
+      maxMs: o.backoffMaxMs,
+      clock: overrides.clock,
+      concurrency: o.concurrency,
+      projectConcurrency: o.projectConcurrency,
+    },
+    log,
+    [
+      recipientConfirmations(config, db, mailer, gate, log),
+      verificationMails(config, db, mailer, gate, log),
+      invitationMails(config, db, mailer, gate, log),
+      ...(rules ? [rules.sweep] : []),
+    ],
+  );
   return {
     worker,
     mailer,

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Postgres } from '../stores/postgres/port.ts';
-import { NEW_GROUP_WEBHOOKS_JOB, REGRESSION_JOB, RULE_EMAIL_JOB, type OutboxJob, type OutboxRepo } from '../repos/outbox.ts';
+import {
+  NEW_GROUP_WEBHOOKS_JOB,
+  REGRESSION_JOB,
+  RULE_EMAIL_JOB,
+  type OutboxJob,
+  type OutboxRepo,
+} from '../repos/outbox.ts';
 import { crashGroupAlerts } from '../repos/crashGroups.ts';
 import { projectsRepo } from '../repos/projects.ts';
 import { alertRulesRepo } from '../repos/alertRules.ts';
@@ -57,17 +63,42 @@ export function noticeJobs(d: NoticeJobDeps) {
     if (job.kind === REGRESSION_JOB) {
       const g = await groups.alertFacts(job.groupId);
       if (!g || !job.ref) return null;
-      return { projectId: g.projectId, ownList: null, notice: regressionNotice(d.config.publicUrl, {
-        projectId: g.projectId, groupId: g.groupId, message: g.message, appVersion: job.ref, summary: g.summary, stackHead: g.stackHead,
-      }) };
+      return {
+        projectId: g.projectId,
+        ownList: null,
+        notice: regressionNotice(d.config.publicUrl, {
+          projectId: g.projectId,
+          groupId: g.groupId,
+          message: g.message,
+          appVersion: job.ref,
+          summary: g.summary,
+          stackHead: g.stackHead,
+        }),
+      };
     }
     if (job.kind === RULE_EMAIL_JOB && job.ref) {
       const f = await firings.firing(job.ref);
       const rule = f && (await rules.byId(f.ruleId));
       if (!f || !rule) return null;
       const g = f.groupId ? await groups.alertFacts(f.groupId) : null;
-      const text = describeFiring(rule, { subject: f.subject, value: f.value, sessions: f.sessions, groupMessage: g?.message, detail: f.detail });
-      return { projectId: f.projectId, ownList: rule.emails, notice: ruleNotice(d.config.publicUrl, { firingId: f.id, projectId: f.projectId, groupId: f.groupId, text, firedAt: f.firedAt }) };
+      const text = describeFiring(rule, {
+        subject: f.subject,
+        value: f.value,
+        sessions: f.sessions,
+        groupMessage: g?.message,
+        detail: f.detail,
+      });
+      return {
+        projectId: f.projectId,
+        ownList: rule.emails,
+        notice: ruleNotice(d.config.publicUrl, {
+          firingId: f.id,
+          projectId: f.projectId,
+          groupId: f.groupId,
+          text,
+          firedAt: f.firedAt,
+        }),
+      };
     }
     return null;
   }
@@ -82,16 +113,27 @@ export function noticeJobs(d: NoticeJobDeps) {
     const link = crashGroupLink(d.config.publicUrl, g.projectId, g.groupId);
     const project = await projects.getProject(g.projectId);
     const message = g.message.replace(/\s+/g, ' ').slice(0, 200);
-    const text = event === 'crash_group.new'
-      ? `[${project?.name ?? 'flightrec'}] New crash: "${message}"${g.appVersion ? ` in app version ${g.appVersion}` : ''}`
-      : `[${project?.name ?? 'flightrec'}] Regression: "${message}" is back in app version ${job.ref}`;
+    const text =
+      event === 'crash_group.new'
+        ? `[${project?.name ?? 'flightrec'}] New crash: "${message}"${g.appVersion ? ` in app version ${g.appVersion}` : ''}`
+        : `[${project?.name ?? 'flightrec'}] Regression: "${message}" is back in app version ${job.ref}`;
     return d.db.tx(async (q) => {
       const targets = await webhookTargets(q, g.projectId, { event });
       for (const h of targets) {
-        const body = deliveryBody(h.url, event, {
-          text, link, projectId: g.projectId, groupId: g.groupId, message: g.message, isFatal: g.isFatal,
-          appVersion: event === 'crash_group.new' ? g.appVersion : job.ref,
-        }, new Date());
+        const body = deliveryBody(
+          h.url,
+          event,
+          {
+            text,
+            link,
+            projectId: g.projectId,
+            groupId: g.groupId,
+            message: g.message,
+            isFatal: g.isFatal,
+            appVersion: event === 'crash_group.new' ? g.appVersion : job.ref,
+          },
+          new Date(),
+        );
         await enqueueDelivery(q, g.projectId, h.id, event, body, derivedId(event, String(job.id), h.id));
       }
       return targets.length;
@@ -107,11 +149,16 @@ export function noticeJobs(d: NoticeJobDeps) {
     if (await d.outbox.isSent(job.id)) return { note: 'sent in a digest with other alerts of the project' };
     const r = await alertAudience(d.db, p.projectId, { ownList: p.ownList, defaults: d.config.alertEmailTo });
     if (!r) throw new PermanentJobError(`project ${p.projectId} not found`);
-    if (!r.to.length) return { note: 'no recipients: no confirmed address, no team members, no ALERT_EMAIL_TO; nothing sent' };
+    if (!r.to.length)
+      return { note: 'no recipients: no confirmed address, no team members, no ALERT_EMAIL_TO; nothing sent' };
 
     if (p.ownList !== null) {
       const mail = renderNotices(r.projectName, [p.notice], String(job.id));
-      const how = await sendToEach(d, { projectId: p.projectId, ownerId: r.ownerId, to: r.to, headers: { 'X-Flightrec-Project': p.projectId } }, mail);
+      const how = await sendToEach(
+        d,
+        { projectId: p.projectId, ownerId: r.ownerId, to: r.to, headers: { 'X-Flightrec-Project': p.projectId } },
+        mail,
+      );
       await d.outbox.markSent(job.id, mail.messageId);
       return { note: `sent to ${how}` };
     }
@@ -129,10 +176,19 @@ export function noticeJobs(d: NoticeJobDeps) {
       }
     }
     const mail = renderNotices(r.projectName, notices, String(job.id));
-    const how = await sendToEach(d, {
-      projectId: p.projectId, ownerId: r.ownerId, to: r.to,
-      headers: { 'X-Flightrec-Project': p.projectId, ...(job.groupId ? { 'X-Flightrec-Crash-Group': job.groupId } : {}) },
-    }, mail);
+    const how = await sendToEach(
+      d,
+      {
+        projectId: p.projectId,
+        ownerId: r.ownerId,
+        to: r.to,
+        headers: {
+          'X-Flightrec-Project': p.projectId,
+          ...(job.groupId ? { 'X-Flightrec-Crash-Group': job.groupId } : {}),
+        },
+      },
+      mail,
+    );
     await d.outbox.markSentMany(carried, mail.messageId);
     return { note: notices.length > 1 ? `digest of ${notices.length} alerts sent to ${how}` : `sent to ${how}` };
   };

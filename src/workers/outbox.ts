@@ -103,7 +103,9 @@ export class OutboxWorker {
   async runDue(): Promise<number> {
     await this.repo.failAbandoned(this.opts.maxAttempts);
     for (const sweep of this.sweeps) {
-      await sweep().catch((err: unknown) => this.log.error({ err: loggableError(err) }, 'outbox sweep failed; retrying at the next poll'));
+      await sweep().catch((err: unknown) =>
+        this.log.error({ err: loggableError(err) }, 'outbox sweep failed; retrying at the next poll'),
+      );
     }
     const limit = Math.max(1, this.opts.concurrency ?? 8);
     const perProject = Math.max(1, this.opts.projectConcurrency ?? 2);
@@ -128,7 +130,13 @@ export class OutboxWorker {
           takenLanes.add(c.lane);
           if (c.webhookId) takenHooks.set(c.projectId, (takenHooks.get(c.projectId) ?? 0) + 1);
         }
-        const jobs = pick.length ? await this.repo.claimIds(pick.map((c) => c.id), this.opts.leaseMs, this.opts.maxAttempts) : [];
+        const jobs = pick.length
+          ? await this.repo.claimIds(
+              pick.map((c) => c.id),
+              this.opts.leaseMs,
+              this.opts.maxAttempts,
+            )
+          : [];
         const laneOf = new Map(pick.map((c) => [c.id, c]));
         for (const job of jobs) {
           const head = laneOf.get(job.id)!;
@@ -162,34 +170,60 @@ export class OutboxWorker {
 
   async runJob(job: OutboxJob): Promise<void> {
     // Long jobs keep their lease; a dead worker's lease runs out and another worker retakes the job.
-    const heartbeat = setInterval(() => {
-      // A missed extension is retried at the next beat; if the lease runs out meanwhile another
-      // worker may take the job too, which the log must show.
-      this.repo.extend(job, this.opts.leaseMs).catch((err: unknown) => {
-        this.log.warn({ job: job.id, kind: job.kind, err: loggableError(err) }, 'outbox lease extension failed; retrying at the next beat');
-      });
-    }, Math.max(50, Math.floor(this.opts.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        // A missed extension is retried at the next beat; if the lease runs out meanwhile another
+        // worker may take the job too, which the log must show.
+        this.repo.extend(job, this.opts.leaseMs).catch((err: unknown) => {
+          this.log.warn(
+            { job: job.id, kind: job.kind, err: loggableError(err) },
+            'outbox lease extension failed; retrying at the next beat',
+          );
+        });
+      },
+      Math.max(50, Math.floor(this.opts.leaseMs / 3)),
+    );
     heartbeat.unref();
     try {
       const handler = this.handlers[job.kind];
       if (!handler) throw new PermanentJobError(`no handler for job kind "${job.kind}"`);
       const out = await handler(job);
       const recorded = await this.repo.complete(job, out?.note ?? null);
-      this.log.info({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, note: out?.note, recorded }, 'outbox job done');
+      this.log.info(
+        { job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, note: out?.note, recorded },
+        'outbox job done',
+      );
     } catch (err) {
       if (err instanceof DeferJobError) {
         await this.repo.defer(job, err.delayMs);
-        this.log.info({ job: job.id, kind: job.kind, group: job.groupId, retryInMs: err.delayMs }, 'outbox job deferred (alert throttling)');
+        this.log.info(
+          { job: job.id, kind: job.kind, group: job.groupId, retryInMs: err.delayMs },
+          'outbox job deferred (alert throttling)',
+        );
         return;
       }
       const msg = err instanceof Error ? err.message : String(err);
-      const next = err instanceof PermanentJobError ? ({ action: 'give-up' } as const) : afterFailure(job.attempts, this.opts);
+      const next =
+        err instanceof PermanentJobError ? ({ action: 'give-up' } as const) : afterFailure(job.attempts, this.opts);
       if (next.action === 'give-up') {
         await this.repo.fail(job, msg);
-        this.log.error({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, err: loggableError(err) }, 'outbox job failed for good');
+        this.log.error(
+          { job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, err: loggableError(err) },
+          'outbox job failed for good',
+        );
       } else {
         await this.repo.retryLater(job, msg, next.delayMs);
-        this.log.warn({ job: job.id, kind: job.kind, group: job.groupId, attempts: job.attempts, retryInMs: next.delayMs, err: loggableError(err) }, 'outbox job failed; will retry');
+        this.log.warn(
+          {
+            job: job.id,
+            kind: job.kind,
+            group: job.groupId,
+            attempts: job.attempts,
+            retryInMs: next.delayMs,
+            err: loggableError(err),
+          },
+          'outbox job failed; will retry',
+        );
       }
     } finally {
       clearInterval(heartbeat);

@@ -12,7 +12,8 @@ import type { WorkerLog } from './log.ts';
 export const CONFIRM_LINK_TTL_MS = 3 * 24 * 3600 * 1000;
 
 /** The page an address's owner opens to confirm it (a GET shows a button; only its POST confirms). */
-export const confirmLink = (publicUrl: string, token: string) => `${publicUrl}/api/alert-recipients/confirm?token=${encodeURIComponent(token)}`;
+export const confirmLink = (publicUrl: string, token: string) =>
+  `${publicUrl}/api/alert-recipients/confirm?token=${encodeURIComponent(token)}`;
 
 /**
  * Sends the confirmation email of each newly listed address (a sweep of every worker round).
@@ -21,7 +22,13 @@ export const confirmLink = (publicUrl: string, token: string) => `${publicUrl}/a
  * address's and the project's team owner's daily caps; past them it is not sent (and the
  * address is marked mailed, so the sweep does not retry it every round).
  */
-export function recipientConfirmations(config: Pick<Config, 'alertEmailFrom' | 'publicUrl'>, db: Postgres, mailer: Mailer, gate: MailGate, log: WorkerLog) {
+export function recipientConfirmations(
+  config: Pick<Config, 'alertEmailFrom' | 'publicUrl'>,
+  db: Postgres,
+  mailer: Mailer,
+  gate: MailGate,
+  log: WorkerLog,
+) {
   const recipients = alertRecipientsRepo(db);
   const projects = projectsRepo(db);
   return async () => {
@@ -36,7 +43,14 @@ export function recipientConfirmations(config: Pick<Config, 'alertEmailFrom' | '
       const token = randomToken();
       await recipients.setToken(r.projectId, r.email, hashToken(token), CONFIRM_LINK_TTL_MS);
       const mail = renderRecipientConfirmation(project?.name ?? '', r.email, confirmLink(config.publicUrl, token));
-      await mailer.send({ from: config.alertEmailFrom, to: [r.email], subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId });
+      await mailer.send({
+        from: config.alertEmailFrom,
+        to: [r.email],
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        messageId: mail.messageId,
+      });
       await recipients.markMailed(r.projectId, r.email);
       log.info({ project: r.projectId }, 'alert recipient confirmation sent');
     }

@@ -1,7 +1,11 @@
 import OpenAI from 'openai';
 import type { Config } from '../config.ts';
 import {
-  cleanAiSummary, deterministicSummary, summaryPrompt, DETERMINISTIC_SOURCE, type CrashContext,
+  cleanAiSummary,
+  deterministicSummary,
+  summaryPrompt,
+  DETERMINISTIC_SOURCE,
+  type CrashContext,
 } from '../domain/crashSummary.ts';
 import type { WorkerLog } from './log.ts';
 import { loggableError } from '../domain/log.ts';
@@ -31,7 +35,10 @@ export function createSummarizer(config: Pick<Config, 'openai' | 'summaryTimeout
       const res = await client.chat.completions.create(
         {
           model: ai.model,
-          messages: [{ role: 'system', content: p.system }, { role: 'user', content: p.user }],
+          messages: [
+            { role: 'system', content: p.system },
+            { role: 'user', content: p.user },
+          ],
           max_tokens: 200,
           temperature: 0.2,
         },

@@ -23,7 +23,10 @@ export interface PostResult {
 /** Refuses, after DNS, an address that is private or loopback (WEBHOOK_ALLOW_PRIVATE=false). */
 const publicOnly: LookupFunction = (hostname, options, callback) => {
   const refuse = (address: string) =>
-    Object.assign(new Error(`${hostname} resolves to a private address (${address}); set WEBHOOK_ALLOW_PRIVATE=true to allow it`), { code: 'EPRIVATE' });
+    Object.assign(
+      new Error(`${hostname} resolves to a private address (${address}); set WEBHOOK_ALLOW_PRIVATE=true to allow it`),
+      { code: 'EPRIVATE' },
+    );
   // Node asks for every address (all: true) when it races IPv4 and IPv6; answer in the shape it asked for.
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, '', 0);
@@ -39,9 +42,15 @@ const publicOnly: LookupFunction = (hostname, options, callback) => {
  * followed (a 3xx is a failed attempt), http(s) only. Resolves with the status, rejects on a
  * network error or timeout.
  */
-export function postJson(url: string, body: string, headers: Record<string, string>, opts: { timeoutMs: number; allowPrivate: boolean }): Promise<PostResult> {
+export function postJson(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: { timeoutMs: number; allowPrivate: boolean },
+): Promise<PostResult> {
   const u = new URL(url);
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(new Error(`unsupported protocol ${u.protocol}`));
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return Promise.reject(new Error(`unsupported protocol ${u.protocol}`));
   // An address written in the URL is connected to without a lookup, so it is checked here.
   const literal = u.hostname.replace(/^\[|\]$/g, '');
   if (!opts.allowPrivate && isIP(literal) && isPrivateAddress(literal)) {
@@ -50,24 +59,38 @@ export function postJson(url: string, body: string, headers: Record<string, stri
   const client = u.protocol === 'https:' ? https : http;
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = client.request(u, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'flightrec-webhooks', ...headers },
-      timeout: opts.timeoutMs,
-      ...(opts.allowPrivate ? {} : { lookup: publicOnly }),
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        if (size < MAX_RESPONSE_BYTES) chunks.push(c.subarray(0, MAX_RESPONSE_BYTES - size));
-        size += c.length;
-        if (size >= MAX_RESPONSE_BYTES) res.destroy();
-      });
-      const done = () => resolve({ status: res.statusCode ?? 0, latencyMs: Math.round(performance.now() - started), body: Buffer.concat(chunks).toString('utf8') });
-      res.on('end', done);
-      res.on('close', done);
-      res.on('error', done);
-    });
+    const req = client.request(
+      u,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'flightrec-webhooks',
+          ...headers,
+        },
+        timeout: opts.timeoutMs,
+        ...(opts.allowPrivate ? {} : { lookup: publicOnly }),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < MAX_RESPONSE_BYTES) chunks.push(c.subarray(0, MAX_RESPONSE_BYTES - size));
+          size += c.length;
+          if (size >= MAX_RESPONSE_BYTES) res.destroy();
+        });
+        const done = () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            latencyMs: Math.round(performance.now() - started),
+            body: Buffer.concat(chunks).toString('utf8'),
+          });
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', done);
+      },
+    );
     // The whole exchange, not just idle time: a receiver trickling bytes must not hold the job.
     const budget = setTimeout(() => req.destroy(new Error(`timed out after ${opts.timeoutMs} ms`)), opts.timeoutMs);
     req.on('timeout', () => req.destroy(new Error(`timed out after ${opts.timeoutMs} ms`)));
@@ -83,7 +106,8 @@ export function postJson(url: string, body: string, headers: Record<string, stri
  */
 export function deliveryFailure(err: unknown): string {
   const e = err as { code?: string; message?: string } | null;
-  if (e?.code === 'EPRIVATE' || /private address/.test(e?.message ?? '')) return 'refused: private or loopback destination';
+  if (e?.code === 'EPRIVATE' || /private address/.test(e?.message ?? ''))
+    return 'refused: private or loopback destination';
   if (/timed out/.test(e?.message ?? '')) return 'timed out';
   if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'host not found';
   return 'connection failed';
@@ -115,8 +139,13 @@ export function webhookJob(d: WebhookJobDeps) {
     if (!delivery) return { note: 'delivery gone with its webhook; not sent' };
     if (delivery.status === 'delivered') return { note: 'delivered by an earlier attempt' };
     const target = await webhookTarget(d.db, delivery.webhookId);
-    if (!target || !target.enabled) {
-      await deliveries.recordAttempt(job.ref, { status: 'failed', responseCode: null, latencyMs: 0, error: 'webhook deleted or disabled' });
+    if (!target?.enabled) {
+      await deliveries.recordAttempt(job.ref, {
+        status: 'failed',
+        responseCode: null,
+        latencyMs: 0,
+        error: 'webhook deleted or disabled',
+      });
       return { note: 'webhook deleted or disabled; not sent' };
     }
     const wait = await hooks.takeSlot(delivery.webhookId, d.config.webhooks.perMinute);
@@ -124,23 +153,42 @@ export function webhookJob(d: WebhookJobDeps) {
 
     const headers: Record<string, string> = isSlackUrl(target.url)
       ? {}
-      : { [SIGNATURE_HEADER]: signatureHeader(openSecret(d.secretsKey, target.secret), delivery.body, now()), 'X-Flightrec-Event': delivery.event, 'X-Flightrec-Delivery': job.ref };
+      : {
+          [SIGNATURE_HEADER]: signatureHeader(openSecret(d.secretsKey, target.secret), delivery.body, now()),
+          'X-Flightrec-Event': delivery.event,
+          'X-Flightrec-Delivery': job.ref,
+        };
     const last = job.attempts >= d.config.outbox.maxAttempts;
     let res: PostResult;
     try {
       res = await postJson(target.url, delivery.body, headers, d.config.webhooks);
     } catch (err) {
       const error = deliveryFailure(err);
-      await deliveries.recordAttempt(job.ref, { status: last ? 'failed' : 'retrying', responseCode: null, latencyMs: 0, error });
+      await deliveries.recordAttempt(job.ref, {
+        status: last ? 'failed' : 'retrying',
+        responseCode: null,
+        latencyMs: 0,
+        error,
+      });
       throw new Error(`webhook delivery failed: ${error}`);
     }
     if (res.status >= 200 && res.status < 300) {
-      await deliveries.recordAttempt(job.ref, { status: 'delivered', responseCode: res.status, latencyMs: res.latencyMs, error: null });
+      await deliveries.recordAttempt(job.ref, {
+        status: 'delivered',
+        responseCode: res.status,
+        latencyMs: res.latencyMs,
+        error: null,
+      });
       return { note: `delivered (${res.status}) in ${res.latencyMs} ms` };
     }
     // The tenant sees the status and timing, never the receiver's answer (it may be an internal service's).
     const error = `HTTP ${res.status}`;
-    await deliveries.recordAttempt(job.ref, { status: last ? 'failed' : 'retrying', responseCode: res.status, latencyMs: res.latencyMs, error });
+    await deliveries.recordAttempt(job.ref, {
+      status: last ? 'failed' : 'retrying',
+      responseCode: res.status,
+      latencyMs: res.latencyMs,
+      error,
+    });
     throw new Error(`webhook answered ${error}`);
   };
 }

@@ -29,39 +29,49 @@ afterAll(async () => {
   await network?.stop();
 });
 
-describe.skipIf(why !== null)(`a ClickHouse cluster of two shards × two replicas with Keeper${why ? ` (skipped: ${why})` : ''}`, () => {
-  it('migrates ON CLUSTER from empty with two processes starting at once', async () => {
-    servers.push(...(await Promise.all([startTestServer(env), startTestServer(env)])));
-    const tables = await servers[0]!.svc.stores.ch.query<{ h: string; name: string; engine: string }>(
-      `SELECT hostName() AS h, name, engine FROM clusterAllReplicas('flightrec', system.tables)
-       WHERE database = currentDatabase() AND name IN ('events', 'events_local', 'ingest', 'ingest_local', 'events_ingest', 'crash_occurrences_local')`);
-    expect(new Set(tables.map((t) => t.h)).size).toBe(4);
-    const engines = new Map(tables.map((t) => [t.name, t.engine]));
-    expect(Object.fromEntries(engines)).toEqual({
-      // 002's events_ingest was created and dropped on the way (004)
-      events: 'Distributed', events_local: 'ReplicatedReplacingMergeTree', ingest: 'Distributed',
-      ingest_local: 'Null', crash_occurrences_local: 'ReplicatedReplacingMergeTree',
+describe.skipIf(why !== null)(
+  `a ClickHouse cluster of two shards × two replicas with Keeper${why ? ` (skipped: ${why})` : ''}`,
+  () => {
+    it('migrates ON CLUSTER from empty with two processes starting at once', async () => {
+      servers.push(...(await Promise.all([startTestServer(env), startTestServer(env)])));
+      const tables = await servers[0]!.svc.stores.ch.query<{ h: string; name: string; engine: string }>(
+        `SELECT hostName() AS h, name, engine FROM clusterAllReplicas('flightrec', system.tables)
+       WHERE database = currentDatabase() AND name IN ('events', 'events_local', 'ingest', 'ingest_local', 'events_ingest', 'crash_occurrences_local')`,
+      );
+      expect(new Set(tables.map((t) => t.h)).size).toBe(4);
+      const engines = new Map(tables.map((t) => [t.name, t.engine]));
+      expect(Object.fromEntries(engines)).toEqual({
+        // 002's events_ingest was created and dropped on the way (004)
+        events: 'Distributed',
+        events_local: 'ReplicatedReplacingMergeTree',
+        ingest: 'Distributed',
+        ingest_local: 'Null',
+        crash_occurrences_local: 'ReplicatedReplacingMergeTree',
+      });
     });
-  });
 
-  it('counts every row once through the Distributed tables, spread over both shards and on both replicas', async () => {
-    const s = servers[0]!;
-    await exercise(s);
-    for (const table of ['events_local', 'network_logs_local', 'crash_occurrences_local']) {
-      await s.svc.stores.ch.exec(`SYSTEM SYNC REPLICA ON CLUSTER 'flightrec' ${table}`).catch(() => s.svc.stores.ch.exec(`SYSTEM SYNC REPLICA ${table}`));
-      // hostName() is each node's (ch-s<shard>-r<replica>), evaluated where the rows are
-      const perHost = await s.svc.stores.ch.query<{ h: string; n: number }>(
-        `SELECT hostName() AS h, count() AS n FROM clusterAllReplicas('flightrec', currentDatabase(), ${table}) GROUP BY h`);
-      const byShard = new Map<string, number[]>();
-      for (const r of perHost) {
-        const shard = r.h.replace(/-r\d+$/, '');
-        byShard.set(shard, [...(byShard.get(shard) ?? []), Number(r.n)]);
+    it('counts every row once through the Distributed tables, spread over both shards and on both replicas', async () => {
+      const s = servers[0]!;
+      await exercise(s);
+      for (const table of ['events_local', 'network_logs_local', 'crash_occurrences_local']) {
+        await s.svc.stores.ch
+          .exec(`SYSTEM SYNC REPLICA ON CLUSTER 'flightrec' ${table}`)
+          .catch(() => s.svc.stores.ch.exec(`SYSTEM SYNC REPLICA ${table}`));
+        // hostName() is each node's (ch-s<shard>-r<replica>), evaluated where the rows are
+        const perHost = await s.svc.stores.ch.query<{ h: string; n: number }>(
+          `SELECT hostName() AS h, count() AS n FROM clusterAllReplicas('flightrec', currentDatabase(), ${table}) GROUP BY h`,
+        );
+        const byShard = new Map<string, number[]>();
+        for (const r of perHost) {
+          const shard = r.h.replace(/-r\d+$/, '');
+          byShard.set(shard, [...(byShard.get(shard) ?? []), Number(r.n)]);
+        }
+        expect(byShard.size, table).toBe(2);
+        for (const [shard, counts] of byShard) {
+          expect(counts, `${table} shard ${shard}`).toHaveLength(2);
+          expect(counts[0], `${table} replicas of shard ${shard}`).toBe(counts[1]);
+        }
       }
-      expect(byShard.size, table).toBe(2);
-      for (const [shard, counts] of byShard) {
-        expect(counts, `${table} shard ${shard}`).toHaveLength(2);
-        expect(counts[0], `${table} replicas of shard ${shard}`).toBe(counts[1]);
-      }
-    }
-  });
-});
+    });
+  },
+);

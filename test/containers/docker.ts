@@ -3,7 +3,14 @@
  * Redis, and a ClickHouse cluster of two shards × two replicas with Keeper. Without a Docker
  * daemon the suites skip and say why.
  */
-import { GenericContainer, Network, Wait, getContainerRuntimeClient, type StartedNetwork, type StartedTestContainer } from 'testcontainers';
+import {
+  GenericContainer,
+  Network,
+  Wait,
+  getContainerRuntimeClient,
+  type StartedNetwork,
+  type StartedTestContainer,
+} from 'testcontainers';
 import { expect } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { TestServer } from '../helpers/server.ts';
@@ -28,11 +35,17 @@ export async function startPostgres(): Promise<{ container: StartedTestContainer
     // the image starts the server twice (init, then for real): the second "ready" is the one
     .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
     .start();
-  return { container, url: `postgres://flightrec:flightrec@${container.getHost()}:${container.getMappedPort(5432)}/flightrec` };
+  return {
+    container,
+    url: `postgres://flightrec:flightrec@${container.getHost()}:${container.getMappedPort(5432)}/flightrec`,
+  };
 }
 
 export async function startRedis(): Promise<{ container: StartedTestContainer; url: string }> {
-  const container = await new GenericContainer(IMAGES.redis).withExposedPorts(6379).withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/)).start();
+  const container = await new GenericContainer(IMAGES.redis)
+    .withExposedPorts(6379)
+    .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
+    .start();
   return { container, url: `redis://${container.getHost()}:${container.getMappedPort(6379)}` };
 }
 
@@ -46,27 +59,34 @@ export async function startClickHouse(): Promise<{ container: StartedTestContain
     container,
     env: {
       CLICKHOUSE_URL: `http://${container.getHost()}:${container.getMappedPort(8123)}`,
-      CLICKHOUSE_USER: 'flightrec', CLICKHOUSE_PASSWORD: 'flightrec', CLICKHOUSE_DATABASE: 'flightrec',
+      CLICKHOUSE_USER: 'flightrec',
+      CLICKHOUSE_PASSWORD: 'flightrec',
+      CLICKHOUSE_DATABASE: 'flightrec',
     },
   };
 }
 
 const NODES = [
-  { host: 'ch-s1-r1', shard: '01' }, { host: 'ch-s1-r2', shard: '01' },
-  { host: 'ch-s2-r1', shard: '02' }, { host: 'ch-s2-r2', shard: '02' },
+  { host: 'ch-s1-r1', shard: '01' },
+  { host: 'ch-s1-r2', shard: '01' },
+  { host: 'ch-s2-r1', shard: '02' },
+  { host: 'ch-s2-r2', shard: '02' },
 ];
 
 /** Each node's config.d: the cluster, its macros, Keeper (run by the first node), DDL queue. */
 function nodeConfig(node: (typeof NODES)[number]): string {
-  const shard = (n: string) => `<shard><internal_replication>true</internal_replication>${NODES.filter((x) => x.shard === n)
-    .map((x) => `<replica><host>${x.host}</host><port>9000</port></replica>`).join('')}</shard>`;
-  const keeper = node.host === 'ch-s1-r1'
-    ? `<keeper_server><tcp_port>9181</tcp_port><server_id>1</server_id>
+  const shard = (n: string) =>
+    `<shard><internal_replication>true</internal_replication>${NODES.filter((x) => x.shard === n)
+      .map((x) => `<replica><host>${x.host}</host><port>9000</port></replica>`)
+      .join('')}</shard>`;
+  const keeper =
+    node.host === 'ch-s1-r1'
+      ? `<keeper_server><tcp_port>9181</tcp_port><server_id>1</server_id>
          <log_storage_path>/var/lib/clickhouse/coordination/log</log_storage_path>
          <snapshot_storage_path>/var/lib/clickhouse/coordination/snapshots</snapshot_storage_path>
          <raft_configuration><server><id>1</id><hostname>ch-s1-r1</hostname><port>9234</port></server></raft_configuration>
        </keeper_server>`
-    : '';
+      : '';
   return `<clickhouse>
   <listen_host>0.0.0.0</listen_host>
   <remote_servers><flightrec>${shard('01')}${shard('02')}</flightrec></remote_servers>
@@ -78,20 +98,32 @@ function nodeConfig(node: (typeof NODES)[number]): string {
 }
 
 /** Two shards × two replicas on one Docker network; the service talks to the first node. */
-export async function startClickHouseCluster(): Promise<{ network: StartedNetwork; nodes: StartedTestContainer[]; env: Record<string, string> }> {
+export async function startClickHouseCluster(): Promise<{
+  network: StartedNetwork;
+  nodes: StartedTestContainer[];
+  env: Record<string, string>;
+}> {
   const network = await new Network().start();
-  const nodes = await Promise.all(NODES.map((n) => new GenericContainer(IMAGES.clickhouse)
-    .withNetwork(network)
-    .withNetworkAliases(n.host)
-    .withHostname(n.host)
-    // the default user without a password keeps its network access: the nodes query each other as it
-    .withEnvironment({ CLICKHOUSE_SKIP_USER_SETUP: '1' })
-    .withCopyContentToContainer([{ content: nodeConfig(n), target: '/etc/clickhouse-server/config.d/cluster.xml' }])
-    .withExposedPorts(8123)
-    .withWaitStrategy(Wait.forHttp('/ping', 8123))
-    .start()));
+  const nodes = await Promise.all(
+    NODES.map((n) =>
+      new GenericContainer(IMAGES.clickhouse)
+        .withNetwork(network)
+        .withNetworkAliases(n.host)
+        .withHostname(n.host)
+        // the default user without a password keeps its network access: the nodes query each other as it
+        .withEnvironment({ CLICKHOUSE_SKIP_USER_SETUP: '1' })
+        .withCopyContentToContainer([{ content: nodeConfig(n), target: '/etc/clickhouse-server/config.d/cluster.xml' }])
+        .withExposedPorts(8123)
+        .withWaitStrategy(Wait.forHttp('/ping', 8123))
+        .start(),
+    ),
+  );
   const first = nodes[0]!;
-  return { network, nodes, env: { CLICKHOUSE_URL: `http://${first.getHost()}:${first.getMappedPort(8123)}`, CLICKHOUSE_CLUSTER: 'flightrec' } };
+  return {
+    network,
+    nodes,
+    env: { CLICKHOUSE_URL: `http://${first.getHost()}:${first.getMappedPort(8123)}`, CLICKHOUSE_CLUSTER: 'flightrec' },
+  };
 }
 
 /**
@@ -113,7 +145,12 @@ export async function exercise(s: TestServer): Promise<void> {
   });
   for (const [i, st] of sessions.entries()) {
     await post('/ingest/session', st);
-    const events = { sessionId: st.sessionId, events: Array.from({ length: 30 }, (_, n) => (n % 3 === 0 ? P.networkEvent(st.sessionId, n, 500) : P.navigate(st.sessionId, n))) };
+    const events = {
+      sessionId: st.sessionId,
+      events: Array.from({ length: 30 }, (_, n) =>
+        n % 3 === 0 ? P.networkEvent(st.sessionId, n, 500) : P.navigate(st.sessionId, n),
+      ),
+    };
     const network = { sessionId: st.sessionId, requests: [P.networkRequest(), P.networkRequest()] };
     const crash = P.crash(st.sessionId, { stackTrace, timestamp: P.T0 + i });
     for (let twice = 0; twice < 2; twice++) {
@@ -137,6 +174,10 @@ export async function exercise(s: TestServer): Promise<void> {
   const crashes = await get('/export/crashes');
   expect(crashes.data).toHaveLength(1);
   expect(crashes.data[0]).toMatchObject({ occurrenceCount: 16, affectedDevices: 4 });
-  const view = await s.app.inject({ method: 'GET', url: `/api/projects/${p.projectId}/crash-groups/${crashes.data[0].id}`, headers: s.admin });
+  const view = await s.app.inject({
+    method: 'GET',
+    url: `/api/projects/${p.projectId}/crash-groups/${crashes.data[0].id}`,
+    headers: s.admin,
+  });
   expect(view.json()).toMatchObject({ occurrenceCount: 16, status: 'open' });
 }

@@ -25,20 +25,25 @@ afterAll(async () => {
   await Promise.all(containers.map((c) => c.stop()));
 });
 
-describe.skipIf(why !== null)(`one ClickHouse server, Postgres and Redis in Docker${why ? ` (skipped: ${why})` : ''}`, () => {
-  it('migrates from empty, ingests with retries, and counts every row once', async () => {
-    s = await startTestServer(env);
-    expect(s.svc.stores.ch.kind).toBe('http');
-    await exercise(s);
-  });
+describe.skipIf(why !== null)(
+  `one ClickHouse server, Postgres and Redis in Docker${why ? ` (skipped: ${why})` : ''}`,
+  () => {
+    it('migrates from empty, ingests with retries, and counts every row once', async () => {
+      s = await startTestServer(env);
+      expect(s.svc.stores.ch.kind).toBe('http');
+      await exercise(s);
+    });
 
-  it('starts again on the same stores with nothing to migrate and the data as it was', async () => {
-    await s!.close();
-    s = await startTestServer(env);
-    const [m] = await s.svc.stores.ch.query<{ n: number }>('SELECT count() AS n FROM schema_migrations FINAL');
-    expect(Number(m!.n)).toBeGreaterThanOrEqual(3);
-    const [ttl] = await s.svc.stores.ch.query<{ q: string }>("SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name = 'crash_occurrences'");
-    expect(ttl!.q).toMatch(/TTL toDateTime\(occurred_at\) \+ toIntervalDay\(3650\)/);
-    await exercise(s);
-  });
-});
+    it('starts again on the same stores with nothing to migrate and the data as it was', async () => {
+      await s!.close();
+      s = await startTestServer(env);
+      const [m] = await s.svc.stores.ch.query<{ n: number }>('SELECT count() AS n FROM schema_migrations FINAL');
+      expect(Number(m!.n)).toBeGreaterThanOrEqual(3);
+      const [ttl] = await s.svc.stores.ch.query<{ q: string }>(
+        "SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name = 'crash_occurrences'",
+      );
+      expect(ttl!.q).toMatch(/TTL toDateTime\(occurred_at\) \+ toIntervalDay\(3650\)/);
+      await exercise(s);
+    });
+  },
+);

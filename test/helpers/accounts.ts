@@ -32,7 +32,14 @@ export async function verificationToken(s: TestServer, email: string): Promise<s
   // This process's own verification sweep, with a mailer that keeps what it is given; when the
   // server's worker runs (RUN_WORKER), it may have sent the link first: then it is in DATA_DIR/mail.
   const kept: OutgoingMail[] = [];
-  const memory: Mailer = { kind: 'file', async send(m) { kept.push(m); return 'memory'; }, close() {} };
+  const memory: Mailer = {
+    kind: 'file',
+    async send(m) {
+      kept.push(m);
+      return 'memory';
+    },
+    close() {},
+  };
   await verificationMails(s.svc.config, s.svc.stores.pg, memory, async () => true, silentLog)();
   const link = /token=([A-Za-z0-9_%-]+)/;
   const mine = kept.find((m) => m.to.includes(email));
@@ -40,7 +47,11 @@ export async function verificationToken(s: TestServer, email: string): Promise<s
   const dir = path.join(s.dataDir, 'mail');
   return waitFor(`the verification email to ${email}`, () => {
     if (!fs.existsSync(dir)) return null;
-    const mails = fs.readdirSync(dir).filter((f) => f.endsWith('.eml')).sort().reverse()
+    const mails = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.eml'))
+      .sort()
+      .reverse()
       .map((f) => parseMail(fs.readFileSync(path.join(dir, f), 'utf8')))
       .filter((m) => m.headers.to === email && /verify/i.test(m.headers.subject ?? ''));
     const m = mails[0] && link.exec(mails[0].body.replace(/=\n/g, '').replace(/=3D/g, '='));
@@ -56,31 +67,58 @@ export async function verifyEmail(s: TestServer, email: string): Promise<void> {
 }
 
 /** A new account, signed in; its address verified unless `verified: false`. */
-export async function signup(s: TestServer, email = `u-${randomUUID()}@example.com`, password = PASSWORD, opts: { verified?: boolean } = {}): Promise<Account> {
+export async function signup(
+  s: TestServer,
+  email = `u-${randomUUID()}@example.com`,
+  password = PASSWORD,
+  opts: { verified?: boolean } = {},
+): Promise<Account> {
   const r = await s.app.inject({ method: 'POST', url: '/api/auth/signup', payload: { email, password } });
   if (r.statusCode !== 201) throw new Error(`signup failed: ${r.statusCode} ${r.body}`);
   const body = r.json();
   const cookie = cookieFrom(r.headers['set-cookie']);
   if (opts.verified !== false) await verifyEmail(s, email);
   return {
-    email, userId: body.user.id, teamId: body.teams[0].id, cookie, csrf: body.csrfToken,
+    email,
+    userId: body.user.id,
+    teamId: body.teams[0].id,
+    cookie,
+    csrf: body.csrfToken,
     headers: { cookie, 'x-csrf-token': body.csrfToken },
   };
 }
 
 /** Creates a project through the dashboard; returns its id and the key shown once. */
 export async function dashboardProject(s: TestServer, a: Account, name = 'My app') {
-  const r = await s.app.inject({ method: 'POST', url: '/api/dashboard/projects', headers: a.headers, payload: { name } });
+  const r = await s.app.inject({
+    method: 'POST',
+    url: '/api/dashboard/projects',
+    headers: a.headers,
+    payload: { name },
+  });
   if (r.statusCode !== 201) throw new Error(`project failed: ${r.statusCode} ${r.body}`);
   const body = r.json();
-  return { projectId: body.project.id as string, apiKey: body.apiKey as string, auth: { authorization: `Bearer ${body.apiKey}` } };
+  return {
+    projectId: body.project.id as string,
+    apiKey: body.apiKey as string,
+    auth: { authorization: `Bearer ${body.apiKey}` },
+  };
 }
 
 /** The owner invites the member into their team and the member accepts. */
 export async function addMember(s: TestServer, owner: Account, member: Account, teamId = owner.teamId) {
-  const inv = await s.app.inject({ method: 'POST', url: `/api/dashboard/teams/${teamId}/members`, headers: owner.headers, payload: { email: member.email } });
+  const inv = await s.app.inject({
+    method: 'POST',
+    url: `/api/dashboard/teams/${teamId}/members`,
+    headers: owner.headers,
+    payload: { email: member.email },
+  });
   if (inv.statusCode !== 201) throw new Error(`invite failed: ${inv.statusCode} ${inv.body}`);
-  const ok = await s.app.inject({ method: 'POST', url: `/api/dashboard/invitations/${inv.json().invitation.id}/accept`, headers: member.headers });
+  const ok = await s.app.inject({
+    method: 'POST',
+    url: `/api/dashboard/invitations/${inv.json().invitation.id}/accept`,
+    headers: member.headers,
+  });
   if (ok.statusCode !== 200) throw new Error(`accept failed: ${ok.statusCode} ${ok.body}`);
 }
 

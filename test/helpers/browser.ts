@@ -9,7 +9,10 @@ import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playw
  */
 export const CHROMIUM = '/usr/bin/chromium';
 export const hasChromium = fs.existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`browser tests skipped: ${CHROMIUM} is missing (install Debian's chromium: apt-get install -y chromium)`);
+if (!hasChromium)
+  console.warn(
+    `browser tests skipped: ${CHROMIUM} is missing (install Debian's chromium: apt-get install -y chromium)`,
+  );
 
 /** Where the tests leave screenshots of the pages they check, for a person to look at. */
 export const SHOTS = path.resolve('test-artifacts/screenshots');
@@ -18,13 +21,31 @@ export async function launchChromium(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
 /** A browser context of this size; below 600 px it is a phone (touch, mobile viewport). */
-export function sizedContext(browser: Browser, width: number, height: number, more: BrowserContextOptions = {}): Promise<BrowserContext> {
-  return browser.newContext({ viewport: { width, height }, ...(width < 600 ? { isMobile: true, hasTouch: true } : {}), ...more });
+export function sizedContext(
+  browser: Browser,
+  width: number,
+  height: number,
+  more: BrowserContextOptions = {},
+): Promise<BrowserContext> {
+  return browser.newContext({
+    viewport: { width, height },
+    ...(width < 600 ? { isMobile: true, hasTouch: true } : {}),
+    ...more,
+  });
 }
 
 /** Signs the context in with a dashboard session cookie (`name=value`) for the service at `base`. */
@@ -35,7 +56,8 @@ export async function withSession(ctx: BrowserContext, cookie: string, base: str
 }
 
 /** How far the page is wider than the screen (0: no sideways scroll). */
-export const overflowX = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+export const overflowX = (p: Page) =>
+  p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 /** Waits until the page's main area has no list or view still loading. */
 export const settled = (p: Page) => p.waitForFunction(() => !document.querySelector('main .loading, main [aria-busy]'));

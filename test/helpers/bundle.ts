@@ -25,11 +25,22 @@ export function checkout(id: number): number {
 
 /** The minified bundle of SOURCE (esbuild, as Vite ships it), its map, and the stack it throws at `url`. */
 export function release(url: string, hash: string) {
-  const out = transformSync(SOURCE, { loader: 'ts', format: 'iife', globalName: 'app', minify: true, sourcemap: 'external', sourcefile: 'src/orders.ts' });
+  const out = transformSync(SOURCE, {
+    loader: 'ts',
+    format: 'iife',
+    globalName: 'app',
+    minify: true,
+    sourcemap: 'external',
+    sourcefile: 'src/orders.ts',
+  });
   const code = `${out.code}//# sourceMappingURL=index-${hash}.js.map\n`;
   const ctx = vm.createContext({});
   vm.runInContext(code, ctx, { filename: url });
-  const stack = String(vm.runInContext('try { app.checkout(1042); "" } catch (e) { e.stack }', ctx, { filename: 'https://shop.example.com/' }));
+  const stack = String(
+    vm.runInContext('try { app.checkout(1042); "" } catch (e) { e.stack }', ctx, {
+      filename: 'https://shop.example.com/',
+    }),
+  );
   return { code, map: out.map, stack };
 }
 
@@ -55,4 +66,3 @@ com.shop.orders.OrderNotFoundException -> c.a.d:
 com.shop.orders.OrderViewModel$refresh$1 -> c.a.e:
     1:1:java.lang.Object invokeSuspend(java.lang.Object):31:31 -> invokeSuspend
 `;
-

@@ -14,9 +14,23 @@ const { Session } = createRequire(import.meta.url)('chdb') as typeof import('chd
 const session = new Session(dir!);
 
 // HTTP-level options of a real server that mean nothing to the embedded engine.
-const HTTP_ONLY = new Set(['query', 'database', 'query_id', 'session_id', 'default_format', 'user', 'password',
-  'wait_end_of_query', 'send_progress_in_http_headers', 'http_headers_progress_interval_ms', 'enable_http_compression',
-  'compress', 'decompress', 'buffer_size', 'role']);
+const HTTP_ONLY = new Set([
+  'query',
+  'database',
+  'query_id',
+  'session_id',
+  'default_format',
+  'user',
+  'password',
+  'wait_end_of_query',
+  'send_progress_in_http_headers',
+  'http_headers_progress_interval_ms',
+  'enable_http_compression',
+  'compress',
+  'decompress',
+  'buffer_size',
+  'role',
+]);
 
 const quote = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 let chain: Promise<unknown> = Promise.resolve();
@@ -37,7 +51,12 @@ async function run(url: URL, bytes: Buffer): Promise<{ status: number; text: str
   const raw = urlQuery ? RAW_INSERT.exec(urlQuery) : null;
   if (raw) {
     try {
-      await session.insert({ table: raw[1]!, values: bytes, format: raw[2]! as import('chdb').RawInsertFormat, settings });
+      await session.insert({
+        table: raw[1]!,
+        values: bytes,
+        format: raw[2]! as import('chdb').RawInsertFormat,
+        settings,
+      });
       return { status: 200, text: '' };
     } catch (err) {
       return { status: 500, text: `Code: 1000. DB::Exception: ${(err as Error).message}` };

@@ -18,9 +18,14 @@ export interface ClickHouseStandIn {
  */
 export async function startClickHouseStandIn(dataDir: string): Promise<ClickHouseStandIn> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/helpers/clickhouseShim.ts'), String(port), dataDir], {
-    cwd: root, stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'test/helpers/clickhouseShim.ts'), String(port), dataDir],
+    {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
     child.once('exit', (code) => reject(new Error(`ClickHouse stand-in exited with ${code}`)));

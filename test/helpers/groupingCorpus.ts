@@ -73,7 +73,14 @@ export function scoreCorpus(pairs: CorpusPair[], key: (c: CorpusCase) => string)
     if (v === undefined) keys.set(c.id, (v = key(c)));
     return v;
   };
-  const s: CorpusScore = { oneBugPairs: 0, oneBugMerged: 0, twoBugPairs: 0, twoBugMerged: 0, split: [], wronglyMerged: [] };
+  const s: CorpusScore = {
+    oneBugPairs: 0,
+    oneBugMerged: 0,
+    twoBugPairs: 0,
+    twoBugMerged: 0,
+    split: [],
+    wronglyMerged: [],
+  };
   for (const p of pairs) {
     const same = k(p.a) === k(p.b);
     if (p.oneBug) {

@@ -2,12 +2,18 @@ import type { TestServer } from './server.ts';
 
 /** Reads the stores directly, to check what ingestion committed (independent of the export API). */
 export async function countRows(s: TestServer, table: 'events' | 'network_logs', projectId: string): Promise<number> {
-  const r = await s.svc.stores.ch.query<{ c: number }>(`SELECT count() AS c FROM ${table} FINAL WHERE project_id = {p:String}`, { p: projectId });
+  const r = await s.svc.stores.ch.query<{ c: number }>(
+    `SELECT count() AS c FROM ${table} FINAL WHERE project_id = {p:String}`,
+    { p: projectId },
+  );
   return Number(r[0]!.c);
 }
 
 export async function sessionRow(s: TestServer, projectId: string, sessionId: string) {
-  const r = await s.svc.stores.pg.query<Record<string, any>>('SELECT * FROM sessions WHERE project_id = $1 AND id::text = $2', [projectId, sessionId]);
+  const r = await s.svc.stores.pg.query<Record<string, any>>(
+    'SELECT * FROM sessions WHERE project_id = $1 AND id::text = $2',
+    [projectId, sessionId],
+  );
   return r.rows[0];
 }
 
@@ -16,7 +22,10 @@ export async function sessionRow(s: TestServer, projectId: string, sessionId: st
  * Postgres counted them, the facts aggregated from the occurrences in ClickHouse.
  */
 export async function crashGroups(s: TestServer, projectId: string) {
-  const r = await s.svc.stores.pg.query<Record<string, any>>('SELECT * FROM crash_groups WHERE project_id = $1 ORDER BY first_seen_at, id', [projectId]);
+  const r = await s.svc.stores.pg.query<Record<string, any>>(
+    'SELECT * FROM crash_groups WHERE project_id = $1 ORDER BY first_seen_at, id',
+    [projectId],
+  );
   const facts = await s.svc.stores.ch.query<Record<string, any>>(
     `SELECT group_key, uniqExact(id) AS occurrence_count, uniqExact(device_fingerprint) AS affected_devices,
        toUnixTimestamp64Milli(max(occurred_at)) AS last_seen_at, argMax(tuple(platform, app_version, os_version), (occurred_at, id)) AS latest,
@@ -30,19 +39,32 @@ export async function crashGroups(s: TestServer, projectId: string) {
     if (!f) return g;
     const [platform, app_version, os_version] = f.latest;
     return {
-      ...g, occurrence_count: Number(f.occurrence_count), affected_devices: Number(f.affected_devices), last_seen_at: Number(f.last_seen_at),
-      platform, app_version, os_version, is_fatal: Boolean(f.is_fatal), handled: Boolean(f.handled), app_versions: f.app_versions,
+      ...g,
+      occurrence_count: Number(f.occurrence_count),
+      affected_devices: Number(f.affected_devices),
+      last_seen_at: Number(f.last_seen_at),
+      platform,
+      app_version,
+      os_version,
+      is_fatal: Boolean(f.is_fatal),
+      handled: Boolean(f.handled),
+      app_versions: f.app_versions,
     };
   });
 }
 
 /** Distinct crash occurrences stored for a project (ClickHouse). */
 export async function countOccurrences(s: TestServer, projectId: string): Promise<number> {
-  const r = await s.svc.stores.ch.query<{ c: number }>('SELECT uniqExact(id) AS c FROM crash_occurrences WHERE project_id = {p:String}', { p: projectId });
+  const r = await s.svc.stores.ch.query<{ c: number }>(
+    'SELECT uniqExact(id) AS c FROM crash_occurrences WHERE project_id = {p:String}',
+    { p: projectId },
+  );
   return Number(r[0]!.c);
 }
 
 export async function outboxJobs(s: TestServer, projectId: string) {
-  const r = await s.svc.stores.pg.query<Record<string, any>>('SELECT * FROM alert_outbox WHERE project_id = $1', [projectId]);
+  const r = await s.svc.stores.pg.query<Record<string, any>>('SELECT * FROM alert_outbox WHERE project_id = $1', [
+    projectId,
+  ]);
   return r.rows;
 }

@@ -36,7 +36,11 @@ export function tempDataDir(): string {
  * A real service on the real stores: embedded by default, or the machine's Postgres and Redis
  * when DATABASE_URL / REDIS_URL are set in the environment (as .ci/run does).
  */
-export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDataDir(), appOptions: AppOptions = { logger: false }): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  dataDir = tempDataDir(),
+  appOptions: AppOptions = { logger: false },
+): Promise<TestServer> {
   const fullEnv: Record<string, string> = {
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
@@ -49,7 +53,9 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
     ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
     // Each test server counts its limits in its own Redis namespace: test files run in parallel
     // from one IP, and the per-IP auth limit would otherwise be shared between them.
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `flightrec-test-${randomBytes(6).toString('hex')}` } : {}),
+    ...(process.env.REDIS_URL
+      ? { REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `flightrec-test-${randomBytes(6).toString('hex')}` }
+      : {}),
     ...env,
   };
   const server = await createServer(loadConfig(fullEnv), appOptions);

@@ -12,7 +12,8 @@ export interface ReceivedMail {
 
 /** Undoes quoted-printable soft breaks and escapes, enough to search a body for text. */
 export function decodeQuotedPrintable(s: string): string {
-  const bytes = Buffer.from(s.replace(/=\r?\n/g, ''), 'latin1').toString('latin1')
+  const bytes = Buffer.from(s.replace(/=\r?\n/g, ''), 'latin1')
+    .toString('latin1')
     .replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
   return Buffer.from(bytes, 'latin1').toString('utf8');
 }

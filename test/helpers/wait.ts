@@ -1,5 +1,10 @@
 /** Polls until probe returns something truthy. */
-export async function waitFor<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000, everyMs = 50): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();

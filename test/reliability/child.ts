@@ -7,7 +7,6 @@ export { freePort };
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-
 /**
  * The service as its own process (`node --import tsx src/main.ts`), as in production, so it
  * can be killed with a real signal and restarted on the same DATA_DIR.
@@ -36,10 +35,12 @@ export class ChildService {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (proc.exitCode !== null || proc.signalCode !== null) {
-        throw new Error(`service exited during start (code ${proc.exitCode}, signal ${proc.signalCode}):\n${this.output.slice(-4000)}`);
+        throw new Error(
+          `service exited during start (code ${proc.exitCode}, signal ${proc.signalCode}):\n${this.output.slice(-4000)}`,
+        );
       }
       try {
-        const r = await fetch(this.url + '/health', { signal: AbortSignal.timeout(1000) });
+        const r = await fetch(`${this.url}/health`, { signal: AbortSignal.timeout(1000) });
         if (r.status === 200) return;
       } catch {
         // not listening yet
@@ -50,9 +51,13 @@ export class ChildService {
   }
 
   /** Sends a signal and resolves with the exit code/signal once the process is gone. */
-  async stop(signal: NodeJS.Signals, timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  async stop(
+    signal: NodeJS.Signals,
+    timeoutMs = 30_000,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     const proc = this.proc;
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return { code: proc?.exitCode ?? null, signal: proc?.signalCode ?? null };
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null)
+      return { code: proc?.exitCode ?? null, signal: proc?.signalCode ?? null };
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       proc.once('exit', (code, sig) => resolve({ code, signal: sig })),
     );
@@ -70,7 +75,10 @@ export class ChildService {
  * A service child process on a fresh DATA_DIR (or the environment's Postgres and Redis), started,
  * with one project created through the management API.
  */
-export async function startServiceWithProject(name: string, env: Record<string, string> = {}): Promise<{ svc: ChildService; dataDir: string; projectId: string; apiKey: string }> {
+export async function startServiceWithProject(
+  name: string,
+  env: Record<string, string> = {},
+): Promise<{ svc: ChildService; dataDir: string; projectId: string; apiKey: string }> {
   const dataDir = tempDataDir();
   const svc = new ChildService({
     DATA_DIR: dataDir,
@@ -83,7 +91,7 @@ export async function startServiceWithProject(name: string, env: Record<string, 
     ...env,
   });
   await svc.start();
-  const created = await fetch(svc.url + '/api/projects', {
+  const created = await fetch(`${svc.url}/api/projects`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name }),

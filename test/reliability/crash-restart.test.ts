@@ -22,7 +22,12 @@ describe('crash and restart under load', () => {
     const { dataDir, apiKey, projectId } = started;
 
     const ledger = new Ledger();
-    const load = runLoad({ baseUrl: () => svc!.url, auth: { authorization: `Bearer ${apiKey}` }, ledger, clients: CLIENTS });
+    const load = runLoad({
+      baseUrl: () => svc!.url,
+      auth: { authorization: `Bearer ${apiKey}` },
+      ledger,
+      clients: CLIENTS,
+    });
     const kills: { afterRequests: number; exit: string }[] = [];
     for (let k = 0; k < KILLS; k++) {
       const before = ledger.requests;
@@ -40,7 +45,14 @@ describe('crash and restart under load', () => {
     expect(term).toEqual({ code: 0, signal: null });
 
     const check = await checkServiceStores(dataDir, projectId, ledger);
-    const summary = { kills: kills.length, requests: ledger.requests, retried: ledger.retried, networkErrors: ledger.networkErrors, serverErrors: ledger.serverErrorBodies, check };
+    const summary = {
+      kills: kills.length,
+      requests: ledger.requests,
+      retried: ledger.retried,
+      networkErrors: ledger.networkErrors,
+      serverErrors: ledger.serverErrorBodies,
+      check,
+    };
     console.log('crash-restart:', JSON.stringify({ ...summary, kills }, null, 1));
 
     expect(kills.every((k) => k.exit === 'SIGKILL')).toBe(true);

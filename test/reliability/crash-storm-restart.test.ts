@@ -79,8 +79,11 @@ const metric = async (url: string, name: string) => {
 describe('kill -9 during a crash storm (crashes through the spool)', () => {
   it(`survives ${KILLS} SIGKILLs: every acknowledged crash counted once, each new group alerted once`, async () => {
     const started = await startServiceWithProject('crash-storm-restart', {
-      INGEST_SPOOL: 'true', SPOOL_LOAD_INTERVAL_MS: '200', RATE_LIMIT_EXPORT_PER_MIN: '1000000',
-      ALERT_EMAIL_TO: 'ops@example.com', ALERT_DIGEST_WINDOW_MS: '0',
+      INGEST_SPOOL: 'true',
+      SPOOL_LOAD_INTERVAL_MS: '200',
+      RATE_LIMIT_EXPORT_PER_MIN: '1000000',
+      ALERT_EMAIL_TO: 'ops@example.com',
+      ALERT_DIGEST_WINDOW_MS: '0',
       // a job leased by a killed worker is taken again within seconds, not the default 2 minutes
       OUTBOX_LEASE_MS: '3000',
     });
@@ -105,20 +108,30 @@ describe('kill -9 during a crash storm (crashes through the spool)', () => {
     // Visible once the crash spool is empty and every new group's alert job is done.
     const spoolEmpty = async () => (await metric(svc!.url, 'flightrec_crash_spool_bytes')) === 0;
     await waitFor('the crash spool loaded', spoolEmpty, 60_000);
-    const groupIds: string[] = await waitFor('every group exported', async () => {
-      const r = await fetch(`${svc!.url}/export/crashes?limit=1000`, { headers: auth });
-      const data = ((await r.json()) as { data: { id: string }[] }).data;
-      return data.length === new Set(ledger.crashes.values()).size ? data.map((g) => g.id) : undefined;
-    }, 60_000);
+    const groupIds: string[] = await waitFor(
+      'every group exported',
+      async () => {
+        const r = await fetch(`${svc!.url}/export/crashes?limit=1000`, { headers: auth });
+        const data = ((await r.json()) as { data: { id: string }[] }).data;
+        return data.length === new Set(ledger.crashes.values()).size ? data.map((g) => g.id) : undefined;
+      },
+      60_000,
+    );
     let states: unknown[] = [];
-    await waitFor('every alert job done', async () => {
-      states = await Promise.all(groupIds.map(async (id) => {
-        const headers = { authorization: `Bearer ${ADMIN_TOKEN}` };
-        const r = await fetch(`${svc!.url}/api/projects/${projectId}/crash-groups/${id}`, { headers });
-        return ((await r.json()) as { alert: { status: string } | null }).alert;
-      }));
-      return states.every((s) => (s as { status?: string } | null)?.status === 'done');
-    }, 90_000).catch((err: unknown) => {
+    await waitFor(
+      'every alert job done',
+      async () => {
+        states = await Promise.all(
+          groupIds.map(async (id) => {
+            const headers = { authorization: `Bearer ${ADMIN_TOKEN}` };
+            const r = await fetch(`${svc!.url}/api/projects/${projectId}/crash-groups/${id}`, { headers });
+            return ((await r.json()) as { alert: { status: string } | null }).alert;
+          }),
+        );
+        return states.every((s) => (s as { status?: string } | null)?.status === 'done');
+      },
+      90_000,
+    ).catch((err: unknown) => {
       const pending = states.filter((x) => (x as { status?: string } | null)?.status !== 'done');
       throw new Error(`${String(err)}: ${JSON.stringify(pending.slice(0, 5))}`);
     });
@@ -128,18 +141,22 @@ describe('kill -9 during a crash storm (crashes through the spool)', () => {
     const stores = await openServiceStores(dataDir, process.env.DATABASE_URL);
     let jobs: { group_id: string; status: string; sent: boolean; summary: string | null }[];
     try {
-      jobs = (await stores.pg.query<{ group_id: string; status: string; sent: boolean; summary: string | null }>(
-        `SELECT o.group_id::text AS group_id, o.status, o.sent_at IS NOT NULL AS sent, g.summary
+      jobs = (
+        await stores.pg.query<{ group_id: string; status: string; sent: boolean; summary: string | null }>(
+          `SELECT o.group_id::text AS group_id, o.status, o.sent_at IS NOT NULL AS sent, g.summary
          FROM alert_outbox o JOIN crash_groups g ON g.id = o.group_id
          WHERE o.project_id = $1 AND o.kind = 'new_crash_group'`,
-        [projectId],
-      )).rows;
+          [projectId],
+        )
+      ).rows;
     } finally {
       await stores.close();
     }
     // Emails: one Message-ID per alert (a digest names several groups under one).
     const mailDir = path.join(dataDir, 'mail');
-    const mails = fs.readdirSync(mailDir).filter((f) => f.endsWith('.eml'))
+    const mails = fs
+      .readdirSync(mailDir)
+      .filter((f) => f.endsWith('.eml'))
       .map((f) => fs.readFileSync(path.join(mailDir, f), 'utf8'));
     const alertIds = new Map<string, Set<string>>();
     for (const m of mails) {
@@ -147,11 +164,18 @@ describe('kill -9 during a crash storm (crashes through the spool)', () => {
       const id = /^Message-ID: (\S+)$/im.exec(m)?.[1];
       if (group && id) alertIds.set(group, (alertIds.get(group) ?? new Set()).add(id));
     }
-    console.log('crash storm restart:', JSON.stringify({
-      kills: KILLS, requests: ledger.requests, retried: ledger.retried, crashes: ledger.crashes.size,
-      groups: groupIds.length,
-      mails: mails.length, check: check.crashes,
-    }));
+    console.log(
+      'crash storm restart:',
+      JSON.stringify({
+        kills: KILLS,
+        requests: ledger.requests,
+        retried: ledger.retried,
+        crashes: ledger.crashes.size,
+        groups: groupIds.length,
+        mails: mails.length,
+        check: check.crashes,
+      }),
+    );
 
     expectExactlyOnce(check);
     expect(check.crashes.stored).toBe(check.crashes.acked);

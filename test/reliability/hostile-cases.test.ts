@@ -15,53 +15,109 @@ beforeAll(async () => {
   ({ auth, projectId } = await s.createProject('hostile'));
   const start = P.sessionStart();
   sid = start.sessionId;
-  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode).toBe(201);
+  expect(
+    (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode,
+  ).toBe(201);
 });
 afterAll(async () => {
   await s?.close();
 });
 
-const nested = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+const nested = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
 
 describe('hostile input, pinned', () => {
   it('custom properties nested 20,000 deep: 422 with a pointer, nothing stored (was a 500)', async () => {
     const ev = JSON.stringify({ ...P.customEvent(sid, 0), properties: { X: 1 } }).replace('{"X":1}', nested(20_000));
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json' }, payload: `{"sessionId":"${sid}","events":[${ev}]}` });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/events',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: `{"sessionId":"${sid}","events":[${ev}]}`,
+    });
     expect(r.statusCode).toBe(422);
-    expect(r.json()).toEqual({ error: 'Validation failed', code: 'validation_failed', details: [{ path: '/events/0/properties', message: 'must not nest deeper than 32 levels' }] });
+    expect(r.json()).toEqual({
+      error: 'Validation failed',
+      code: 'validation_failed',
+      details: [{ path: '/events/0/properties', message: 'must not nest deeper than 32 levels' }],
+    });
     expect(await countRows(s, 'events', projectId)).toBe(0);
   });
 
   it('properties 32 levels deep are accepted', async () => {
     const ev = JSON.stringify({ ...P.customEvent(sid, 1), properties: { X: 1 } }).replace('{"X":1}', nested(32));
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json' }, payload: `{"sessionId":"${sid}","events":[${ev}]}` });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/events',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: `{"sessionId":"${sid}","events":[${ev}]}`,
+    });
     expect(r.statusCode).toBe(201);
   });
 
   it('a 100,000-deep body elsewhere is parsed and refused or ignored, never a 5xx', async () => {
-    for (const body of ['['.repeat(100_000) + ']'.repeat(100_000), nested(100_000), `{"sessionId":"${sid}","junk":${nested(100_000)},"events":[]}`]) {
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json' }, payload: body });
+    for (const body of [
+      '['.repeat(100_000) + ']'.repeat(100_000),
+      nested(100_000),
+      `{"sessionId":"${sid}","junk":${nested(100_000)},"events":[]}`,
+    ]) {
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/events',
+        headers: { ...auth, 'content-type': 'application/json' },
+        payload: body,
+      });
       expect(r.statusCode).toBeLessThan(500);
-      expect(Object.keys(r.json()).sort()).toEqual(r.statusCode === 422 ? ['code', 'details', 'error'] : r.statusCode < 300 ? ['count', 'ok'] : r.statusCode === 400 ? ['code', 'error', 'field'] : ['code', 'error']);
+      expect(Object.keys(r.json()).sort()).toEqual(
+        r.statusCode === 422
+          ? ['code', 'details', 'error']
+          : r.statusCode < 300
+            ? ['count', 'ok']
+            : r.statusCode === 400
+              ? ['code', 'error', 'field']
+              : ['code', 'error'],
+      );
     }
   });
 
   it('NUL and lone surrogates (JSON escapes, in values and keys) are stored as U+FFFD; a valid pair is kept', async () => {
-    const ev = `{"type":"custom","sessionId":"${sid}","timestamp":${P.T0},"sequenceNumber":50,"name":"bad\\u0000name",`
-      + `"properties":{"lone":"x\\ud800y","k\\udc00":1,"emoji":"\\ud83d\\ude00"}}`;
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json' }, payload: `{"sessionId":"${sid}","events":[${ev}]}` });
+    const ev =
+      `{"type":"custom","sessionId":"${sid}","timestamp":${P.T0},"sequenceNumber":50,"name":"bad\\u0000name",` +
+      `"properties":{"lone":"x\\ud800y","k\\udc00":1,"emoji":"\\ud83d\\ude00"}}`;
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/events',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: `{"sessionId":"${sid}","events":[${ev}]}`,
+    });
     expect(r.statusCode).toBe(201);
     const crash = `{"sessionId":"${sid}","message":"boom\\u0000","stackTrace":"at x","isFatal":false,"handled":true,"timestamp":${P.T0}}`;
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: { ...auth, 'content-type': 'application/json' }, payload: crash })).statusCode).toBe(201);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/ingest/crash',
+          headers: { ...auth, 'content-type': 'application/json' },
+          payload: crash,
+        })
+      ).statusCode,
+    ).toBe(201);
     const [row] = await s.svc.stores.ch.query<{ data: string }>(
-      'SELECT data FROM events FINAL WHERE project_id = {p:String} AND sequence_number = 50', { p: projectId });
-    expect(JSON.parse(row!.data)).toEqual({ name: 'bad\uFFFDname', properties: { lone: 'x\uFFFDy', 'k\uFFFD': 1, emoji: '\u{1F600}' } });
-    const g = await s.svc.stores.pg.query<{ message: string }>('SELECT message FROM crash_groups WHERE project_id = $1', [projectId]);
+      'SELECT data FROM events FINAL WHERE project_id = {p:String} AND sequence_number = 50',
+      { p: projectId },
+    );
+    expect(JSON.parse(row!.data)).toEqual({
+      name: 'bad\uFFFDname',
+      properties: { lone: 'x\uFFFDy', 'k\uFFFD': 1, emoji: '\u{1F600}' },
+    });
+    const g = await s.svc.stores.pg.query<{ message: string }>(
+      'SELECT message FROM crash_groups WHERE project_id = $1',
+      [projectId],
+    );
     expect(g.rows.map((x) => x.message)).toContain('boom\uFFFD');
   });
 
   it('router-level errors carry the contract body: over-long path parameter (414), malformed URL (400)', async () => {
-    const long = await s.app.inject({ method: 'GET', url: '/api/projects/' + 'a'.repeat(5000), headers: s.admin });
+    const long = await s.app.inject({ method: 'GET', url: `/api/projects/${'a'.repeat(5000)}`, headers: s.admin });
     expect(long.statusCode).toBe(414);
     expect(long.json()).toEqual({ error: expect.any(String), code: 'uri_too_long' });
     const bad = await s.app.inject({ method: 'GET', url: '/api/projects/%zz', headers: s.admin });
@@ -72,7 +128,12 @@ describe('hostile input, pinned', () => {
   it('a gzip bomb stops at the body limit with 413', async () => {
     const bomb = zlib.gzipSync(Buffer.alloc(256 * 1024 * 1024), { level: 9 });
     const t0 = Date.now();
-    const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: bomb });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/ingest/events',
+      headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: bomb,
+    });
     expect(r.statusCode).toBe(413);
     expect(r.json()).toEqual({ error: expect.any(String), code: 'payload_too_large' });
     expect(Date.now() - t0).toBeLessThan(5000);
@@ -81,7 +142,12 @@ describe('hostile input, pinned', () => {
   it('__proto__ and constructor.prototype keys are refused with 400, nothing polluted', async () => {
     for (const prefix of ['{"__proto__":{"polluted":1},', '{"constructor":{"prototype":{"polluted":1}},']) {
       const body = prefix + JSON.stringify(P.sessionStart()).slice(1);
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'application/json' }, payload: body });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/session',
+        headers: { ...auth, 'content-type': 'application/json' },
+        payload: body,
+      });
       expect(r.statusCode).toBe(400);
       expect(r.json()).toEqual({ error: expect.any(String), code: 'invalid_json' });
     }
@@ -91,7 +157,12 @@ describe('hostile input, pinned', () => {
   it('numbers beyond 2^53 and out-of-range timestamps are 422, not stored', async () => {
     for (const n of ['9007199254740993', '1e400', '-1', '253402300800000']) {
       const body = JSON.stringify(P.sessionStart()).replace(/"startedAt":\d+/, `"startedAt":${n}`);
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { ...auth, 'content-type': 'application/json' }, payload: body });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/session',
+        headers: { ...auth, 'content-type': 'application/json' },
+        payload: body,
+      });
       expect(r.statusCode, n).toBe(422);
       expect(r.json().details[0].path).toBe('/startedAt');
     }

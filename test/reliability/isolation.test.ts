@@ -46,7 +46,9 @@ beforeAll(async () => {
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     // Its own Redis namespace, as startTestServer gives each test server: parallel test files must
     // not share per-IP limits.
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `flightrec-test-${randomBytes(6).toString('hex')}` } : {}),
+    ...(process.env.REDIS_URL
+      ? { REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `flightrec-test-${randomBytes(6).toString('hex')}` }
+      : {}),
   };
   s = await createServer(loadConfig(env), { logger: { level: 'trace', stream } });
   await s.app.listen({ host: '127.0.0.1', port: 0 });
@@ -60,9 +62,36 @@ beforeAll(async () => {
     const start = P.sessionStart();
     const marker = `marker-${name}-${Math.random().toString(36).slice(2)}`;
     const sid = start.sessionId;
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: { ...start, userId: marker } })).statusCode).toBe(201);
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/events', headers: auth, payload: { sessionId: sid, events: [P.navigate(sid, 0, `/${marker}`)] } })).statusCode).toBe(201);
-    expect((await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: auth, payload: P.crash(sid, { message: marker }) })).statusCode).toBe(201);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/ingest/session',
+          headers: auth,
+          payload: { ...start, userId: marker },
+        })
+      ).statusCode,
+    ).toBe(201);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/ingest/events',
+          headers: auth,
+          payload: { sessionId: sid, events: [P.navigate(sid, 0, `/${marker}`)] },
+        })
+      ).statusCode,
+    ).toBe(201);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/ingest/crash',
+          headers: auth,
+          payload: P.crash(sid, { message: marker }),
+        })
+      ).statusCode,
+    ).toBe(201);
     return { projectId: project.id, apiKey, auth, sid, marker };
   };
   A = await project('A');
@@ -71,35 +100,48 @@ beforeAll(async () => {
   const k = await s.app.inject({ method: 'POST', url: `/api/projects/${A.projectId}/keys`, headers: admin });
   deactivatedKey = k.json().apiKey;
   secrets.push(deactivatedKey);
-  expect((await s.app.inject({ method: 'POST', url: '/ingest/session', headers: { authorization: `Bearer ${deactivatedKey}` }, payload: P.sessionStart() })).statusCode).toBe(201);
-  expect((await s.app.inject({ method: 'POST', url: `/api/keys/${k.json().key.id}/deactivate`, headers: admin })).statusCode).toBe(200);
+  expect(
+    (
+      await s.app.inject({
+        method: 'POST',
+        url: '/ingest/session',
+        headers: { authorization: `Bearer ${deactivatedKey}` },
+        payload: P.sessionStart(),
+      })
+    ).statusCode,
+  ).toBe(201);
+  expect(
+    (await s.app.inject({ method: 'POST', url: `/api/keys/${k.json().key.id}/deactivate`, headers: admin })).statusCode,
+  ).toBe(200);
 });
 afterAll(async () => {
   await s?.close();
 });
 
 /** Every route, with a body aimed at project A's session (the session start last: it makes B's own session of that id). */
-const routes = () => [
-  { method: 'POST', url: '/ingest/session/end', payload: { sessionId: A.sid, endedAt: P.T0 + 99_999 } },
-  { method: 'POST', url: '/ingest/events', payload: { sessionId: A.sid, events: [P.navigate(A.sid, 1)] } },
-  { method: 'POST', url: '/ingest/crash', payload: P.crash(A.sid, { message: 'foreign crash' }) },
-  { method: 'POST', url: '/ingest/network', payload: { sessionId: A.sid, requests: [P.networkRequest()] } },
-  { method: 'GET', url: '/export/sessions' },
-  { method: 'GET', url: '/export/sessions?format=csv' },
-  { method: 'GET', url: '/export/crashes' },
-  { method: 'GET', url: `/export/events?sessionId=${A.sid}` },
-  { method: 'GET', url: `/export/events?sessionId=${A.sid}&format=csv` },
-  { method: 'GET', url: '/export/network' },
-  { method: 'POST', url: '/ingest/session', payload: P.sessionStart({ sessionId: A.sid }) },
-] as const;
+const routes = () =>
+  [
+    { method: 'POST', url: '/ingest/session/end', payload: { sessionId: A.sid, endedAt: P.T0 + 99_999 } },
+    { method: 'POST', url: '/ingest/events', payload: { sessionId: A.sid, events: [P.navigate(A.sid, 1)] } },
+    { method: 'POST', url: '/ingest/crash', payload: P.crash(A.sid, { message: 'foreign crash' }) },
+    { method: 'POST', url: '/ingest/network', payload: { sessionId: A.sid, requests: [P.networkRequest()] } },
+    { method: 'GET', url: '/export/sessions' },
+    { method: 'GET', url: '/export/sessions?format=csv' },
+    { method: 'GET', url: '/export/crashes' },
+    { method: 'GET', url: `/export/events?sessionId=${A.sid}` },
+    { method: 'GET', url: `/export/events?sessionId=${A.sid}&format=csv` },
+    { method: 'GET', url: '/export/network' },
+    { method: 'POST', url: '/ingest/session', payload: P.sessionStart({ sessionId: A.sid }) },
+  ] as const;
 
-const adminRoutes = () => [
-  { method: 'POST', url: '/api/projects', payload: { name: 'x' } },
-  { method: 'GET', url: `/api/projects/${A.projectId}` },
-  { method: 'PATCH', url: `/api/projects/${A.projectId}`, payload: { alertEmails: ['evil@example.com'] } },
-  { method: 'POST', url: `/api/projects/${A.projectId}/keys` },
-  { method: 'POST', url: `/api/keys/00000000-0000-4000-8000-000000000000/deactivate` },
-] as const;
+const adminRoutes = () =>
+  [
+    { method: 'POST', url: '/api/projects', payload: { name: 'x' } },
+    { method: 'GET', url: `/api/projects/${A.projectId}` },
+    { method: 'PATCH', url: `/api/projects/${A.projectId}`, payload: { alertEmails: ['evil@example.com'] } },
+    { method: 'POST', url: `/api/projects/${A.projectId}/keys` },
+    { method: 'POST', url: `/api/keys/00000000-0000-4000-8000-000000000000/deactivate` },
+  ] as const;
 
 describe('isolation between projects', () => {
   it("B's key reaches none of A's data on any route", async () => {
@@ -109,7 +151,11 @@ describe('isolation between projects', () => {
       expect(res.statusCode, `${r.method} ${r.url}`).toBeLessThan(500);
       // Whatever B gets back, none of A's content is in it.
       expect(res.body, `${r.method} ${r.url}`).not.toContain(A.marker);
-      if (r.url.startsWith('/ingest/events') || r.url.startsWith('/ingest/crash') || r.url.startsWith('/ingest/network')) {
+      if (
+        r.url.startsWith('/ingest/events') ||
+        r.url.startsWith('/ingest/crash') ||
+        r.url.startsWith('/ingest/network')
+      ) {
         expect(res.statusCode, r.url).toBe(404);
       }
       if (r.url.startsWith('/export/events')) expect(res.statusCode, r.url).toBe(404);
@@ -117,9 +163,15 @@ describe('isolation between projects', () => {
     // A's session is as it was: B's session start with A's id made B's own session, B's end did not touch A's.
     expect(await sessionRow(s as never, A.projectId, A.sid)).toEqual(before);
     expect((await sessionRow(s as never, B.projectId, A.sid))?.project_id).toBe(B.projectId);
-    const crashes = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM crash_occurrences FINAL WHERE project_id = {p:String}', { p: A.projectId });
+    const crashes = await s.svc.stores.ch.query<{ c: number }>(
+      'SELECT count() AS c FROM crash_occurrences FINAL WHERE project_id = {p:String}',
+      { p: A.projectId },
+    );
     expect(Number(crashes[0]!.c)).toBe(1);
-    const evs = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String}', { p: A.projectId });
+    const evs = await s.svc.stores.ch.query<{ c: number }>(
+      'SELECT count() AS c FROM events FINAL WHERE project_id = {p:String}',
+      { p: A.projectId },
+    );
     expect(Number(evs[0]!.c)).toBe(1);
   });
 
@@ -129,14 +181,17 @@ describe('isolation between projects', () => {
       deactivated: deactivatedKey,
       'bad checksum': valid.slice(0, -1) + (valid.endsWith('a') ? 'b' : 'a'),
       truncated: valid.slice(0, 20),
-      'other prefix': 'sk_' + valid.slice(4),
+      'other prefix': `sk_${valid.slice(4)}`,
       'admin token': ADMIN_TOKEN,
-      'sql': "' OR 1=1 --",
+      sql: "' OR 1=1 --",
       missing: undefined,
     };
     for (const [name, key] of Object.entries(bad)) {
       for (const r of routes()) {
-        const res = await s.app.inject({ ...(r as object), headers: key ? { authorization: `Bearer ${key}` } : {} } as never);
+        const res = await s.app.inject({
+          ...(r as object),
+          headers: key ? { authorization: `Bearer ${key}` } : {},
+        } as never);
         // /export/* may not exist in this build: then 404 is fine, otherwise 401.
         if (res.statusCode === 404 && r.url.startsWith('/export') && /^Route /.test(res.json().error)) continue;
         expect(res.statusCode, `${name} ${r.method} ${r.url}`).toBe(401);
@@ -146,7 +201,7 @@ describe('isolation between projects', () => {
   });
 
   it('the management API refuses API keys and near-miss admin tokens', async () => {
-    for (const key of [A.apiKey, deactivatedKey, ADMIN_TOKEN.slice(0, -1), ADMIN_TOKEN + 'x', '']) {
+    for (const key of [A.apiKey, deactivatedKey, ADMIN_TOKEN.slice(0, -1), `${ADMIN_TOKEN}x`, '']) {
       for (const r of adminRoutes()) {
         const res = await s.app.inject({ ...(r as object), headers: { authorization: `Bearer ${key}` } } as never);
         expect(res.statusCode, `${r.method} ${r.url}`).toBe(401);
@@ -166,16 +221,38 @@ describe('secrets never reach the logs', () => {
       throw new Error('injected fault');
     };
     try {
-      const r = await s.app.inject({ method: 'POST', url: '/ingest/events', headers: A.auth, payload: { sessionId: A.sid, events: [P.tapEvent(A.sid, 5)] } });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/events',
+        headers: A.auth,
+        payload: { sessionId: A.sid, events: [P.tapEvent(A.sid, 5)] },
+      });
       expect(r.statusCode).toBe(500);
     } finally {
       (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = realInsert;
     }
     for (const key of secrets) {
-      await fetch(base + '/ingest/session', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-api-key': key, cookie: `k=${key}` }, body: '{"bad json' });
-      await fetch(base + '/ingest/events', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: 'x', events: 'y' }) });
-      await fetch(base + '/api/projects', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
-      await fetch(base + '/export/sessions', { headers: { authorization: `Bearer ${key}` } });
+      await fetch(`${base}/ingest/session`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'x-api-key': key,
+          cookie: `k=${key}`,
+        },
+        body: '{"bad json',
+      });
+      await fetch(`${base}/ingest/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId: 'x', events: 'y' }),
+      });
+      await fetch(`${base}/api/projects`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      await fetch(`${base}/export/sessions`, { headers: { authorization: `Bearer ${key}` } });
     }
     await sleep(200);
     expect(logText.length).toBeGreaterThan(10_000); // trace logging did capture the traffic
@@ -201,18 +278,31 @@ describe('slow clients', () => {
           clearInterval(timer);
           resolve({ ms: Date.now() - t0, response: response.split('\r\n')[0] ?? '' });
         });
-        sock.write(kind === 'headers' ? 'POST /ingest/session HTTP/1.1\r\nHost: x\r\n' : `POST /ingest/session HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${A.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`);
+        sock.write(
+          kind === 'headers'
+            ? 'POST /ingest/session HTTP/1.1\r\nHost: x\r\n'
+            : `POST /ingest/session HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${A.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+        );
         const timer = setInterval(() => sock.write(kind === 'headers' ? 'X' : ' '), 500);
       });
     const loris = Array.from({ length: 50 }, () => slow('headers'));
     const body = slow('body');
     // The service keeps answering while 51 slow connections are open.
     await sleep(1000);
-    const ok = await fetch(base + '/health');
+    const ok = await fetch(`${base}/health`);
     expect(ok.status).toBe(200);
     const cut = await Promise.all(loris);
     const cutBody = await body;
-    console.log('slow-loris cut after', Math.max(...cut.map((c) => c.ms)), 'ms:', cut[0]!.response, '| slow body cut after', cutBody.ms, 'ms:', cutBody.response);
+    console.log(
+      'slow-loris cut after',
+      Math.max(...cut.map((c) => c.ms)),
+      'ms:',
+      cut[0]!.response,
+      '| slow body cut after',
+      cutBody.ms,
+      'ms:',
+      cutBody.response,
+    );
     // Each is cut by its own timeout, not before it (so all were open while /health answered),
     // and within the same 3 s of slack as at the defaults (the timeouts are checked every 1 s).
     for (const c of cut) expect(c.ms).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 50);

@@ -23,7 +23,14 @@ export class Ledger {
 }
 
 const STACKS = [0, 1, 2, 3].map((g) =>
-  [`at fn${g} (a.js:${g}:1)`, 'at b (b.js:2:2)', 'at c (c.js:3:3)', 'at d (d.js:4:4)', 'at e (e.js:5:5)', `at tail${Math.random()} (x.js:9:9)`].join('\n'),
+  [
+    `at fn${g} (a.js:${g}:1)`,
+    'at b (b.js:2:2)',
+    'at c (c.js:3:3)',
+    'at d (d.js:4:4)',
+    'at e (e.js:5:5)',
+    `at tail${Math.random()} (x.js:9:9)`,
+  ].join('\n'),
 );
 
 /**
@@ -70,7 +77,13 @@ export function runLoad(opts: {
       for (let i = 0; i < 40; i++, seq++) {
         const kind = seq % 4;
         events.push(
-          kind === 0 ? P.navigate(sid, seq) : kind === 1 ? P.networkEvent(sid, seq, seq % 7 === 0 ? 500 : 200) : kind === 2 ? P.customEvent(sid, seq) : P.tapEvent(sid, seq),
+          kind === 0
+            ? P.navigate(sid, seq)
+            : kind === 1
+              ? P.networkEvent(sid, seq, seq % 7 === 0 ? 500 : 200)
+              : kind === 2
+                ? P.customEvent(sid, seq)
+                : P.tapEvent(sid, seq),
         );
       }
       await send('/ingest/events', { sessionId: sid, events });

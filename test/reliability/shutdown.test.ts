@@ -10,7 +10,11 @@ import { sleep } from '../helpers/wait.ts';
 function slowPost(url: string, headers: Record<string, string>, body: string) {
   const buf = Buffer.from(body);
   const half = Math.floor(buf.length / 2);
-  const req = http.request(url, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(buf.length) } });
+  const req = http.request(url, {
+    method: 'POST',
+    agent: false,
+    headers: { ...headers, 'content-length': String(buf.length) },
+  });
   const answer = new Promise<string>((resolve) => {
     req.on('response', (res) => {
       res.resume();
@@ -46,12 +50,16 @@ describe('graceful shutdown', () => {
       // Requests in flight when SIGTERM lands: each on its own connection, headers and half the
       // body sent before the signal, the rest after it. Sent once, no retry: they must be answered.
       const s = P.sessionStart();
-      expect((await fetch(svc.url + '/ingest/session', { method: 'POST', headers: auth, body: JSON.stringify(s) })).status).toBe(201);
+      expect(
+        (await fetch(`${svc.url}/ingest/session`, { method: 'POST', headers: auth, body: JSON.stringify(s) })).status,
+      ).toBe(201);
       ledger.sessions.add(s.sessionId);
       const batches = Array.from({ length: 8 }, (_, b) =>
         Array.from({ length: 500 }, (_, i) => P.customEvent(s.sessionId, b * 500 + i)),
       );
-      const inflight = batches.map((events) => slowPost(svc!.url + '/ingest/events', auth, JSON.stringify({ sessionId: s.sessionId, events })));
+      const inflight = batches.map((events) =>
+        slowPost(`${svc!.url}/ingest/events`, auth, JSON.stringify({ sessionId: s.sessionId, events })),
+      );
       await sleep(300);
       const t0 = Date.now();
       const exited = svc.stop('SIGTERM');
@@ -74,8 +82,23 @@ describe('graceful shutdown', () => {
     expect(await svc.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 
     const check = await checkServiceStores(dataDir, projectId, ledger);
-    console.log('shutdown:', JSON.stringify({ rounds, requests: ledger.requests, retried: ledger.retried, networkErrors: ledger.networkErrors, serverErrors: ledger.serverErrorBodies, check }, null, 1));
-    for (const e of ledger.serverErrorBodies) expect(e).toEqual({ status: 503, body: { error: expect.any(String), code: 'unavailable' } });
+    console.log(
+      'shutdown:',
+      JSON.stringify(
+        {
+          rounds,
+          requests: ledger.requests,
+          retried: ledger.retried,
+          networkErrors: ledger.networkErrors,
+          serverErrors: ledger.serverErrorBodies,
+          check,
+        },
+        null,
+        1,
+      ),
+    );
+    for (const e of ledger.serverErrorBodies)
+      expect(e).toEqual({ status: 503, body: { error: expect.any(String), code: 'unavailable' } });
     expect(check.sessions).toMatchObject({ missing: [], unexpected: [], endedNotEnded: [] });
     expect(check.events).toMatchObject({ missing: [] });
     expect(check.network).toMatchObject({ missing: [], unexpected: 0 });

@@ -29,7 +29,11 @@ async function exportedEvents(url: string, auth: { authorization: string }, sess
 
 describe('kill -9 under load with the ingest spool', () => {
   it(`survives ${KILLS} SIGKILLs: every acknowledged event is exported once, and the stores hold everything exactly once`, async () => {
-    const started = await startServiceWithProject('spool-crash-restart', { INGEST_SPOOL: 'true', SPOOL_LOAD_INTERVAL_MS: '300', RATE_LIMIT_EXPORT_PER_MIN: '1000000' });
+    const started = await startServiceWithProject('spool-crash-restart', {
+      INGEST_SPOOL: 'true',
+      SPOOL_LOAD_INTERVAL_MS: '300',
+      RATE_LIMIT_EXPORT_PER_MIN: '1000000',
+    });
     svc = started.svc;
     const { dataDir, apiKey, projectId } = started;
     const auth = { authorization: `Bearer ${apiKey}` };
@@ -72,7 +76,16 @@ describe('kill -9 under load with the ingest spool', () => {
     const term = await svc.stop('SIGTERM');
     expect(term).toEqual({ code: 0, signal: null });
     const check = await checkServiceStores(dataDir, projectId, ledger);
-    console.log('spool crash-restart:', JSON.stringify({ requests: ledger.requests, retried: ledger.retried, sessions: acked.size, events: ledger.events.size, check: { events: check.events, network: { ...check.network, missing: check.network.missing.length } } }));
+    console.log(
+      'spool crash-restart:',
+      JSON.stringify({
+        requests: ledger.requests,
+        retried: ledger.retried,
+        sessions: acked.size,
+        events: ledger.events.size,
+        check: { events: check.events, network: { ...check.network, missing: check.network.missing.length } },
+      }),
+    );
     expectExactlyOnce(check);
   }, 300_000);
 });

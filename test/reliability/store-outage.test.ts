@@ -15,7 +15,10 @@ import { failInserts, refusingRowsWith } from '../helpers/insertFaults.ts';
 // Issue 6, item 2: a store goes away mid-load and comes back. One in-process server for the
 // file: embedded ClickHouse (fault injected at the port), Postgres through a TCP proxy to a
 // scratch database, and its own redis-server (never the machine's).
-const PG_ADMIN = (process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test').replace(/\/[^/]*$/, '/postgres');
+const PG_ADMIN = (process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test').replace(
+  /\/[^/]*$/,
+  '/postgres',
+);
 const SCRATCH = `flightrec_rel_${randomBytes(4).toString('hex')}`;
 
 async function postgresReachable(): Promise<boolean> {
@@ -34,8 +37,18 @@ class OwnRedis {
   proc: ChildProcess | undefined;
   constructor(readonly port: number) {}
   async start() {
-    this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const probe = new Redis({ port: this.port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => 100, maxRetriesPerRequest: null });
+    this.proc = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    const probe = new Redis({
+      port: this.port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      retryStrategy: () => 100,
+      maxRetriesPerRequest: null,
+    });
     probe.on('error', () => {});
     await probe.connect().catch(() => {});
     for (let i = 0; i < 100; i++) {
@@ -86,7 +99,8 @@ afterAll(async () => {
   if (pgUp) await dropDatabase(PG_ADMIN, SCRATCH);
 });
 
-const post = (url: string, payload: unknown) => s.app.inject({ method: 'POST', url, headers: auth, payload: payload as object });
+const post = (url: string, payload: unknown) =>
+  s.app.inject({ method: 'POST', url, headers: auth, payload: payload as object });
 
 async function newSession() {
   const body = P.sessionStart();
@@ -98,14 +112,20 @@ async function newSession() {
 /** One SDK-shaped round on a session: events (with network ones), a network batch, a crash, an end. */
 function round(sid: string, seq: number) {
   return [
-    post('/ingest/events', { sessionId: sid, events: [P.navigate(sid, seq), P.networkEvent(sid, seq + 1, 503), P.tapEvent(sid, seq + 2)] }),
+    post('/ingest/events', {
+      sessionId: sid,
+      events: [P.navigate(sid, seq), P.networkEvent(sid, seq + 1, 503), P.tapEvent(sid, seq + 2)],
+    }),
     post('/ingest/network', { sessionId: sid, requests: [P.networkRequest()] }),
   ];
 }
 
 const retryable = (code: number) => code === 500 || code === 503;
 /** The body of a retryable answer: a 500's code, or a 503's (the ingest queue is full). */
-const retryBody = (status: number) => ({ error: expect.any(String), code: status === 500 ? 'internal_error' : 'queue_full' });
+const retryBody = (status: number) => ({
+  error: expect.any(String),
+  code: status === 500 ? 'internal_error' : 'queue_full',
+});
 
 describe.skipIf(!pgUp)('a store goes away', () => {
   it('Redis killed mid-load: ingestion keeps answering 2xx, and uses Redis again when it returns', async () => {
@@ -164,7 +184,9 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     let fast = false;
     for (let i = 0; i < 40 && !fast; i++) {
       const t0 = Date.now();
-      expect((await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, 100 + i)] })).statusCode).toBe(201);
+      expect((await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, 100 + i)] })).statusCode).toBe(
+        201,
+      );
       fast = Date.now() - t0 < 100;
       if (!fast) await sleep(250);
     }
@@ -175,7 +197,10 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     const sid = await newSession();
     const crash = P.crash(sid);
     const fresh = await s.createProject('never used before the outage');
-    const before = { events: await countRows(s, 'events', projectId), network: await countRows(s, 'network_logs', projectId) };
+    const before = {
+      events: await countRows(s, 'events', projectId),
+      network: await countRows(s, 'network_logs', projectId),
+    };
 
     for (const mode of ['refuse', 'blackhole', 'freeze'] as const) {
       // warm the pool, so 'freeze' catches connections that are open and idle
@@ -208,8 +233,14 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       // nothing half-written: the crash left no occurrence, the other session does not exist
       const direct = new pg.Client({ connectionString: PG_ADMIN.replace(/\/postgres$/, `/${SCRATCH}`) });
       await direct.connect();
-      const [occ] = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM crash_occurrences WHERE project_id = {p:String}', { p: projectId });
-      const sess = await direct.query('SELECT count(*)::int AS c FROM sessions WHERE project_id = $1 AND id = $2', [projectId, other.sessionId]);
+      const [occ] = await s.svc.stores.ch.query<{ c: number }>(
+        'SELECT count() AS c FROM crash_occurrences WHERE project_id = {p:String}',
+        { p: projectId },
+      );
+      const sess = await direct.query('SELECT count(*)::int AS c FROM sessions WHERE project_id = $1 AND id = $2', [
+        projectId,
+        other.sessionId,
+      ]);
       await direct.end();
       expect(Number(occ!.c)).toBe(0);
       expect(sess.rows[0].c).toBe(0);
@@ -235,7 +266,9 @@ describe.skipIf(!pgUp)('a store goes away', () => {
   it('ClickHouse inserts fail: those requests get 5xx, the others are unaffected, nothing acknowledged is missing', async () => {
     const sid = await newSession();
     let failing = true;
-    const restore = failInserts(s.svc.stores.ch, (table) => (failing ? new Error(`injected fault: insert into ${table} failed`) : null));
+    const restore = failInserts(s.svc.stores.ch, (table) =>
+      failing ? new Error(`injected fault: insert into ${table} failed`) : null,
+    );
     try {
       const batches = Array.from({ length: 6 }, (_, b) => [P.navigate(sid, b * 2), P.customEvent(sid, b * 2 + 1)]);
       const started = P.sessionStart();
@@ -251,23 +284,39 @@ describe.skipIf(!pgUp)('a store goes away', () => {
         expect(retryable(r.statusCode), r.body).toBe(true);
         expect(r.json()).toEqual(retryBody(r.statusCode));
       }
-      const nl = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM network_logs FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
+      const nl = await s.svc.stores.ch.query<{ c: number }>(
+        'SELECT count() AS c FROM network_logs FINAL WHERE project_id = {p:String} AND session_id = {s:String}',
+        { p: projectId, s: sid },
+      );
       expect(Number(nl[0]!.c)).toBe(0);
-      const stored = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
+      const stored = await s.svc.stores.ch.query<{ c: number }>(
+        'SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}',
+        { p: projectId, s: sid },
+      );
       expect(Number(stored[0]!.c)).toBe(0);
 
       failing = false;
       const again = await Promise.all(batches.map((events) => post('/ingest/events', { sessionId: sid, events })));
       expect(again.map((r) => r.statusCode)).toEqual(batches.map(() => 201));
-      const after = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: sid });
+      const after = await s.svc.stores.ch.query<{ c: number }>(
+        'SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}',
+        { p: projectId, s: sid },
+      );
       expect(Number(after[0]!.c)).toBe(12);
       // the start's retry finds its Postgres row and writes its fact from it, once
       expect((await post('/ingest/session', started)).statusCode).toBe(201);
-      const facts = await s.svc.stores.ch.query<{ c: number }>('SELECT count() AS c FROM session_facts FINAL WHERE project_id = {p:String} AND session_id = {s:String}', { p: projectId, s: started.sessionId });
+      const facts = await s.svc.stores.ch.query<{ c: number }>(
+        'SELECT count() AS c FROM session_facts FINAL WHERE project_id = {p:String} AND session_id = {s:String}',
+        { p: projectId, s: started.sessionId },
+      );
       expect(Number(facts[0]!.c)).toBe(1);
       // the crash's retry is stored once and makes its group
       expect((await post('/ingest/crash', P.crash(sid, { stackTrace: 'at ch (fault.js:1:1)' }))).statusCode).toBe(201);
-      expect((await crashGroups(s, projectId)).filter((g) => g.stack_head === 'at ch (fault.js:1:1)').map((g) => g.occurrence_count)).toEqual([1]);
+      expect(
+        (await crashGroups(s, projectId))
+          .filter((g) => g.stack_head === 'at ch (fault.js:1:1)')
+          .map((g) => g.occurrence_count),
+      ).toEqual([1]);
     } finally {
       restore();
     }
@@ -288,7 +337,10 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       expect(poisoned.statusCode).toBe(500);
       expect(poisoned.json()).toEqual(retryBody(500));
       expect(answers.map((r) => r.statusCode)).toEqual(good.map(() => 201));
-      const rows = await s.svc.stores.ch.query<{ seq: number }>('SELECT sequence_number AS seq FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY seq', { p: projectId, s: sid });
+      const rows = await s.svc.stores.ch.query<{ seq: number }>(
+        'SELECT sequence_number AS seq FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY seq',
+        { p: projectId, s: sid },
+      );
       expect(rows.map((r) => Number(r.seq))).toEqual(good.map((_, b) => 100 + b));
     } finally {
       restore();
@@ -301,11 +353,23 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     expect((await post('/ingest/session', start)).statusCode).toBe(201);
     const sid = start.sessionId;
     const ev = { ...P.customEvent(sid, 0), name: 'n\u0000', properties: { 'k\ud800': 'v\udc00', ok: '\ud83d\ude00' } };
-    expect((await post('/ingest/events', { sessionId: sid, events: [ev, { ...P.navigate(sid, 1), to: '\ud800' }] })).statusCode).toBe(201);
+    expect(
+      (await post('/ingest/events', { sessionId: sid, events: [ev, { ...P.navigate(sid, 1), to: '\ud800' }] }))
+        .statusCode,
+    ).toBe(201);
     expect((await post('/ingest/crash', P.crash(sid, { message: 'boom\u0000' }))).statusCode).toBe(201);
-    const row = await s.svc.stores.pg.query<{ user_id: string; model: string }>('SELECT user_id, model FROM sessions WHERE project_id = $1 AND id = $2', [projectId, sid]);
+    const row = await s.svc.stores.pg.query<{ user_id: string; model: string }>(
+      'SELECT user_id, model FROM sessions WHERE project_id = $1 AND id = $2',
+      [projectId, sid],
+    );
     expect(row.rows[0]).toEqual({ user_id: 'nul\ufffduser', model: 'half\ufffdpair' });
-    const data = await s.svc.stores.ch.query<{ data: string }>('SELECT data FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY sequence_number', { p: projectId, s: sid });
-    expect(JSON.parse(data[0]!.data)).toEqual({ name: 'n\ufffd', properties: { 'k\ufffd': 'v\ufffd', ok: '\ud83d\ude00' } });
+    const data = await s.svc.stores.ch.query<{ data: string }>(
+      'SELECT data FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY sequence_number',
+      { p: projectId, s: sid },
+    );
+    expect(JSON.parse(data[0]!.data)).toEqual({
+      name: 'n\ufffd',
+      properties: { 'k\ufffd': 'v\ufffd', ok: '\ud83d\ude00' },
+    });
   });
 });

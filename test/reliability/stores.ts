@@ -7,7 +7,10 @@ import type { Postgres } from '../../src/stores/postgres/port.ts';
  * the export API: chDB and PGlite from its DATA_DIR, or the Postgres of DATABASE_URL.
  * Only one chDB directory per process, so the caller must not run an in-process server too.
  */
-export async function openServiceStores(dataDir: string, databaseUrl?: string): Promise<{ pg: Postgres; ch: ClickHouse; close(): Promise<void> }> {
+export async function openServiceStores(
+  dataDir: string,
+  databaseUrl?: string,
+): Promise<{ pg: Postgres; ch: ClickHouse; close(): Promise<void> }> {
   const pg = databaseUrl
     ? await (await import('../../src/stores/postgres/pg.ts')).openPg(databaseUrl)
     : await (await import('../../src/stores/postgres/pglite.ts')).openPglite(path.join(dataDir, 'postgres'));

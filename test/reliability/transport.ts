@@ -27,11 +27,14 @@ export interface RetryOptions {
 }
 
 export class PermanentError extends Error {
-  constructor(readonly status: number, readonly body: unknown, path: string) {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    path: string,
+  ) {
     super(`${path} answered ${status}: ${JSON.stringify(body)}`);
   }
 }
-
 
 export async function sendWithRetry(
   baseUrl: string | (() => string),
@@ -61,7 +64,9 @@ export async function sendWithRetry(
     return new Response(text, { status: res.status, headers: res.headers });
   };
   const report = (status: number | undefined, error: string) =>
-    opts.onRetry?.(status === undefined ? { status: 'network', path, error: code(error) } : { status, path, body: lastBody });
+    opts.onRetry?.(
+      status === undefined ? { status: 'network', path, error: code(error) } : { status, path, body: lastBody },
+    );
   let attempts = 0;
   for (let cycle = 0; ; cycle++) {
     const transport = new Transport({

@@ -36,7 +36,12 @@ export async function api(method, path, body) {
     });
   } catch {
     // fetch rejects only when no answer came at all (server down, network gone).
-    throw new ApiError(0, "Can't reach the server. Check your connection, or whether flightrec is running.", undefined, true);
+    throw new ApiError(
+      0,
+      "Can't reach the server. Check your connection, or whether flightrec is running.",
+      undefined,
+      true,
+    );
   }
   const text = await res.text();
   let data = null;
@@ -46,8 +51,14 @@ export async function api(method, path, body) {
     // a proxy's HTML error page, for instance
   }
   if (!res.ok) {
-    const err = new ApiError(res.status, humanError(res.status, data), data?.details, res.status === 502 || res.status === 503 || res.status === 504);
-    if (res.status === 401 && !path.startsWith('/api/auth/')) window.dispatchEvent(new CustomEvent('flightrec:signed-out'));
+    const err = new ApiError(
+      res.status,
+      humanError(res.status, data),
+      data?.details,
+      res.status === 502 || res.status === 503 || res.status === 504,
+    );
+    if (res.status === 401 && !path.startsWith('/api/auth/'))
+      window.dispatchEvent(new CustomEvent('flightrec:signed-out'));
     throw err;
   }
   return data;

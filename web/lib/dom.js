@@ -60,8 +60,23 @@ export function errorBox(err, retry) {
 
 // Every time on the dashboard is UTC, like the date filters and the chart's days, and says
 // so: a browser elsewhere would otherwise show a session of Nov 21 (UTC) as "Nov 20, 11:44 PM".
-const DATE_UTC = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
-const TIME_UTC = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+const DATE_UTC = new Intl.DateTimeFormat('en-GB', {
+  timeZone: 'UTC',
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+});
+const TIME_UTC = new Intl.DateTimeFormat('en-GB', {
+  timeZone: 'UTC',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+});
 const LOCAL = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
 /** "21 Nov 2026, 07:44:10 UTC", with the browser's local time as its tooltip. */
@@ -77,12 +92,16 @@ export function fmtTime(iso) {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '—';
-  return h('time', { datetime: d.toISOString(), title: `Your time: ${LOCAL.format(d)}` },
-    `${TIME_UTC.format(d)}.${String(d.getUTCMilliseconds()).padStart(3, '0')} UTC`);
+  return h(
+    'time',
+    { datetime: d.toISOString(), title: `Your time: ${LOCAL.format(d)}` },
+    `${TIME_UTC.format(d)}.${String(d.getUTCMilliseconds()).padStart(3, '0')} UTC`,
+  );
 }
 
 /** A count with thousands separators; a dash when absent. */
-export const fmtCount = (n) => (n === null || n === undefined || Number.isNaN(Number(n)) ? '—' : Number(n).toLocaleString('en'));
+export const fmtCount = (n) =>
+  n === null || n === undefined || Number.isNaN(Number(n)) ? '—' : Number(n).toLocaleString('en');
 
 export function fmtDuration(ms) {
   if (ms === null || ms === undefined) return '—';

@@ -2,13 +2,28 @@
 // the validator's keyword and params: never by matching the API's English, which may change.
 
 const FIELD = {
-  alertEmails: 'alert recipient', email: 'email address', password: 'password', name: 'name',
-  sessionId: 'session id', projectId: 'project id', groupId: 'crash group id', keyId: 'key id', teamId: 'team id',
-  userId: 'user id', status: 'status', from: 'start date', to: 'end date', page: 'page', q: 'search',
+  alertEmails: 'alert recipient',
+  email: 'email address',
+  password: 'password',
+  name: 'name',
+  sessionId: 'session id',
+  projectId: 'project id',
+  groupId: 'crash group id',
+  keyId: 'key id',
+  teamId: 'team id',
+  userId: 'user id',
+  status: 'status',
+  from: 'start date',
+  to: 'end date',
+  page: 'page',
+  q: 'search',
 };
 
 function fieldName(path) {
-  const parts = String(path ?? '').replace(/^\//, '').split('/').filter(Boolean);
+  const parts = String(path ?? '')
+    .replace(/^\//, '')
+    .split('/')
+    .filter(Boolean);
   const name = parts.find((p) => !/^\d+$/.test(p)) ?? '';
   const index = parts.find((p) => /^\d+$/.test(p));
   const label = FIELD[name] ?? (name || 'value');
@@ -22,7 +37,13 @@ function fieldName(path) {
 export function describeProblem(path, { keyword, params = {}, message } = {}) {
   const f = fieldName(path);
   let what;
-  if (keyword === 'format') what = params.format === 'email' ? 'is not a valid email address' : params.format === 'uuid' ? 'is not a valid id' : 'is not in the expected format';
+  if (keyword === 'format')
+    what =
+      params.format === 'email'
+        ? 'is not a valid email address'
+        : params.format === 'uuid'
+          ? 'is not a valid id'
+          : 'is not in the expected format';
   else if (keyword === 'pattern' || (keyword === 'minLength' && params.limit <= 1)) what = 'cannot be empty';
   else if (keyword === 'minLength') what = `is too short (at least ${params.limit} characters)`;
   else if (keyword === 'maxLength') what = `is too long (at most ${params.limit} characters)`;
@@ -40,7 +61,10 @@ export function describeProblem(path, { keyword, params = {}, message } = {}) {
 export function humanError(status, body) {
   const error = body?.error;
   if (Array.isArray(body?.details) && body.details.length) {
-    return body.details.slice(0, 5).map((d) => describeProblem(d.path, d)).join(' ');
+    return body.details
+      .slice(0, 5)
+      .map((d) => describeProblem(d.path, d))
+      .join(' ');
   }
   switch (body?.code) {
     case 'invalid_path_parameter': // a hand-edited or cut link

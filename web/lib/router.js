@@ -5,7 +5,14 @@ import { get, setCsrf } from './api.js';
  * created in this page's lifetime (kept in memory only, so an empty project's setup guide can
  * show the key that was just made; the server cannot show it again).
  */
-export const state = { user: null, teams: [], verification: null, projects: [], newKeys: {}, currentProjectId: localStorage.getItem('flightrec:project') };
+export const state = {
+  user: null,
+  teams: [],
+  verification: null,
+  projects: [],
+  newKeys: {},
+  currentProjectId: localStorage.getItem('flightrec:project'),
+};
 
 /**
  * Goes to a hash. Navigating to the hash already shown re-routes too (the hashchange the browser

@@ -6,22 +6,41 @@ export const statusBadge = (st) => badge(st, { active: 'info', completed: 'ok', 
 /** Previous / a page number to type / next, plus first and last: any page in one step. */
 export function pager(page, pages, hrefFor, label = 'Pages') {
   if (pages <= 1) return null;
-  const input = h('input', { type: 'number', min: 1, max: pages, value: page, id: `${label.replace(/\W+/g, '-').toLowerCase()}-page`, 'aria-label': `Page number, 1 to ${pages}`, inputmode: 'numeric' });
-  const link = (p, text, rel, cls) => (p >= 1 && p <= pages && p !== page
-    ? h(`a${cls ?? ''}`, { href: hrefFor(p), rel }, text)
-    : h(`span.hint${cls ?? ''}`, { 'aria-disabled': 'true' }, text));
-  return h('nav.pager', { 'aria-label': label },
+  const input = h('input', {
+    type: 'number',
+    min: 1,
+    max: pages,
+    value: page,
+    id: `${label.replace(/\W+/g, '-').toLowerCase()}-page`,
+    'aria-label': `Page number, 1 to ${pages}`,
+    inputmode: 'numeric',
+  });
+  const link = (p, text, rel, cls) =>
+    p >= 1 && p <= pages && p !== page
+      ? h(`a${cls ?? ''}`, { href: hrefFor(p), rel }, text)
+      : h(`span.hint${cls ?? ''}`, { 'aria-disabled': 'true' }, text);
+  return h(
+    'nav.pager',
+    { 'aria-label': label },
     link(1, '« First', undefined, '.pager-end'),
     link(page - 1, '← Previous', 'prev'),
-    h('form.pager-jump', {
-      onsubmit: (e) => {
-        e.preventDefault();
-        const p = Math.min(pages, Math.max(1, Math.round(Number(input.value) || 1)));
-        navigate(hrefFor(p));
+    h(
+      'form.pager-jump',
+      {
+        onsubmit: (e) => {
+          e.preventDefault();
+          const p = Math.min(pages, Math.max(1, Math.round(Number(input.value) || 1)));
+          navigate(hrefFor(p));
+        },
       },
-    }, h('span', 'Page '), input, h('span', ` of ${fmtCount(pages)}`), h('button', { type: 'submit' }, 'Go')),
+      h('span', 'Page '),
+      input,
+      h('span', ` of ${fmtCount(pages)}`),
+      h('button', { type: 'submit' }, 'Go'),
+    ),
     link(page + 1, 'Next →', 'next'),
-    link(pages, 'Last »', undefined, '.pager-end'));
+    link(pages, 'Last »', undefined, '.pager-end'),
+  );
 }
 
 const STATUS_KIND = { open: 'bad', acknowledged: 'warn', resolved: 'ok', ignored: 'muted' };

@@ -33,7 +33,16 @@ export async function settle<T>(p: Promise<T>, retries: RetryInfo[], from = 0): 
   let done = false;
   let value!: T;
   let failure: unknown;
-  p.then((v) => { done = true; value = v; }, (e) => { done = true; failure = e ?? new Error('rejected'); });
+  p.then(
+    (v) => {
+      done = true;
+      value = v;
+    },
+    (e) => {
+      done = true;
+      failure = e ?? new Error('rejected');
+    },
+  );
   await runRetriesUntil(() => done, retries, from);
   if (failure) throw failure;
   return value;

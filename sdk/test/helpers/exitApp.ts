@@ -15,7 +15,10 @@ const requests = Number(process.env.REQUESTS ?? 0);
 // TIMEOUT_MS: the per-attempt timeout (default 2000). EXIT_FLUSH_MS: the exit flush's bound,
 // default 10 s: a cap, not a speed, so that a busy machine still sends everything on exit.
 const a = new FlightrecClient({
-  apiKey, endpoint, device: { platform: 'linux' }, timeoutMs: Number(process.env.TIMEOUT_MS ?? 2000),
+  apiKey,
+  endpoint,
+  device: { platform: 'linux' },
+  timeoutMs: Number(process.env.TIMEOUT_MS ?? 2000),
   exitFlushTimeoutMs: Number(process.env.EXIT_FLUSH_MS ?? 10_000),
 });
 const sid = a.startSession({ userId: 'u-1' });
@@ -39,7 +42,14 @@ if (mode === 'crash') {
 } else {
   for (let i = 0; i < events; i++) a.trackCustom('step', { i });
   for (let i = 0; i < requests; i++) {
-    a.recordRequest({ method: 'GET', url: `https://api.example.com/items/${i}`, statusCode: 200, duration: 12, error: null, timestamp: Date.now() });
+    a.recordRequest({
+      method: 'GET',
+      url: `https://api.example.com/items/${i}`,
+      statusCode: 200,
+      duration: 12,
+      error: null,
+      timestamp: Date.now(),
+    });
   }
   if (process.env.OWN_HANDLER) {
     process.on('SIGTERM', () => {

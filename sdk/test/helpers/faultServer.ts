@@ -51,8 +51,14 @@ export async function startFaultServer(): Promise<FaultServer> {
         req.socket.destroy();
         return;
       }
-      const answer = JSON.stringify(reply.body ?? (reply.status < 300 ? { ok: true } : { error: `scripted ${reply.status}` }));
-      res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer), ...reply.headers });
+      const answer = JSON.stringify(
+        reply.body ?? (reply.status < 300 ? { ok: true } : { error: `scripted ${reply.status}` }),
+      );
+      res.writeHead(reply.status, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(answer),
+        ...reply.headers,
+      });
       res.end(answer);
     });
   });
@@ -71,7 +77,11 @@ export async function startFaultServer(): Promise<FaultServer> {
     },
     on,
     async waitFor(count, path, timeoutMs = 5000) {
-      await until(() => (path ? on(path).length : received.length) >= count, `${count} requests${path ? ` to ${path}` : ''}`, timeoutMs);
+      await until(
+        () => (path ? on(path).length : received.length) >= count,
+        `${count} requests${path ? ` to ${path}` : ''}`,
+        timeoutMs,
+      );
     },
     async close() {
       server.closeAllConnections();

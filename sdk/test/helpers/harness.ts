@@ -3,7 +3,13 @@
 // so a test reads the current test's server and records.
 import { afterEach, beforeEach, vi } from 'vitest';
 import * as sdk from '../../src/index.ts';
-import { FlightrecClient, type FlightrecError, type FlightrecOptions, type NetworkRequest, type SdkEvent } from '../../src/index.ts';
+import {
+  FlightrecClient,
+  type FlightrecError,
+  type FlightrecOptions,
+  type NetworkRequest,
+  type SdkEvent,
+} from '../../src/index.ts';
 import { fakeClock, retryLog } from './drive.ts';
 import { startFaultServer, type FaultServer } from './faultServer.ts';
 
@@ -37,8 +43,15 @@ export function useFaultServer(deviceOfSuite: FlightrecOptions['device']): void 
 /** A client of the current fault server that records its errors and retries. */
 export function client(over: Partial<FlightrecOptions> = {}): FlightrecClient {
   const c = new FlightrecClient({
-    apiKey: 'frk_test', endpoint: srv.url, device, timeoutMs: 0, detectDevice: false, captureCrashes: false,
-    onError: (e) => errors.push(e), onRetry: retries.onRetry, ...over,
+    apiKey: 'frk_test',
+    endpoint: srv.url,
+    device,
+    timeoutMs: 0,
+    detectDevice: false,
+    captureCrashes: false,
+    onError: (e) => errors.push(e),
+    onRetry: retries.onRetry,
+    ...over,
   });
   clients.push(c);
   return c;
@@ -46,6 +59,7 @@ export function client(over: Partial<FlightrecOptions> = {}): FlightrecClient {
 
 export const bodyOf = <T>(r: { body: string }) => JSON.parse(r.body) as T;
 export const eventsSent = () => srv.on('/ingest/events').flatMap((r) => bodyOf<{ events: SdkEvent[] }>(r).events);
-export const requestsSent = () => srv.on('/ingest/network').flatMap((r) => bodyOf<{ requests: NetworkRequest[] }>(r).requests);
+export const requestsSent = () =>
+  srv.on('/ingest/network').flatMap((r) => bodyOf<{ requests: NetworkRequest[] }>(r).requests);
 export const seqs = (evs: SdkEvent[]) => evs.map((e) => e.sequenceNumber);
 export const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);

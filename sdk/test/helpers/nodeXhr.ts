@@ -41,7 +41,10 @@ export class NodeXhr {
         this.end('load');
       });
     });
-    this.req.on('timeout', () => { this.req!.destroy(); this.end('timeout'); });
+    this.req.on('timeout', () => {
+      this.req!.destroy();
+      this.end('timeout');
+    });
     this.req.on('error', () => this.end('error'));
     this.req.end(body ?? undefined);
   }

@@ -59,7 +59,16 @@ export function jsModule(file: string): string {
   return segments.at(-1) ?? '';
 }
 
-const ANON_JS = new Set(['', '<anonymous>', 'anonymous', 'global code', 'eval code', 'module code', '<computed>', 'Anonymous function']);
+const ANON_JS = new Set([
+  '',
+  '<anonymous>',
+  'anonymous',
+  'global code',
+  'eval code',
+  'module code',
+  '<computed>',
+  'Anonymous function',
+]);
 
 /** A JavaScript function name as the engines print it → the name the key reads. */
 export function jsFunction(raw: string | null): string | null {
@@ -101,7 +110,8 @@ function jsFrame(fnRaw: string | null, loc: string, inApp: readonly string[]): F
   const file = pos ? pos[0] : l;
   const fn = jsFunction(fnRaw);
   const location = file.replace(SCHEME_HOST, '');
-  const native = !pos && (file === 'native' || file === '[native code]' || file.startsWith('index ') || file === '<anonymous>');
+  const native =
+    !pos && (file === 'native' || file === '[native code]' || file.startsWith('index ') || file === '<anonymous>');
   return {
     kind: 'js',
     module: native ? 'native' : file === '' ? 'bundle' : jsModule(file),
@@ -111,8 +121,11 @@ function jsFrame(fnRaw: string | null, loc: string, inApp: readonly string[]): F
     // token of the line): an anonymous frame is told apart by its line.
     column: null,
     // A browser extension's script is not the app's, whatever its path (its scheme says so).
-    inApp: !native && (file === '' || (isAppFrame('js', file.startsWith('node:') ? file : location, fn, inApp) &&
-      !/^(?:chrome|moz|safari(?:-web)?)-extension:/.test(file))),
+    inApp:
+      !native &&
+      (file === '' ||
+        (isAppFrame('js', file.startsWith('node:') ? file : location, fn, inApp) &&
+          !/^(?:chrome|moz|safari(?:-web)?)-extension:/.test(file))),
   };
 }
 
@@ -124,7 +137,8 @@ function parseGecko(s: string, inApp: readonly string[]): Frame | null {
   const fn = s.slice(0, at);
   const loc = s.slice(at + 1);
   if (/\s/.test(fn) && !/^(?:global|eval|module) code$/.test(fn) && !fn.includes('*')) return null;
-  if (loc === '[native code]') return { kind: 'js', module: 'native', function: jsFunction(fn), line: null, column: null, inApp: false };
+  if (loc === '[native code]')
+    return { kind: 'js', module: 'native', function: jsFunction(fn), line: null, column: null, inApp: false };
   if (/\s/.test(loc) || loc === '') return null;
   const pos = trailingPosition(loc);
   if (!pos && !SCHEME_HOST.test(loc)) return null;
@@ -136,7 +150,8 @@ function parseGecko(s: string, inApp: readonly string[]): Frame | null {
 // JavaScriptCore's bare frames ("https://x/a.js:1:2", an anonymous function) and React Native
 // V8's "fn(url:1:2)".
 function parseBareJs(s: string, inApp: readonly string[]): Frame | null {
-  if (s === '[native code]') return { kind: 'js', module: 'native', function: null, line: null, column: null, inApp: false };
+  if (s === '[native code]')
+    return { kind: 'js', module: 'native', function: null, line: null, column: null, inApp: false };
   if (/\s/.test(s)) return null;
   const open = s.indexOf('(');
   if (open > 0 && s.endsWith(')')) {
@@ -193,7 +208,14 @@ function parseJvmOrDotnet(rest: string, inApp: readonly string[]): Frame | null 
     if (slash >= 0) qualified = qualified.slice(slash + 1);
     const [cls, fn] = splitQualified(qualified);
     const line = trailingNumber(inside);
-    return { kind: 'jvm', module: cls, function: fn || null, line: line ? line[1] : null, column: null, inApp: isAppFrame('jvm', cls, fn, inApp) };
+    return {
+      kind: 'jvm',
+      module: cls,
+      function: fn || null,
+      line: line ? line[1] : null,
+      column: null,
+      inApp: isAppFrame('jvm', cls, fn, inApp),
+    };
   }
   // .NET: "N.C.M(String s) in f.cs:line 3", "N.C.<M>d__5.MoveNext()", "N.C.M[T](T x)".
   if (after !== '' && !/^in .+:line \d+$/.test(after)) return null;
@@ -204,7 +226,14 @@ function parseJvmOrDotnet(rest: string, inApp: readonly string[]): Frame | null 
   const [cls, fn] = splitQualified(q);
   const lineAt = after.lastIndexOf(':line ');
   const line = lineAt >= 0 ? Number(after.slice(lineAt + 6)) : null;
-  return { kind: 'dotnet', module: cls, function: fn || null, line, column: null, inApp: isAppFrame('dotnet', cls, fn, inApp) };
+  return {
+    kind: 'dotnet',
+    module: cls,
+    function: fn || null,
+    line,
+    column: null,
+    inApp: isAppFrame('dotnet', cls, fn, inApp),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,7 +253,10 @@ function parseApple(s: string, inApp: readonly string[]): Frame | null {
   if (image === '') return null;
   let symbol = s.slice(m.index + 1 + m[1]!.length).trim();
   // atos and symbolicated reports: "sym (in Image) (File.swift:12)", "sym (File.swift:12) [inlined]".
-  symbol = symbol.replace(/\s\[inlined\]$/, '').replace(/\s\([^()]{0,300}:\d+\)$/, '').replace(/\s\(in [^()]{1,200}\)$/, '');
+  symbol = symbol
+    .replace(/\s\[inlined\]$/, '')
+    .replace(/\s\([^()]{0,300}:\d+\)$/, '')
+    .replace(/\s\(in [^()]{1,200}\)$/, '');
   let offset: number | null = null;
   const plus = /\s\+\s(\d+)$/.exec(symbol);
   if (plus) {
@@ -234,7 +266,14 @@ function parseApple(s: string, inApp: readonly string[]): Frame | null {
   // Unsymbolicated: "0x102a48000 + 17396" (load address + offset in the image), or the image name again.
   const named = symbol !== '' && !/^0x[0-9a-f]+$/i.test(symbol) && symbol !== image;
   const fn = named ? symbol : null;
-  return { kind: 'native', module: image, function: fn, line: named ? null : offset, column: null, inApp: isAppFrame('native', image, fn, inApp) };
+  return {
+    kind: 'native',
+    module: image,
+    function: fn,
+    line: named ? null : offset,
+    column: null,
+    inApp: isAppFrame('native', image, fn, inApp),
+  };
 }
 
 const TOMBSTONE = /^#\d+\s+pc\s+([0-9a-f]+)\s+(\S+)(.*)$/i;
@@ -245,11 +284,19 @@ function parseTombstone(s: string, inApp: readonly string[]): Frame | null {
   if (!m) return null;
   const path = m[2]!;
   // After the path: "(offset 0x1000)", the symbol "(Cart::total()+120)" (parentheses inside), "(BuildId: …)".
-  const rest = m[3]!.trim().replace(/\s*\(BuildId: [^()]{0,200}\)$/, '').replace(/^\(offset 0x[0-9a-f]+\)\s*/i, '');
-  const fn = rest.startsWith('(') && rest.endsWith(')') && rest.length > 2 ? rest.slice(1, -1).replace(/\+\d+$/, '') : null;
+  const rest = m[3]!
+    .trim()
+    .replace(/\s*\(BuildId: [^()]{0,200}\)$/, '')
+    .replace(/^\(offset 0x[0-9a-f]+\)\s*/i, '');
+  const fn =
+    rest.startsWith('(') && rest.endsWith(')') && rest.length > 2 ? rest.slice(1, -1).replace(/\+\d+$/, '') : null;
   const image = path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('!')) + 1);
   return {
-    kind: 'native', module: image, function: fn, line: fn ? null : parseInt(m[1]!, 16), column: null,
+    kind: 'native',
+    module: image,
+    function: fn,
+    line: fn ? null : parseInt(m[1]!, 16),
+    column: null,
     inApp: isAppFrame('native', path, fn, inApp),
   };
 }

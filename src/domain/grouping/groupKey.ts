@@ -44,7 +44,8 @@ export function validFingerprint(v: unknown): string[] | null {
 // A script chunk that did not load (a deploy replaced it, the network dropped): one bug per
 // project whichever chunk. webpack, its CSS loader, Vite / native dynamic import in Chrome,
 // Firefox and Safari.
-const CHUNK_LOAD = /ChunkLoadError|Loading (?:CSS )?chunk \S{1,200} failed|Failed to fetch dynamically imported module|error loading dynamically imported module|Importing a module script failed/i;
+const CHUNK_LOAD =
+  /ChunkLoadError|Loading (?:CSS )?chunk \S{1,200} failed|Failed to fetch dynamically imported module|error loading dynamically imported module|Importing a module script failed/i;
 
 export const isChunkLoadFailure = (messageLine: string) => CHUNK_LOAD.test(messageLine);
 
@@ -54,7 +55,11 @@ const firstLine = (s: string) => stackLines(s.slice(0, 4096))[0] ?? '';
 const bareMessage = (s: string) => s.replace(/^\s*Uncaught (?:\(in promise\) )?/, '').replace(/^Error: /, '');
 
 /** The frames of a stack's first `reach` lines (null where a line is no frame). */
-export function parseStack(stack: string, inAppPackages: readonly string[] = [], reach = APP_FRAME_REACH): (Frame | null)[] {
+export function parseStack(
+  stack: string,
+  inAppPackages: readonly string[] = [],
+  reach = APP_FRAME_REACH,
+): (Frame | null)[] {
   return stackLines(stack.split('\n', reach).join('\n')).map((l) => parseFrame(l, inAppPackages));
 }
 
@@ -62,8 +67,14 @@ export function parseStack(stack: string, inAppPackages: readonly string[] = [],
 export const SHOWN_LINES = 256;
 
 /** A stack's lines as the crash page shows them: each with its parsed frame (null for a message or other line). */
-export function stackFrames(stack: string, inAppPackages: readonly string[] = []): { text: string; frame: Frame | null }[] {
-  return stackLines(stack.split('\n', SHOWN_LINES).join('\n')).map((text) => ({ text, frame: parseFrame(text, inAppPackages) }));
+export function stackFrames(
+  stack: string,
+  inAppPackages: readonly string[] = [],
+): { text: string; frame: Frame | null }[] {
+  return stackLines(stack.split('\n', SHOWN_LINES).join('\n')).map((text) => ({
+    text,
+    frame: parseFrame(text, inAppPackages),
+  }));
 }
 
 /**
@@ -75,8 +86,11 @@ export function keyFrames(parsed: readonly (Frame | null)[]): Frame[] {
   const head = frames(0, HEAD_LINES);
   const app = head.filter((f) => f.inApp);
   if (app.length > 0) return app.slice(0, KEY_FRAMES);
-  const first = parsed.findIndex((f) => f !== null && f.inApp);
-  if (first >= 0) return frames(first, parsed.length).filter((f) => f.inApp).slice(0, KEY_FRAMES);
+  const first = parsed.findIndex((f) => f?.inApp);
+  if (first >= 0)
+    return frames(first, parsed.length)
+      .filter((f) => f.inApp)
+      .slice(0, KEY_FRAMES);
   return (head.length > 0 ? head : frames(0, parsed.length)).slice(0, KEY_FRAMES);
 }
 
@@ -116,7 +130,8 @@ function crashReport(stack: string): { from: number; lines: string[]; exceptionT
 // A native crash's signal or Mach exception ("EXC_BAD_ACCESS (SIGSEGV)", "SIGSEGV", "SIGBUS"): each
 // crash reporter words it its own way, and one bug raises SIGSEGV on one CPU and SIGBUS on
 // another; the frames tell native bugs apart, so the key reads the words as one placeholder.
-const NATIVE_SIGNAL = /^(?:EXC_[A-Z_]{1,40}(?:\s*\((?:SIG[A-Z]{2,8}|code[^()]{0,40})\))?|SIG[A-Z]{2,8}|Signal \d+|signal \d+)\.?$/;
+const NATIVE_SIGNAL =
+  /^(?:EXC_[A-Z_]{1,40}(?:\s*\((?:SIG[A-Z]{2,8}|code[^()]{0,40})\))?|SIG[A-Z]{2,8}|Signal \d+|signal \d+)\.?$/;
 export const SIGNAL_PLACEHOLDER = '<signal>';
 const nativeMessage = (line: string) => (NATIVE_SIGNAL.test(line.trim()) ? SIGNAL_PLACEHOLDER : line);
 
@@ -125,9 +140,13 @@ function defaultKey(stack: string, message: string, inAppPackages: readonly stri
   if (report) {
     // The header (incident id, hardware model, OS version, paths) differs on every device: the
     // key reads the exception type (or the report's message) and the blamed backtrace's frames.
-    const parsed = report.lines.slice(report.from, report.from + APP_FRAME_REACH).map((l) => parseFrame(l, inAppPackages));
+    const parsed = report.lines
+      .slice(report.from, report.from + APP_FRAME_REACH)
+      .map((l) => parseFrame(l, inAppPackages));
     if (parsed.some((f) => f !== null)) {
-      const messageLine = nativeMessage(normaliseMessage(report.exceptionType ?? bareMessage(firstLine(message)).trim(), { quoted: true }));
+      const messageLine = nativeMessage(
+        normaliseMessage(report.exceptionType ?? bareMessage(firstLine(message)).trim(), { quoted: true }),
+      );
       const text = ['v2', messageLine, ...keyFrames(parsed).map(frameText)].join('\n');
       return { key: sha256(text), source: 'frames', text };
     }
@@ -136,7 +155,8 @@ function defaultKey(stack: string, message: string, inAppPackages: readonly stri
   const head = parsed.slice(0, HEAD_LINES);
   // V8 and the JVM print the message as the stack's first line; Gecko and JavaScriptCore do not.
   const rawMessage = head[0] || stack.trim() === '' ? firstLine(message) : firstLine(stack);
-  if (isChunkLoadFailure(rawMessage) || isChunkLoadFailure(firstLine(message))) return { key: sha256('chunk-load'), source: 'chunk-load', text: 'chunk-load' };
+  if (isChunkLoadFailure(rawMessage) || isChunkLoadFailure(firstLine(message)))
+    return { key: sha256('chunk-load'), source: 'chunk-load', text: 'chunk-load' };
   if (!parsed.some((f) => f !== null)) {
     // No frame parsed: the previous rule's five normalised lines (its key, so nothing moves),
     // or the message when the stack is empty.

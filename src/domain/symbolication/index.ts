@@ -13,7 +13,11 @@ export interface ReleaseSymbols {
  * class) as the release's artifacts read it; `mapped` counts the lines that changed, 0 when
  * there was nothing to map (the raw stack is then the symbolicated one).
  */
-export function symbolicate(stack: string, message: string, s: ReleaseSymbols): { stack: string; message: string; mapped: number } {
+export function symbolicate(
+  stack: string,
+  message: string,
+  s: ReleaseSymbols,
+): { stack: string; message: string; mapped: number } {
   let mapped = 0;
   let out = stack;
   let msg = message;
@@ -21,7 +25,9 @@ export function symbolicate(stack: string, message: string, s: ReleaseSymbols): 
     const r = retraceStack(s.proguard, out);
     out = r.stack;
     mapped += r.mapped;
-    msg = retraceStack(s.proguard, message.split('\n')[0] ?? '').stack + message.slice((message.split('\n')[0] ?? '').length);
+    msg =
+      retraceStack(s.proguard, message.split('\n')[0] ?? '').stack +
+      message.slice((message.split('\n')[0] ?? '').length);
   }
   if (s.jsMapFor) {
     const r = symbolicateJs(out, s.jsMapFor);
@@ -32,7 +38,13 @@ export function symbolicate(stack: string, message: string, s: ReleaseSymbols): 
 }
 
 export {
-  jsFilesOf, mapNameFor, minifiedNameFor, parseSourceMap, readSourceMap, SourceMapTooLargeError, type ArtifactRef,
+  jsFilesOf,
+  mapNameFor,
+  minifiedNameFor,
+  parseSourceMap,
+  readSourceMap,
+  SourceMapTooLargeError,
+  type ArtifactRef,
 } from './sourceMaps.ts';
 export { SourceMapShapeError } from './sourceMapSize.ts';
 export { parseProguardMapping, type ProguardMapping } from './retrace.ts';

@@ -78,8 +78,13 @@ export function parseJsFrame(line: string): JsFrame | null {
     if (plain && /^\d+:\d+$/.test(after)) {
       const colon = after.indexOf(':');
       return {
-        style: 'gecko', indent, fn: fn || null, file: IMPLICIT_BUNDLE,
-        line: Number(after.slice(0, colon)), column: Number(after.slice(colon + 1)), implicitFile: true,
+        style: 'gecko',
+        indent,
+        fn: fn || null,
+        file: IMPLICIT_BUNDLE,
+        line: Number(after.slice(0, colon)),
+        column: Number(after.slice(colon + 1)),
+        implicitFile: true,
       };
     }
     const loc = plain || fn === 'global code' || fn === 'eval code' || fn === 'module code' ? location(after) : null;
@@ -89,9 +94,18 @@ export function parseJsFrame(line: string): JsFrame | null {
   }
   if (!body.startsWith('at ')) {
     const r = RN_V8.exec(line);
-    if (r) return { style: 'rnv8', indent: r[1] ?? '', fn: r[2]!, file: r[3]!, line: Number(r[4]), column: Number(r[5]) };
+    if (r)
+      return { style: 'rnv8', indent: r[1] ?? '', fn: r[2]!, file: r[3]!, line: Number(r[4]), column: Number(r[5]) };
     const x = BARE.exec(line);
-    if (x) return { style: 'bare', indent: x[1] ?? '', fn: null, file: x[2]!, line: Number(x[3]), column: x[4] === undefined ? null : Number(x[4]) };
+    if (x)
+      return {
+        style: 'bare',
+        indent: x[1] ?? '',
+        fn: null,
+        file: x[2]!,
+        line: Number(x[3]),
+        column: x[4] === undefined ? null : Number(x[4]),
+      };
     return null;
   }
   const rest = body.endsWith(')') ? body.slice(3, -1) : body.slice(3);
@@ -135,7 +149,12 @@ export function framePath(file: string): string {
   return p;
 }
 
-const segments = (p: string) => p.replace(/^~\//, '').replace(/^\.\//, '').split('/').filter((s) => s !== '' && s !== '.');
+const segments = (p: string) =>
+  p
+    .replace(/^~\//, '')
+    .replace(/^\.\//, '')
+    .split('/')
+    .filter((s) => s !== '' && s !== '.');
 
 /**
  * How well an uploaded artifact's name matches a frame's path (Sentry's rule): a `~/`-prefixed

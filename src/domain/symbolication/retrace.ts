@@ -94,7 +94,12 @@ export function parseProguardMapping(text: string): ProguardMapping {
     if (m && current) {
       const num = (s: string | undefined) => (s === undefined ? null : Number(s));
       const entry: MemberMapping = {
-        from: num(m[1]), to: num(m[2]), className: m[3] ?? null, method: m[4]!, origFrom: num(m[5]), origTo: num(m[6]),
+        from: num(m[1]),
+        to: num(m[2]),
+        className: m[3] ?? null,
+        method: m[4]!,
+        origFrom: num(m[5]),
+        origTo: num(m[6]),
       };
       const list = current.methods.get(m[7]!) ?? [];
       list.push(entry);
@@ -105,7 +110,12 @@ export function parseProguardMapping(text: string): ProguardMapping {
   return { classes, sourceFiles };
 }
 
-export interface RetracedFrame { className: string; method: string; file: string; line: number | null }
+export interface RetracedFrame {
+  className: string;
+  method: string;
+  file: string;
+  line: number | null;
+}
 
 const simpleName = (cls: string) => (cls.split('.').at(-1) ?? cls).split('$')[0] ?? cls;
 
@@ -136,7 +146,13 @@ function originalLine(e: MemberMapping, line: number | null): number | null {
  * The original frames of one obfuscated frame: several when methods were inlined (innermost
  * first, as the JVM would have printed them), or null when the class is not in the mapping.
  */
-export function retraceFrame(mapping: ProguardMapping, cls: string, method: string, file: string | null, line: number | null): RetracedFrame[] | null {
+export function retraceFrame(
+  mapping: ProguardMapping,
+  cls: string,
+  method: string,
+  file: string | null,
+  line: number | null,
+): RetracedFrame[] | null {
   const c = mapping.classes.get(cls);
   if (!c) return null;
   const entries = c.methods.get(method);
@@ -144,7 +160,8 @@ export function retraceFrame(mapping: ProguardMapping, cls: string, method: stri
     // the class is known, the method was not renamed (or not listed)
     return [{ className: c.original, method, file: fileOf(mapping, c.original, file), line }];
   }
-  let hits = line === null ? [] : entries.filter((e) => e.from !== null && e.to !== null && line >= e.from && line <= e.to);
+  let hits =
+    line === null ? [] : entries.filter((e) => e.from !== null && e.to !== null && line >= e.from && line <= e.to);
   if (hits.length === 0) hits = entries.filter((e) => e.from === null);
   if (hits.length === 0) hits = entries.filter((e) => e.from === 0 && e.to === 0);
   if (hits.length === 0) {
@@ -186,7 +203,8 @@ export function retraceStack(mapping: ProguardMapping, stack: string): { stack: 
       const frames = retraceFrame(mapping, f[2]!, f[3]!, f[4] ?? null, f[5] === undefined ? null : Number(f[5]));
       if (!frames) return void out.push(raw);
       mapped++;
-      for (const r of frames) out.push(`${f[1]}at ${r.className}.${r.method}(${r.file}${r.line === null ? '' : `:${r.line}`})`);
+      for (const r of frames)
+        out.push(`${f[1]}at ${r.className}.${r.method}(${r.file}${r.line === null ? '' : `:${r.line}`})`);
       return;
     }
     const t = THROWABLE.exec(line);

@@ -9,7 +9,10 @@ import { IMPLICIT_BUNDLE, framePath, parseJsFrame, readableSource } from './jsFr
  */
 export const SOURCE_LIMITS = { maxFrames: 10, radius: 5, lineChars: 240, frameBytes: 4096 } as const;
 
-export interface SourceLine { line: number; text: string }
+export interface SourceLine {
+  line: number;
+  text: string;
+}
 
 export interface FrameSource {
   /** the frame's line index in the stack as sent */
@@ -51,7 +54,7 @@ function bounded(lines: SourceLine[], at: number): SourceLine[] {
   let lo = own;
   let hi = own;
   let bytes = Buffer.byteLength(lines[own]!.text);
-  for (let grew = true; grew;) {
+  for (let grew = true; grew; ) {
     grew = false;
     for (const i of [hi + 1, lo - 1]) {
       const l = lines[i];
@@ -59,7 +62,8 @@ function bounded(lines: SourceLine[], at: number): SourceLine[] {
       const b = Buffer.byteLength(l.text);
       if (bytes + b > SOURCE_LIMITS.frameBytes) continue;
       bytes += b;
-      if (i > hi) hi = i; else lo = i;
+      if (i > hi) hi = i;
+      else lo = i;
       grew = true;
     }
   }
@@ -85,8 +89,12 @@ export function sourceContext(stack: string, mapFor: (path: string) => TraceMap 
     const around = content ? bounded(linesOf(content, from, pos.line + SOURCE_LIMITS.radius), pos.line) : [];
 
     out.push({
-      index: i, file, line: pos.line, column: pos.column === null ? null : pos.column + 1,
-      inApp: !LIBRARY.test(file), lines: around,
+      index: i,
+      file,
+      line: pos.line,
+      column: pos.column === null ? null : pos.column + 1,
+      inApp: !LIBRARY.test(file),
+      lines: around,
     });
   }
   return out;

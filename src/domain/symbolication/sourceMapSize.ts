@@ -56,11 +56,19 @@ function countMappings(m: string): { lines: number; segments: number } {
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
-interface Tally { lastLine: number; segments: number; sections: number; names: number; sources: number; resolvedBytes: number }
+interface Tally {
+  lastLine: number;
+  segments: number;
+  sections: number;
+  names: number;
+  sources: number;
+  resolvedBytes: number;
+}
 
 function tallyMap(map: Record<string, unknown>, lineOffset: number, depth: number, t: Tally, where: string): void {
   if (Array.isArray(map.sections)) {
-    if (depth >= MAX_SECTION_DEPTH) throw new SourceMapShapeError(`sections nest deeper than ${MAX_SECTION_DEPTH} levels`);
+    if (depth >= MAX_SECTION_DEPTH)
+      throw new SourceMapShapeError(`sections nest deeper than ${MAX_SECTION_DEPTH} levels`);
     for (const [i, s] of (map.sections as unknown[]).entries()) {
       const at = `${where}sections[${i}]`;
       const sec = s as { offset?: { line?: unknown; column?: unknown }; map?: unknown } | null;
@@ -103,9 +111,14 @@ function tallyMap(map: Record<string, unknown>, lineOffset: number, depth: numbe
 export function sourceMapSize(raw: Record<string, unknown>, parseBytes: number): SourceMapSize {
   const t: Tally = { lastLine: 0, segments: 0, sections: 0, names: 0, sources: 0, resolvedBytes: 0 };
   tallyMap(raw, 0, 0, t, '');
-  const bytes = BASE_BYTES + parseBytes
-    + t.lastLine * LINE_BYTES + t.segments * SEGMENT_BYTES + t.sections * SECTION_BYTES
-    + (t.sources * 2 + t.names) * ENTRY_BYTES + t.resolvedBytes;
+  const bytes =
+    BASE_BYTES +
+    parseBytes +
+    t.lastLine * LINE_BYTES +
+    t.segments * SEGMENT_BYTES +
+    t.sections * SECTION_BYTES +
+    (t.sources * 2 + t.names) * ENTRY_BYTES +
+    t.resolvedBytes;
   return { lines: t.lastLine, segments: t.segments, sections: t.sections, names: t.names, sources: t.sources, bytes };
 }
 

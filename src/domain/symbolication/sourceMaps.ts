@@ -1,6 +1,15 @@
 import { FlattenMap, LEAST_UPPER_BOUND, originalPositionFor, type TraceMap } from '@jridgewell/trace-mapping';
 import { jsonParseBytes, sourceMapSize, type SourceMapSize } from './sourceMapSize.ts';
-import { IMPLICIT_BUNDLE, bestMatch, framePath, parseJsFrame, printJsFrame, readableSource, resolveBeside, type JsFrame } from './jsFrames.ts';
+import {
+  IMPLICIT_BUNDLE,
+  bestMatch,
+  framePath,
+  parseJsFrame,
+  printJsFrame,
+  readableSource,
+  resolveBeside,
+  type JsFrame,
+} from './jsFrames.ts';
 
 /**
  * JavaScript symbolication with uploaded source maps (browser bundles, Node, Electron, React
@@ -11,8 +20,12 @@ import { IMPLICIT_BUNDLE, bestMatch, framePath, parseJsFrame, printJsFrame, read
 /** A map whose decoded form would pass the caller's bound; nothing of it was decoded. */
 export class SourceMapTooLargeError extends Error {
   constructor(readonly size: Pick<SourceMapSize, 'bytes'> & Partial<SourceMapSize>) {
-    super(`decodes to about ${Math.ceil(size.bytes / 1048576)} MiB`
-      + (size.lines === undefined ? ' of JSON values' : ` (${size.lines} lines, ${size.segments} segments, ${size.sections} sections, ${size.names} names)`));
+    super(
+      `decodes to about ${Math.ceil(size.bytes / 1048576)} MiB` +
+        (size.lines === undefined
+          ? ' of JSON values'
+          : ` (${size.lines} lines, ${size.segments} segments, ${size.sections} sections, ${size.names} names)`),
+    );
   }
 }
 
@@ -44,12 +57,16 @@ export function jsFilesOf(stack: string): string[] {
   const out = new Set<string>();
   for (const l of stack.split('\n')) {
     const f = parseJsFrame(l.replace(/\r$/, ''));
-    if (f && f.file !== 'native' && !f.file.startsWith('node:')) out.add(f.implicitFile ? IMPLICIT_BUNDLE : framePath(f.file));
+    if (f && f.file !== 'native' && !f.file.startsWith('node:'))
+      out.add(f.implicitFile ? IMPLICIT_BUNDLE : framePath(f.file));
   }
   return [...out];
 }
 
-export interface ArtifactRef { name: string; kind: 'sourcemap' | 'minified' | 'proguard' }
+export interface ArtifactRef {
+  name: string;
+  kind: 'sourcemap' | 'minified' | 'proguard';
+}
 
 /**
  * The source map artifact for a frame's file: the one its minified source's
@@ -57,14 +74,21 @@ export interface ArtifactRef { name: string; kind: 'sourcemap' | 'minified' | 'p
  * reference from it); else one named as the file plus `.map` (by path suffix, `~/` prefix or
  * base name); else null.
  */
-export function mapNameFor(path: string, artifacts: readonly ArtifactRef[], mappingUrlOf?: (minifiedName: string) => string | null): string | null {
+export function mapNameFor(
+  path: string,
+  artifacts: readonly ArtifactRef[],
+  mappingUrlOf?: (minifiedName: string) => string | null,
+): string | null {
   const maps = artifacts.filter((a) => a.kind === 'sourcemap').map((a) => a.name);
   if (path === IMPLICIT_BUNDLE) {
     // a Hermes frame naming no file is in the app's bundle: its map, or the release's only map
     return maps.find((n) => /\.(?:js)?bundle\.map$|\.hbc\.map$/i.test(n)) ?? (maps.length === 1 ? maps[0]! : null);
   }
   if (mappingUrlOf) {
-    const minified = bestMatch(artifacts.filter((a) => a.kind === 'minified').map((a) => a.name), path);
+    const minified = bestMatch(
+      artifacts.filter((a) => a.kind === 'minified').map((a) => a.name),
+      path,
+    );
     const ref = minified ? mappingUrlOf(minified) : null;
     if (minified && ref) {
       const named = bestMatch(maps, resolveBeside(path, ref));
@@ -76,10 +100,17 @@ export function mapNameFor(path: string, artifacts: readonly ArtifactRef[], mapp
 
 /** The minified source artifact of a frame's file, whose sourceMappingURL names its map. */
 export function minifiedNameFor(path: string, artifacts: readonly ArtifactRef[]): string | null {
-  return bestMatch(artifacts.filter((a) => a.kind === 'minified').map((a) => a.name), path);
+  return bestMatch(
+    artifacts.filter((a) => a.kind === 'minified').map((a) => a.name),
+    path,
+  );
 }
 
-interface Mapped { frame: JsFrame; callee: string | null; renames: boolean }
+interface Mapped {
+  frame: JsFrame;
+  callee: string | null;
+  renames: boolean;
+}
 
 /**
  * Each frame whose file has a map is rewritten to its original file, line, column and function.
@@ -91,7 +122,10 @@ interface Mapped { frame: JsFrame; callee: string | null; renames: boolean }
  * in every build (a map with no names at all, from a build that renamed nothing, keeps the
  * frame's own). Lines that are not frames, or have no map, stay as they are.
  */
-export function symbolicateJs(stack: string, mapFor: (path: string) => TraceMap | null): { stack: string; mapped: number } {
+export function symbolicateJs(
+  stack: string,
+  mapFor: (path: string) => TraceMap | null,
+): { stack: string; mapped: number } {
   const lines = stack.split('\n');
   const out: (Mapped | null)[] = lines.map((raw) => {
     const f = parseJsFrame(raw.replace(/\r$/, ''));
@@ -103,7 +137,12 @@ export function symbolicateJs(stack: string, mapFor: (path: string) => TraceMap 
     if (pos.source === null) pos = originalPositionFor(map, { ...needle, bias: LEAST_UPPER_BOUND });
     if (pos.source === null || pos.line === null) return null;
     return {
-      frame: { ...f, file: readableSource(pos.source), line: pos.line, column: pos.column === null ? null : pos.column + 1 },
+      frame: {
+        ...f,
+        file: readableSource(pos.source),
+        line: pos.line,
+        column: pos.column === null ? null : pos.column + 1,
+      },
       callee: pos.name,
       // A map without names comes from a build that renamed nothing (tsc, Babel): the frame's own name is the original.
       renames: map.names.length > 0,

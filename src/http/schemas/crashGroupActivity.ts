@@ -4,13 +4,17 @@ import { MAX_COMMENT_CHARS } from '../../services/crashGroupActivity.ts';
 
 export const activityQuery = {
   type: 'object',
-  properties: { range: { type: 'string', enum: Object.keys(ACTIVITY_RANGES) as (keyof typeof ACTIVITY_RANGES)[], default: '14d' } },
+  properties: {
+    range: { type: 'string', enum: Object.keys(ACTIVITY_RANGES) as (keyof typeof ACTIVITY_RANGES)[], default: '14d' },
+  },
 } as const;
 
 export const assigneeBody = {
   type: 'object',
   required: ['userId'],
-  properties: { userId: { type: ['string', 'null'], format: 'uuid', description: "a member of the project's team; null: nobody" } },
+  properties: {
+    userId: { type: ['string', 'null'], format: 'uuid', description: "a member of the project's team; null: nobody" },
+  },
 } as const;
 
 export const commentBody = {
@@ -22,7 +26,10 @@ export const commentBody = {
 export const comment = {
   type: 'object',
   properties: {
-    id: { type: 'string' }, author: { type: 'string', description: '"admin" or the account\'s email' },
-    authorUserId: { type: ['string', 'null'] }, body: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' },
+    id: { type: 'string' },
+    author: { type: 'string', description: '"admin" or the account\'s email' },
+    authorUserId: { type: ['string', 'null'] },
+    body: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;

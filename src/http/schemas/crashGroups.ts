@@ -22,8 +22,13 @@ export const crashGroupMergeBody = {
   required: ['groupIds'],
   properties: {
     groupIds: {
-      type: 'array', minItems: 1, maxItems: MAX_MERGE_GROUPS, uniqueItems: true, items: { type: 'string', format: 'uuid' },
-      description: 'the groups merged into the one in the path: their keys lead to it, their occurrences, devices, releases and history join it',
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_MERGE_GROUPS,
+      uniqueItems: true,
+      items: { type: 'string', format: 'uuid' },
+      description:
+        'the groups merged into the one in the path: their keys lead to it, their occurrences, devices, releases and history join it',
     },
   },
 } as const;
@@ -49,13 +54,16 @@ export const crashGroup = {
     lastSeenAt: { type: 'string', format: 'date-time' },
     stackHead: { type: 'string' },
     summary: nullableString,
-    summarySource: { ...nullableString, description: '"openai:<model>" or "deterministic"; null until the alert job ran' },
+    summarySource: {
+      ...nullableString,
+      description: '"openai:<model>" or "deterministic"; null until the alert job ran',
+    },
     appVersions: { ...stringList, description: 'every app version this crash was seen in' },
     resolvedVersions: { ...stringList, description: 'the versions seen when it was last resolved; others reopen it' },
     level: {
-      type: 'string', enum: ['fatal', 'error', 'warning', 'info'],
+      type: 'string',
+      enum: ['fatal', 'error', 'warning', 'info'],
       description: 'the most severe level of its occurrences',
-
     },
 
     alert: {

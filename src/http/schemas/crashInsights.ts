@@ -7,9 +7,12 @@ export const suspectsQuery = {
   properties: {
     days: {
       type: 'integer',
-      minimum: SUSPECT_PERIOD_DAYS.min, maximum: SUSPECT_PERIOD_DAYS.max, default: SUSPECT_PERIOD_DAYS.default,
-      description: 'the period: this many UTC days ending at the group\'s last occurrence '
-        + '(its days with occurrences are compared)',
+      minimum: SUSPECT_PERIOD_DAYS.min,
+      maximum: SUSPECT_PERIOD_DAYS.max,
+      default: SUSPECT_PERIOD_DAYS.default,
+      description:
+        "the period: this many UTC days ending at the group's last occurrence " +
+        '(its days with occurrences are compared)',
     },
   },
 } as const;
@@ -19,11 +22,18 @@ export const trailQuery = {
   properties: {
     window: {
       type: 'integer',
-      minimum: TRAIL_WINDOW_SECONDS.min, maximum: TRAIL_WINDOW_SECONDS.max, default: TRAIL_WINDOW_SECONDS.default,
-      description: 'seconds before each crash' },
+      minimum: TRAIL_WINDOW_SECONDS.min,
+      maximum: TRAIL_WINDOW_SECONDS.max,
+      default: TRAIL_WINDOW_SECONDS.default,
+      description: 'seconds before each crash',
+    },
     steps: {
-      type: 'integer', minimum: TRAIL_STEPS.min, maximum: TRAIL_STEPS.max, default: TRAIL_STEPS.default,
-      description: 'the last steps of each trail' },
+      type: 'integer',
+      minimum: TRAIL_STEPS.min,
+      maximum: TRAIL_STEPS.max,
+      default: TRAIL_STEPS.default,
+      description: 'the last steps of each trail',
+    },
   },
 } as const;
 
@@ -35,7 +45,9 @@ export const suspects = {
     period: {
       type: 'object',
       properties: {
-        days: { type: 'integer' }, from: { type: ['string', 'null'] }, to: { type: ['string', 'null'] },
+        days: { type: 'integer' },
+        from: { type: ['string', 'null'] },
+        to: { type: ['string', 'null'] },
         daysWithOccurrences: { type: 'integer' },
       },
     },
@@ -47,8 +59,10 @@ export const suspects = {
       items: {
         type: 'object',
         properties: {
-          dimension: { type: 'string' }, occurrences: { type: 'number' },
-          baseline: { type: 'number' }, baselineUnit: { type: 'string' },
+          dimension: { type: 'string' },
+          occurrences: { type: 'number' },
+          baseline: { type: 'number' },
+          baselineUnit: { type: 'string' },
         },
       },
     },
@@ -57,10 +71,15 @@ export const suspects = {
       items: {
         type: 'object',
         properties: {
-          dimension: { type: 'string' }, value: { type: 'string' },
-          groupCount: { type: 'number' }, groupShare: { type: 'number' },
-          baselineCount: { type: 'number' }, baselineShare: { type: 'number' }, baselineUnit: { type: 'string' },
-          lift: nullableNumber, liftLow: { type: 'number' },
+          dimension: { type: 'string' },
+          value: { type: 'string' },
+          groupCount: { type: 'number' },
+          groupShare: { type: 'number' },
+          baselineCount: { type: 'number' },
+          baselineShare: { type: 'number' },
+          baselineUnit: { type: 'string' },
+          lift: nullableNumber,
+          liftLow: { type: 'number' },
         },
       },
     },
@@ -70,8 +89,11 @@ export const suspects = {
 export const trail = {
   type: 'object',
   properties: {
-    windowSeconds: { type: 'integer' }, steps: { type: 'integer' }, sampleLimit: { type: 'integer' },
-    sampled: { type: 'integer' }, withoutEvents: { type: 'integer' },
+    windowSeconds: { type: 'integer' },
+    steps: { type: 'integer' },
+    sampleLimit: { type: 'integer' },
+    sampled: { type: 'integer' },
+    withoutEvents: { type: 'integer' },
     trails: {
       type: 'array',
       items: {
@@ -82,12 +104,15 @@ export const trail = {
             items: {
               type: 'object',
               properties: {
-                kind: { type: 'string', enum: ['screen', 'tap', 'event', 'request'] }, label: { type: 'string' },
+                kind: { type: 'string', enum: ['screen', 'tap', 'event', 'request'] },
+                label: { type: 'string' },
               },
             },
           },
-          occurrences: { type: 'integer' }, share: { type: 'number' },
-          sessionId: { type: 'string' }, occurredAt: { type: 'string' },
+          occurrences: { type: 'integer' },
+          share: { type: 'number' },
+          sessionId: { type: 'string' },
+          occurredAt: { type: 'string' },
         },
       },
     },

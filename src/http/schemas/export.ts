@@ -12,19 +12,38 @@ const bool = { type: 'boolean' } as const;
 const iso = { type: 'string', format: 'date-time', description: 'ISO 8601, UTC, milliseconds' } as const;
 
 const common = {
-  page: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: '1-based page; a page past the end returns data [] with the true total' },
-  limit: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT, description: `rows per page; values above ${MAX_LIMIT} are clamped to ${MAX_LIMIT}` },
-  format: {
-    type: 'string', enum: ['json', 'csv', 'ndjson', 'parquet'],
-    description: 'json (default; ndjson when stream=true), csv (file download), ndjson, or parquet (file download: typed columns, timestamps as UTC milliseconds)',
+  page: {
+    type: 'integer',
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    default: 1,
+    description: '1-based page; a page past the end returns data [] with the true total',
   },
-  stream: { type: 'boolean', default: false, description: 'true: every matching row in one streamed response (csv, ndjson or one parquet file), no pagination' },
+  limit: {
+    type: 'integer',
+    minimum: 1,
+    default: DEFAULT_LIMIT,
+    description: `rows per page; values above ${MAX_LIMIT} are clamped to ${MAX_LIMIT}`,
+  },
+  format: {
+    type: 'string',
+    enum: ['json', 'csv', 'ndjson', 'parquet'],
+    description:
+      'json (default; ndjson when stream=true), csv (file download), ndjson, or parquet (file download: typed columns, timestamps as UTC milliseconds)',
+  },
+  stream: {
+    type: 'boolean',
+    default: false,
+    description: 'true: every matching row in one streamed response (csv, ndjson or one parquet file), no pagination',
+  },
 } as const;
 
-const dateParam = (what: string) => ({
-  type: 'string', maxLength: 64,
-  description: `ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z); ${what}`,
-}) as const;
+const dateParam = (what: string) =>
+  ({
+    type: 'string',
+    maxLength: 64,
+    description: `ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z); ${what}`,
+  }) as const;
 
 const dates = {
   from: dateParam('inclusive'),
@@ -33,12 +52,16 @@ const dates = {
 
 const changes = {
   updatedSince: {
-    type: 'string', maxLength: 64,
-    description: 'ISO 8601 date or date-time: only rows whose exported fields changed at or after it, ordered by (updatedAt, id); the answer carries nextCursor (envelope) and X-Next-Cursor (header). Rows changed in the last EXPORT_SYNC_LAG_MS are left for the next pull',
+    type: 'string',
+    maxLength: 64,
+    description:
+      'ISO 8601 date or date-time: only rows whose exported fields changed at or after it, ordered by (updatedAt, id); the answer carries nextCursor (envelope) and X-Next-Cursor (header). Rows changed in the last EXPORT_SYNC_LAG_MS are left for the next pull',
   },
   cursor: {
-    type: 'string', maxLength: 200,
-    description: 'resume an incremental read after the nextCursor / X-Next-Cursor of the previous answer (instead of updatedSince; page must stay 1)',
+    type: 'string',
+    maxLength: 200,
+    description:
+      'resume an incremental read after the nextCursor / X-Next-Cursor of the previous answer (instead of updatedSince; page must stay 1)',
   },
 } as const;
 
@@ -51,9 +74,14 @@ export const releasesQuery = {
     ...common,
     from: dateParam('inclusive, on the session start, to the hour; default: 14 days before to'),
     to: dateParam('inclusive; a date-only value includes that whole UTC day; default: now. At most 366 days'),
-    platform: { type: 'string', maxLength: 50, description: 'only this platform (ios, android, …); the adoption shares are then of that platform' },
+    platform: {
+      type: 'string',
+      maxLength: 50,
+      description: 'only this platform (ios, android, …); the adoption shares are then of that platform',
+    },
     environment: {
-      type: 'string', maxLength: 64,
+      type: 'string',
+      maxLength: 64,
       description: 'only sessions started in this environment (sessions, users, crashes); adoption: every environment',
     },
   },
@@ -66,11 +94,14 @@ export const crashOccurrencesQuery = {
     from: dateParam('inclusive, on occurredAt'),
     to: dateParam('inclusive, on occurredAt; a date-only value includes that whole UTC day'),
     groupId: {
-      type: 'string', format: 'uuid', description: "only this crash group's occurrences (404: not the project's)",
-
+      type: 'string',
+      format: 'uuid',
+      description: "only this crash group's occurrences (404: not the project's)",
     },
     environment: {
-      type: 'string', maxLength: 64, description: 'only this environment ("" for occurrences sent without one)',
+      type: 'string',
+      maxLength: 64,
+      description: 'only this environment ("" for occurrences sent without one)',
     },
 
     level: { type: 'string', maxLength: 64, description: 'comma-separated levels: fatal, error, warning, info' },
@@ -80,38 +111,71 @@ export const crashOccurrencesQuery = {
 export const eventsQuery = {
   type: 'object',
   required: ['sessionId'],
-  properties: { ...common, sessionId: { type: 'string', format: 'uuid', description: 'the session whose events to export' } },
+  properties: {
+    ...common,
+    sessionId: { type: 'string', format: 'uuid', description: 'the session whose events to export' },
+  },
 } as const;
 
 export const sessionRow = {
   type: 'object',
   properties: {
-    id: str, userId: nStr, status: { type: 'string', enum: [...SESSION_STATUSES] },
-    platform: nStr, osVersion: nStr, appVersion: nStr, networkType: nStr,
-    eventCount: int, hasCrash: bool, hasNetworkErrors: bool,
+    id: str,
+    userId: nStr,
+    status: { type: 'string', enum: [...SESSION_STATUSES] },
+    platform: nStr,
+    osVersion: nStr,
+    appVersion: nStr,
+    networkType: nStr,
+    eventCount: int,
+    hasCrash: bool,
+    hasNetworkErrors: bool,
     duration: { ...nInt, description: 'ms; null while the session is active' },
-    startedAt: iso, endedAt: { type: ['string', 'null'], format: 'date-time', description: 'null while active' },
-    updatedAt: { ...iso, description: 'when an exported field last changed (start, end, crash, network-error flag, new events), server clock' },
+    startedAt: iso,
+    endedAt: { type: ['string', 'null'], format: 'date-time', description: 'null while active' },
+    updatedAt: {
+      ...iso,
+      description:
+        'when an exported field last changed (start, end, crash, network-error flag, new events), server clock',
+    },
   },
 } as const;
 
 export const crashRow = {
   type: 'object',
   properties: {
-    id: str, message: str, status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] },
-    isFatal: bool, handled: bool, occurrenceCount: int, affectedDevices: int,
-    platform: nStr, appVersion: nStr, osVersion: nStr, firstSeenAt: iso, lastSeenAt: iso,
-    updatedAt: { ...iso, description: 'latest of creation, status or summary change, and the recording of its latest occurrence; server clock' },
+    id: str,
+    message: str,
+    status: { type: 'string', enum: [...CRASH_GROUP_STATUSES] },
+    isFatal: bool,
+    handled: bool,
+    occurrenceCount: int,
+    affectedDevices: int,
+    platform: nStr,
+    appVersion: nStr,
+    osVersion: nStr,
+    firstSeenAt: iso,
+    lastSeenAt: iso,
+    updatedAt: {
+      ...iso,
+      description:
+        'latest of creation, status or summary change, and the recording of its latest occurrence; server clock',
+    },
   },
 } as const;
 
 export const eventRow = {
   type: 'object',
   properties: {
-    id: str, type: { type: 'string', enum: [...EVENT_TYPES] }, timestamp: iso, sequenceNumber: int,
+    id: str,
+    type: { type: 'string', enum: [...EVENT_TYPES] },
+    timestamp: iso,
+    sequenceNumber: int,
     data: {
-      type: 'object', additionalProperties: true,
-      description: 'navigate {from, to}; custom {name, properties}; network {method, url, statusCode, duration, error}; tap {x, y, target}; absent values null',
+      type: 'object',
+      additionalProperties: true,
+      description:
+        'navigate {from, to}; custom {name, properties}; network {method, url, statusCode, duration, error}; tap {x, y, target}; absent values null',
     },
   },
 } as const;
@@ -119,30 +183,49 @@ export const eventRow = {
 export const networkRow = {
   type: 'object',
   properties: {
-    id: str, sessionId: str, method: str, url: str, statusCode: nInt,
-    duration: { type: 'integer', description: 'ms' }, error: nStr, timestamp: iso,
+    id: str,
+    sessionId: str,
+    method: str,
+    url: str,
+    statusCode: nInt,
+    duration: { type: 'integer', description: 'ms' },
+    error: nStr,
+    timestamp: iso,
   },
 } as const;
 
-const pct = (what: string) => ({ type: ['number', 'null'], description: `${what}, a percentage with at most two decimals; null without sessions` }) as const;
+const pct = (what: string) =>
+  ({
+    type: ['number', 'null'],
+    description: `${what}, a percentage with at most two decimals; null without sessions`,
+  }) as const;
 
 export const crashOccurrenceRow = {
   type: 'object',
   properties: {
     id: { ...str, description: "the occurrence's identity: SHA-256 of the report's contract fields" },
     groupId: { ...nStr, description: 'null only while the group of its first occurrence is being created' },
-    sessionId: str, occurredAt: iso,
+    sessionId: str,
+    occurredAt: iso,
     level: { type: 'string', enum: ['fatal', 'error', 'warning', 'info'] },
     environment: { ...str, description: '"" when none was sent' },
     userId: { ...nStr, description: "the report's userId, else the session's" },
-    message: str, stackTrace: str,
+    message: str,
+    stackTrace: str,
     symbolicatedStack: { ...nStr, description: "the stack as the release's artifacts read it when recorded" },
-    isFatal: bool, handled: bool, platform: nStr, osVersion: nStr, appVersion: nStr, brand: nStr, model: nStr,
+    isFatal: bool,
+    handled: bool,
+    platform: nStr,
+    osVersion: nStr,
+    appVersion: nStr,
+    brand: nStr,
+    model: nStr,
     tags: { type: 'object', additionalProperties: { type: 'string' } },
     context: { type: ['object', 'null'], additionalProperties: true },
     breadcrumbs: { type: 'array', items: { type: 'object', additionalProperties: true } },
     dropped: {
-      type: 'array', description: 'what the report sent that was not kept, and why',
+      type: 'array',
+      description: 'what the report sent that was not kept, and why',
       items: { type: 'object', properties: { field: str, reason: str } },
     },
   },
@@ -151,25 +234,46 @@ export const crashOccurrenceRow = {
 export const releaseRow = {
   type: 'object',
   properties: {
-    appVersion: { ...nStr, description: 'null: sessions that sent no appVersion' }, platform: nStr,
+    appVersion: { ...nStr, description: 'null: sessions that sent no appVersion' },
+    platform: nStr,
     sessions: { ...int, description: 'sessions started in the range' },
     users: { ...int, description: 'distinct users (userId, else the device) of those sessions' },
-    crashedSessions: { ...int, description: 'of those sessions, the ones with a fatal crash' }, crashedUsers: int,
-    crashFreeSessions: pct('share of sessions with no fatal crash'), crashFreeUsers: pct('share of users with no fatal crash'),
+    crashedSessions: { ...int, description: 'of those sessions, the ones with a fatal crash' },
+    crashedUsers: int,
+    crashFreeSessions: pct('share of sessions with no fatal crash'),
+    crashFreeUsers: pct('share of users with no fatal crash'),
     adoption24h: pct("share of the project's sessions in the 24 h that end with the range (or now)"),
     adoption7d: pct("share of the project's sessions in the 7 days that end with the range (or now)"),
     newGroups: { ...int, description: 'crash groups first seen (on this platform) in this version, all time' },
-    regressedGroups: { ...int, description: 'resolved crash groups an occurrence from this release reopened, all time' },
-    firstSeenAt: { type: ['string', 'null'], format: 'date-time', description: 'the first session of the release (to the hour)' },
-    lastSeenAt: { type: ['string', 'null'], format: 'date-time', description: 'the end of the hour of its last session' },
+    regressedGroups: {
+      ...int,
+      description: 'resolved crash groups an occurrence from this release reopened, all time',
+    },
+    firstSeenAt: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'the first session of the release (to the hour)',
+    },
+    lastSeenAt: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'the end of the hour of its last session',
+    },
   },
 } as const;
 
 const envelope = (row: object) => ({
   type: 'object',
   properties: {
-    data: { type: 'array', items: row }, total: int, page: int, limit: int, pages: int,
-    nextCursor: { type: 'string', description: 'with updatedSince or cursor: pass as cursor to resume after the last row of this answer' },
+    data: { type: 'array', items: row },
+    total: int,
+    page: int,
+    limit: int,
+    pages: int,
+    nextCursor: {
+      type: 'string',
+      description: 'with updatedSince or cursor: pass as cursor to resume after the last row of this answer',
+    },
   },
 });
 
@@ -177,14 +281,20 @@ const text = (description: string) => ({ schema: { type: 'string', description }
 
 /** 200: the JSON envelope, or a CSV / NDJSON body (paginated, or whole with stream=true). */
 export const okResponse = (row: object) => ({
-  description: 'JSON envelope; CSV file (X-Total-Count, X-Page, X-Limit, X-Pages headers); NDJSON; or a Parquet file. Incremental reads add X-Next-Cursor',
+  description:
+    'JSON envelope; CSV file (X-Total-Count, X-Page, X-Limit, X-Pages headers); NDJSON; or a Parquet file. Incremental reads add X-Next-Cursor',
   headers: {
-    'X-Next-Cursor': { schema: { type: 'string' }, description: 'with updatedSince or cursor: the cursor of the next pull' },
+    'X-Next-Cursor': {
+      schema: { type: 'string' },
+      description: 'with updatedSince or cursor: the cursor of the next pull',
+    },
   },
   content: {
     'application/json': { schema: envelope(row) },
     'text/csv': text('RFC 4180, header row of the JSON field names'),
     'application/x-ndjson': text('one JSON object per line'),
-    'application/vnd.apache.parquet': { schema: { type: 'string', format: 'binary', description: 'one Parquet file (zstd or snappy), typed columns' } },
+    'application/vnd.apache.parquet': {
+      schema: { type: 'string', format: 'binary', description: 'one Parquet file (zstd or snappy), typed columns' },
+    },
   },
 });

@@ -34,7 +34,10 @@ export const sessionStartBody = {
   type: 'object',
   required: ['sessionId', 'device', 'startedAt'],
   properties: {
-    sessionId: uuid, device, startedAt: unixMs, userId: shortText,
+    sessionId: uuid,
+    device,
+    startedAt: unixMs,
+    userId: shortText,
     // untyped: a bad value is dropped (the session is kept without one), never a 422
     environment: { description: 'e.g. production; at most 64 characters of A-Za-z0-9_.- (else ignored)' },
   },
@@ -116,7 +119,10 @@ export const crashBody = {
     level: { description: 'fatal | error | warning | info (default: fatal when isFatal, else error)' },
     // Replaces the group key (1-10 strings of up to 200 characters, `{{default}}` for the default
     // key); read by the domain, which drops an invalid value rather than failing the report.
-    fingerprint: { description: 'strings that replace the group key; {{default}} stands for the default key; an invalid value is ignored' },
+    fingerprint: {
+      description:
+        'strings that replace the group key; {{default}} stands for the default key; an invalid value is ignored',
+    },
   },
 } as const;
 
@@ -166,7 +172,12 @@ export const errorResponse = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { path: { type: 'string' }, message: { type: 'string' }, keyword: { type: 'string' }, params: ajvParams },
+        properties: {
+          path: { type: 'string' },
+          message: { type: 'string' },
+          keyword: { type: 'string' },
+          params: ajvParams,
+        },
       },
     },
   },

@@ -20,8 +20,13 @@ export type NetworkBody = FromSchema<typeof I.networkBody>;
 export type NetworkRequestBody = NetworkBody['requests'][number];
 
 /** The query schemas of the /export routes, which share one handler. */
-export type ExportQuerySchema = typeof E.sessionsQuery | typeof E.crashesQuery | typeof E.eventsQuery
-  | typeof E.networkQuery | typeof E.releasesQuery | typeof E.crashOccurrencesQuery;
+export type ExportQuerySchema =
+  | typeof E.sessionsQuery
+  | typeof E.crashesQuery
+  | typeof E.eventsQuery
+  | typeof E.networkQuery
+  | typeof E.releasesQuery
+  | typeof E.crashOccurrencesQuery;
 
 /** FromSchema of each member of a union of schemas. */
 type EachFromSchema<S> = S extends JSONSchema ? FromSchema<S> : never;

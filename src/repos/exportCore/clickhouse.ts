@@ -15,7 +15,6 @@ const SETTINGS: Settings = {
   output_format_parquet_compression_method: 'zstd',
 };
 
-
 const formulaRegex = formulaPatternRe2();
 const formulaLiteral = `'${formulaRegex.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
 
@@ -80,7 +79,13 @@ export function chPage<R>(ch: ClickHouse, src: ChSource<unknown>, offset: number
   );
 }
 
-export function chPageEncoded(ch: ClickHouse, src: ChSource<unknown>, offset: number, limit: number, enc: Encoding): Promise<Buffer> {
+export function chPageEncoded(
+  ch: ClickHouse,
+  src: ChSource<unknown>,
+  offset: number,
+  limit: number,
+  enc: Encoding,
+): Promise<Buffer> {
   const f = formatOf(src.selects, enc, true);
   return ch.queryRaw(
     `SELECT ${f.select} FROM ${src.table} FINAL WHERE ${src.where} ORDER BY ${src.keyset.order}
@@ -100,7 +105,12 @@ export function chPageEncoded(ch: ClickHouse, src: ChSource<unknown>, offset: nu
  * a row inserted into that range in between is read once, and a chunk never has to be parsed to
  * learn where it stopped. A chunk is one buffer, so its bytes bound the stream's memory.
  */
-export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encoding, size: ChunkSize): AsyncGenerator<Buffer> {
+export async function* chChunks<K>(
+  ch: ClickHouse,
+  src: ChSource<K>,
+  enc: Encoding,
+  size: ChunkSize,
+): AsyncGenerator<Buffer> {
   const ks = src.keyset;
   const lastKeyOfChunk = (cond: string, params: Params) =>
     ch.query<K>(
@@ -126,7 +136,12 @@ export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encodi
     // A CSV keeps its header row and a Parquet stream its schema (one empty file).
     if (enc === 'csv' || enc === 'parquet') {
       const f = formatOf(src.selects, enc, true);
-      yield await ch.queryRaw(`SELECT ${f.select} FROM ${src.table} WHERE ${src.where} LIMIT 0`, src.params, f.format, SETTINGS);
+      yield await ch.queryRaw(
+        `SELECT ${f.select} FROM ${src.table} WHERE ${src.where} LIMIT 0`,
+        src.params,
+        f.format,
+        SETTINGS,
+      );
     }
     return;
   }
@@ -135,7 +150,9 @@ export async function* chChunks<K>(ch: ClickHouse, src: ChSource<K>, enc: Encodi
   for (;;) {
     const lower = last === undefined ? '1' : ks.after('a');
     const lowerParams = last === undefined ? {} : ks.params(last, 'a');
-    const found = (await lastKeyOfChunk(`${lower} AND ${ks.atMost('e')}`, { ...lowerParams, ...ks.params(end, 'e') }))[0];
+    const found = (
+      await lastKeyOfChunk(`${lower} AND ${ks.atMost('e')}`, { ...lowerParams, ...ks.params(end, 'e') })
+    )[0];
     const upto = found ?? end;
     const f = formatOf(src.selects, enc, !headerDone);
     const out = await ch.queryRaw(
@@ -168,6 +185,7 @@ export function chResource<F, K>(
     page: async (p, f, offset, limit) => (await chPage<Row>(ch, source(p, f), offset, limit)).map(toRow),
     pageEncoded: (p, f, offset, limit, enc) => chPageEncoded(ch, source(p, f), offset, limit, enc),
     // Each chunk comes out of ClickHouse as a whole Parquet file; they are joined into one.
-    chunks: (p, f, enc, n) => (enc === 'parquet' ? concatParquet(chChunks(ch, source(p, f), enc, n)) : chChunks(ch, source(p, f), enc, n)),
+    chunks: (p, f, enc, n) =>
+      enc === 'parquet' ? concatParquet(chChunks(ch, source(p, f), enc, n)) : chChunks(ch, source(p, f), enc, n),
   };
 }

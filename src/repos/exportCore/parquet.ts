@@ -23,17 +23,26 @@ const ELEMENT = {
   double: { type: 'DOUBLE' },
   boolean: { type: 'BOOLEAN' },
   // UTC instants with millisecond precision, as ClickHouse writes DateTime64(3, 'UTC').
-  timestamp: { type: 'INT64', converted_type: 'TIMESTAMP_MILLIS', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' } },
+  timestamp: {
+    type: 'INT64',
+    converted_type: 'TIMESTAMP_MILLIS',
+    logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' },
+  },
 } as const;
 
 function value(type: ParquetType, v: unknown): unknown {
   if (v === null || v === undefined) return null;
   switch (type) {
-    case 'int64': return BigInt(v as number);
-    case 'double': return Number(v);
-    case 'timestamp': return BigInt(typeof v === 'string' ? Date.parse(v) : (v as number));
-    case 'boolean': return Boolean(v);
-    case 'string': return String(v);
+    case 'int64':
+      return BigInt(v as number);
+    case 'double':
+      return Number(v);
+    case 'timestamp':
+      return BigInt(typeof v === 'string' ? Date.parse(v) : (v as number));
+    case 'boolean':
+      return Boolean(v);
+    case 'string':
+      return String(v);
   }
 }
 
@@ -41,7 +50,11 @@ function value(type: ParquetType, v: unknown): unknown {
 export function parquetFile(columns: readonly ParquetColumn[], rows: readonly Row[]): Buffer {
   const schema = [
     { name: 'schema', num_children: columns.length },
-    ...columns.map((c) => ({ name: c.name, ...ELEMENT[c.type], repetition_type: c.nullable ? 'OPTIONAL' : 'REQUIRED' })),
+    ...columns.map((c) => ({
+      name: c.name,
+      ...ELEMENT[c.type],
+      repetition_type: c.nullable ? 'OPTIONAL' : 'REQUIRED',
+    })),
   ];
   const ab = parquetWriteBuffer({
     // The schema is declared in full above; its element shapes are parquet.thrift's.

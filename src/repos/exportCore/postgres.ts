@@ -34,7 +34,12 @@ export const changeHorizon = (lagParam: string) =>
   `LEAST(${PG_NOW_MS} - ${lagParam}, COALESCE((SELECT floor(extract(epoch from min(xact_start)) * 1000)::bigint - 1
      FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()), ${PG_NOW_MS}))`;
 
-export function encodeRows(src: { fields: readonly string[]; parquet: readonly ParquetColumn[] }, rows: Row[], enc: Encoding, header: boolean): string | Buffer {
+export function encodeRows(
+  src: { fields: readonly string[]; parquet: readonly ParquetColumn[] },
+  rows: Row[],
+  enc: Encoding,
+  header: boolean,
+): string | Buffer {
   if (enc === 'parquet') return parquetFile(src.parquet, rows);
   if (enc === 'ndjson') return ndjsonRows(src.fields, rows);
   return (header ? csvHeader(src.fields) : '') + csvRows(src.fields, rows);
@@ -57,7 +62,7 @@ export function pgResource<F extends ChangeFilter, R extends Record<string, unkn
   const keyOf = (f: F): readonly [string, string] => (f.changes ? ['updated_at', 'id'] : src.key);
   const base = (f: F) => {
     const params: unknown[] = [undefined]; // $1 is always the project
-    let where = 'project_id = $1' + src.where(f, params);
+    let where = `project_id = $1${src.where(f, params)}`;
     const c = f.changes;
     if (c) {
       params.push(c.after.t, c.after.id);
@@ -111,7 +116,8 @@ export function pgResource<F extends ChangeFilter, R extends Record<string, unkn
     const n = params.length;
     // The row as text: its stored size would count a compressed (TOASTed) value small.
     const rowBytes = `octet_length(${src.table}.*::text)`;
-    const same = (a: unknown, b: unknown) => (a instanceof Date ? a.getTime() : String(a)) === (b instanceof Date ? b.getTime() : String(b));
+    const same = (a: unknown, b: unknown) =>
+      (a instanceof Date ? a.getTime() : String(a)) === (b instanceof Date ? b.getTime() : String(b));
     let last: { __k1: unknown; __k2: unknown } | undefined;
     for (;;) {
       const after = last === undefined ? '' : ` AND (${k1}, ${k2}) > ($${n + 5}, $${n + 6})`;
@@ -160,7 +166,10 @@ export function pgResource<F extends ChangeFilter, R extends Record<string, unkn
     },
     async count(projectId, f) {
       const { params, where } = base(f);
-      const r = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${src.table} WHERE ${where}`, bind(projectId, params));
+      const r = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${src.table} WHERE ${where}`,
+        bind(projectId, params),
+      );
       return Number(r.rows[0]?.n ?? 0);
     },
     page,

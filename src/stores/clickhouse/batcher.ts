@@ -98,7 +98,10 @@ export class InsertBatcher {
     const bytes = sizeOf(chunks);
     if (bytes === 0) return Promise.resolve();
     const busy = this.queuedRows > 0 || this.inFlight > 0;
-    if (busy && (this.queuedRows + rows > this.opts.maxQueuedRows || this.budget.bytes + bytes > this.budget.maxBytes)) {
+    if (
+      busy &&
+      (this.queuedRows + rows > this.opts.maxQueuedRows || this.budget.bytes + bytes > this.budget.maxBytes)
+    ) {
       return Promise.reject(new QueueFullError());
     }
     const done = this.enqueue(chunks, bytes, rows);
@@ -133,7 +136,10 @@ export class InsertBatcher {
 
   /** After a failed insert: does the store answer? It decides which error the entries get. */
   private classify(err: unknown): Promise<StoreDownError | null> {
-    return this.ch.ping().then(() => null, () => new StoreDownError(err));
+    return this.ch.ping().then(
+      () => null,
+      () => new StoreDownError(err),
+    );
   }
 
   /**
@@ -169,7 +175,11 @@ export class InsertBatcher {
       const batch: Pending[] = [];
       let n = 0;
       let size = 0;
-      for (let p = this.queue[0]; p !== undefined && (n === 0 || n + p.rows <= this.opts.maxBatchRows); p = this.queue[0]) {
+      for (
+        let p = this.queue[0];
+        p !== undefined && (n === 0 || n + p.rows <= this.opts.maxBatchRows);
+        p = this.queue[0]
+      ) {
         this.queue.shift();
         batch.push(p);
         n += p.rows;
@@ -180,28 +190,32 @@ export class InsertBatcher {
       const bytes = concat(batch);
       const t0 = performance.now();
       const seen = (ok: boolean) => this.observe?.(this.table, n, bytes.length, (performance.now() - t0) / 1000, ok);
-      this.ch.insertBytes(this.table, bytes, 'JSONEachRow').then(
-        () => {
-          seen(true);
-          batch.forEach((p) => p.resolve());
-        },
-        async (err) => {
-          seen(false);
-          const down = await this.classify(err);
-          if (down) return batch.forEach((p) => p.reject(down));
-          // The store answers: the batch had bad lines, so find whose.
-          return this.retryInHalves(batch, err);
-        },
-      ).catch((err: unknown) => batch.forEach((p) => p.reject(err))).finally(() => {
-        this.budget.bytes -= size;
-        this.inFlight--;
-        this.pump();
-        if (this.queue.length === 0 && this.inFlight === 0) {
-          const w = this.idleWaiters;
-          this.idleWaiters = [];
-          w.forEach((f) => f());
-        }
-      });
+      this.ch
+        .insertBytes(this.table, bytes, 'JSONEachRow')
+        .then(
+          () => {
+            seen(true);
+            batch.forEach((p) => p.resolve());
+          },
+          async (err) => {
+            seen(false);
+            const down = await this.classify(err);
+            if (down) return batch.forEach((p) => p.reject(down));
+            // The store answers: the batch had bad lines, so find whose.
+            return this.retryInHalves(batch, err);
+          },
+        )
+        .catch((err: unknown) => batch.forEach((p) => p.reject(err)))
+        .finally(() => {
+          this.budget.bytes -= size;
+          this.inFlight--;
+          this.pump();
+          if (this.queue.length === 0 && this.inFlight === 0) {
+            const w = this.idleWaiters;
+            this.idleWaiters = [];
+            w.forEach((f) => f());
+          }
+        });
     }
   }
 }

@@ -37,7 +37,8 @@ export async function openChdb(dir: string): Promise<ClickHouse> {
   fs.mkdirSync(dir, { recursive: true });
   const session = new Session(dir);
   // The engine has no per-session defaults to set, so every query carries its settings in its SQL.
-  const withSettings = (sql: string, settings: Settings = {}) => sql + settingsClause({ ...QUERY_SETTINGS, ...settings });
+  const withSettings = (sql: string, settings: Settings = {}) =>
+    sql + settingsClause({ ...QUERY_SETTINGS, ...settings });
   return {
     kind: 'chdb',
     async exec(sql) {
@@ -47,7 +48,12 @@ export async function openChdb(dir: string): Promise<ClickHouse> {
       if (rows.length === 0) return;
       // JSONEachRow also reads a JSON array of rows; one stringify of the array is ~1.5x faster
       // than a line per row and builds no intermediate strings (measured, docs/bench.md).
-      await session.insert({ table, values: Buffer.from(JSON.stringify(rows)), format: 'JSONEachRow', settings: INSERT_SETTINGS });
+      await session.insert({
+        table,
+        values: Buffer.from(JSON.stringify(rows)),
+        format: 'JSONEachRow',
+        settings: INSERT_SETTINGS,
+      });
     },
     async insertBytes(table, bytes, format) {
       // The buffer goes to the engine as it is (no copy, no re-encoding): chDB's raw insert.

@@ -82,7 +82,8 @@ export function clusterStatements(sql: string, cluster: string, known: Set<strin
   if (table) {
     const [, name = '', columns = '', engine = '', rest = ''] = table;
     const key = SHARD_KEYS[name];
-    if (key === undefined) throw new Error(`clustered schema: table ${name} has no shard key in src/stores/clickhouse/cluster.ts`);
+    if (key === undefined)
+      throw new Error(`clustered schema: table ${name} has no shard key in src/stores/clickhouse/cluster.ts`);
     let localEngine: string;
     let tail = rest;
     if (/MergeTree$/.test(engine)) {
@@ -105,10 +106,12 @@ export function clusterStatements(sql: string, cluster: string, known: Set<strin
   const view = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS\s([\s\S]*)$/i.exec(s);
   if (view) {
     const [, name = '', target = '', select = ''] = view;
-    if (!known.has(target)) throw new Error(`clustered schema: view ${name} writes to ${target}, which no migration created`);
+    if (!known.has(target))
+      throw new Error(`clustered schema: view ${name} writes to ${target}, which no migration created`);
     // Only table references move to the local tables: `ARRAY JOIN events` names a column.
     const local = select.replace(/(?<!ARRAY\s+)\b(FROM|JOIN)(\s+)(\w+)\b/gi, (m, kw: string, sp: string, t: string) =>
-      known.has(t) ? `${kw}${sp}${localName(t)}` : m);
+      known.has(t) ? `${kw}${sp}${localName(t)}` : m,
+    );
     return [`CREATE MATERIALIZED VIEW IF NOT EXISTS ${name} ON CLUSTER ${c} TO ${localName(target)} AS\n${local}`];
   }
 
@@ -118,15 +121,21 @@ export function clusterStatements(sql: string, cluster: string, known: Set<strin
     if (!known.has(name)) throw new Error(`clustered schema: ALTER of ${name}, which no migration created`);
     const local = `ALTER TABLE ${localName(name)} ON CLUSTER ${c} ${rest}`;
     // The Distributed table mirrors the columns; storage clauses (TTL, settings) are the local table's.
-    return /^\s*(ADD|DROP|MODIFY|RENAME|COMMENT)\s+COLUMN\b/i.test(rest) ? [local, `ALTER TABLE ${name} ON CLUSTER ${c} ${rest}`] : [local];
+    return /^\s*(ADD|DROP|MODIFY|RENAME|COMMENT)\s+COLUMN\b/i.test(rest)
+      ? [local, `ALTER TABLE ${name} ON CLUSTER ${c} ${rest}`]
+      : [local];
   }
 
   const drop = /^DROP (TABLE|VIEW) IF EXISTS (\w+)\s*$/i.exec(s);
   if (drop) {
     const [, kind = '', name = ''] = drop;
-    if (kind.toUpperCase() === 'VIEW' || !known.has(name)) return [`DROP ${kind} IF EXISTS ${name} ON CLUSTER ${c} SYNC`];
+    if (kind.toUpperCase() === 'VIEW' || !known.has(name))
+      return [`DROP ${kind} IF EXISTS ${name} ON CLUSTER ${c} SYNC`];
     known.delete(name);
-    return [`DROP TABLE IF EXISTS ${name} ON CLUSTER ${c} SYNC`, `DROP TABLE IF EXISTS ${localName(name)} ON CLUSTER ${c} SYNC`];
+    return [
+      `DROP TABLE IF EXISTS ${name} ON CLUSTER ${c} SYNC`,
+      `DROP TABLE IF EXISTS ${localName(name)} ON CLUSTER ${c} SYNC`,
+    ];
   }
 
   // Data statements go through the Distributed tables as they are.

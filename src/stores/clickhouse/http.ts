@@ -17,7 +17,10 @@ export async function openClickHouseHttp(opts: {
   // (distributed_foreground_insert), so a 2xx still means committed, not queued on this node.
   const distributed = opts.cluster === undefined ? {} : { distributed_foreground_insert: 1 };
   const insertSettings = { ...INSERT_SETTINGS, ...distributed };
-  const ingestSettings = { ...(opts.asyncInsert ? { ...INGEST_SETTINGS, ...ASYNC_INSERT_SETTINGS } : INGEST_SETTINGS), ...distributed };
+  const ingestSettings = {
+    ...(opts.asyncInsert ? { ...INGEST_SETTINGS, ...ASYNC_INSERT_SETTINGS } : INGEST_SETTINGS),
+    ...distributed,
+  };
   const client = createClient({
     url: opts.url,
     username: opts.user,
@@ -32,7 +35,12 @@ export async function openClickHouseHttp(opts: {
     },
     async insert(table, rows) {
       if (rows.length === 0) return;
-      await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: insertSettings });
+      await client.insert({
+        table,
+        values: rows as object[],
+        format: 'JSONEachRow',
+        clickhouse_settings: insertSettings,
+      });
     },
     async insertBytes(table, bytes, format) {
       // The request bodies go to the server as they arrived: the client's insert() would parse
@@ -47,12 +55,21 @@ export async function openClickHouseHttp(opts: {
     },
     // The client sends QUERY_SETTINGS with every request; a query's own settings go on top.
     async query<T>(sql: string, params: Params = {}, settings?: Settings) {
-      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: settings });
+      const rs = await client.query({
+        query: sql,
+        query_params: params,
+        format: 'JSONEachRow',
+        clickhouse_settings: settings,
+      });
       return (await rs.json()) as T[];
     },
     // The output's bytes as the server sent them: a binary format (Parquet) must not be decoded as text.
     async queryRaw(sql, params, format, settings) {
-      const r = await client.exec({ query: `${sql}\nFORMAT ${format}`, query_params: params, clickhouse_settings: settings });
+      const r = await client.exec({
+        query: `${sql}\nFORMAT ${format}`,
+        query_params: params,
+        clickhouse_settings: settings,
+      });
       const parts: Buffer[] = [];
       for await (const c of r.stream) parts.push(Buffer.isBuffer(c) ? c : Buffer.from(c as Uint8Array));
       return Buffer.concat(parts);

@@ -68,5 +68,10 @@ export const ASYNC_INSERT_SETTINGS = { async_insert: 1, wait_for_async_insert: 1
 
 /** A `SETTINGS` clause, for an engine that takes query settings only inside the SQL (chDB). */
 export function settingsClause(s: Settings): string {
-  return ' SETTINGS ' + Object.entries(s).map(([k, v]) => `${k}=${typeof v === 'string' ? `'${v.replaceAll("'", "\\'")}'` : v}`).join(', ');
+  return (
+    ' SETTINGS ' +
+    Object.entries(s)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? `'${v.replaceAll("'", "\\'")}'` : v}`)
+      .join(', ')
+  );
 }

@@ -1,6 +1,9 @@
 /** The one Postgres surface the project uses: a pg pool for a server, PGlite embedded. */
 export interface Queryable {
-  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<{ rows: T[]; rowCount: number }>;
+  query<T = Record<string, unknown>>(
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<{ rows: T[]; rowCount: number }>;
 }
 
 export interface Postgres extends Queryable {

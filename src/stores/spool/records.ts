@@ -42,7 +42,10 @@ function validRecordEnd(bytes: Buffer, off: number): number {
 }
 
 /** Bytes of a segment that failed their CRC between valid records: acknowledged data, lost. */
-export interface CorruptSpan { offset: number; bytes: Buffer }
+export interface CorruptSpan {
+  offset: number;
+  bytes: Buffer;
+}
 
 /**
  * The records of a segment's bytes; the spans that failed their CRC with a valid record after

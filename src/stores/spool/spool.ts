@@ -115,13 +115,19 @@ export class Spool {
 
   private log: SpoolLog = { warn() {}, error() {} };
 
-  constructor(opts: SpoolOptions, private readonly sink: SpoolSink) {
+  constructor(
+    opts: SpoolOptions,
+    private readonly sink: SpoolSink,
+  ) {
     this.opts = { heartbeatMs: Math.max(100, Math.min(2000, Math.floor(opts.staleMs / 4))), ...opts };
     this.locks = new DirLocks(opts.staleMs);
     fs.mkdirSync(opts.root, { recursive: true });
     this.dir = path.join(opts.root, opts.instance);
     if (fs.existsSync(this.dir)) {
-      if (!this.locks.tryTake(this.dir)) throw new Error(`spool directory ${this.dir} is held by a running process (its ${LOCK_FILE}); give each process its own SPOOL_INSTANCE`);
+      if (!this.locks.tryTake(this.dir))
+        throw new Error(
+          `spool directory ${this.dir} is held by a running process (its ${LOCK_FILE}); give each process its own SPOOL_INSTANCE`,
+        );
     } else {
       this.locks.createLocked(this.dir);
     }
@@ -149,7 +155,8 @@ export class Spool {
   private adoptOrphans(): void {
     for (const name of fs.readdirSync(this.opts.root)) {
       const dir = path.join(this.opts.root, name);
-      if (name.startsWith('.') || dir === this.dir || this.adopted.has(dir) || !fs.statSync(dir).isDirectory()) continue;
+      if (name.startsWith('.') || dir === this.dir || this.adopted.has(dir) || !fs.statSync(dir).isDirectory())
+        continue;
       if (!this.locks.tryTake(dir)) continue;
       const segments = this.segmentsOf(dir);
       this.adopted.add(dir);
@@ -157,7 +164,11 @@ export class Spool {
         this.closed.push(s);
         this.bytes += s.bytes;
       }
-      if (segments.length) this.log.warn({ dir, segments: segments.length, bytes: segments.reduce((n, s) => n + s.bytes, 0) }, 'spool: taking over the segments of a process that stopped');
+      if (segments.length)
+        this.log.warn(
+          { dir, segments: segments.length, bytes: segments.reduce((n, s) => n + s.bytes, 0) },
+          'spool: taking over the segments of a process that stopped',
+        );
       this.wake?.();
     }
   }
@@ -174,7 +185,10 @@ export class Spool {
   private startHeartbeat(): void {
     this.heartbeat = setInterval(() => {
       for (const dir of this.locks.beat()) {
-        this.log.error({ dir }, 'spool: another process took over a directory this one held (SPOOL_LOCK_STALE_MS shorter than a pause of this process?)');
+        this.log.error(
+          { dir },
+          'spool: another process took over a directory this one held (SPOOL_LOCK_STALE_MS shorter than a pause of this process?)',
+        );
         // Its segments are that process's now: this one takes no more bodies (503).
         if (dir === this.dir) this.stopping = true;
       }
@@ -251,7 +265,15 @@ export class Spool {
   private openSegment(): Segment {
     if (this.active) return this.active;
     const createdMs = Date.now();
-    const seg: Segment = { dir: this.dir, file: path.join(this.dir, segmentName(++this.seq, createdMs)), seq: this.seq, createdMs, bytes: 0, inMemory: [], memoryBytes: 0 };
+    const seg: Segment = {
+      dir: this.dir,
+      file: path.join(this.dir, segmentName(++this.seq, createdMs)),
+      seq: this.seq,
+      createdMs,
+      bytes: 0,
+      inMemory: [],
+      memoryBytes: 0,
+    };
     this.fd = fs.openSync(seg.file, 'wx');
     this.active = seg;
     this.rollTimer = setTimeout(() => this.rollWhenIdle(), this.opts.loadIntervalMs);
@@ -304,7 +326,8 @@ export class Spool {
         this.closed.unshift(...take);
         if (this.stopping && failures >= 2) return;
         failures++;
-        if (failures === 1 || failures % 20 === 0) this.log.warn({ err: String(err), failures }, 'spool: loading failed; the segments are kept and tried again');
+        if (failures === 1 || failures % 20 === 0)
+          this.log.warn({ err: String(err), failures }, 'spool: loading failed; the segments are kept and tried again');
         await sleep(Math.min(5000, 250 * 2 ** Math.min(failures - 1, 5)));
       } finally {
         this.loading = [];
@@ -322,7 +345,10 @@ export class Spool {
       const read = readRecords(await fs.promises.readFile(s.file));
       if (read.tornBytes > 0) {
         this.tornBytes += read.tornBytes;
-        this.log.warn({ file: s.file, tornBytes: read.tornBytes, records: read.records.length }, 'spool: a segment ends in a torn record (a write cut by a crash, never acknowledged); its tail is dropped');
+        this.log.warn(
+          { file: s.file, tornBytes: read.tornBytes, records: read.records.length },
+          'spool: a segment ends in a torn record (a write cut by a crash, never acknowledged); its tail is dropped',
+        );
       }
       for (const span of read.corrupt) this.setAsideCorrupt(s.file, span);
       records.push(...read.records);
@@ -357,7 +383,10 @@ export class Spool {
     } finally {
       fs.closeSync(fd);
     }
-    this.log.error({ file, records: refused.length, error: String(refused[0]!.error) }, 'spool: acknowledged records were refused for good; they are kept in this file');
+    this.log.error(
+      { file, records: refused.length, error: String(refused[0]!.error) },
+      'spool: acknowledged records were refused for good; they are kept in this file',
+    );
   }
 
   /**
@@ -368,7 +397,10 @@ export class Spool {
   private setAsideCorrupt(segment: string, span: CorruptSpan): void {
     this.corruptRecords++;
     this.corruptBytes += span.bytes.length;
-    const file = path.join(this.opts.root, `corrupt-${this.opts.instance}-${path.basename(segment, '.seg')}-${span.offset}.bin`);
+    const file = path.join(
+      this.opts.root,
+      `corrupt-${this.opts.instance}-${path.basename(segment, '.seg')}-${span.offset}.bin`,
+    );
     fs.writeFileSync(file, span.bytes);
     this.log.error(
       { segment, offset: span.offset, bytes: span.bytes.length, file },
@@ -404,7 +436,8 @@ export class Spool {
     while (Date.now() < deadline) {
       if (this.writing) await this.writing;
       if (this.active && this.active.bytes > 0) this.roll();
-      if (this.closed.length === 0 && this.loading.length === 0 && !this.active && this.waiting.length === 0) return true;
+      if (this.closed.length === 0 && this.loading.length === 0 && !this.active && this.waiting.length === 0)
+        return true;
       this.wake?.();
       await sleep(20);
     }
@@ -422,7 +455,11 @@ export class Spool {
     this.wake?.();
     const left = await Promise.race([this.loader?.then(() => true), sleep(timeoutMs).then(() => false)]);
     clearInterval(this.heartbeat);
-    if (!left || this.closed.length > 0 || this.loading.length > 0) this.log.warn({ dir: this.dir, bytes: this.bytes }, 'spool: stopping with bodies not loaded; the next process on this volume loads them');
+    if (!left || this.closed.length > 0 || this.loading.length > 0)
+      this.log.warn(
+        { dir: this.dir, bytes: this.bytes },
+        'spool: stopping with bodies not loaded; the next process on this volume loads them',
+      );
     for (const dir of this.adopted) this.locks.release(dir);
     if (this.segmentsOf(this.dir).length === 0) {
       this.locks.release(this.dir);
@@ -446,7 +483,9 @@ async function syncDir(dir: string): Promise<void> {
 async function writeAll(fd: number, pieces: Buffer[]): Promise<void> {
   let rest = pieces;
   while (rest.length > 0) {
-    const n = await new Promise<number>((res, rej) => fs.writev(fd, rest.slice(0, 1024), (e, w) => (e ? rej(e) : res(w))));
+    const n = await new Promise<number>((res, rej) =>
+      fs.writev(fd, rest.slice(0, 1024), (e, w) => (e ? rej(e) : res(w))),
+    );
     let left = n;
     let i = 0;
     while (i < rest.length && left >= rest[i]!.length) left -= rest[i++]!.length;

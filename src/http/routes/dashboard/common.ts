@@ -7,9 +7,12 @@ export const tags = ['dashboard'];
 export const uuid = { type: 'string', format: 'uuid' } as const;
 
 /** Path parameters, each a UUID; typed by its names (const), so a route's req.params is derived from it. */
-export const params = <const N extends readonly string[]>(...names: N) => ({
-  type: 'object', required: names, properties: Object.fromEntries(names.map((n) => [n, uuid])) as Record<N[number], typeof uuid>,
-}) as const;
+export const params = <const N extends readonly string[]>(...names: N) =>
+  ({
+    type: 'object',
+    required: names,
+    properties: Object.fromEntries(names.map((n) => [n, uuid])) as Record<N[number], typeof uuid>,
+  }) as const;
 
 // Bounded, so `page=1e300` is a 400 rather than an OFFSET no store can take (a 500).
 export const paging = {

@@ -4,7 +4,9 @@ import { fingerprintRuleRoutesOn } from '../fingerprintRules.ts';
 import { projectAccess, tags } from './common.ts';
 
 /** The project settings' fingerprint rules, for the members of its team. */
-export const fingerprintRuleRoutes = (svc: Services): Routes => async (app) => {
-  app.addHook('preHandler', projectAccess(svc.projects));
-  fingerprintRuleRoutesOn(app, svc.fingerprintRules, tags);
-};
+export const fingerprintRuleRoutes =
+  (svc: Services): Routes =>
+  async (app) => {
+    app.addHook('preHandler', projectAccess(svc.projects));
+    fingerprintRuleRoutesOn(app, svc.fingerprintRules, tags);
+  };
