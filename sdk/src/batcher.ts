@@ -216,7 +216,7 @@ export class BatchQueue {
     const i = this.batches.findIndex((b) => b.id === id);
     if (i < 0) return;
     const [old] = this.batches.splice(i, 1, ...parts);
-    this.itemTotal += parts.reduce((n, b) => n + b.items, 0) - old!.items;
+    this.itemTotal += parts.reduce((n, b) => n + b.items, 0) - (old?.items ?? 0);
   }
 
   push(...bs: Batch[]): void {
@@ -238,7 +238,7 @@ export class BatchQueue {
     const i = this.batches.findIndex((b) => b.id === id);
     if (i < 0) return undefined;
     const [b] = this.batches.splice(i, 1);
-    this.itemTotal -= b!.items;
+    if (b) this.itemTotal -= b.items;
     return b;
   }
 
@@ -251,7 +251,8 @@ export class BatchQueue {
     const newest = this.opts.dropNewest?.() === true;
     let i = newest ? this.batches.length - 1 : 0;
     while (this.itemTotal > this.opts.maxItems && i >= 0 && i < this.batches.length) {
-      const b = this.batches[i]!;
+      const b = this.batches[i];
+      if (!b) break;
       if (!isDroppable(b) || this.inFlight.has(b.id)) {
         i += newest ? -1 : 1;
         continue;

@@ -215,6 +215,11 @@ export function readable(o: unknown, issues?: Issues, what = ''): Record<string,
   return out;
 }
 
+/** `readable` of a typed object: the same fields, those that could not be read left out. */
+export function readableAs<T extends object>(o: T, issues?: Issues, what = ''): Partial<T> {
+  return readable(o, issues, what) as Partial<T>;
+}
+
 /**
  * Custom-event properties: always a plain object, whatever the app passed; undefined (the event
  * is dropped, reported) when they cannot fit `maxBytes`.
@@ -513,10 +518,10 @@ export function urlScrubber(names: ScrubParams | undefined): (url: string) => st
     let head = '';
     let out = url;
     if (authority) {
-      const host = authority[2]!;
+      const [whole, scheme = '', host = ''] = authority;
       const at = host.lastIndexOf('@');
-      head = authority[1]! + (at >= 0 ? `${FILTERED}@${host.slice(at + 1)}` : host);
-      out = url.slice(authority[0].length);
+      head = scheme + (at >= 0 ? `${FILTERED}@${host.slice(at + 1)}` : host);
+      out = url.slice(whole.length);
     }
     if (out.includes('@') || /%40/i.test(out)) out = out.replace(EMAIL, FILTERED);
     const hash = out.indexOf('#');

@@ -68,7 +68,7 @@ describe('the built package', () => {
         const { FlightrecClient } = require('@flightrec/sdk/core');
         const { nodeHooks } = require('@flightrec/sdk/node');
         const opts = { apiKey: 'frk_x', endpoint: 'http://127.0.0.1:9', captureCrashes: false, flushOnExit: false };
-        const c = new FlightrecClient(opts, nodeHooks);
+        const c = new FlightrecClient(opts, { node: nodeHooks });
         out.session = c.startSession().length;
         console.log(JSON.stringify(out));
         return c.shutdown({ timeoutMs: 0 });
@@ -76,8 +76,8 @@ describe('the built package', () => {
     const r = run(process.execPath, ['-e', script], app);
     expect(r.code, r.out).toBe(0);
     const got = JSON.parse(r.out.trim().split('\n').at(-1)!) as Record<string, string | number>;
-    expect(got.browser).toBe('installAutoBreadcrumbs');
-    const core = ['FlightrecClient', 'keyValuePersistence', 'pageHandoffPersistence'];
+    expect(got.browser).toBe('installAutoBreadcrumbs,pageHandOff');
+    const core = ['FlightrecClient', 'init', 'trackCustom', 'reportCrash', 'shutdown', 'keyValuePersistence'];
     expect(String(got.core).split(',')).toEqual(expect.arrayContaining(core));
     const node = ['nodeHooks', 'onNodeExit', 'onNodeCrash', 'nodeFetch'];
     expect(String(got.node).split(',')).toEqual(expect.arrayContaining(node));
