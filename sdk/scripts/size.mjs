@@ -28,7 +28,11 @@ const cases = [
     'browser auto-capture: `pageHandOff`, `installAutoBreadcrumbs`',
     `import * as f from './browser.js'; globalThis.f = f;`,
   ],
-  ['`@flightrec/sdk/node`', 'Node hooks: `nodeHooks`', `import { nodeHooks } from './node.js'; globalThis.f = nodeHooks;`],
+  [
+    '`@flightrec/sdk/node`',
+    'Node hooks: `nodeHooks`',
+    `import { nodeHooks } from './node.js'; globalThis.f = nodeHooks;`,
+  ],
   [
     'core + browser',
     `\`${three}\` + \`pageHandOff\` + \`installAutoBreadcrumbs\``,

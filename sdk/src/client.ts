@@ -12,20 +12,19 @@ import {
   NETWORK_FLUSH_INTERVAL_MS,
   crashBatch,
   itemBatches,
-  sealItem,
   sessionEndBatch,
   sessionStartBatch,
-  type SealedItem,
 } from './batcher.js';
 import { describeError } from './describeError.js';
 import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.js';
+import { checkCrash, checkEvent, checkRequest, type Checks } from './items.js';
 import { Lanes } from './lanes.js';
 import type { NodeHooks } from './node.js';
 import type { ClientStats, CrashOptions, FlightrecOptions, MessageOptions } from './options.js';
 import type { PageHandOff, PageLink } from './pageHandOff.js';
 import { detectDevice, holdOwner, installCrashHandlers, runtime, watchLifecycle } from './runtime.js';
 import * as clean from './sanitize.js';
-import { Scope, fingerprint, level as levelOf, reportContext, type Breadcrumb, type Level } from './scope.js';
+import { Scope, fingerprint, level as levelOf, type Breadcrumb, type Level } from './scope.js';
 import {
   eventsFull,
   openSession as newSession,
@@ -38,7 +37,7 @@ import {
 } from './session.js';
 import { Store } from './store.js';
 import { Transport, errorMessage } from './transport.js';
-import type { Batch, CrashReport, Device, FlightrecError, Outgoing, SdkEvent } from './types.js';
+import type { Batch, CrashReport, Device, FlightrecError, Outgoing } from './types.js';
 import { uuidv4 } from './uuid.js';
 import { SDK_VERSION } from './version.js';
 import { within } from './within.js';
@@ -57,8 +56,6 @@ export interface ClientHooks {
 
 type Timer = ReturnType<typeof setInterval>;
 
-/** Room for the batch envelope when checking that one item fits in a batch. */
-const ENVELOPE_BYTES = 128;
 const MAX_PENDING_CRASHES = 20;
 
 /**
@@ -70,7 +67,7 @@ const MAX_PENDING_CRASHES = 20;
  */
 export class FlightrecClient {
   /** Undefined only in a client disabled at construction (no apiKey, no endpoint, no fetch). */
-  transport!: Transport;
+  transport: Transport | undefined;
   private readonly opts: Partial<FlightrecOptions>;
   private device: Device = {};
   private readonly queue: BatchQueue;
@@ -175,7 +172,7 @@ export class FlightrecClient {
     // service that hangs cannot keep a finished script alive past exitFlushTimeoutMs; those of a
     // call the app awaits do (`held`), as a fetch would.
     const own = !opts.fetch && opts.flushOnExit !== false && runtime() === 'node' && node?.available() === true;
-    this.transport = new Transport({
+    const transport = new Transport({
       endpoint,
       apiKey,
       compress: opts.compress ?? true,
@@ -190,6 +187,7 @@ export class FlightrecClient {
         onRetry?.(info);
       },
     });
+    this.transport = transport;
     const detected = opts.detectDevice === false ? {} : detectDevice();
     const given = { ...detected, ...clean.readable(opts.device, issues, '/device') };
     this.device = { sdkVersion: SDK_VERSION, ...clean.device(given, issues) };
@@ -200,18 +198,16 @@ export class FlightrecClient {
     this.limits.maxRequests = clamp(opts.maxRequestsPerBatch ?? MAX_REQUESTS_PER_BATCH, 1, MAX_REQUESTS_PER_BATCH);
     this.limits.maxBytes = clamp(opts.maxBatchBytes ?? MAX_BATCH_BYTES, 1024, 4 * 1024 * 1024);
     const store = this.store;
-    const byPage = page?.persistence({ endpoint, apiKey, lifecycle: opts.lifecycle });
-    if (opts.persistence ?? byPage) store.persistence = opts.persistence ?? byPage ?? store.persistence;
+    // In a browser with the page hand-off, the default is its queue in localStorage.
+    store.persistence =
+      opts.persistence ?? page?.persistence({ endpoint, apiKey, lifecycle: opts.lifecycle }) ?? store.persistence;
     store.owner = holdOwner(uuidv4);
     if (page && runtime() === 'browser') {
-      const self = this;
       this.page = page.attach({
         queue: this.queue,
         lanes: this.lanes,
         store,
-        get transport() {
-          return self.transport;
-        },
+        transport,
         on: () => this.on,
         open: () => !this.closed,
         report: (e) => this.report(e),
@@ -400,7 +396,8 @@ export class FlightrecClient {
   /** A request to the service itself (not the app's). */
   isOwnUrl(url: string): boolean {
     return this.guard(false, () => {
-      return !!this.transport && normalizeUrl(url).startsWith(`${normalizeUrl(this.transport.endpoint)}/ingest/`);
+      const t = this.transport;
+      return t !== undefined && normalizeUrl(url).startsWith(`${normalizeUrl(t.endpoint)}/ingest/`);
     });
   }
 
@@ -508,19 +505,14 @@ export class FlightrecClient {
     const handled = clean.readSafe(opts, 'handled');
     const lvl = levelOf(clean.readSafe(opts, 'level'), isFatal === true ? 'fatal' : 'error');
     const d = asMessage ? { message: String(error), stackTrace: String(error) } : describeError(error);
-    let c: CrashReport = {
+    const report: CrashReport = {
       sessionId: s?.id ?? '',
       ...clean.crash({ ...d, isFatal, handled }),
       timestamp: Date.now(),
       ...this.scope.report(lvl, fingerprint(clean.readSafe(opts, 'fingerprint'))),
     };
-    if (this.opts.beforeSend) {
-      const out = this.filter({ kind: 'crash', crash: c });
-      if (out?.kind !== 'crash') return Promise.resolve();
-      const o = clean.readable(out.crash);
-      const timestamp = clean.timestamp(o.timestamp);
-      c = { sessionId: c.sessionId, ...clean.crash(o), timestamp, ...reportContext(o, lvl) };
-    }
+    const c = checkCrash(report, lvl, this.checks());
+    if (!c) return Promise.resolve();
     if (!s) {
       // Before any session (an early throw, autoSession off): kept for the session the app
       // starts next; if none has started by the next flush tick, or the app is going down,
@@ -638,14 +630,10 @@ export class FlightrecClient {
     this.guard(undefined, () => {
       if (!sessionId || this.closed || !this.on || this.unsampled.has(sessionId)) return;
       const issues: clean.Issues = [];
-      let req = clean.networkRequest(clean.readable(r), uuidv4(), this.scrub, issues);
-      if (req && this.opts.beforeSend) {
-        const out = this.filter({ kind: 'request', request: req });
-        if (out?.kind !== 'request') return;
-        req = clean.networkRequest(clean.readable(out.request), req.id, (u) => u, issues);
-      }
-      const item = req && this.fits(sealItem(req), 'network request', issues);
-      if (!item) return void this.invalid('network request dropped', issues, true);
+      const checked = checkRequest(r, uuidv4(), this.checks(), issues);
+      if (checked === 'filtered') return;
+      if (checked === 'invalid') return void this.invalid('network request dropped', issues, true);
+      const { item } = checked;
       if (issues.length) this.invalid('network request: values left out', issues, false);
       const s = this.session;
       if (s?.id !== sessionId) {
@@ -664,7 +652,7 @@ export class FlightrecClient {
   }
 
   private instrumentOptions() {
-    const own = `${normalizeUrl(this.transport.endpoint)}/ingest/`;
+    const own = `${normalizeUrl(this.transport?.endpoint ?? '')}/ingest/`;
     return {
       ignore: (url: string) => normalizeUrl(url).startsWith(own),
       context: () => this.session?.id,
@@ -677,29 +665,15 @@ export class FlightrecClient {
     return this.guard(undefined, () => {
       if (!this.on) return undefined;
       let raw = read();
-      const ts = raw.ts;
+      const _ts = raw.ts;
       const s = this.current(`track ${String(raw.type)}`);
       if (!s || this.unsampled.has(s.id)) return undefined;
       if (raw.type === 'navigate' && raw.from === undefined) raw = { ...raw, from: s.route };
       const issues: clean.Issues = [];
-      const fields = clean.eventFields(raw, this.scrub, issues, this.limits.maxBytes);
-      let ev =
-        fields && ({ ...fields, sessionId: s.id, timestamp: clean.timestamp(ts), sequenceNumber: s.seq } as SdkEvent);
-      if (ev && this.opts.beforeSend) {
-        const out = this.filter({ kind: 'event', event: ev });
-        if (out?.kind !== 'event') return undefined;
-        const again = clean.eventFields(clean.readable(out.event, issues, ''), (u) => u, issues, this.limits.maxBytes);
-        ev =
-          again &&
-          ({
-            ...again,
-            sessionId: s.id,
-            timestamp: clean.timestamp(out.event.timestamp),
-            sequenceNumber: s.seq,
-          } as SdkEvent);
-      }
-      const item = ev && this.fits(sealItem(ev), `${ev.type} event`, issues);
-      if (!ev || !item) return void this.invalid(`${String(raw.type)} event dropped`, issues, true);
+      const checked = checkEvent(raw, s, this.checks(), issues);
+      if (checked === 'filtered') return undefined;
+      if (checked === 'invalid') return void this.invalid(`${String(raw.type)} event dropped`, issues, true);
+      const { kept: ev, item } = checked;
       if (issues.length) this.invalid(`${ev.type} event: values left out`, issues, false);
       s.seq++;
       s.lastActivity = Date.now();
@@ -716,23 +690,19 @@ export class FlightrecClient {
     });
   }
 
-  /** An item larger than a whole batch can never be sent: it is dropped alone. */
-  private fits(item: SealedItem, what: string, issues: clean.Issues): SealedItem | undefined {
-    const max = this.limits.maxBytes;
-    if (item.bytes + ENVELOPE_BYTES <= max) return item;
-    issues.push(`${what} of ${item.bytes} bytes is over the ${max}-byte batch limit`);
-    return undefined;
-  }
-
-  private filter(item: Outgoing): Outgoing | null | undefined {
+  /** How tracked values are checked (items.ts): the app's `beforeSend`, and a throw of it dropping the item. */
+  private checks(): Checks {
     const hook = this.opts.beforeSend;
-    try {
-      return hook ? hook(item) : item;
-    } catch (err) {
-      // A scrubbing hook that fails must not let unscrubbed data through.
-      this.invalid(`beforeSend threw (${errorMessage(err)}): ${item.kind} dropped`, [], true);
-      return null;
-    }
+    const filter = (item: Outgoing) => {
+      try {
+        return hook ? hook(item) : item;
+      } catch (err) {
+        // A scrubbing hook that fails must not let unscrubbed data through.
+        this.invalid(`beforeSend threw (${errorMessage(err)}): ${item.kind} dropped`, [], true);
+        return null;
+      }
+    };
+    return { scrub: this.scrub, maxBytes: this.limits.maxBytes, filter: hook ? filter : undefined };
   }
 
   /** The session to record into: an idle one is ended first, and with autoSession one is started. */

@@ -16,7 +16,8 @@ const MAX_PER_SESSION = 4;
 /** What the lanes need of their client. */
 export interface LanesHost {
   readonly queue: BatchQueue;
-  readonly transport: Transport;
+  /** Undefined only in a client disabled at construction, which sends nothing. */
+  readonly transport: Transport | undefined;
   readonly flushIntervalMs: number;
   /** May anything be sent (not shut down, recording on). */
   active(): boolean;
@@ -152,6 +153,7 @@ export class Lanes {
 
   private async deliver(b: Batch, keepalive: boolean): Promise<void> {
     const { host } = this;
+    if (!host.transport) return;
     const r = await host.transport.send(b.path, b.body, this.abort.signal, { keepalive, last: this.last.signal });
     if (r.outcome === 'aborted') return;
     if (r.outcome !== 'failed') this.outages = 0;

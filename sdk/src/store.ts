@@ -10,7 +10,7 @@ import type { Batch, BatchHold, FlightrecError } from './types.js';
  * hidden tab, so a hidden tab that lives keeps its session, and one that was killed has its
  * data sent by the next page load of another tab a few minutes later.
  */
-const HOLD_MS = 5 * 60_000;
+const HOLD_MS = 300_000; // 5 min
 export const HOLD_RENEW_MS = 60_000;
 
 export interface StoreHost {

@@ -84,6 +84,36 @@ describe('the built package', () => {
     expect(got.session).toBe(36);
   });
 
+  it('tree-shakes: no module runs code when imported, and core leaves the optional parts out', async () => {
+    const { buildSync } = await import('esbuild');
+    const esm = path.join(pkg, 'dist', 'esm');
+    // ignoreAnnotations: "sideEffects": false is not taken on trust, the code is looked at.
+    const bundle = (contents: string, ignoreAnnotations = false) =>
+      buildSync({
+        stdin: { contents, resolveDir: esm, loader: 'js' },
+        bundle: true,
+        minify: true,
+        format: 'esm',
+        write: false,
+        logLevel: 'error',
+        ignoreAnnotations,
+      }).outputFiles[0]?.text ?? '';
+    for (const f of fs.readdirSync(esm).filter((n) => n.endsWith('.js'))) {
+      expect(bundle(`import './${f}';`, true).trim(), `${f} has top-level side effects`).toBe('');
+    }
+    const three = 'init, trackCustom, reportCrash';
+    const all = bundle(`import * as f from './index.js'; globalThis.f = f;`);
+    const core = bundle(`import * as f from './core.js'; globalThis.f = f;`);
+    const named = bundle(`import { ${three} } from './core.js'; globalThis.f = [${three}];`);
+    expect(named.length).toBeLessThan(core.length);
+    expect(named.length).toBeLessThan(all.length * 0.85);
+    // One string of each optional part: the page hand-off, Node's exit hooks, automatic breadcrumbs.
+    for (const marker of ['flightrec.unsent.', 'SIGTERM', 'ui.click']) {
+      expect(all, marker).toContain(marker);
+      expect(named, marker).not.toContain(marker);
+    }
+  });
+
   it('the .d.ts files import files that exist in the package (no ./client.ts)', () => {
     for (const dir of ['esm', 'cjs']) {
       for (const f of fs.readdirSync(path.join(pkg, 'dist', dir)).filter((n) => n.endsWith('.d.ts'))) {
