@@ -35,8 +35,14 @@ const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 const KEY = typeof Symbol === 'function' ? Symbol.for('flightrec.processHooks') : '__flightrecProcessHooks';
 
 function proc(): NodeProcess | undefined {
-  const p = (globalThis as { process?: NodeProcess }).process;
-  return p?.versions?.node && typeof p.on === 'function' && typeof p.listeners === 'function' ? p : undefined;
+  // Typed by Node's own types where they are loaded (the app's tsconfig), by none in the SDK's.
+  const p = (globalThis as { process?: unknown }).process;
+  return isNodeProcess(p) ? p : undefined;
+}
+
+function isNodeProcess(p: unknown): p is NodeProcess {
+  const q = p as Partial<NodeProcess> | undefined;
+  return !!q?.versions?.node && typeof q.on === 'function' && typeof q.listeners === 'function';
 }
 
 function registry(): Registry {

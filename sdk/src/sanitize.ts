@@ -134,9 +134,9 @@ export function jsonSafe(
     } else if (typeof Set !== 'undefined' && v instanceof Set) {
       fits(v.size);
       v = Array.from(v);
-    } else if (ArrayBuffer.isView(v) && !(v instanceof DataView)) {
-      fits((v as unknown as ArrayLike<unknown>).length);
-      v = Array.from(v as unknown as ArrayLike<number | bigint>);
+    } else if (isTypedArray(v)) {
+      fits(v.length);
+      v = Array.from(v);
     }
   } catch (err) {
     if (err instanceof TooLarge) throw err;
@@ -184,6 +184,11 @@ export function jsonSafe(
     }
   }
   return out;
+}
+
+/** Uint8Array, Float64Array, BigInt64Array, … (not a DataView, which has no items). */
+function isTypedArray(v: unknown): v is ArrayLike<number | bigint> {
+  return ArrayBuffer.isView(v) && !(v instanceof DataView);
 }
 
 /** A property of `o`, or undefined when reading it throws (a hostile getter). */
