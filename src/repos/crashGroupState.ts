@@ -71,7 +71,12 @@ export function crashGroupState(ch: ClickHouse) {
       if (groups.length === 0) return new Map();
       const scope = stateScope(only);
       const aliases: KeyAliases = { from: [], to: [] };
-      for (const keys of groups) for (const k of keys.slice(1)) aliases.from.push(k), aliases.to.push(keys[0] ?? k);
+      for (const keys of groups) {
+        for (const k of keys.slice(1)) {
+          aliases.from.push(k);
+          aliases.to.push(keys[0] ?? k);
+        }
+      }
       // Dimension rows carry empty id, device, user and latest states, so they add nothing to those.
       const rows = await ch.query<{
         k: string;
