@@ -71,10 +71,11 @@ export function crashGroupState(ch: ClickHouse) {
       if (groups.length === 0) return new Map();
       const scope = stateScope(only);
       const aliases: KeyAliases = { from: [], to: [] };
-      for (const keys of groups) {
-        for (const k of keys.slice(1)) {
+      for (const [key, ...older] of groups) {
+        if (key === undefined) continue; // a group without keys has nothing to alias
+        for (const k of older) {
           aliases.from.push(k);
-          aliases.to.push(keys[0] ?? k);
+          aliases.to.push(key);
         }
       }
       // Dimension rows carry empty id, device, user and latest states, so they add nothing to those.
