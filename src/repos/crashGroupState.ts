@@ -39,6 +39,15 @@ export interface DimensionCount {
   devices: number;
 }
 
+/** One (day, environment, level) of a group: its physical rows and its distinct occurrences. */
+interface Slice {
+  day: string;
+  environment: string;
+  level: string;
+  rows: number;
+  ids: number;
+}
+
 function stateScope(only: OccurrenceScope) {
   if (only.tag !== undefined) throw new Error('a tag scope is read from the occurrences, not the state');
   return scopeOf(only);
@@ -46,19 +55,39 @@ function stateScope(only: OccurrenceScope) {
 
 export function crashGroupState(ch: ClickHouse) {
   /**
-   * The slices (day, environment, level) of a group that hold a retried report: there `rows`
-   * counts it twice, so their dimension counts are read from the occurrences. Rare, and each
-   * slice is one day of one group.
+   * A group's slices (day, environment, level) with their physical rows and distinct ids. The
+   * crash page asks for its breakdown, versions and environments at once, and each needs these:
+   * callers asking for the same slices while a read is in flight share it (nothing is kept after).
    */
-  async function retriedSlices(params: Record<string, unknown>, where: string) {
-    const rows = await ch.query<{ d: string; e: string; l: string }>(
-      `SELECT toString(day) AS d, toString(environment) AS e, toString(level) AS l FROM (
-         SELECT day, environment, level, sum(rows) AS r, uniqExactMerge(occurrences) AS n
-         FROM ${STATE} WHERE ${ONE_GROUP} AND dimension = ''${where} GROUP BY day, environment, level)
-       WHERE r != n`,
-      params,
-    );
-    return { dd: rows.map((r) => r.d), de: rows.map((r) => r.e), dl: rows.map((r) => r.l) };
+  const inFlight = new Map<string, Promise<Slice[]>>();
+  function slices(projectId: string, keys: string[], only: OccurrenceScope): Promise<Slice[]> {
+    const scope = stateScope(only);
+    const params = { project: projectId, keys, ...scope.params };
+    const id = JSON.stringify(params);
+    const running = inFlight.get(id);
+    if (running) return running;
+    const read = ch
+      .query<{ d: string; e: string; l: string; r: number; n: number }>(
+        `SELECT toString(day) AS d, toString(environment) AS e, toString(level) AS l, sum(rows) AS r,
+           uniqExactMerge(occurrences) AS n
+         FROM ${STATE} WHERE ${ONE_GROUP} AND dimension = ''${scope.where} GROUP BY day, environment, level`,
+        params,
+      )
+      .then((rows) =>
+        rows.map((x) => ({ day: x.d, environment: x.e, level: x.l, rows: Number(x.r), ids: Number(x.n) })),
+      )
+      .finally(() => inFlight.delete(id));
+    inFlight.set(id, read);
+    return read;
+  }
+
+  /**
+   * The slices of a group that hold a retried report: there `rows` counts it twice, so their
+   * dimension counts are read from the occurrences. Rare, and each slice is one day of one group.
+   */
+  async function retriedSlices(projectId: string, keys: string[], only: OccurrenceScope) {
+    const retried = (await slices(projectId, keys, only)).filter((x) => x.rows !== x.ids);
+    return { dd: retried.map((x) => x.day), de: retried.map((x) => x.environment), dl: retried.map((x) => x.level) };
   }
 
   return {
@@ -157,7 +186,7 @@ export function crashGroupState(ch: ClickHouse) {
     ): Promise<DimensionCount[]> {
       const scope = stateScope(only);
       const params = { project: projectId, keys, dims: [...dims], ...scope.params };
-      const retried = await retriedSlices(params, scope.where);
+      const retried = await retriedSlices(projectId, keys, only);
       const inRetried = (day: string) =>
         `has(arrayZip({dd:Array(String)}, {de:Array(String)}, {dl:Array(String)}), (toString(${day}), toString(environment), toString(level)))`;
       const some = retried.dd.length > 0;
@@ -190,14 +219,18 @@ export function crashGroupState(ch: ClickHouse) {
 
     /** The environments of a group's occurrences, with how many each ('' = sent without one), most first (50). */
     async environments(projectId: string, keys: string[]): Promise<{ environment: string; occurrences: number }[]> {
-      const rows = await ch.query<{ e: string; n: number }>(
-        `SELECT e, sum(n) AS n FROM (
-           SELECT toString(environment) AS e, uniqExactMerge(occurrences) AS n
-           FROM ${STATE} WHERE ${ONE_GROUP} AND dimension = '' GROUP BY e, day, level)
-         GROUP BY e ORDER BY n DESC, e LIMIT 50`,
-        { project: projectId, keys },
-      );
-      return rows.map((r) => ({ environment: r.e, occurrences: Number(r.n) }));
+      const counts = new Map<string, number>();
+      for (const x of await slices(projectId, keys, {}))
+        counts.set(x.environment, (counts.get(x.environment) ?? 0) + x.ids);
+      return [...counts]
+        .map(([environment, occurrences]) => ({ environment, occurrences }))
+        .filter((x) => x.occurrences > 0)
+        .sort(
+          (x, y) =>
+            y.occurrences - x.occurrences ||
+            (x.environment < y.environment ? -1 : x.environment > y.environment ? 1 : 0),
+        )
+        .slice(0, 50);
     },
   };
 }
