@@ -149,7 +149,11 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
         network: networkLogs.export,
         releases: releases.export,
 
-        crashOccurrences: crashOccurrenceExport(stores.ch, { byKeys: groupRows.byKeys, byId: crashGroups.keysOf }),
+        crashOccurrences: crashOccurrenceExport(
+          stores.ch,
+          { byKeys: groupRows.byKeys, byId: crashGroups.keysOf },
+          { lagMs: config.exportSyncLagMs },
+        ),
       }),
       chunkRows: config.exportChunkRows,
       chunkBytes: config.exportChunkBytes,
