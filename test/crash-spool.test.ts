@@ -259,7 +259,7 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
       }
       // the store fails this one session's reads in a way no rule knows
       (pg as { query: typeof pg.query }).query = ((sql: string, params?: readonly unknown[]) =>
-        params?.includes(poisoned)
+        JSON.stringify(params ?? []).includes(poisoned)
           ? Promise.reject(new Error('a failure nobody has named'))
           : realQuery.call(pg, sql, params)) as typeof pg.query;
     } finally {
