@@ -732,10 +732,19 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           `UPDATE crash_group_comments SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`,
           [projectId, kept, sources],
         );
+        // The merged groups' counters join the kept one's (its list order); users are summed, so
+        // one who hit both counts twice there until the page's figures (ClickHouse) say otherwise.
         await q.query(
-          `UPDATE ${GROUPS} SET ${STAMP}, first_seen_at = LEAST(first_seen_at,
-             (SELECT min(first_seen_at) FROM ${GROUPS} WHERE project_id = $1 AND id = ANY($3::uuid[])))
-           WHERE project_id = $1 AND id = $2`,
+          `UPDATE ${GROUPS} k SET ${STAMP}, first_seen_at = LEAST(k.first_seen_at, m.first),
+             crash_occurrences = k.crash_occurrences + m.co, fatal_occurrences = k.fatal_occurrences + m.fo,
+             crash_users = k.crash_users + m.cu, crash_last_seen_at = GREATEST(k.crash_last_seen_at, m.cl),
+             message_occurrences = k.message_occurrences + m.mo, message_users = k.message_users + m.mu,
+             message_last_seen_at = GREATEST(k.message_last_seen_at, m.ml)
+           FROM (SELECT min(first_seen_at) AS first, COALESCE(sum(crash_occurrences), 0) AS co,
+                   COALESCE(sum(fatal_occurrences), 0) AS fo, COALESCE(sum(crash_users), 0) AS cu, max(crash_last_seen_at) AS cl,
+                   COALESCE(sum(message_occurrences), 0) AS mo, COALESCE(sum(message_users), 0) AS mu, max(message_last_seen_at) AS ml
+                 FROM ${GROUPS} WHERE project_id = $1 AND id = ANY($3::uuid[])) m
+           WHERE k.project_id = $1 AND k.id = $2`,
           [projectId, kept, sources],
         );
         await merged?.(q, kept, sources);

@@ -17,7 +17,7 @@ import {
   type CrashLevel,
   type RawCrashContext,
 } from '../domain/crashContext.ts';
-import { ValidationError } from '../domain/errors.ts';
+import { InvalidParameterError, ValidationError } from '../domain/errors.ts';
 import {
   fingerprintInput,
   fingerprintKey,
@@ -118,12 +118,23 @@ export interface CrashListOptions {
   environment?: string;
   /** only the occurrences with this tag (a chip of the crash page) */
   tag?: { key: string; value: string };
+  /** a substring of the message (its type included) or of the stack's head (functions, files), any case */
+  search?: string;
 }
 
 /** The levels a crash list shows: messages only when asked for. */
 export function listLevels(o: Pick<CrashListOptions, 'kind' | 'levels'>): readonly CrashLevel[] {
   if (o.levels && o.levels.length > 0) return o.levels;
   return o.kind === 'message' ? MESSAGE_LEVELS : CRASH_LIST_LEVELS;
+}
+
+/** How deep the crash list pages (a bounded offset over an index); past it, a filter or a search narrows it. */
+export const MAX_LIST_OFFSET = 10_000;
+
+/** The counters a list's levels are kept in: the crashes' (0) or the messages' (1); none for other sets. */
+function classOf(levels: readonly CrashLevel[]): 0 | 1 | undefined {
+  const same = (a: readonly CrashLevel[]) => a.length === levels.length && a.every((l) => levels.includes(l));
+  return same(CRASH_LIST_LEVELS) ? 0 : same(MESSAGE_LEVELS) ? 1 : undefined;
 }
 
 const SORT_KEY = {
@@ -230,6 +241,90 @@ export function crashGroupsService(d: CrashGroupsDeps) {
 
   async function withAlert(g: CrashGroup): Promise<CrashGroupView> {
     return { ...g, alert: await d.outbox.alertOf(g.id) };
+  }
+
+  /**
+   * The list cut after reading every group of the project (an environment's or a tag's counts,
+   * or levels the counters do not keep): the project's groups from Postgres, their facts in one
+   * ClickHouse query, filtered, sorted and paged here.
+   */
+  async function listScanned(
+    projectId: string,
+    status: CrashGroupStatus | undefined,
+    page: number,
+    limit: number,
+    opts: CrashListOptions,
+  ) {
+    const rows = await groups.rows(projectId, status);
+    const levels = listLevels(opts);
+    const only = { levels, environment: opts.environment, tag: opts.tag };
+    const facts = await occurrences.factsOf(projectId, rows.map(storageKeys), only);
+    const key = SORT_KEY[opts.sort ?? 'lastSeen'];
+    // A group whose first occurrence is not readable yet is listed from its own row, when its
+    // default level is shown and no environment is asked for; one with occurrences, none of
+    // them of the levels or environment asked for, is not.
+    const unread =
+      opts.environment === undefined && opts.tag === undefined
+        ? await occurrences.withoutOccurrences(
+            projectId,
+            rows.map((r) => r.group_key).filter((k) => !facts.has(k)),
+          )
+        : new Set<string>();
+    const shown = (r: GroupRow) =>
+      facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));
+    const search = opts.search?.trim().toLowerCase();
+    const all = rows
+      .filter(shown)
+      .filter((r) => !search || `${r.message} ${r.stack_head}`.toLowerCase().includes(search))
+      .map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
+      .filter((g) => opts.kind === undefined || opts.kind === 'message' || g.isFatal === (opts.kind === 'fatal'))
+      .sort((a, b) => {
+        const x = key(a);
+        const y = key(b);
+        return x < y ? 1 : x > y ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+      });
+    return pageEnvelope(all.slice((page - 1) * limit, page * limit), all.length, page, limit);
+  }
+
+  /** Projects whose groups all have their counters (this process has checked). */
+  const counted = new Set<string>();
+
+  /**
+   * Groups made before the counters were kept (postgres/018) are counted from their
+   * occurrences in ClickHouse the first time their project's list is read, a thousand at a time.
+   */
+  async function countOlderGroups(projectId: string): Promise<void> {
+    if (counted.has(projectId)) return;
+    for (;;) {
+      const rows = await groups.uncounted(projectId, 1000);
+      if (rows.length === 0) break;
+      const keys = rows.map(storageKeys);
+      const [crash, message] = await Promise.all([
+        occurrences.factsOf(projectId, keys, { levels: CRASH_LIST_LEVELS }),
+        occurrences.factsOf(projectId, keys, { levels: MESSAGE_LEVELS }),
+      ]);
+      const fatal = await occurrences.factsOf(projectId, keys, { levels: ['fatal'] });
+      await groups.setCounted(
+        rows.map((r) => {
+          const c = crash.get(r.group_key);
+          const m = message.get(r.group_key);
+          // A group none of whose occurrences is readable (written before ClickHouse held them):
+          // its first occurrence, as its own row says.
+          const none = !c && !m;
+          return {
+            id: r.id,
+            crash: c?.occurrences ?? (none ? 1 : 0),
+            fatal: fatal.get(r.group_key)?.occurrences ?? (none && r.is_fatal ? 1 : 0),
+            crashUsers: c?.users ?? 0,
+            crashLast: c?.lastSeen ?? (none ? Number(r.first_seen_at) : null),
+            message: m?.occurrences ?? 0,
+            messageUsers: m?.users ?? 0,
+            messageLast: m?.lastSeen ?? null,
+          };
+        }),
+      );
+    }
+    counted.add(projectId);
   }
 
   /**
@@ -583,8 +678,11 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     },
 
     /**
-     * Most recently seen first. lastSeenAt lives in ClickHouse, so the page is cut after both
-     * are read: the project's groups (of the status) from Postgres, their facts in one query.
+     * Most recently seen first (or another order), filtered, sorted and cut in Postgres on the
+     * groups' counters (repos/crashGroups.ts listPage; docs/decisions.md, "The paged crash
+     * list"); the page's figures are then read from ClickHouse for its groups alone. Counts of
+     * one environment or tag, or of levels other than the crashes' or the messages', exist only
+     * in ClickHouse: those lists are still cut after reading every group (listScanned).
      */
     async list(
       projectId: string,
@@ -593,33 +691,32 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       limit: number,
       opts: CrashListOptions = {},
     ) {
-      const rows = await groups.rows(projectId, status);
       const levels = listLevels(opts);
-      const only = { levels, environment: opts.environment, tag: opts.tag };
-      const facts = await occurrences.factsOf(projectId, rows.map(storageKeys), only);
-      const key = SORT_KEY[opts.sort ?? 'lastSeen'];
-      // A group whose first occurrence is not readable yet is listed from its own row, when its
-      // default level is shown and no environment is asked for; one with occurrences, none of
-      // them of the levels or environment asked for, is not.
-      const unread =
-        opts.environment === undefined && opts.tag === undefined
-          ? await occurrences.withoutOccurrences(
-              projectId,
-              rows.map((r) => r.group_key).filter((k) => !facts.has(k)),
-            )
-          : new Set<string>();
-      const shown = (r: GroupRow) =>
-        facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));
-      const all = rows
-        .filter(shown)
-        .map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
-        .filter((g) => opts.kind === undefined || opts.kind === 'message' || g.isFatal === (opts.kind === 'fatal'))
-        .sort((a, b) => {
-          const x = key(a);
-          const y = key(b);
-          return x < y ? 1 : x > y ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-        });
-      return pageEnvelope(all.slice((page - 1) * limit, page * limit), all.length, page, limit);
+      const cls = classOf(levels);
+      const fatal = opts.kind === 'fatal' ? true : opts.kind === 'nonfatal' ? false : undefined;
+      const scanned =
+        opts.environment !== undefined ||
+        opts.tag !== undefined ||
+        cls === undefined ||
+        (cls === 1 && fatal !== undefined);
+      if (scanned) return listScanned(projectId, status, page, limit, opts);
+      const offset = (page - 1) * limit;
+      if (offset >= MAX_LIST_OFFSET) {
+        throw new InvalidParameterError(
+          `The crash list pages through its first ${MAX_LIST_OFFSET} groups; narrow it with a filter or a search`,
+          'page',
+        );
+      }
+      await countOlderGroups(projectId);
+      const search = opts.search?.trim() || undefined;
+      const sort = opts.sort ?? 'lastSeen';
+      const r = await groups.listPage(projectId, { status, cls, fatal, sort, search, offset, limit });
+      const facts = await occurrences.factsOf(projectId, r.rows.map(storageKeys), { levels });
+      const data = r.rows.map((row) => {
+        const f = facts.get(row.group_key);
+        return { ...toGroup(row, f), usersAffected: f?.users ?? Number(row.users) };
+      });
+      return pageEnvelope(data, r.total, page, limit);
     },
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
