@@ -46,7 +46,12 @@ try {
   });
   const cookie = String(signup.headers['set-cookie']).split(';')[0] ?? '';
   const headers = { cookie, 'x-csrf-token': signup.json().csrfToken as string };
-  const created = await app.inject({ method: 'POST', url: '/api/dashboard/projects', headers, payload: { name: 'bench' } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/dashboard/projects',
+    headers,
+    payload: { name: 'bench' },
+  });
   const projectId = created.json().project.id as string;
   const now = Date.now();
 
