@@ -247,14 +247,18 @@ export const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
  */
 export async function statesByKeys(q: Queryable, projectId: string, keys: string[]): Promise<Map<string, GroupState>> {
   if (keys.length === 0) return new Map();
+  // `= ANY(array)`: one index scan over the keys (a join of the unnested array would let the
+  // planner pick sequential scans, and the embedded store never analyzes its tables); only the
+  // keys found are joined to their groups, by primary key.
   const r = await q.query<GroupState & { key: string }>(
     `WITH k AS (
-       SELECT x.key, COALESCE(ck.group_id, g0.id) AS gid FROM unnest($2::text[]) AS x(key)
-       LEFT JOIN ${KEYS} ck ON ck.project_id = $1 AND ck.key = x.key
-       LEFT JOIN ${GROUPS} g0 ON g0.project_id = $1 AND g0.group_key = x.key)
+       SELECT ck.key, ck.group_id AS gid FROM ${KEYS} ck WHERE ck.project_id = $1 AND ck.key = ANY($2::text[])
+       UNION ALL
+       SELECT g0.group_key, g0.id FROM ${GROUPS} g0 WHERE g0.project_id = $1 AND g0.group_key = ANY($2::text[])
+         AND NOT EXISTS (SELECT 1 FROM ${KEYS} c2 WHERE c2.project_id = $1 AND c2.key = g0.group_key))
      SELECT k.key, g.id, g.group_key, g.status, g.first_seen_at, g.resolved_versions
-     FROM k JOIN ${GROUPS} m ON m.project_id = $1 AND m.id = k.gid
-     JOIN ${GROUPS} g ON g.project_id = $1 AND g.id = COALESCE(m.merged_into, m.id)`,
+     FROM k CROSS JOIN LATERAL (SELECT COALESCE(m.merged_into, m.id) AS rid FROM ${GROUPS} m WHERE m.id = k.gid) m
+     CROSS JOIN LATERAL (SELECT * FROM ${GROUPS} g1 WHERE g1.id = m.rid) g`,
     [projectId, [...new Set(keys)]],
   );
   return new Map(r.rows.map(({ key, ...g }) => [key, g]));

@@ -376,58 +376,69 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     };
     const prepared: Prepared[] = [];
     let storeError: unknown;
-    await Promise.all(
-      items.map(async ({ projectId, crash: c }, i) => {
-        try {
-          const session = sessions.get(`${projectId}:${c.sessionId}`);
-          if (!session) {
-            out[i] = { outcome: 'no-session' };
-            return;
-          }
-          const { inAppPackages, rules } = perProject.get(projectId) ?? { inAppPackages: [], rules: [] };
-          // Bounded, never refused (docs/decisions.md, "Crash context"). The occurrence's id stays
-          // the hash of the contract's fields: the context is what the SDK attached, not what
-          // happened, and a retry that re-attaches it differently is still the same occurrence.
-          const cx = boundCrashContext(c, c.isFatal);
-          // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "One bug,
-          // one group: grouping on parsed frames"); the raw stack is kept as sent.
-          const sym = d.symbols
-            ? await d.symbols.symbolicate(
-                projectId,
-                session.app_version,
-                session.app_build_number,
-                c.stackTrace,
-                c.message,
-              )
-            : { stack: c.stackTrace, message: c.message, mapped: 0 };
-          const keyOpts = { inAppPackages, fingerprint: c.fingerprint };
-          /** The key of a stack: the project's first matching fingerprint rule's, else the default key. */
-          const keyOf = (stack: string, message: string): Keyed => {
-            const base = crashGroupKey(stack, message, keyOpts);
-            const rule = rules.length
-              ? firstMatchingRule(rules, fingerprintInput(stack, message, inAppPackages))
-              : undefined;
-            const key = rule ? fingerprintKey(rule.fingerprint, base) : base;
-            // A project's rule names its group itself: the previous rule's key is not consulted.
-            return { base, key, legacy: key === base ? legacyGroupKey(stack) : key };
-          };
-          prepared.push({
-            i,
-            projectId,
-            c,
-            session,
-            cx,
-            sym,
-            occurrenceId: crashOccurrenceId(c),
-            at: keyOf(sym.stack, sym.message),
-            raw: sym.mapped > 0 ? keyOf(c.stackTrace, c.message) : null,
-          });
-        } catch (error) {
-          if (classify(error).kind === 'retryable') storeError ??= error;
-          else out[i] = { outcome: 'refused', error };
+    const prepare = async ({ projectId, crash: c }: CrashInput, i: number) => {
+      try {
+        const session = sessions.get(`${projectId}:${c.sessionId}`);
+        if (!session) {
+          out[i] = { outcome: 'no-session' };
+          return;
         }
-      }),
-    );
+        const { inAppPackages, rules } = perProject.get(projectId) ?? { inAppPackages: [], rules: [] };
+        // Bounded, never refused (docs/decisions.md, "Crash context"). The occurrence's id stays
+        // the hash of the contract's fields: the context is what the SDK attached, not what
+        // happened, and a retry that re-attaches it differently is still the same occurrence.
+        const cx = boundCrashContext(c, c.isFatal);
+        // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "One bug,
+        // one group: grouping on parsed frames"); the raw stack is kept as sent.
+        const sym = d.symbols
+          ? await d.symbols.symbolicate(
+              projectId,
+              session.app_version,
+              session.app_build_number,
+              c.stackTrace,
+              c.message,
+            )
+          : { stack: c.stackTrace, message: c.message, mapped: 0 };
+        const keyOpts = { inAppPackages, fingerprint: c.fingerprint };
+        /** The key of a stack: the project's first matching fingerprint rule's, else the default key. */
+        const keyOf = (stack: string, message: string): Keyed => {
+          const base = crashGroupKey(stack, message, keyOpts);
+          const rule = rules.length
+            ? firstMatchingRule(rules, fingerprintInput(stack, message, inAppPackages))
+            : undefined;
+          const key = rule ? fingerprintKey(rule.fingerprint, base) : base;
+          // A project's rule names its group itself: the previous rule's key is not consulted.
+          return { base, key, legacy: key === base ? legacyGroupKey(stack) : key };
+        };
+        prepared.push({
+          i,
+          projectId,
+          c,
+          session,
+          cx,
+          sym,
+          occurrenceId: crashOccurrenceId(c),
+          at: keyOf(sym.stack, sym.message),
+          raw: sym.mapped > 0 ? keyOf(c.stackTrace, c.message) : null,
+        });
+      } catch (error) {
+        if (classify(error).kind === 'retryable') storeError ??= error;
+        else out[i] = { outcome: 'refused', error };
+      }
+    };
+    // One report of each release first: its artifacts are read and cached once, and the rest of
+    // the batch finds them cached instead of each reading them at once.
+    const release = (x: CrashInput) => {
+      const s = sessions.get(`${x.projectId}:${x.crash.sessionId}`);
+      return `${x.projectId}:${s?.app_version ?? ''}:${s?.app_build_number ?? ''}`;
+    };
+    const firstOf = new Map<string, number>();
+    items.forEach((x, i) => {
+      if (!firstOf.has(release(x))) firstOf.set(release(x), i);
+    });
+    const leaders = new Set(firstOf.values());
+    await Promise.all([...leaders].map((i) => prepare(items[i] as CrashInput, i)));
+    await Promise.all(items.map((x, i) => (leaders.has(i) ? undefined : prepare(x, i))));
     if (storeError !== undefined) throw storeError;
     prepared.sort((a, b) => a.i - b.i);
 
