@@ -61,13 +61,13 @@ try {
        platform, app_version, os_version, first_seen_at, crash_occurrences, fatal_occurrences, crash_users,
        crash_last_seen_at, counted)
      SELECT gen_random_uuid(), $1, 'bench-' || i,
-       (ARRAY['TypeError', 'RangeError', 'Error', 'NullPointerException'])[1 + i % 4] || ': failure ' || md5(i::text),
+       (ARRAY['TypeError', 'RangeError', 'Error', 'NullPointerException'])[(1 + i % 4)::int] || ': failure ' || md5(i::text),
        'at fn_' || md5(i::text) || ' (src/module' || (i % 1000) || '.ts:' || (i % 97) || ':1)',
-       (ARRAY['open', 'open', 'resolved', 'acknowledged', 'ignored'])[1 + i % 5], i % 3 = 0, i % 3 <> 0,
-       'android', '1.' || (i % 50), '15', $2::bigint - i::bigint * 1000,
+       (ARRAY['open', 'open', 'resolved', 'acknowledged', 'ignored'])[(1 + i % 5)::int], i % 3 = 0, i % 3 <> 0,
+       'android', '1.' || (i % 50), '15', $2::bigint - i * 1000,
        1 + (i * 7919) % 5000, CASE WHEN i % 3 = 0 THEN 1 + (i * 7919) % 5000 ELSE 0 END, 1 + (i * 104729) % 900,
-       $2::bigint - ((i::bigint * 104729) % 86400000), true
-     FROM generate_series(1, $3) AS i`,
+       $2::bigint - ((i * 104729) % 86400000), true
+     FROM generate_series(1::bigint, $3::bigint) AS i`,
     [projectId, now, groups],
   );
   await server.svc.stores.pg.query('ANALYZE crash_groups');
@@ -119,6 +119,47 @@ try {
     results[label] = { ...l, total };
     console.log(
       `${label.padEnd(34)} ${String(l.p50).padStart(8)} ${String(l.p95).padStart(8)} ${String(l.p99).padStart(8)}  ${total}`,
+    );
+  }
+  // Where a first page's time goes: its two Postgres statements and its ClickHouse read, alone.
+  const pg = server.svc.stores.pg;
+  const where = `project_id = $1 AND merged_into IS NULL AND crash_occurrences > 0`;
+  const keys = (
+    await pg.query<{ group_key: string }>(
+      `SELECT group_key FROM crash_groups WHERE ${where} ORDER BY crash_last_seen_at DESC, id DESC LIMIT 50`,
+      [projectId],
+    )
+  ).rows.map((r) => [r.group_key]);
+  const parts: [string, () => Promise<unknown>][] = [
+    [
+      'first page: page query',
+      () =>
+        pg.query(`SELECT * FROM crash_groups WHERE ${where} ORDER BY crash_last_seen_at DESC, id DESC LIMIT 50`, [
+          projectId,
+        ]),
+    ],
+    ['first page: count(*)', () => pg.query(`SELECT count(*) FROM crash_groups WHERE ${where}`, [projectId])],
+    [
+      'first page: ClickHouse facts of 50',
+      () =>
+        server.svc.stores.ch.query(
+          `SELECT group_key, uniqExact(id), uniqExact(device_fingerprint), max(occurred_at) FROM crash_occurrences
+           WHERE project_id = {p:String} AND group_key IN {keys:Array(String)} GROUP BY group_key`,
+          { p: projectId, keys: keys.flat() },
+        ),
+    ],
+  ];
+  for (const [label, run] of parts) {
+    const lat = new Latencies();
+    for (let i = 0; i < iterations + 2; i++) {
+      const s = performance.now();
+      await run();
+      if (i >= 2) lat.add(performance.now() - s);
+    }
+    const l = lat.summary();
+    results[label] = l;
+    console.log(
+      `${label.padEnd(34)} ${String(l.p50).padStart(8)} ${String(l.p95).padStart(8)} ${String(l.p99).padStart(8)}`,
     );
   }
   console.log(
