@@ -63,7 +63,7 @@ describe('the crash list in the store', () => {
     expect(messages(await dash('/crash-groups?sort=firstSeen'))).toEqual([GRID, SALE, CART]);
     const second = await dash('/crash-groups?sort=occurrences&limit=1&page=2');
     expect(messages(second)).toEqual([SALE]);
-    expect(second.total).toBe(3);
+    expect(second).toMatchObject({ total: 3, totalCapped: false });
     const past = await dash('/crash-groups?limit=2&page=3');
     expect(past.data).toEqual([]);
     expect(past.total).toBe(3);

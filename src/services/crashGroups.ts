@@ -283,7 +283,10 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         const y = key(b);
         return x < y ? 1 : x > y ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
       });
-    return pageEnvelope(all.slice((page - 1) * limit, page * limit), all.length, page, limit);
+    return {
+      ...pageEnvelope(all.slice((page - 1) * limit, page * limit), all.length, page, limit),
+      totalCapped: false,
+    };
   }
 
   /** Projects whose groups all have their counters (this process has checked). */
@@ -721,13 +724,16 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       await countOlderGroups(projectId);
       const search = opts.search?.trim() || undefined;
       const sort = opts.sort ?? 'lastSeen';
-      const r = await groups.listPage(projectId, { status, cls, fatal, sort, search, offset, limit });
+      const countUpTo = MAX_LIST_OFFSET + 1;
+      const r = await groups.listPage(projectId, { status, cls, fatal, sort, search, offset, limit, countUpTo });
       const facts = await occurrences.factsOf(projectId, r.rows.map(storageKeys), { levels });
       const data = r.rows.map((row) => {
         const f = facts.get(row.group_key);
         return { ...toGroup(row, f), usersAffected: f?.users ?? Number(row.users) };
       });
-      return pageEnvelope(data, r.total, page, limit);
+      // `totalCapped`: there are more than `total` groups, and the list pages no deeper than that.
+      const capped = r.total > MAX_LIST_OFFSET;
+      return { ...pageEnvelope(data, capped ? MAX_LIST_OFFSET : r.total, page, limit), totalCapped: capped };
     },
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */

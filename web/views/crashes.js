@@ -75,7 +75,11 @@ export function crashesView(projectId, params) {
 
       return h(
         'div',
-        h('p.hint', `${fmtCount(r.total)} crash group${r.total === 1 ? '' : 's'} · times in UTC`),
+        h(
+          'p.hint',
+          // past the depth the list pages to, the store counts no further
+          `${fmtCount(r.total)}${r.totalCapped ? '+' : ''} crash group${r.total === 1 ? '' : 's'} · times in UTC`,
+        ),
         h(
           'div.table-wrap',
           h(
