@@ -565,8 +565,8 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
            ORDER BY ${by} DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
           [...params, o.limit, o.offset],
         ),
-        // Counted up to `countUpTo` (the list's depth and one): past that the number changes
-        // nothing a reader can page to, and counting 100k index entries was most of a page's time.
+        // Counted up to `countUpTo` (services/crashGroups.ts): counting 100k index entries was
+        // most of a page's time, and a number past what the reader can page to changes nothing.
         db.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${GROUPS} WHERE ${w} LIMIT $${params.length + 1}) t`,
           [...params, o.countUpTo],

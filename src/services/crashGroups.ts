@@ -724,16 +724,19 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       await countOlderGroups(projectId);
       const search = opts.search?.trim() || undefined;
       const sort = opts.sort ?? 'lastSeen';
-      const countUpTo = MAX_LIST_OFFSET + 1;
+      // Counted a thousand groups past the page (and one), up to the list's depth: a filter no
+      // index orders by (fatal, a common search) then reads thousands of rows, not the project's.
+      const shownUpTo = Math.min(MAX_LIST_OFFSET, (Math.floor(offset / 1000) + 2) * 1000);
+      const countUpTo = shownUpTo + 1;
       const r = await groups.listPage(projectId, { status, cls, fatal, sort, search, offset, limit, countUpTo });
       const facts = await occurrences.factsOf(projectId, r.rows.map(storageKeys), { levels });
       const data = r.rows.map((row) => {
         const f = facts.get(row.group_key);
         return { ...toGroup(row, f), usersAffected: f?.users ?? Number(row.users) };
       });
-      // `totalCapped`: there are more than `total` groups, and the list pages no deeper than that.
-      const capped = r.total > MAX_LIST_OFFSET;
-      return { ...pageEnvelope(data, capped ? MAX_LIST_OFFSET : r.total, page, limit), totalCapped: capped };
+      // `totalCapped`: there are more than `total` groups (counted further as the reader pages on).
+      const capped = r.total > shownUpTo;
+      return { ...pageEnvelope(data, capped ? shownUpTo : r.total, page, limit), totalCapped: capped };
     },
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
