@@ -47,7 +47,7 @@ export async function startTestServer(
     LOG_LEVEL: 'silent',
     RUN_WORKER: 'false',
     // Tests read their writes right after the 201: the synchronous ingest path. The spool's own
-    // tests (test/spool.test.ts) turn it on.
+    // tests (test/ingest/spool.test.ts) turn it on.
     INGEST_SPOOL: 'false',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
