@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { afterFailure, backoffDelayMs } from '../../src/domain/outboxBackoff.ts';
-import { cleanAiSummary, deterministicSummary, summaryPrompt, type CrashContext } from '../../src/domain/crashSummary.ts';
+import {
+  cleanAiSummary,
+  deterministicSummary,
+  summaryPrompt,
+  type CrashContext,
+} from '../../src/domain/crashSummary.ts';
 import {
   alertMessageId,
   alertRecipients,

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { MIN_SUSPECT_COUNT, rankSuspects, wilson, type DimensionCounts } from '../../src/domain/suspects.ts';
-import { commonTrails, hostPath, stepOf, trailOf, type RawStep, type TrailWindow } from '../../src/domain/crashTrail.ts';
+import {
+  commonTrails,
+  hostPath,
+  stepOf,
+  trailOf,
+  type RawStep,
+  type TrailWindow,
+} from '../../src/domain/crashTrail.ts';
 
 const dim = (
   dimension: string,

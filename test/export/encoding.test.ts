@@ -118,7 +118,9 @@ describe('export parameters (pure)', () => {
 
 describe('incremental cursor (pure)', () => {
   it('round-trips (updatedAt, id), starts updatedSince inclusively, and refuses what it did not write', async () => {
-    const { changeStart, decodeCursor, encodeCursor, CursorParamError } = await import('../../src/domain/changeCursor.ts');
+    const { changeStart, decodeCursor, encodeCursor, CursorParamError } = await import(
+      '../../src/domain/changeCursor.ts'
+    );
     const k = { t: 1_767_225_600_123, id: '6f0e8c1a-3b5d-4e7f-9a1b-2c3d4e5f6a7b' };
     expect(decodeCursor(encodeCursor(k))).toEqual(k);
     expect(changeStart(undefined, encodeCursor(k))).toEqual(k);
