@@ -126,7 +126,7 @@ beforeAll(async () => {
       tags: { checkout: 'v1' },
     });
   }
-  await s.svc.ingest.drain();
+  await s.settled();
   const groups = (await dash('/crash-groups?kind=fatal')).data;
   expect(groups).toHaveLength(1);
   groupId = groups[0].id;

@@ -84,7 +84,7 @@ describe.skipIf(!hasChromium)('crash suspects and trail in Chromium', () => {
         handled: false,
       });
     }
-    await s.svc.ingest.drain();
+    await s.settled();
     const groups = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
       projectId,
     ]);

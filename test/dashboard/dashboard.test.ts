@@ -176,7 +176,7 @@ describe('sessions, timeline, crash groups, chart', () => {
       events: [navigate(crashed.sessionId, 0), navigate(crashed.sessionId, 1)],
     });
     await ingest('/ingest/crash', crash(crashed.sessionId, { timestamp: T0 + 1000 }));
-    await s.svc.ingest.drain();
+    await s.settled();
 
     const all = await get(`${base}/sessions`, a.headers);
     expect(all.statusCode).toBe(200);

@@ -86,7 +86,7 @@ describe('sessions list: search, filters, sorting, any page', () => {
     });
     await ingest(p.auth, '/ingest/events', { sessionId: s3.sessionId, events: [navigate(s3.sessionId, 0)] });
     await ingest(p.auth, '/ingest/crash', crash(s3.sessionId, { isFatal: false, handled: true }));
-    await s.svc.ingest.drain();
+    await s.settled();
 
     const ids = async (q: string) => {
       const r = await get(`${base}${q}`, a);

@@ -18,8 +18,9 @@ async function post(p: Project, url: string, payload: object) {
   if (r.statusCode >= 300) throw new Error(`${url}: ${r.statusCode} ${r.body}`);
 }
 const get = (p: Project, url: string) => s.app.inject({ method: 'GET', url, headers: p.auth });
-/** Event batches stamp their session, crash occurrences their group, through coalesced writers; then the lag passes. */
+/** The spools load what was sent; event batches stamp their session, crash occurrences their group, through coalesced writers; then the lag passes. */
 const settle = async () => {
+  await s.settled();
   await Promise.all([s.svc.touches.flush(), s.svc.crashTouches.flush()]);
   await sleep(LAG + 50);
 };

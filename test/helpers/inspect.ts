@@ -1,7 +1,11 @@
 import type { TestServer } from './server.ts';
 
-/** Reads the stores directly, to check what ingestion committed (independent of the export API). */
+/**
+ * Reads the stores directly, to check what ingestion committed (independent of the export API).
+ * Each read first waits for the spools to load what was acknowledged, so it sees every 201 so far.
+ */
 export async function countRows(s: TestServer, table: 'events' | 'network_logs', projectId: string): Promise<number> {
+  await s.settled();
   const r = await s.svc.stores.ch.query<{ c: number }>(
     `SELECT count() AS c FROM ${table} FINAL WHERE project_id = {p:String}`,
     { p: projectId },
@@ -10,6 +14,7 @@ export async function countRows(s: TestServer, table: 'events' | 'network_logs',
 }
 
 export async function sessionRow(s: TestServer, projectId: string, sessionId: string) {
+  await s.settled();
   const r = await s.svc.stores.pg.query<Record<string, any>>(
     'SELECT * FROM sessions WHERE project_id = $1 AND id::text = $2',
     [projectId, sessionId],
@@ -22,6 +27,7 @@ export async function sessionRow(s: TestServer, projectId: string, sessionId: st
  * Postgres counted them, the facts aggregated from the occurrences in ClickHouse.
  */
 export async function crashGroups(s: TestServer, projectId: string) {
+  await s.settled();
   const r = await s.svc.stores.pg.query<Record<string, any>>(
     'SELECT * FROM crash_groups WHERE project_id = $1 ORDER BY first_seen_at, id',
     [projectId],
@@ -55,6 +61,7 @@ export async function crashGroups(s: TestServer, projectId: string) {
 
 /** Distinct crash occurrences stored for a project (ClickHouse). */
 export async function countOccurrences(s: TestServer, projectId: string): Promise<number> {
+  await s.settled();
   const r = await s.svc.stores.ch.query<{ c: number }>(
     'SELECT uniqExact(id) AS c FROM crash_occurrences WHERE project_id = {p:String}',
     { p: projectId },
@@ -63,6 +70,7 @@ export async function countOccurrences(s: TestServer, projectId: string): Promis
 }
 
 export async function outboxJobs(s: TestServer, projectId: string) {
+  await s.settled();
   const r = await s.svc.stores.pg.query<Record<string, any>>('SELECT * FROM alert_outbox WHERE project_id = $1', [
     projectId,
   ]);
