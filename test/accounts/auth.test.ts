@@ -40,13 +40,14 @@ describe('/api/auth', () => {
 
   it('stores the password as a scrypt hash and the session as a token hash only', async () => {
     const a = await signup(s);
-    const u = await s.svc.stores.pg.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [
-      a.userId,
-    ]);
+    const u = await (await s.stores()).pg.query<{ password_hash: string }>(
+      'SELECT password_hash FROM users WHERE id = $1',
+      [a.userId],
+    );
     expect(u.rows[0]!.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
     expect(u.rows[0]!.password_hash).not.toContain(PASSWORD);
     const token = a.cookie.split('=')[1]!;
-    const sess = await s.svc.stores.pg.query<{ token_hash: string }>(
+    const sess = await (await s.stores()).pg.query<{ token_hash: string }>(
       'SELECT token_hash FROM user_sessions WHERE user_id = $1',
       [a.userId],
     );

@@ -112,7 +112,7 @@ describe('email verification', () => {
     expect((await me(a)).user.emailVerified).toBe(false);
 
     // Only the hash is stored.
-    const stored = await s.svc.stores.pg.query<{ verify_token_hash: string }>(
+    const stored = await (await s.stores()).pg.query<{ verify_token_hash: string }>(
       'SELECT verify_token_hash FROM users WHERE email = $1',
       [a.email],
     );
@@ -134,9 +134,10 @@ describe('email verification', () => {
     // An expired link verifies nothing (the clock moved by hand: the link works 24 hours).
     const b = await signup(s, email(), undefined, { verified: false });
     const old = await verificationToken(s, b.email);
-    await s.svc.stores.pg.query("UPDATE users SET verify_expires_at = now() - interval '1 second' WHERE email = $1", [
-      b.email,
-    ]);
+    await (await s.stores()).pg.query(
+      "UPDATE users SET verify_expires_at = now() - interval '1 second' WHERE email = $1",
+      [b.email],
+    );
     const expired = await s.app.inject({ method: 'POST', url: '/api/auth/verify', payload: { token: old } });
     expect(expired.statusCode).toBe(404);
     expect(expired.json().error).toMatch(/expired/);
@@ -154,9 +155,10 @@ describe('email verification', () => {
     expect(again.statusCode).toBe(429);
     // A minute later (moved by hand) the button sends a new link, which replaces the old one.
     const first = await verificationToken(s, a.email);
-    await s.svc.stores.pg.query("UPDATE users SET verify_mailed_at = now() - interval '2 minutes' WHERE email = $1", [
-      a.email,
-    ]);
+    await (await s.stores()).pg.query(
+      "UPDATE users SET verify_mailed_at = now() - interval '2 minutes' WHERE email = $1",
+      [a.email],
+    );
     const resend = await s.app.inject({ method: 'POST', url: '/api/auth/verification', headers: a.headers });
     expect(resend.statusCode).toBe(200);
     await waitFor('the second link', () => mailsTo(a.email).length === 2);
@@ -198,7 +200,7 @@ describe('email verification', () => {
     });
     expect(r.statusCode).toBe(201);
     const job = await waitFor('the alert job', async () => {
-      const j = await s.svc.stores.pg.query<{ status: string; note: string | null }>(
+      const j = await (await s.stores()).pg.query<{ status: string; note: string | null }>(
         "SELECT o.status, o.note FROM alert_outbox o JOIN crash_groups g ON g.id = o.group_id WHERE g.project_id = $1 AND o.status <> 'pending'",
         [p.projectId],
       );

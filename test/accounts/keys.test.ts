@@ -14,7 +14,7 @@ afterAll(async () => {
 
 /** Deactivates the project's only key through the management API. */
 async function deactivateProjectKey(projectId: string) {
-  const rows = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM api_keys WHERE project_id = $1', [
+  const rows = await (await s.stores()).pg.query<{ id: string }>('SELECT id FROM api_keys WHERE project_id = $1', [
     projectId,
   ]);
   const r = await s.app.inject({ method: 'POST', url: `/api/keys/${rows.rows[0]!.id}/deactivate`, headers: s.admin });

@@ -50,7 +50,7 @@ describe('management API', () => {
       inAppPackages: [],
     });
     expect(body.apiKey).toMatch(/^frk_[0-9A-Za-z]{38}$/);
-    const stored = await s.svc.stores.pg.query<{ key_hash: string }>(
+    const stored = await (await s.stores()).pg.query<{ key_hash: string }>(
       'SELECT key_hash FROM api_keys WHERE project_id = $1',
       [body.project.id],
     );

@@ -48,7 +48,9 @@ describe('embedded email', () => {
     const [file] = await waitFor('an .eml file', () => (emlFiles().length ? emlFiles() : null));
     const { headers, body } = parseMail(fs.readFileSync(path.join(mailDir(), file!), 'utf8'));
     const groupId = (
-      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
+      await (
+        await s.stores()
+      ).pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
     ).rows[0]!.id;
     expect(file).toMatch(new RegExp(`^\\d{4}-.*-crash-group-${groupId}-[0-9a-f]{8}\\.eml$`));
     expect(headers['message-id']).toBe(`<crash-group-${groupId}@flightrec>`);
@@ -85,7 +87,9 @@ describe('embedded email', () => {
     });
     expect((await p.ingest()).statusCode).toBe(201);
     const groupId = (
-      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
+      await (
+        await s.stores()
+      ).pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
     ).rows[0]!.id;
     const g = await waitFor('the job to finish', async () => {
       const x = (

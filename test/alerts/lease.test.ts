@@ -44,7 +44,7 @@ async function newGroup(): Promise<string> {
     payload: crash(st.sessionId, { stackTrace: `at ${randomUUID()} (x.js:1:1)` }),
   });
   expect(r.statusCode).toBe(201);
-  const g = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
+  const g = await (await s.stores()).pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
     p.projectId,
   ]);
   return g.rows[0]!.id;
@@ -167,9 +167,9 @@ describe('alert outbox under failures', () => {
       expect(
         (await s.svc.crashGroups.view(
           (
-            await s.svc.stores.pg.query<{ project_id: string }>('SELECT project_id FROM crash_groups WHERE id = $1', [
-              groupId,
-            ])
+            await (
+              await s.stores()
+            ).pg.query<{ project_id: string }>('SELECT project_id FROM crash_groups WHERE id = $1', [groupId])
           ).rows[0]!.project_id,
           groupId,
         ))!.summarySource,

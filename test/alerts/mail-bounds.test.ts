@@ -72,7 +72,7 @@ async function newGroup(p: { auth: { authorization: string }; sessionId: string 
   expect(r.statusCode).toBe(201);
 }
 async function summaries(projectId: string) {
-  const r = await s.svc.stores.pg.query<{ summary_source: string | null }>(
+  const r = await (await s.stores()).pg.query<{ summary_source: string | null }>(
     'SELECT summary_source FROM crash_groups WHERE project_id = $1',
     [projectId],
   );
@@ -105,7 +105,7 @@ describe('bounded outbound mail and AI', () => {
       await w.worker.runDue();
     }
     expect(mailsTo(OPS).length - before).toBe(3); // MAIL_ADDRESS_DAILY_MAX
-    const notes = await s.svc.stores.pg.query<{ note: string }>(
+    const notes = await (await s.stores()).pg.query<{ note: string }>(
       "SELECT note FROM alert_outbox WHERE status = 'done' ORDER BY id DESC LIMIT 2",
     );
     for (const n of notes.rows) expect(n.note).toMatch(/skipped \(daily mail cap\)/);
@@ -113,7 +113,7 @@ describe('bounded outbound mail and AI', () => {
 
   it('the AI is asked after the throttle, within the project budget, with the crash report fenced as data', async () => {
     // A fresh address, so the address cap of the last test does not hide anything here.
-    await s.svc.stores.pg.query('DELETE FROM mail_log WHERE recipient = $1', [OPS]);
+    await (await s.stores()).pg.query('DELETE FROM mail_log WHERE recipient = $1', [OPS]);
     const p = await adminProjectWithSession('AI budget');
     const asked = ai.requests.length;
     // A burst of new groups before the worker's round: one digest, no model call at all.
@@ -143,7 +143,7 @@ describe('bounded outbound mail and AI', () => {
   });
 
   it('every alert carries a signed unsubscribe link; its page changes nothing, its POST stops the alerts', async () => {
-    await s.svc.stores.pg.query('DELETE FROM mail_log WHERE recipient = $1', [OPS]);
+    await (await s.stores()).pg.query('DELETE FROM mail_log WHERE recipient = $1', [OPS]);
     const p = await adminProjectWithSession('Unsubscribe');
     await newGroup(p);
     await w.worker.runDue();
@@ -193,7 +193,7 @@ describe('bounded outbound mail and AI', () => {
     await newGroup(p);
     await w.worker.runDue();
     expect(count()).toBe(2);
-    const note = await s.svc.stores.pg.query<{ note: string }>(
+    const note = await (await s.stores()).pg.query<{ note: string }>(
       'SELECT note FROM alert_outbox WHERE project_id = $1 ORDER BY id DESC LIMIT 1',
       [p.projectId],
     );

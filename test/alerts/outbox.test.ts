@@ -54,7 +54,7 @@ async function ingestCrash(auth: { authorization: string }, sessionId: string, o
 }
 
 async function groupOf(projectId: string) {
-  const r = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
+  const r = await (await s.stores()).pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
     projectId,
   ]);
   expect(r.rows).toHaveLength(1);

@@ -38,7 +38,9 @@ describe('alerts across restarts', () => {
     });
     expect(r.statusCode).toBe(201);
     const groupId = (
-      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
+      await (
+        await s.stores()
+      ).pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
     ).rows[0]!.id;
     await s.close();
     s = undefined;

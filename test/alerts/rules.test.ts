@@ -127,7 +127,9 @@ describe('regression alert', () => {
     const st = stack();
     await ingestCrash(p.auth, await session(p.auth, '1.0'), { stackTrace: st, message: 'Boom 1' });
     const g = (
-      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
+      await (
+        await s.stores()
+      ).pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
     ).rows[0]!.id;
     await waitFor('the new-group email', () =>
       smtp.mails.find((m) => m.headers['message-id'] === `<crash-group-${g}@flightrec>`),
@@ -164,7 +166,7 @@ describe('regression alert', () => {
     expect(mail.body).toContain(`https://flightrec.example.com/#/p/${p.projectId}/crashes/${g}`);
     await settle(2);
     expect(smtp.mails.filter(regressed)).toHaveLength(1);
-    const jobs = await s.svc.stores.pg.query<{ kind: string; ref: string | null; status: string }>(
+    const jobs = await (await s.stores()).pg.query<{ kind: string; ref: string | null; status: string }>(
       'SELECT kind, ref, status FROM alert_outbox WHERE group_id = $1 ORDER BY id',
       [g],
     );
@@ -448,9 +450,9 @@ describe('webhooks', () => {
     try {
       expect(await s.worker!.rules!.evaluate()).toBe(1);
       const row = (
-        await s.svc.stores.pg.query<{ body: string }>('SELECT body FROM webhook_deliveries WHERE webhook_id = $1', [
-          slack.id,
-        ])
+        await (
+          await s.stores()
+        ).pg.query<{ body: string }>('SELECT body FROM webhook_deliveries WHERE webhook_id = $1', [slack.id])
       ).rows;
       expect(row).toHaveLength(1);
       const body = JSON.parse(row[0]!.body);

@@ -76,7 +76,7 @@ async function crashIn(
 }
 
 async function groups(projectId: string) {
-  const r = await s.svc.stores.pg.query<{ id: string; message: string; stack_head: string }>(
+  const r = await (await s.stores()).pg.query<{ id: string; message: string; stack_head: string }>(
     'SELECT id, message, stack_head FROM crash_groups WHERE project_id = $1',
     [projectId],
   );
@@ -169,7 +169,7 @@ describe('crashes of a release with artifacts', () => {
     expect(g).toHaveLength(1);
     expect(g[0]!.stack_head).toContain('at findOrder (src/orders.ts:6:');
 
-    const occ = await s.svc.stores.ch.query<{ stack_trace: string; symbolicated_stack: string }>(
+    const occ = await (await s.stores()).ch.query<{ stack_trace: string; symbolicated_stack: string }>(
       'SELECT stack_trace, symbolicated_stack FROM crash_occurrences WHERE project_id = {p:String}',
       { p: p.projectId },
     );
@@ -248,7 +248,7 @@ describe('a retried crash and artifacts uploaded in between', () => {
     expect((await send()).statusCode).toBe(201);
 
     expect(await groups(p.projectId)).toEqual([first]);
-    const occ = await s.svc.stores.ch.query<{ n: number }>(
+    const occ = await (await s.stores()).ch.query<{ n: number }>(
       'SELECT count() AS n FROM crash_occurrences FINAL WHERE project_id = {p:String}',
       { p: p.projectId },
     );

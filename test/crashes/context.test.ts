@@ -47,7 +47,7 @@ interface Row {
   dropped: string;
 }
 async function stored(sessionId: string): Promise<Row> {
-  const rows = await s.svc.stores.ch.query<Row>(
+  const rows = await (await s.stores()).ch.query<Row>(
     `SELECT environment, level, user_id, tags, context, breadcrumbs, dropped FROM crash_occurrences
      WHERE project_id = {p:String} AND session_id = {sid:UUID}`,
     { p: projectId, sid: sessionId },
@@ -207,7 +207,7 @@ describe('crash context at ingest', () => {
   it('a message (info) does not mark its session crashed', async () => {
     const sid = await session();
     expect((await post(crash(sid, { isFatal: false, handled: true, level: 'info' }))).statusCode).toBe(201);
-    const r = await s.svc.stores.pg.query<{ status: string; has_crash: boolean }>(
+    const r = await (await s.stores()).pg.query<{ status: string; has_crash: boolean }>(
       'SELECT status, has_crash FROM sessions WHERE project_id = $1 AND id = $2',
       [projectId, sid],
     );
@@ -273,7 +273,7 @@ describe('GET /export/crash-occurrences', () => {
     const day2 = T0 + 86_400_000 * 2;
     await send({ ...message, timestamp: day2, level: 'info', message: 'checkout shown', environment: 'production' });
     await send({ ...message, timestamp: day2 + 1, level: 'warning', message: 'slow', environment: 'bad env!' });
-    const r = await s.svc.stores.pg.query<{ id: string; stack_head: string }>(
+    const r = await (await s.stores()).pg.query<{ id: string; stack_head: string }>(
       'SELECT id, stack_head FROM crash_groups WHERE project_id = $1',
       [p.projectId],
     );
@@ -479,7 +479,9 @@ describe('the crash page API: one occurrence whole, its timeline and source line
     });
     expect(r.statusCode).toBe(201);
     const [g] = (
-      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
+      await (
+        await s.stores()
+      ).pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [p.projectId])
     ).rows;
     const get = async (q: string) => {
       const url = `/api/dashboard/projects/${p.projectId}/crash-groups/${g!.id}/occurrence${q}`;

@@ -149,7 +149,9 @@ describe('fingerprint rules on the crash path', () => {
     };
     const groups = async () =>
       (
-        await s.svc.stores.pg.query<{ message: string }>(
+        await (
+          await s.stores()
+        ).pg.query<{ message: string }>(
           'SELECT message FROM crash_groups WHERE project_id = $1 AND merged_into IS NULL ORDER BY first_seen_at',
           [p.projectId],
         )

@@ -47,7 +47,7 @@ const STACK_B =
 const STACK_C = 'RangeError: bad length\n    at grow (https://shop.example/buf.js:7:7)';
 
 async function groupIds(projectId: string): Promise<Map<string, string>> {
-  const r = await s.svc.stores.pg.query<{ id: string; message: string }>(
+  const r = await (await s.stores()).pg.query<{ id: string; message: string }>(
     'SELECT id, message FROM crash_groups WHERE project_id = $1',
     [projectId],
   );
@@ -141,9 +141,9 @@ describe('merging in the dashboard', () => {
     const outbox = async () =>
       Number(
         (
-          await s.svc.stores.pg.query<{ n: string }>('SELECT count(*) AS n FROM alert_outbox WHERE project_id = $1', [
-            projectId,
-          ])
+          await (
+            await s.stores()
+          ).pg.query<{ n: string }>('SELECT count(*) AS n FROM alert_outbox WHERE project_id = $1', [projectId])
         ).rows[0]!.n,
       );
     const before = await outbox();
@@ -207,21 +207,24 @@ describe('merging in the management API', () => {
     const r2 = await api('POST', `/crash-groups/${c}/merge`, { groupIds: [b] });
     expect(r2.json()).toMatchObject({ id: c, occurrenceCount: 3 });
     expect((await api('GET', `/crash-groups/${a}`)).json().id).toBe(c);
-    const merged = await s.svc.stores.pg.query<{ id: string; merged_into: string | null }>(
+    const merged = await (await s.stores()).pg.query<{ id: string; merged_into: string | null }>(
       'SELECT id, merged_into FROM crash_groups WHERE project_id = $1',
       [p.projectId],
     );
     expect(Object.fromEntries(merged.rows.map((x) => [x.id, x.merged_into]))).toEqual({ [a!]: c, [b!]: c, [c!]: null });
     // every key leads to C
-    const keys = await s.svc.stores.pg.query<{ group_id: string }>(
+    const keys = await (await s.stores()).pg.query<{ group_id: string }>(
       'SELECT DISTINCT group_id FROM crash_group_keys WHERE project_id = $1',
       [p.projectId],
     );
     expect(keys.rows.map((x) => x.group_id)).toEqual([c]);
     // a spike rule counts the merged groups' occurrences as the kept group's
     const own = async (id: string) =>
-      (await s.svc.stores.pg.query<{ group_key: string }>('SELECT group_key FROM crash_groups WHERE id = $1', [id]))
-        .rows[0]!.group_key;
+      (
+        await (
+          await s.stores()
+        ).pg.query<{ group_key: string }>('SELECT group_key FROM crash_groups WHERE id = $1', [id])
+      ).rows[0]!.group_key;
     const aliases = await crashGroupsRepo(s.svc.stores.pg).mergedKeys(p.projectId);
     expect(await busyGroups(s.svc.stores.ch, p.projectId, T0, 3, ['fatal', 'error'], aliases)).toEqual([
       { groupKey: await own(c!), occurrences: 3 },

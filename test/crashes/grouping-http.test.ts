@@ -41,7 +41,9 @@ const report = (sessionId: string, stackTrace: string, extra: Record<string, unk
 
 async function groups(projectId: string) {
   return (
-    await s.svc.stores.pg.query<{ id: string; group_key: string }>(
+    await (
+      await s.stores()
+    ).pg.query<{ id: string; group_key: string }>(
       'SELECT id, group_key FROM crash_groups WHERE project_id = $1 ORDER BY first_seen_at',
       [projectId],
     )
@@ -49,7 +51,9 @@ async function groups(projectId: string) {
 }
 async function keys(projectId: string) {
   return (
-    await s.svc.stores.pg.query<{ key: string; group_id: string; rule_version: number }>(
+    await (
+      await s.stores()
+    ).pg.query<{ key: string; group_id: string; rule_version: number }>(
       'SELECT key, group_id, rule_version FROM crash_group_keys WHERE project_id = $1',
       [projectId],
     )
@@ -71,12 +75,12 @@ describe('grouping on parsed frames over HTTP', () => {
     const p = await s.createProject();
     // A group made before the frame rule, as migration 013 leaves it: its own key, rule 1.
     const oldId = randomUUID();
-    await s.svc.stores.pg.query(
+    await (await s.stores()).pg.query(
       `INSERT INTO crash_groups (id, project_id, group_key, message, stack_head, is_fatal, handled, first_seen_at)
        VALUES ($1, $2, $3, 'IllegalStateException', $4, true, false, $5)`,
       [oldId, p.projectId, legacyGroupKey(jvm(12)), stackHead(jvm(12)), T0],
     );
-    await s.svc.stores.pg.query(
+    await (await s.stores()).pg.query(
       'INSERT INTO crash_group_keys (project_id, key, group_id, rule_version) VALUES ($1, $2, $3, 1)',
       [p.projectId, legacyGroupKey(jvm(12)), oldId],
     );
@@ -115,7 +119,7 @@ describe('grouping on parsed frames over HTTP', () => {
     const r = report(sid, jvm(77));
     const legacy = legacyGroupKey(r.stackTrace);
     // The first try under the previous rule: its occurrence written under the v1 key, then the process died.
-    await s.svc.stores.ch.insert('crash_occurrences', [
+    await (await s.stores()).ch.insert('crash_occurrences', [
       {
         project_id: p.projectId,
         group_key: legacy,

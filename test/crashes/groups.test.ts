@@ -40,7 +40,7 @@ async function group() {
   const stackTrace = `at ${randomUUID()} (a.js:1:1)\nat b (b.js:2:2)`;
   const sid = await session(p.auth, '1.0');
   await occur(p.auth, sid, stackTrace);
-  const r = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
+  const r = await (await s.stores()).pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
     p.projectId,
   ]);
   const groupId = r.rows[0]!.id;

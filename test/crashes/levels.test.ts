@@ -79,7 +79,9 @@ describe('levels and environments', () => {
   it('a group opened by a message gets no new-crash alert; one opened by a crash does', async () => {
     const jobs = async (stackHead: string) =>
       (
-        await s.svc.stores.pg.query<{ n: number }>(
+        await (
+          await s.stores()
+        ).pg.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM alert_outbox o JOIN crash_groups g ON g.id = o.group_id
        WHERE g.project_id = $1 AND g.stack_head = $2`,
           [projectId, stackHead],

@@ -173,7 +173,7 @@ describe('groups made before the normalised rule', () => {
     const volatile = 'Error: Order 1042 not found\n    at load (orders.js:3:9)';
     const p = await s.createProject();
     for (const stack of [stable, volatile]) {
-      await s.svc.stores.pg.query(
+      await (await s.stores()).pg.query(
         `INSERT INTO crash_groups (id, project_id, group_key, message, stack_head, is_fatal, handled, first_seen_at)
          VALUES ($1, $2, $3, $4, $5, true, false, $6)`,
         [randomUUID(), p.projectId, oldKey(stack), stack.split('\n')[0], stackHead(stack), T0],
@@ -194,7 +194,9 @@ describe('groups made before the normalised rule', () => {
     await send(volatile);
     await send(volatile.replace('1042', '77'));
     const rows = (
-      await s.svc.stores.pg.query<{ group_key: string; message: string }>(
+      await (
+        await s.stores()
+      ).pg.query<{ group_key: string; message: string }>(
         'SELECT group_key, message FROM crash_groups WHERE project_id = $1',
         [p.projectId],
       )

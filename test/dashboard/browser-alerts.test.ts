@@ -71,7 +71,9 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
       ).statusCode,
     ).toBe(201);
     groupId = (
-      await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [projectId])
+      await (
+        await s.stores()
+      ).pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [projectId])
     ).rows[0]!.id;
 
     browser = await launchChromium();

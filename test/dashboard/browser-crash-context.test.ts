@@ -94,9 +94,10 @@ describe.skipIf(!hasChromium)('crash context in Chromium', () => {
       ],
       environment: 'production',
     });
-    const rows = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
-      projectId,
-    ]);
+    const rows = await (await s.stores()).pg.query<{ id: string }>(
+      'SELECT id FROM crash_groups WHERE project_id = $1',
+      [projectId],
+    );
     groupId = rows.rows[0]!.id;
     browser = await launchChromium();
   });

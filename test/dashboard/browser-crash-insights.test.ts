@@ -85,9 +85,10 @@ describe.skipIf(!hasChromium)('crash suspects and trail in Chromium', () => {
       });
     }
     await s.settled();
-    const groups = await s.svc.stores.pg.query<{ id: string }>('SELECT id FROM crash_groups WHERE project_id = $1', [
-      projectId,
-    ]);
+    const groups = await (await s.stores()).pg.query<{ id: string }>(
+      'SELECT id FROM crash_groups WHERE project_id = $1',
+      [projectId],
+    );
     groupId = groups.rows[0]!.id;
     browser = await launchChromium();
   });

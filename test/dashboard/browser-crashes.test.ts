@@ -89,7 +89,7 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
       { platform: 'linux', appVersion: '8.0.0' },
       { message: 'Error: Order 3 not found', stackTrace: other.stack },
     );
-    const groups = await s.svc.stores.pg.query<{ id: string; is_fatal: boolean; app_version: string }>(
+    const groups = await (await s.stores()).pg.query<{ id: string; is_fatal: boolean; app_version: string }>(
       'SELECT id, is_fatal, app_version FROM crash_groups WHERE project_id = $1',
       [projectId],
     );
@@ -182,7 +182,7 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
       },
     });
     expect(r.statusCode).toBe(201);
-    const g = await s.svc.stores.pg.query<{ id: string }>(
+    const g = await (await s.stores()).pg.query<{ id: string }>(
       'SELECT id FROM crash_groups WHERE project_id = $1 AND stack_head LIKE $2',
       [projectId, '%priceCart%'],
     );

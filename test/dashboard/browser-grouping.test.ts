@@ -57,7 +57,7 @@ describe.skipIf(!hasChromium)('merging and fingerprint rules in Chromium', () =>
       });
       expect(r.statusCode).toBe(201);
     }
-    const rows = await s.svc.stores.pg.query<{ id: string; message: string }>(
+    const rows = await (await s.stores()).pg.query<{ id: string; message: string }>(
       'SELECT id, message FROM crash_groups WHERE project_id = $1',
       [projectId],
     );

@@ -254,7 +254,7 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.locator('.actions').getByRole('button', { name: 'Resolve' }).click();
     await page.locator('[data-status="resolved"]').waitFor();
     expect(await page.locator('.actions').getByRole('button', { name: 'Reopen' }).count()).toBe(1);
-    const g = await s.svc.stores.pg.query<{ status: string }>('SELECT status FROM crash_groups WHERE id = $1', [
+    const g = await (await s.stores()).pg.query<{ status: string }>('SELECT status FROM crash_groups WHERE id = $1', [
       groupId,
     ]);
     expect(g.rows[0]?.status).toBe('resolved');

@@ -166,7 +166,7 @@ describe('crash group page', () => {
     const id = list.data[0].id;
 
     // the alert worker writes the deterministic summary at the first (handled) occurrence
-    await s.svc.stores.pg.query(
+    await (await s.stores()).pg.query(
       `UPDATE crash_groups SET summary = 'Handled exception: "NSRangeException"', summary_source = 'deterministic', summary_at = now() WHERE id = $1`,
       [id],
     );
@@ -195,7 +195,7 @@ describe('crash group page', () => {
     expect(g.summary.text).toContain('Latest on ios 17.2, Apple iPhone15,2, app 2.1');
 
     // an AI summary says which model wrote it and when
-    await s.svc.stores.pg.query(
+    await (await s.stores()).pg.query(
       `UPDATE crash_groups SET summary = 'The app reads past the end of an array.', summary_source = 'openai:gpt-4o-mini', summary_at = '2026-01-01T00:10:00Z' WHERE id = $1`,
       [id],
     );

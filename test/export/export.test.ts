@@ -44,7 +44,7 @@ const neutral = (v: unknown) =>
 
 /** Loads CSV back with ClickHouse's CSVWithNames input: an independent RFC 4180 reader. */
 async function readCsv(csv: string, structure: string): Promise<Record<string, unknown>[]> {
-  return s.svc.stores.ch.query(`SELECT * FROM format(CSVWithNames, {structure:String}, {csv:String})`, {
+  return (await s.stores()).ch.query(`SELECT * FROM format(CSVWithNames, {structure:String}, {csv:String})`, {
     structure,
     csv,
   });

@@ -162,14 +162,14 @@ describe('format=parquet', () => {
   }
 
   it("reads back with ClickHouse's own Parquet input too (the chDB engine)", async () => {
-    if (s.svc.stores.ch.kind !== 'chdb') return; // a remote server cannot open this machine's files
+    if ((await s.stores()).ch.kind !== 'chdb') return; // a remote server cannot open this machine's files
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-parquet-'));
     for (const k of ['sessions', 'network']) {
       const file = path.join(dir, `${k}.parquet`);
       fs.writeFileSync(file, (await get(withParam(urls[k]!(), 'format=parquet&stream=true'))).rawPayload);
       const json = (await get(urls[k]!())).json().data as Record<string, unknown>[];
       // In file order: the engine reads a file's row groups in parallel unless told not to.
-      const back = await s.svc.stores.ch.query<Record<string, unknown>>(
+      const back = await (await s.stores()).ch.query<Record<string, unknown>>(
         `SELECT * FROM file({f:String}, Parquet) SETTINGS input_format_parquet_preserve_order = 1, max_threads = 1`,
         { f: file },
       );

@@ -180,7 +180,7 @@ describe('incremental export: updatedSince and cursor', () => {
     }
     // One instant for all of them (a batch of touches can stamp many rows in one millisecond).
     const t = Date.now() - 10_000;
-    await s.svc.stores.pg.query('UPDATE sessions SET updated_at = $2 WHERE project_id = $1', [C.projectId, t]);
+    await (await s.stores()).pg.query('UPDATE sessions SET updated_at = $2 WHERE project_id = $1', [C.projectId, t]);
     const { rows } = await pull(C, 'sessions', { updatedSince: new Date(t).toISOString() }, 1);
     expect(rows.map((r) => r.id)).toEqual([...ids].sort());
     expect(new Set(rows.map((r) => r.updatedAt))).toEqual(new Set([new Date(t).toISOString()]));

@@ -25,6 +25,8 @@ export interface TestServer extends Server {
    * Without the spool (INGEST_SPOOL=false) everything is visible at its 201 and it resolves at once.
    */
   settled(timeoutMs?: number): Promise<void>;
+  /** The stores once `settled()`: a test's direct reads see every write acknowledged so far. */
+  stores(): Promise<Server['svc']['stores']>;
 }
 
 export interface TestServerOptions {
@@ -111,6 +113,10 @@ export async function startTestServer(
       return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
     },
     settled,
+    async stores() {
+      await settled();
+      return server.svc.stores;
+    },
   };
 }
 

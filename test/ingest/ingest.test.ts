@@ -46,7 +46,7 @@ describe('POST /ingest/session', () => {
     const again = await post('/ingest/session', { ...body, userId: 'someone-else' });
     expect(again.statusCode).toBe(201);
     expect(again.json()).toEqual({ ok: true });
-    const r = await s.svc.stores.pg.query('SELECT user_id FROM sessions WHERE project_id = $1 AND id = $2', [
+    const r = await (await s.stores()).pg.query('SELECT user_id FROM sessions WHERE project_id = $1 AND id = $2', [
       projectId,
       body.sessionId,
     ]);
@@ -184,7 +184,7 @@ describe('POST /ingest/events', () => {
     expect(await countRows(s, 'events', p)).toBe(4);
     // the network event is mirrored into the network logs, once
     expect(await countRows(s, 'network_logs', p)).toBe(1);
-    const rows = await s.svc.stores.ch.query<any>(
+    const rows = await (await s.stores()).ch.query<any>(
       'SELECT type, sequence_number, data FROM events FINAL WHERE project_id = {p:String} ORDER BY sequence_number',
       { p },
     );
@@ -392,7 +392,7 @@ describe('POST /ingest/crash', () => {
   // 20 requests run their crash transactions at once on the pool. PGlite, the default, runs one
   // query at a time, so there this only checks the outcome.
   it('creates one group and one job under concurrent first occurrences', async () => {
-    expect(s.svc.stores.pg.kind).toBe(process.env.DATABASE_URL ? 'pg' : 'pglite');
+    expect((await s.stores()).pg.kind).toBe(process.env.DATABASE_URL ? 'pg' : 'pglite');
     const { projectId: p, auth: a } = await s.createProject('concurrent');
     const body = P.sessionStart();
     await post('/ingest/session', body, a);
