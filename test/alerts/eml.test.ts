@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { outboxIdle } from '../helpers/inspect.ts';
 import { parseMail } from '../helpers/smtp.ts';
-import { sleep, waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { crash, sessionStart } from '../helpers/payloads.ts';
 
 // Embedded mode: no SMTP_URL, no OPENAI_API_KEY.
@@ -102,7 +103,7 @@ describe('embedded email', () => {
       return x.alert?.status === 'done' ? x : null;
     });
     expect(g.alert.note).toMatch(/no recipients/);
-    await sleep(300);
+    await outboxIdle(s);
     expect(emlFiles().length).toBe(before);
   });
 });

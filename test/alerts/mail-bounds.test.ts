@@ -70,6 +70,8 @@ async function newGroup(p: { auth: { authorization: string }; sessionId: string 
     payload: crash(p.sessionId, { message, stackTrace: `at ${randomUUID()} (a.js:1:1)` }),
   });
   expect(r.statusCode).toBe(201);
+  // A 201 means spooled: the rules and the worker see the crash once it is recorded.
+  await s.settled();
 }
 async function summaries(projectId: string) {
   const r = await (await s.stores()).pg.query<{ summary_source: string | null }>(

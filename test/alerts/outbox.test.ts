@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { outboxIdle } from '../helpers/inspect.ts';
 import { startSmtpServer, type TestSmtp } from '../helpers/smtp.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fakeOpenAI.ts';
-import { sleep, waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { crash, sessionStart, T0 } from '../helpers/payloads.ts';
 
 // The whole path: ingestion → outbox (same transaction) → in-process worker → AI endpoint → SMTP.
@@ -81,10 +82,9 @@ const finished = (projectId: string, groupId: string) =>
     return g.alert?.status === 'done' ? g : null;
   });
 
-/** Lets the worker run every due job (and a couple of polls) so a second email would show. */
+/** Waits for every alert job to be done, so a second email would have been sent by then. */
 async function settle() {
-  await s.worker!.worker.runDue();
-  await sleep(500);
+  await outboxIdle(s);
 }
 
 describe('crash alerts', () => {

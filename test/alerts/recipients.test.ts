@@ -3,8 +3,9 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { outboxIdle } from '../helpers/inspect.ts';
 import { parseMail } from '../helpers/smtp.ts';
-import { waitFor, sleep } from '../helpers/wait.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { crash, sessionStart } from '../helpers/payloads.ts';
 import { dashboardProject, signup, type Account } from '../helpers/accounts.ts';
 
@@ -145,7 +146,7 @@ describe('alert recipients', () => {
       WINDOW_MS + 10_000,
     );
     expect(digest.headers['message-id']).toMatch(/^<crash-digest-/);
-    await sleep(WINDOW_MS + 500);
+    await outboxIdle(s);
     expect(alertsTo(bob.email)).toHaveLength(2);
   });
 });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, tempDataDir, type TestServer } from '../helpers/server.ts';
+import { outboxIdle } from '../helpers/inspect.ts';
 import { startSmtpServer, type TestSmtp } from '../helpers/smtp.ts';
-import { sleep, waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { crash, sessionStart, T0 } from '../helpers/payloads.ts';
 
 // One DATA_DIR (and one database) across three lives of the service.
@@ -56,14 +57,13 @@ describe('alerts across restarts', () => {
       headers: p.auth,
       payload: crash(st.sessionId, { timestamp: T0 + 50_000 }),
     });
-    await sleep(500);
+    await outboxIdle(s);
     await s.close();
     s = undefined;
 
     // Life 3: nothing is due, nothing is sent again.
     s = await start(true);
-    await s.worker!.worker.runDue();
-    await sleep(500);
+    await outboxIdle(s);
     expect(smtp.mails).toHaveLength(1);
     const g = await s.app.inject({
       method: 'GET',

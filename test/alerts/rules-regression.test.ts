@@ -70,6 +70,8 @@ async function sessions(auth: { authorization: string }, appVersion: string, n: 
       expect(c.statusCode).toBe(201);
     }
   }
+  // The rule reads the crashes once the crash pipeline recorded them.
+  await s.settled();
 }
 
 /** Runs the outbox until the receiver has `n` posts on `path`. */

@@ -3,8 +3,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { outboxIdle } from '../helpers/inspect.ts';
 import { decodeQuotedPrintable, startSmtpServer, type TestSmtp } from '../helpers/smtp.ts';
-import { sleep, waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { crash, sessionStart } from '../helpers/payloads.ts';
 import { verifySignature } from '../../src/domain/webhooks.ts';
 import { postJson } from '../../src/workers/webhookJob.ts';
@@ -90,6 +91,8 @@ async function ingestCrash(auth: { authorization: string }, sessionId: string, o
     payload: crash(sessionId, over),
   });
   expect(r.statusCode).toBe(201);
+  // A 201 means spooled: the rules and the worker see the crash once it is recorded.
+  await s.settled();
 }
 
 /** A subject as sent (RFC 2047 Q-encoded words) read back as text. */
@@ -102,12 +105,9 @@ const subject = (m: { headers: Record<string, string> }) =>
 const letters = () => Array.from(randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
 const stack = () => `at ${letters()} (app.js:1:1)\nat caller (app.js:2:2)\nat main (index.js:3:3)`;
 
-/** Runs the outbox until nothing is due, a few times over (backoffs of 100-200 ms). */
-async function settle(rounds = 3) {
-  for (let i = 0; i < rounds; i++) {
-    await s.worker!.worker.runDue();
-    await sleep(250);
-  }
+/** Runs the outbox until no job is pending (retries after backoffs of 100-200 ms included). */
+async function settle() {
+  await outboxIdle(s);
 }
 
 async function webhook(projectId: string, body: object) {
@@ -144,7 +144,7 @@ describe('regression alert', () => {
       message: 'Boom 1',
       timestamp: Date.now() - 1000,
     });
-    await settle(2);
+    await settle();
     const regressed = (m: { headers: Record<string, string> }) =>
       m.headers['message-id'] === `<crash-regressed-${g}-1.1@flightrec>`;
     expect(smtp.mails.filter((m) => m.headers['message-id']?.startsWith('<crash-regressed-'))).toHaveLength(0);
@@ -164,7 +164,7 @@ describe('regression alert', () => {
     expect(mail.rcptTo).toEqual(['oncall@example.com']);
     expect(subject(mail)).toContain('Regression: "Boom 1" is back in 1.1');
     expect(mail.body).toContain(`https://flightrec.example.com/#/p/${p.projectId}/crashes/${g}`);
-    await settle(2);
+    await settle();
     expect(smtp.mails.filter(regressed)).toHaveLength(1);
     const jobs = await (await s.stores()).pg.query<{ kind: string; ref: string | null; status: string }>(
       'SELECT kind, ref, status FROM alert_outbox WHERE group_id = $1 ORDER BY id',

@@ -172,6 +172,7 @@ describe('uploads and the parsed-map cache', () => {
       },
     });
     expect(r.statusCode).toBe(201);
+    await s.settled(); // symbolicated once the crash pipeline records it
     const charged = s.svc.symbols.cachedBytes() - before;
     // 400 000 lines at tens of bytes each: 3× the 400 KB file (the old charge) is far below it
     expect(charged).toBeGreaterThan(400_000 * 40);

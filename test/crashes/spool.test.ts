@@ -91,12 +91,18 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
   let projectId: string;
 
   beforeAll(async () => {
-    s = await startTestServer({
-      INGEST_SPOOL: 'true',
-      SPOOL_LOAD_INTERVAL_MS: '100',
-      RATE_LIMIT_INGEST_PER_MIN: '1000000',
-      RATE_LIMIT_EXPORT_PER_MIN: '1000000',
-    });
+    s = await startTestServer(
+      {
+        INGEST_SPOOL: 'true',
+        SPOOL_LOAD_INTERVAL_MS: '100',
+        RATE_LIMIT_INGEST_PER_MIN: '1000000',
+        RATE_LIMIT_EXPORT_PER_MIN: '1000000',
+      },
+      undefined,
+      undefined,
+      // These tests read while reports are still spooled (a 201 is durable, not yet visible).
+      { readAfterSettled: false },
+    );
     ({ auth, projectId } = await s.createProject('crash spool'));
   });
   afterAll(() => s?.close());

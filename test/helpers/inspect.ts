@@ -1,4 +1,5 @@
 import type { TestServer } from './server.ts';
+import { waitFor } from './wait.ts';
 
 /**
  * Reads the stores directly, to check what ingestion committed (independent of the export API).
@@ -75,4 +76,24 @@ export async function outboxJobs(s: TestServer, projectId: string) {
     projectId,
   ]);
   return r.rows;
+}
+
+/**
+ * Resolves once every crash acknowledged so far is recorded and the outbox holds no pending job
+ * (each alert, digest and webhook delivery done or failed), running due jobs meanwhile: the signal
+ * that the alert work was processed, before a test asserts that nothing more was sent.
+ */
+export async function outboxIdle(s: TestServer, timeoutMs = 30_000): Promise<void> {
+  await s.settled();
+  await waitFor(
+    'every alert job to be done',
+    async () => {
+      await s.worker?.worker.runDue();
+      const r = await s.svc.stores.pg.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM alert_outbox WHERE status = 'pending'",
+      );
+      return r.rows[0]!.n === 0;
+    },
+    timeoutMs,
+  );
 }

@@ -64,7 +64,9 @@ describe('a bad byte in a spool segment', () => {
     let end = 0;
     flippedBatch = records.findIndex((r) => (end += r.length) > offset);
     fs.writeFileSync(path.join(dir, `${'1'.padStart(12, '0')}-${Date.now() - 5000}.seg`), segment);
-    s = await startTestServer({ INGEST_SPOOL: 'true', SPOOL_LOAD_INTERVAL_MS: '100' }, dataDir);
+    s = await startTestServer({ INGEST_SPOOL: 'true', SPOOL_LOAD_INTERVAL_MS: '100' }, dataDir, undefined, {
+      readAfterSettled: false,
+    });
   });
   afterAll(() => s?.close());
 

@@ -103,6 +103,9 @@ describe('the spool in the service (embedded stores)', () => {
     s = await startTestServer(
       { INGEST_SPOOL: 'true', SPOOL_LOAD_INTERVAL_MS: '100', RATE_LIMIT_INGEST_PER_MIN: '100000' },
       dataDir,
+      undefined,
+      // These tests read while the spool still holds bodies, or with ClickHouse away.
+      { readAfterSettled: false },
     );
   });
   afterAll(() => s?.close());
@@ -241,13 +244,18 @@ describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy
     shim = await startClickHouseStandIn(tempDataDir());
     proxy = new TcpProxy({ host: '127.0.0.1', port: shim.port });
     await proxy.listen();
-    s = await startTestServer({
-      CLICKHOUSE_URL: `http://127.0.0.1:${proxy.port}`,
-      INGEST_SPOOL: 'true',
-      SPOOL_MAX_BYTES: String(1024 * 1024),
-      SPOOL_LOAD_INTERVAL_MS: '200',
-      RATE_LIMIT_INGEST_PER_MIN: '1000000',
-    });
+    s = await startTestServer(
+      {
+        CLICKHOUSE_URL: `http://127.0.0.1:${proxy.port}`,
+        INGEST_SPOOL: 'true',
+        SPOOL_MAX_BYTES: String(1024 * 1024),
+        SPOOL_LOAD_INTERVAL_MS: '200',
+        RATE_LIMIT_INGEST_PER_MIN: '1000000',
+      },
+      undefined,
+      undefined,
+      { readAfterSettled: false },
+    );
   }, 60_000);
   afterAll(async () => {
     proxy?.restore();
