@@ -25,8 +25,9 @@ afterAll(async () => {
   await s?.close();
 });
 
-/** Every row of an export route, all pages. */
+/** Every row of an export route, all pages, once the spools have loaded what was acknowledged. */
 async function exported<T = Record<string, unknown>>(apiKey: string, route: string): Promise<T[]> {
+  await s.settled();
   const rows: T[] = [];
   for (let page = 1; ; page++) {
     const r = await fetch(`${base}${route}${route.includes('?') ? '&' : '?'}limit=1000&page=${page}`, {

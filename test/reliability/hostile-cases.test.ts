@@ -101,7 +101,7 @@ describe('hostile input, pinned', () => {
         })
       ).statusCode,
     ).toBe(201);
-    const [row] = await s.svc.stores.ch.query<{ data: string }>(
+    const [row] = await (await s.stores()).ch.query<{ data: string }>(
       'SELECT data FROM events FINAL WHERE project_id = {p:String} AND sequence_number = 50',
       { p: projectId },
     );
@@ -109,7 +109,7 @@ describe('hostile input, pinned', () => {
       name: 'bad\uFFFDname',
       properties: { lone: 'x\uFFFDy', 'k\uFFFD': 1, emoji: '\u{1F600}' },
     });
-    const g = await s.svc.stores.pg.query<{ message: string }>(
+    const g = await (await s.stores()).pg.query<{ message: string }>(
       'SELECT message FROM crash_groups WHERE project_id = $1',
       [projectId],
     );
