@@ -113,7 +113,9 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     inAppPackagesOf: (p) => inAppPackages.get(p),
     crashedSession: releases.crashed,
   });
-  const notifyNewGroup = () => wakeups.forEach((f) => f());
+  const notifyNewGroup = () => {
+    for (const wake of wakeups) wake();
+  };
   // With the spool, crash reports are recorded by the pipeline's loader, not inside the request.
   const crashPipeline = config.crashPipeline
     ? new CrashPipeline({ record: crashGroups.record, onNewCrashGroup: notifyNewGroup }, config.crashPipeline)
@@ -147,7 +149,11 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
         network: networkLogs.export,
         releases: releases.export,
 
-        crashOccurrences: crashOccurrenceExport(stores.ch, { byKeys: groupRows.byKeys, byId: crashGroups.keysOf }),
+        crashOccurrences: crashOccurrenceExport(
+          stores.ch,
+          { byKeys: groupRows.byKeys, byId: crashGroups.keysOf },
+          { lagMs: config.exportSyncLagMs },
+        ),
       }),
       chunkRows: config.exportChunkRows,
       chunkBytes: config.exportChunkBytes,

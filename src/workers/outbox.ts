@@ -5,9 +5,10 @@ import type { WorkerLog } from './log.ts';
 import { loggableError } from '../domain/log.ts';
 import type { Clock } from '../domain/time.ts';
 import { DeferJobError, PermanentJobError } from '../pipeline/errors.ts';
+import { present } from '../lib/invariant.ts';
 
 /** Runs one job; its note is stored with the outcome (e.g. why nothing was sent). */
-export type JobHandler = (job: OutboxJob) => Promise<{ note?: string | null } | void>;
+export type JobHandler = (job: OutboxJob) => Promise<{ note?: string | null } | undefined>;
 
 export interface OutboxWorkerOptions extends BackoffPolicy {
   pollMs: number;
@@ -139,7 +140,7 @@ export class OutboxWorker {
           : [];
         const laneOf = new Map(pick.map((c) => [c.id, c]));
         for (const job of jobs) {
-          const head = laneOf.get(job.id)!;
+          const head = present(laneOf.get(job.id), `the candidate of claimed job ${job.id}`);
           lanes.add(head.lane);
           if (head.webhookId) projectHooks.set(head.projectId, (projectHooks.get(head.projectId) ?? 0) + 1);
           const run = this.runJob(job).finally(() => {
