@@ -2,10 +2,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openChdb } from '../src/stores/clickhouse/chdb.ts';
-import { migrateClickHouse } from '../src/stores/migrations.ts';
-import { crashOccurrencesRepo } from '../src/repos/crashOccurrences.ts';
-import { QueueBudget } from '../src/stores/clickhouse/batcher.ts';
+import { openChdb } from '../../src/stores/clickhouse/chdb.ts';
+import { migrateClickHouse } from '../../src/stores/migrations.ts';
+import { crashOccurrencesRepo } from '../../src/repos/crashOccurrences.ts';
+import { QueueBudget } from '../../src/stores/clickhouse/batcher.ts';
 
 // The crash page's state (clickhouse/011) on the real engine: migration 011 copies the
 // occurrences stored before it, the view follows new ones, and the page's figures read from

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import { startTestServer, type TestServer } from './helpers/server.ts';
-import { crash, sessionStart, T0 } from './helpers/payloads.ts';
-import { waitFor } from './helpers/wait.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { crash, sessionStart, T0 } from '../helpers/payloads.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // /export/crash-occurrences with updatedSince / cursor: occurrences in the order they arrived,
 // so an ETL job resumes without gaps or duplicates, late reports of old crashes included, in

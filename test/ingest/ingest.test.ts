@@ -195,7 +195,7 @@ describe('POST /ingest/events', () => {
     expect(rows[2].data).toBe('{"name":"purchase","properties":{"sku":"A1","amount":3}}');
   });
 
-  it('collapses a batch retried concurrently, whose copies share one group-commit insert', async () => {
+  it('collapses a batch retried concurrently, whose copies land in one insert (one spool load)', async () => {
     // Inserts do not collapse duplicates inside a block (optimize_on_insert = 0); reads with FINAL must.
     const { projectId: p, auth: a } = await s.createProject('events-concurrent-retry');
     const body = P.sessionStart();
