@@ -81,7 +81,7 @@ export async function startTestServer(
   const server = await createServer(loadConfig(fullEnv), appOptions);
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const settled = async (timeoutMs = 30_000) => {
-    // Crashes first: recording one may write more (its session's state, its group's counts).
+    // Each spool answers for what it acknowledged; both must have loaded it.
     const crashes = (await server.svc.crashPipeline?.settled(timeoutMs)) ?? true;
     const bodies = (await server.svc.ingest.spool?.settled(timeoutMs)) ?? true;
     if (!crashes || !bodies) throw new Error(`the spools had not loaded what they acknowledged after ${timeoutMs} ms`);
