@@ -5,7 +5,7 @@ import { openStores } from './stores/index.ts';
 import { lockDataDir, setOwnerOnlyUmask, tightenModes, type DataDirLock } from './stores/dataDirLock.ts';
 import { resolveSecretsKey } from './services/secretsKey.ts';
 import { sealPlaintextSecrets } from './repos/webhooks.ts';
-import { sealSecret } from './domain/secretBox.ts';
+import { sealSecret } from './lib/secretBox.ts';
 import type { Queryable } from './stores/postgres/port.ts';
 import { createServices, type Services } from './services/index.ts';
 import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
@@ -13,7 +13,7 @@ import { backfillSessionFacts } from './repos/sessionFactsBackfill.ts';
 import { resolveAdminToken } from './services/adminToken.ts';
 import { buildApp, type AppOptions } from './app.ts';
 import { createAlertWorker, type AlertWorker } from './workers/index.ts';
-import { type Log, silentLog } from './domain/log.ts';
+import { type Log, silentLog } from './lib/log.ts';
 
 export interface Server {
   app: FastifyInstance;

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { openPg } from './stores/postgres/pg.ts';
 import { migratePostgres } from './stores/migrations.ts';
 import { createAlertWorker } from './workers/index.ts';
-import { loggableError } from './domain/log.ts';
+import { loggableError } from './lib/log.ts';
 import { openClickHouseHttp } from './stores/clickhouse/http.ts';
 
 /**

@@ -10,7 +10,7 @@ import { alertCrashes, alertLimits, crashAlertJob } from '../src/workers/crashAl
 import { createMailer, mailGate, type Mailer } from '../src/workers/mailer.ts';
 import { createSummarizer } from '../src/workers/summary.ts';
 import { createAlertWorker } from '../src/workers/index.ts';
-import { silentLog } from '../src/domain/log.ts';
+import { silentLog } from '../src/lib/log.ts';
 
 // Workers are driven by hand here (RUN_WORKER=false), so each step of a job's life is visible,
 // on a clock the test moves (leases and backoffs run out without waiting for them).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mayHoldHugeNumber } from '../src/domain/jsonScan.ts';
+import { mayHoldHugeNumber } from '../src/lib/jsonScan.ts';
 import { createHash } from 'node:crypto';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, KEY_PREFIX, visiblePrefix } from '../src/domain/apiKey.ts';
 import { crashGroupKey, crashOccurrenceId, deviceFingerprint, stackHead } from '../src/domain/crashGrouping.ts';
@@ -8,7 +8,7 @@ import { allowedTransitions, canTransition, statusAfterOccurrence } from '../src
 import { summaryView } from '../src/domain/crashSummary.ts';
 import { eventId, uuidV5 } from '../src/domain/ids.ts';
 import { DateParamError, parseIsoDate } from '../src/domain/exportParams.ts';
-import { BoundedMap } from '../src/domain/boundedMap.ts';
+import { BoundedMap } from '../src/lib/boundedMap.ts';
 
 describe('API keys', () => {
   it('have the prefix, 32 + 6 base62 characters and a valid checksum', () => {

@@ -3,7 +3,7 @@ import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import { decideEnd, statusAfterEnd, type SessionStatus } from '../domain/sessionState.ts';
 import type { SessionStart } from '../domain/session.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
-import { isoMs } from '../domain/time.ts';
+import { isoMs } from '../lib/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { InvalidParameterError } from '../domain/errors.ts';
 import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';

@@ -8,7 +8,7 @@ import { projectsRepo } from '../repos/projects.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
 import { judgesReleases, RULE_DEFAULTS, type AlertRule, type RuleKind } from '../domain/alertRules.ts';
 import { deliveryBody, TEST_EVENT, webhookUrlProblem } from '../domain/webhooks.ts';
-import { sealSecret } from '../domain/secretBox.ts';
+import { sealSecret } from '../lib/secretBox.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { normalizeEmail } from './accounts.ts';
 

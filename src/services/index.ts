@@ -30,7 +30,7 @@ import { crashGroupsService } from './crashGroups.ts';
 import { dashboardService } from './dashboard.ts';
 import { teamsService } from './teams.ts';
 import { createMetrics } from './metrics.ts';
-import { type Log, silentLog } from '../domain/log.ts';
+import { type Log, silentLog } from '../lib/log.ts';
 import { sessionFactsRepo } from '../repos/sessionFacts.ts';
 import { releaseHealthRepo } from '../repos/releaseHealth.ts';
 import { crashGroupActivityRepo } from '../repos/crashGroupActivity.ts';

@@ -21,7 +21,7 @@ import {
 } from '../domain/alertRules.ts';
 import { crashGroupLink, releasesLink } from '../domain/crashAlert.ts';
 import { deliveryBody } from '../domain/webhooks.ts';
-import { loggableError } from '../domain/log.ts';
+import { loggableError } from '../lib/log.ts';
 import type { Sweep } from './outbox.ts';
 import type { WorkerLog } from './log.ts';
 

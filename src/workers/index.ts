@@ -8,7 +8,7 @@ import { createSummarizer, type Summarize } from './summary.ts';
 import { createMailer, mailGate, type Mailer } from './mailer.ts';
 import { invitationMails, verificationMails } from './accountMails.ts';
 import type { WorkerLog } from './log.ts';
-import type { Clock } from '../domain/time.ts';
+import type { Clock } from '../lib/time.ts';
 import { recipientConfirmations } from './recipientConfirmations.ts';
 import { noticeJobs } from './noticeJobs.ts';
 import { webhookJob } from './webhookJob.ts';

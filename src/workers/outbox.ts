@@ -2,8 +2,8 @@ import type { Postgres } from '../stores/postgres/port.ts';
 import { outboxRepo, type OutboxJob, type OutboxLaneHead, type OutboxRepo } from '../repos/outbox.ts';
 import { afterFailure, type BackoffPolicy } from '../domain/outboxBackoff.ts';
 import type { WorkerLog } from './log.ts';
-import { loggableError } from '../domain/log.ts';
-import type { Clock } from '../domain/time.ts';
+import { loggableError } from '../lib/log.ts';
+import type { Clock } from '../lib/time.ts';
 import { DeferJobError, PermanentJobError } from '../pipeline/errors.ts';
 
 /** Runs one job; its note is stored with the outcome (e.g. why nothing was sent). */

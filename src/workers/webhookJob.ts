@@ -9,7 +9,7 @@ import { webhookDeliveriesRepo } from '../repos/webhookDeliveries.ts';
 import { webhookTarget, webhooksRepo } from '../repos/webhooks.ts';
 import { isPrivateAddress, isSlackUrl, signatureHeader, SIGNATURE_HEADER } from '../domain/webhooks.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
-import { openSecret } from '../domain/secretBox.ts';
+import { openSecret } from '../lib/secretBox.ts';
 
 /** The receiver's answer is read this far and dropped (never logged: it may be an internal service's). */
 const MAX_RESPONSE_BYTES = 4096;

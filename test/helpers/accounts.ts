@@ -6,7 +6,7 @@ import { parseMail } from './smtp.ts';
 import { waitFor } from './wait.ts';
 import { verificationMails } from '../../src/workers/accountMails.ts';
 import type { Mailer, OutgoingMail } from '../../src/workers/mailer.ts';
-import { silentLog } from '../../src/domain/log.ts';
+import { silentLog } from '../../src/lib/log.ts';
 
 export const PASSWORD = 'correct horse battery';
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services/index.ts';
-import { loggableError } from '../../domain/log.ts';
+import { loggableError } from '../../lib/log.ts';
 import { metricsAuth } from '../auth.ts';
 
 const status = { type: 'object', properties: { status: { type: 'string' }, error: { type: 'string' } } } as const;
