@@ -46,7 +46,7 @@ describe.skipIf(!embedded)("DATA_DIR is the owner's alone", () => {
         (await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: P.crash(st.sessionId) }))
           .statusCode,
       ).toBe(201);
-      expect(await s.svc.ingest.spool!.settled()).toBe(true);
+      expect(await s.svc.spool!.settled()).toBe(true);
     } finally {
       await s.close();
     }

@@ -1,21 +1,15 @@
 import type { Config } from '../config.ts';
 import type { Stores } from '../stores/index.ts';
-import { QueueBudget } from '../stores/clickhouse/batcher.ts';
-import type { Queryable } from '../stores/postgres/port.ts';
-import { projectIdsOfTeams, projectsRepo } from '../repos/projects.ts';
-import { apiKeysRepo, keysOnSuspension } from '../repos/apiKeys.ts';
+import type { QueueBudget } from '../stores/clickhouse/batcher.ts';
+import type { Spool } from '../stores/spool/spool.ts';
 import { sessionsRepo } from '../repos/sessions.ts';
-import { crashGroupsRepo } from '../repos/crashGroups.ts';
 import { crashOccurrencesRepo } from '../repos/crashOccurrences.ts';
 import { crashOccurrenceExport } from '../repos/crashOccurrenceExport.ts';
-import { ingestRepo } from '../repos/ingest.ts';
+import type { IngestRepo } from '../repos/ingest.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { eventsRepo } from '../repos/events.ts';
 import { networkLogsRepo } from '../repos/networkLogs.ts';
-import { outboxRepo } from '../repos/outbox.ts';
-import { accountsRepo } from '../repos/accounts.ts';
-import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
 import { artifactsRepo } from '../repos/artifacts.ts';
-import { resolveSecretsKey } from './secretsKey.ts';
 import { symbolicationService } from './symbolication.ts';
 import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
@@ -43,29 +37,43 @@ import { crashInsightsService } from './crashInsights.ts';
 import { crashInsightsRepo } from '../repos/crashInsights.ts';
 import { CrashPipeline } from '../pipeline/crashPipeline.ts';
 
-/** Everything the HTTP edge and the workers call, wired once per process. */
-export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
-  // The bytes of accepted bodies waiting for their insert, across every group commit (503 past it).
-  const budget = new QueueBudget(config.ingestQueueBytes);
-  const ingest = ingestRepo(stores.ch, budget, config.spool);
+/** What src/compose.ts built before the services: the shared repos, the ingest writer and spool. */
+export interface ServiceInputs {
+  repos: PostgresRepos;
+  /** The bytes of accepted bodies waiting for their insert, across every group commit (503 past it). */
+  budget: QueueBudget;
+  /** The ingest writer: through the spool when there is one (src/repos/ingest.ts spooledIngest). */
+  ingest: IngestRepo;
+  /** With INGEST_SPOOL: the ingest spool (a store; read by readiness and metrics). */
+  spool: Spool | undefined;
+  /** The server key webhook secrets are sealed with. */
+  secretsKey: Buffer;
+}
+
+/**
+ * The services the HTTP edge calls, on the repos src/compose.ts built; starting and stopping
+ * what runs in the background is compose's (src/lib/lifecycle.ts).
+ */
+export function createServices(
+  config: Config,
+  stores: Stores,
+  inputs: ServiceInputs,
+  adminToken: string,
+  log: Log = silentLog,
+) {
+  const { repos, budget, ingest, spool } = inputs;
   const events = eventsRepo(stores.ch);
   const networkLogs = networkLogsRepo(stores.ch);
-  const projectRows = projectsRepo(stores.pg);
-  const accountRows = accountsRepo(stores.pg, {
-    // A suspension turns off the keys of the projects of the teams the user owns, in its own transaction.
-    suspend: async (q: Queryable, teamIds: string[]) =>
-      keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
-    unsuspend: async (q: Queryable, teamIds: string[]) =>
-      keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
-  });
+  const projectRows = repos.projects;
+  const accountRows = repos.accounts;
   // Read on every crash: kept a few seconds, dropped at once by this process's edits (the
   // dashboard's crash page reads the project's own row).
   const inAppPackages = ttlCache(5_000, (p) => projectRows.inAppPackages(p));
   const projects = projectsService(
     projectRows,
-    apiKeysRepo(stores.pg),
+    repos.apiKeys,
     accountRows,
-    alertRecipientsRepo(stores.pg),
+    repos.recipients,
     stores.pg,
     inAppPackages.forget,
   );
@@ -88,9 +96,9 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis, config.redisKeyPrefix, log),
     dashboard: new RateLimiter('dashboard', config.rateLimits.dashboard, stores.redis, config.redisKeyPrefix, log),
   };
-  const outbox = outboxRepo(stores.pg);
+  const outbox = repos.outbox;
   const symbols = symbolicationService(artifactsRepo(stores.pg), config.artifacts);
-  const groupRows = crashGroupsRepo(stores.pg, changes);
+  const groupRows = repos.crashGroups;
   const occurrences = crashOccurrencesRepo(stores.ch, budget);
   const activity = crashGroupActivityRepo(stores.pg);
   const releases = releasesService({
@@ -113,7 +121,9 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     inAppPackagesOf: (p) => inAppPackages.get(p),
     crashedSession: releases.crashed,
   });
-  const notifyNewGroup = () => wakeups.forEach((f) => f());
+  const notifyNewGroup = () => {
+    for (const f of wakeups) f();
+  };
   // With the spool, crash reports are recorded by the pipeline's loader, not inside the request.
   const crashPipeline = config.crashPipeline
     ? new CrashPipeline({ record: crashGroups.record, onNewCrashGroup: notifyNewGroup }, config.crashPipeline)
@@ -122,11 +132,14 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     config,
     stores,
     adminToken,
+    repos,
     projects,
     sessions,
     crashGroups,
     symbols,
     ingest,
+    /** With INGEST_SPOOL: the ingest spool (readiness rides a ClickHouse outage on its room; metrics). */
+    spool,
     events,
     networkLogs,
     keys: new KeyResolver(projects, config.keyCacheTtlMs, stores.redis, config.redisKeyPrefix, log),
@@ -134,7 +147,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     metrics: createMetrics({
       batchers: [ingest.batcher, crashGroups.batcher, releases.batcher],
       budget,
-      spool: ingest.spool,
+      spool,
       crashPipeline,
       limiters: Object.values(limits),
       outboxBacklog: outbox.backlog,
@@ -156,14 +169,14 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows, {
       projects: projectRows,
-      keys: apiKeysRepo(stores.pg),
-      recipients: alertRecipientsRepo(stores.pg),
+      keys: repos.apiKeys,
+      recipients: repos.recipients,
     }),
     alertRules: alertRulesService(stores.pg, {
       allowPrivateWebhooks: config.webhooks.allowPrivate,
       maxRules: config.alertRules.maxPerProject,
       maxWebhooks: config.webhooks.maxPerProject,
-      secretsKey: resolveSecretsKey(config).key,
+      secretsKey: inputs.secretsKey,
     }),
     fingerprintRules,
     dashboard: dashboardService({

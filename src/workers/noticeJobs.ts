@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
 import {
   NEW_GROUP_WEBHOOKS_JOB,
   REGRESSION_JOB,
@@ -8,10 +7,7 @@ import {
   type OutboxJob,
   type OutboxRepo,
 } from '../repos/outbox.ts';
-import { crashGroupAlerts } from '../repos/crashGroups.ts';
-import { projectsRepo } from '../repos/projects.ts';
-import { alertRulesRepo } from '../repos/alertRules.ts';
-import { alertRuleStateRepo } from '../repos/alertRuleState.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { webhookTargets } from '../repos/webhooks.ts';
 import { enqueueDelivery } from '../repos/webhookDeliveries.ts';
 import { crashGroupLink, DIGEST_MAX_GROUPS } from '../domain/crashAlert.ts';
@@ -24,7 +20,7 @@ import { alertAudience, sendToEach } from './alertMail.ts';
 
 export interface NoticeJobDeps {
   config: Pick<Config, 'alertEmailFrom' | 'alertEmailTo' | 'publicUrl' | 'alertDigestWindowMs'>;
-  db: Postgres;
+  repos: Pick<PostgresRepos, 'pg' | 'groupAlerts' | 'projects' | 'alertRules' | 'ruleState'>;
   outbox: OutboxRepo;
   mailer: Mailer;
   /** The daily mail caps, as for every alert email (src/workers/alertMail.ts). */
@@ -54,10 +50,7 @@ function derivedId(...parts: string[]): string {
  * (confirmed addresses and members only), outside the digest.
  */
 export function noticeJobs(d: NoticeJobDeps) {
-  const groups = crashGroupAlerts(d.db);
-  const projects = projectsRepo(d.db);
-  const rules = alertRulesRepo(d.db);
-  const firings = alertRuleStateRepo(d.db);
+  const { pg: db, groupAlerts: groups, projects, alertRules: rules, ruleState: firings } = d.repos;
 
   async function prepare(job: { kind: string; groupId: string; ref: string | null }): Promise<Prepared | null> {
     if (job.kind === REGRESSION_JOB) {
@@ -117,7 +110,7 @@ export function noticeJobs(d: NoticeJobDeps) {
       event === 'crash_group.new'
         ? `[${project?.name ?? 'flightrec'}] New crash: "${message}"${g.appVersion ? ` in app version ${g.appVersion}` : ''}`
         : `[${project?.name ?? 'flightrec'}] Regression: "${message}" is back in app version ${job.ref}`;
-    return d.db.tx(async (q) => {
+    return db.tx(async (q) => {
       const targets = await webhookTargets(q, g.projectId, { event });
       for (const h of targets) {
         const body = deliveryBody(
@@ -147,7 +140,7 @@ export function noticeJobs(d: NoticeJobDeps) {
     if (!p) return { note: `${job.kind === RULE_EMAIL_JOB ? 'rule' : 'crash group'} deleted since; nothing sent` };
     if (job.sentAt) return { note: 'email already sent by an earlier attempt' };
     if (await d.outbox.isSent(job.id)) return { note: 'sent in a digest with other alerts of the project' };
-    const r = await alertAudience(d.db, p.projectId, { ownList: p.ownList, defaults: d.config.alertEmailTo });
+    const r = await alertAudience(d.repos, p.projectId, { ownList: p.ownList, defaults: d.config.alertEmailTo });
     if (!r) throw new PermanentJobError(`project ${p.projectId} not found`);
     if (!r.to.length)
       return { note: 'no recipients: no confirmed address, no team members, no ALERT_EMAIL_TO; nothing sent' };

@@ -1,13 +1,11 @@
-import type { Postgres } from '../stores/postgres/port.ts';
-import { outboxRepo, type OutboxJob, type OutboxLaneHead, type OutboxRepo } from '../repos/outbox.ts';
+import type { OutboxJob, OutboxLaneHead, OutboxRepo } from '../repos/outbox.ts';
 import { afterFailure, type BackoffPolicy } from '../domain/outboxBackoff.ts';
 import type { WorkerLog } from './log.ts';
 import { loggableError } from '../lib/log.ts';
-import type { Clock } from '../lib/time.ts';
 import { DeferJobError, PermanentJobError } from '../pipeline/errors.ts';
 
 /** Runs one job; its note is stored with the outcome (e.g. why nothing was sent). */
-export type JobHandler = (job: OutboxJob) => Promise<{ note?: string | null } | void>;
+export type JobHandler = (job: OutboxJob) => Promise<{ note?: string | null } | undefined>;
 
 export interface OutboxWorkerOptions extends BackoffPolicy {
   pollMs: number;
@@ -16,8 +14,6 @@ export interface OutboxWorkerOptions extends BackoffPolicy {
   concurrency?: number;
   /** A project's webhook deliveries run at once (OUTBOX_PROJECT_CONCURRENCY); one per webhook, its emails one at a time beside them. */
   projectConcurrency?: number;
-  /** Leases and due times (default: the system clock). */
-  clock?: Clock;
 }
 
 // The jobs' failure vocabulary belongs to the one error policy (src/pipeline/errors.ts).
@@ -32,21 +28,19 @@ export type Sweep = () => Promise<void>;
  * or many, can run against one database.
  */
 export class OutboxWorker {
-  readonly repo: OutboxRepo;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
 
   constructor(
-    db: Postgres,
+    /** The outbox, on the process's clock (leases and due times; tests move it). */
+    readonly repo: OutboxRepo,
     private readonly handlers: Record<string, JobHandler>,
     private readonly opts: OutboxWorkerOptions,
     private readonly log: WorkerLog,
     private readonly sweeps: Sweep[] = [],
-  ) {
-    this.repo = outboxRepo(db, opts.clock);
-  }
+  ) {}
 
   start(): void {
     if (!this.stopped) return;
@@ -139,7 +133,9 @@ export class OutboxWorker {
           : [];
         const laneOf = new Map(pick.map((c) => [c.id, c]));
         for (const job of jobs) {
-          const head = laneOf.get(job.id)!;
+          const head = laneOf.get(job.id);
+          // A claimed id is always one of the picked heads; a job that is not is left to its lease.
+          if (!head) continue;
           lanes.add(head.lane);
           if (head.webhookId) projectHooks.set(head.projectId, (projectHooks.get(head.projectId) ?? 0) + 1);
           const run = this.runJob(job).finally(() => {

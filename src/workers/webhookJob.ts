@@ -3,10 +3,9 @@ import https from 'node:https';
 import dns from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
 import type { OutboxJob } from '../repos/outbox.ts';
-import { webhookDeliveriesRepo } from '../repos/webhookDeliveries.ts';
-import { webhookTarget, webhooksRepo } from '../repos/webhooks.ts';
+import { webhookTarget } from '../repos/webhooks.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { isPrivateAddress, isSlackUrl, signatureHeader, SIGNATURE_HEADER } from '../domain/webhooks.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
 import { openSecret } from '../lib/secretBox.ts';
@@ -33,7 +32,8 @@ const publicOnly: LookupFunction = (hostname, options, callback) => {
     const ok = addresses.filter((a) => !isPrivateAddress(a.address));
     if (!ok.length) return callback(refuse(addresses[0]?.address ?? hostname), '', 0);
     if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, ok);
-    callback(null, ok[0]!.address, ok[0]!.family);
+    const [first] = ok;
+    if (first) callback(null, first.address, first.family);
   });
 };
 
@@ -115,7 +115,7 @@ export function deliveryFailure(err: unknown): string {
 
 export interface WebhookJobDeps {
   config: Pick<Config, 'webhooks'> & { outbox: Pick<Config['outbox'], 'maxAttempts'> };
-  db: Postgres;
+  repos: Pick<PostgresRepos, 'pg' | 'webhooks' | 'deliveries'>;
   /** The server key the webhooks' secrets are sealed with (src/services/secretsKey.ts). */
   secretsKey: Buffer;
   /** Seconds since the epoch for the signature (tests may pin it). */
@@ -129,8 +129,7 @@ export interface WebhookJobDeps {
  * the attempt.
  */
 export function webhookJob(d: WebhookJobDeps) {
-  const deliveries = webhookDeliveriesRepo(d.db);
-  const hooks = webhooksRepo(d.db);
+  const { pg: db, deliveries, webhooks: hooks } = d.repos;
   const now = d.now ?? (() => Math.floor(Date.now() / 1000));
   return async (job: OutboxJob): Promise<{ note: string }> => {
     if (!job.ref) throw new PermanentJobError('webhook job without a delivery');
@@ -138,7 +137,7 @@ export function webhookJob(d: WebhookJobDeps) {
     // Deleting a webhook deletes its log: nothing left to send.
     if (!delivery) return { note: 'delivery gone with its webhook; not sent' };
     if (delivery.status === 'delivered') return { note: 'delivered by an earlier attempt' };
-    const target = await webhookTarget(d.db, delivery.webhookId);
+    const target = await webhookTarget(db, delivery.webhookId);
     if (!target?.enabled) {
       await deliveries.recordAttempt(job.ref, {
         status: 'failed',

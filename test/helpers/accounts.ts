@@ -40,7 +40,7 @@ export async function verificationToken(s: TestServer, email: string): Promise<s
     },
     close() {},
   };
-  await verificationMails(s.svc.config, s.svc.stores.pg, memory, async () => true, silentLog)();
+  await verificationMails(s.svc.config, s.repos.accounts, memory, async () => true, silentLog)();
   const link = /token=([A-Za-z0-9_%-]+)/;
   const mine = kept.find((m) => m.to.includes(email));
   if (mine) return decodeURIComponent(link.exec(mine.text)![1]!);
