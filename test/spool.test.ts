@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRecords, recordHeader } from '../src/stores/spool/records.ts';
+import { HEADER_BYTES, readRecords, recordHeader } from '../src/stores/spool/records.ts';
 import { ingestLine } from '../src/repos/ingestLines.ts';
 import { startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import * as P from './helpers/payloads.ts';
@@ -52,7 +52,7 @@ describe('spool records', () => {
     const bodies = Array.from({ length: 10 }, (_, i) => Buffer.from(`{"n":${i},"pad":"${'x'.repeat(i * 7)}"}\n`));
     const whole = Buffer.concat(bodies.map((b) => record(b, 1)));
     const at = bodies.slice(0, 4).reduce((n, b) => n + record(b, 1).length, 0);
-    for (const offset of [0, 4, 8, 12, 20]) {
+    for (const offset of [0, 4, 8, HEADER_BYTES, HEADER_BYTES + 8]) {
       // its length, rows, CRC, and payload bytes
       const bad = Buffer.from(whole);
       bad[at + offset]! ^= 0x40;

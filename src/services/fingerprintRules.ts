@@ -7,7 +7,7 @@ import {
   type FingerprintMatch,
   type FingerprintRuleSpec,
 } from '../domain/fingerprintRules.ts';
-import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import { NotFoundError, ProjectNotFoundError, ValidationError } from '../domain/errors.ts';
 import { ttlCache } from './ttlCache.ts';
 
 export interface FingerprintRuleInput {
@@ -32,7 +32,7 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
   const changed = (projectId: string) => cache.forget(projectId);
 
   async function project(projectId: string) {
-    if (!(await projects.getProject(projectId))) throw new NotFoundError('Project not found');
+    if (!(await projects.getProject(projectId))) throw new ProjectNotFoundError();
   }
 
   function checked(spec: FingerprintRuleSpec): FingerprintRuleSpec {
@@ -68,7 +68,7 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
       const spec = checked({ match: input.match, fingerprint: input.fingerprint });
       const id = await db.tx(async (q) => {
         const rules = fingerprintRulesRepo(q);
-        if (!(await rules.lockProject(projectId))) throw new NotFoundError('Project not found');
+        if (!(await rules.lockProject(projectId))) throw new ProjectNotFoundError();
         const ids = (await rules.list(projectId)).map((r) => r.id);
         if (ids.length >= MAX_RULES_PER_PROJECT) {
           throw new ValidationError([
@@ -86,7 +86,7 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
     async update(projectId: string, id: string, patch: FingerprintRuleInput): Promise<StoredFingerprintRule> {
       await db.tx(async (q) => {
         const rules = fingerprintRulesRepo(q);
-        if (!(await rules.lockProject(projectId))) throw new NotFoundError('Project not found');
+        if (!(await rules.lockProject(projectId))) throw new ProjectNotFoundError();
         const cur = await rules.get(projectId, id);
         if (!cur) throw new NotFoundError('Fingerprint rule not found');
         const spec = checked({ match: patch.match ?? cur.match, fingerprint: patch.fingerprint ?? cur.fingerprint });
@@ -109,7 +109,7 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
     async remove(projectId: string, id: string): Promise<void> {
       await db.tx(async (q) => {
         const rules = fingerprintRulesRepo(q);
-        if (!(await rules.lockProject(projectId))) throw new NotFoundError('Project not found');
+        if (!(await rules.lockProject(projectId))) throw new ProjectNotFoundError();
         if (!(await rules.remove(projectId, id))) throw new NotFoundError('Fingerprint rule not found');
         await rules.renumber(
           projectId,

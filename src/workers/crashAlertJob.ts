@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { deferDelayMs } from '../domain/outboxBackoff.ts';
 import type { PostgresRepos } from '../repos/index.ts';
 import { sessionQueries } from '../repos/sessions.ts';
 import type { OutboxRepo, OutboxJob } from '../repos/outbox.ts';
@@ -138,7 +139,7 @@ export function crashAlertJob(d: CrashAlertDeps) {
     // One alert per project per window: a group that comes while the slot is taken waits for
     // it, and whoever takes it next mails every group waiting by then in one digest.
     const wait = await d.crashes.claimAlertSlot(src.projectId, d.config.alertDigestWindowMs, job.id);
-    if (wait !== null) throw new DeferJobError(Math.max(wait, 50));
+    if (wait !== null) throw new DeferJobError(deferDelayMs(wait));
     const waiting = await d.outbox.unsentAlerts(src.projectId, 1000);
     const others = waiting.filter((w) => w.id !== job.id);
 

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
+import { deferDelayMs } from '../domain/outboxBackoff.ts';
 import {
   NEW_GROUP_WEBHOOKS_JOB,
   REGRESSION_JOB,
@@ -14,6 +14,7 @@ import { crashGroupLink, DIGEST_MAX_GROUPS } from '../domain/crashAlert.ts';
 import { describeFiring } from '../domain/alertRules.ts';
 import { regressionNotice, renderNotices, ruleNotice, type Notice } from '../domain/alertNotices.ts';
 import { deliveryBody } from '../domain/webhooks.ts';
+import { derivedId } from '../domain/ids.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
 import type { Mailer, MailGate } from './mailer.ts';
 import { alertAudience, sendToEach } from './alertMail.ts';
@@ -34,12 +35,6 @@ interface Prepared {
   notice: Notice;
   /** null: the project's recipients; else the rule's own list. */
   ownList: string[] | null;
-}
-
-/** A UUID fixed by its inputs: a retried job's fan-out inserts the same deliveries, so nothing twice. */
-function derivedId(...parts: string[]): string {
-  const h = createHash('sha256').update(parts.join('\n')).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 /**
@@ -157,7 +152,7 @@ export function noticeJobs(d: NoticeJobDeps) {
     }
 
     const wait = await projects.claimAlertSlot(p.projectId, d.config.alertDigestWindowMs, job.id);
-    if (wait !== null) throw new DeferJobError(Math.max(wait, 50));
+    if (wait !== null) throw new DeferJobError(deferDelayMs(wait));
     const carried: number[] = [job.id];
     const notices = [p.notice];
     for (const w of await d.outbox.unsentOfKinds(p.projectId, [REGRESSION_JOB, RULE_EMAIL_JOB], DIGEST_MAX_GROUPS)) {

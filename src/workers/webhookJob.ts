@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { deferDelayMs } from '../domain/outboxBackoff.ts';
 import https from 'node:https';
 import dns from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
@@ -148,7 +149,7 @@ export function webhookJob(d: WebhookJobDeps) {
       return { note: 'webhook deleted or disabled; not sent' };
     }
     const wait = await hooks.takeSlot(delivery.webhookId, d.config.webhooks.perMinute);
-    if (wait !== null) throw new DeferJobError(Math.max(wait, 50));
+    if (wait !== null) throw new DeferJobError(deferDelayMs(wait));
 
     const headers: Record<string, string> = isSlackUrl(target.url)
       ? {}
