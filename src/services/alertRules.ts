@@ -1,10 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Postgres } from '../stores/postgres/port.ts';
-import { alertRulesRepo, ruleEmailsOf, type NewRule } from '../repos/alertRules.ts';
-import { webhooksRepo, type Webhook } from '../repos/webhooks.ts';
-import { enqueueDelivery, webhookDeliveriesRepo, type Delivery } from '../repos/webhookDeliveries.ts';
-import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
-import { projectsRepo } from '../repos/projects.ts';
+import type { PostgresRepos } from '../repos/index.ts';
+import { ruleEmailsOf, type NewRule } from '../repos/alertRules.ts';
+import type { Webhook } from '../repos/webhooks.ts';
+import { enqueueDelivery, type Delivery } from '../repos/webhookDeliveries.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
 import {
   judgesReleases,
@@ -46,14 +44,10 @@ export type Actor = 'operator' | 'member';
  * Callers have already checked access to the project (the admin token, or team membership).
  */
 export function alertRulesService(
-  db: Postgres,
+  repos: Pick<PostgresRepos, 'pg' | 'alertRules' | 'webhooks' | 'deliveries' | 'recipients' | 'projects'>,
   opts: { allowPrivateWebhooks: boolean; maxRules: number; maxWebhooks: number; secretsKey: Buffer },
 ) {
-  const rules = alertRulesRepo(db);
-  const hooks = webhooksRepo(db);
-  const deliveries = webhookDeliveriesRepo(db);
-  const recipients = alertRecipientsRepo(db);
-  const projects = projectsRepo(db);
+  const { pg: db, alertRules: rules, webhooks: hooks, deliveries, recipients, projects } = repos;
 
   async function project(projectId: string) {
     const p = await projects.getProject(projectId);

@@ -1,6 +1,5 @@
-import type { Postgres } from '../stores/postgres/port.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { fingerprintRulesRepo, type StoredFingerprintRule } from '../repos/fingerprintRules.ts';
-import { projectsRepo } from '../repos/projects.ts';
 import {
   fingerprintRuleProblems,
   MAX_RULES_PER_PROJECT,
@@ -24,11 +23,15 @@ export type { StoredFingerprintRule };
  * have already checked access to the project. Edits of one project take turns (its row is
  * locked), so the cap and the order hold under concurrent requests.
  */
-export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number } = {}) {
-  const projects = projectsRepo(db);
+export function fingerprintRulesService(
+  repos: Pick<PostgresRepos, 'pg' | 'projects'>,
+  opts: { cacheMs?: number } = {},
+) {
+  const { pg: db, projects } = repos;
+  const stored = fingerprintRulesRepo(db);
   // The crash path reads a project's rules on every crash: kept a few seconds per process
   // (this process's edits drop its entry at once; another process's show within cacheMs).
-  const cache = ttlCache(opts.cacheMs ?? 5_000, (projectId) => fingerprintRulesRepo(db).list(projectId));
+  const cache = ttlCache(opts.cacheMs ?? 5_000, (projectId) => stored.list(projectId));
   const changed = (projectId: string) => cache.forget(projectId);
 
   async function project(projectId: string) {
@@ -52,11 +55,11 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
   return {
     async list(projectId: string): Promise<StoredFingerprintRule[]> {
       await project(projectId);
-      return fingerprintRulesRepo(db).list(projectId);
+      return stored.list(projectId);
     },
 
     async get(projectId: string, id: string): Promise<StoredFingerprintRule> {
-      const r = await fingerprintRulesRepo(db).get(projectId, id);
+      const r = await stored.get(projectId, id);
       if (!r) throw new NotFoundError('Fingerprint rule not found');
       return r;
     },

@@ -109,7 +109,7 @@ export function createServices(
     activity,
     mergedKeys: groupRows.mergedKeys,
   });
-  const fingerprintRules = fingerprintRulesService(stores.pg);
+  const fingerprintRules = fingerprintRulesService(repos);
   const crashGroups = crashGroupsService({
     fingerprintRulesOf: (p) => fingerprintRules.rulesOf(p),
     symbols,
@@ -172,7 +172,7 @@ export function createServices(
       keys: repos.apiKeys,
       recipients: repos.recipients,
     }),
-    alertRules: alertRulesService(stores.pg, {
+    alertRules: alertRulesService(repos, {
       allowPrivateWebhooks: config.webhooks.allowPrivate,
       maxRules: config.alertRules.maxPerProject,
       maxWebhooks: config.webhooks.maxPerProject,
