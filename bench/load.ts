@@ -102,11 +102,10 @@ export async function runLoad(
   const stats = new Map<Kind, RouteStats>();
   const route = (k: Kind) => {
     let s = stats.get(k);
-    if (!s)
-      stats.set(
-        k,
-        (s = { requests: 0, acked: 0, attempts: 0, events: 0, networkRows: 0, statuses: {}, latency: new Latencies() }),
-      );
+    if (!s) {
+      s = { requests: 0, acked: 0, attempts: 0, events: 0, networkRows: 0, statuses: {}, latency: new Latencies() };
+      stats.set(k, s);
+    }
     return s;
   };
   let unackedEvents = 0;

@@ -193,7 +193,10 @@ export function picker(mix: Mix): () => Exclude<Kind, 'session'> {
   if (total <= 0) throw new Error('BENCH_MIX has no positive weight');
   return () => {
     let r = Math.random() * total;
-    for (const [k, w] of entries) if ((r -= w) < 0) return k;
+    for (const [k, w] of entries) {
+      r -= w;
+      if (r < 0) return k;
+    }
     return entries[entries.length - 1]![0];
   };
 }

@@ -21,7 +21,13 @@ describe('group commit', () => {
   it('a failed shared insert is retried in halves: only the bad request fails, with about 2·log2(n) inserts', async () => {
     let inserts = 0;
     // the real engine, with its inserts counted
-    const ch: ClickHouse = { ...engine, insertBytes: (...a) => ((inserts += 1), engine.insertBytes(...a)) };
+    const ch: ClickHouse = {
+      ...engine,
+      insertBytes: (...a) => {
+        inserts += 1;
+        return engine.insertBytes(...a);
+      },
+    };
     const batcher = new InsertBatcher(ch, 't', new QueueBudget(1 << 20), {
       maxBatchRows: 1000,
       maxQueuedRows: 1000,
@@ -55,7 +61,13 @@ describe('group commit: bounds, drain and typed failures', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     // the real engine, its first insert held until the test lets it go
-    const ch: ClickHouse = { ...engine, insertBytes: async (...a) => (await gate, engine.insertBytes(...a)) };
+    const ch: ClickHouse = {
+      ...engine,
+      insertBytes: async (...a) => {
+        await gate;
+        return engine.insertBytes(...a);
+      },
+    };
     const budget = new QueueBudget(64);
     const batcher = new InsertBatcher(ch, 'q', budget, { maxBatchRows: 1000, maxQueuedRows: 3, maxConcurrent: 1 });
     const first = batcher.add(Buffer.from('{"n":1}\n'), 1); // in flight, held
@@ -83,7 +95,10 @@ describe('group commit: bounds, drain and typed failures', () => {
     const refuse = () => Promise.reject(new Error('connect ECONNREFUSED (injected outage)'));
     const ch: ClickHouse = {
       ...engine,
-      insertBytes: (...a) => ((inserts += 1), down ? refuse() : engine.insertBytes(...a)),
+      insertBytes: (...a) => {
+        inserts += 1;
+        return down ? refuse() : engine.insertBytes(...a);
+      },
       ping: () => (down ? refuse() : engine.ping()),
     };
     const batcher = new InsertBatcher(ch, 'o', new QueueBudget(1 << 20), {
@@ -119,7 +134,13 @@ describe('group commit: bounds, drain and typed failures', () => {
   it('addAll puts several entries into one insert', async () => {
     await engine.exec('CREATE TABLE IF NOT EXISTS m (n UInt64) ENGINE = MergeTree ORDER BY n');
     let inserts = 0;
-    const ch: ClickHouse = { ...engine, insertBytes: (...a) => ((inserts += 1), engine.insertBytes(...a)) };
+    const ch: ClickHouse = {
+      ...engine,
+      insertBytes: (...a) => {
+        inserts += 1;
+        return engine.insertBytes(...a);
+      },
+    };
     const batcher = new InsertBatcher(ch, 'm', new QueueBudget(1 << 20), {
       maxBatchRows: 1000,
       maxQueuedRows: 1000,

@@ -56,7 +56,7 @@ async function stored(sessionId: string): Promise<Row> {
   return rows[0]!;
 }
 
-export const FULL = {
+const FULL = {
   environment: 'staging',
   userId: 'user-7',
   tags: { screen: 'checkout', 'flag.new_cart': 'on' },

@@ -1,3 +1,4 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logCapture, startTestServer, tempDataDir, type TestServer } from './helpers/server.ts';
 import { dashboardProject, signup } from './helpers/accounts.ts';
@@ -75,7 +76,7 @@ describe('dashboard parameters and limits', () => {
   it('rate-limits each signed-in user (429 with Retry-After)', async () => {
     const a = await signup(s);
     const codes: number[] = [];
-    let last;
+    let last: LightMyRequestResponse | undefined;
     for (let i = 0; i < 45; i++) {
       last = await s.app.inject({ method: 'GET', url: '/api/dashboard/projects', headers: a.headers });
       codes.push(last.statusCode);

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -123,7 +124,7 @@ describe('CORS on /ingest', () => {
     expect(bad.statusCode).toBe(422);
     expect(bad.headers['access-control-allow-origin']).toBe(APP);
 
-    let limited;
+    let limited: LightMyRequestResponse | undefined;
     for (let i = 0; i < 50 && !limited; i++) {
       const r = await s.app.inject({
         method: 'POST',

@@ -188,7 +188,10 @@ describe('memory back-pressure by bytes (INGEST_QUEUE_BYTES)', () => {
     });
     const answered: number[] = [];
     const pending = [0, 1, 2, 3, 4, 5].map((k) =>
-      post('/ingest/events', batch(k)).then((r) => (answered.push(r.statusCode), r)),
+      post('/ingest/events', batch(k)).then((r) => {
+        answered.push(r.statusCode);
+        return r;
+      }),
     );
     // The bodies past the budget are answered while the stalled insert holds the others.
     await waitFor('a body refused past the byte budget', () => answered.includes(503));

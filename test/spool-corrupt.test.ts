@@ -62,7 +62,10 @@ describe('a bad byte in a spool segment', () => {
     const offset = Math.floor(segment.length / 2);
     segment[offset]! ^= 0xff;
     let end = 0;
-    flippedBatch = records.findIndex((r) => (end += r.length) > offset);
+    flippedBatch = records.findIndex((r) => {
+      end += r.length;
+      return end > offset;
+    });
     fs.writeFileSync(path.join(dir, `${'1'.padStart(12, '0')}-${Date.now() - 5000}.seg`), segment);
     s = await startTestServer({ INGEST_SPOOL: 'true', SPOOL_LOAD_INTERVAL_MS: '100' }, dataDir);
   });

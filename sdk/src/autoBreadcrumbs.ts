@@ -2,7 +2,7 @@
 // requests (fetch and XMLHttpRequest) become breadcrumbs of the client's ring, so a crash
 // report shows what led up to it. Opt-in per part; every patch is undone by the returned
 // function and never changes what the app sees (a recording that fails is skipped).
-import { instrumentFetch, instrumentXhr, type AnyFetch, type RecordedRequest } from './fetch.js';
+import { instrumentFetch, instrumentXhr, type RecordedRequest } from './fetch.js';
 import type { Breadcrumb, Level } from './scope.js';
 import { jsonSafe, truncate } from './sanitize.js';
 
@@ -24,20 +24,21 @@ export interface BreadcrumbSink {
 }
 
 type Fn = (...a: unknown[]) => unknown;
-const g = globalThis as unknown as {
-  console?: Record<string, Fn>;
-  document?: {
-    addEventListener(t: string, f: (e: unknown) => void, o?: unknown): void;
-    removeEventListener(t: string, f: (e: unknown) => void, o?: unknown): void;
-  };
-  addEventListener?(t: string, f: (e: unknown) => void): void;
-  removeEventListener?(t: string, f: (e: unknown) => void): void;
-  history?: Record<string, Fn>;
-  location?: { href: string };
-  fetch?: AnyFetch;
-};
+type Add = (b: Omit<Breadcrumb, 'timestamp'>) => void;
+type ConsoleMethod = 'debug' | 'log' | 'info' | 'warn' | 'error';
+type Patchable<K extends string> = Record<K, Fn>;
+type HistoryMethod = 'pushState' | 'replaceState';
+/** The globals this module patches: each may be missing (Node has no document, React Native no history). */
+const g: Partial<
+  Pick<
+    typeof globalThis,
+    'document' | 'history' | 'location' | 'fetch' | 'addEventListener' | 'removeEventListener'
+  > & {
+    console: Patchable<ConsoleMethod>;
+  }
+> = globalThis;
 
-const CONSOLE_LEVELS: Record<string, Level> = {
+const CONSOLE_LEVELS: Record<ConsoleMethod, Level> = {
   debug: 'info',
   log: 'info',
   info: 'info',
@@ -55,9 +56,10 @@ export function installAutoBreadcrumbs(sink: BreadcrumbSink, opts: AutoBreadcrum
     }
   };
   try {
-    if (opts.console !== false && g.console) undo.push(patchConsole(add));
-    if (opts.clicks !== false && g.document) undo.push(watchClicks(add));
-    if (opts.navigation !== false && g.history && g.location) undo.push(watchNavigation(add));
+    const { console: c, document: doc, history: h, location: loc } = g;
+    if (opts.console !== false && c) undo.push(patchConsole(c, add));
+    if (opts.clicks !== false && doc) undo.push(watchClicks(doc, add));
+    if (opts.navigation !== false && h && loc) undo.push(watchNavigation(h, loc, add));
     if (opts.requests !== false) undo.push(watchRequests(sink, add));
   } catch {
     // a hostile global: what was installed stays, undone below
@@ -73,14 +75,14 @@ export function installAutoBreadcrumbs(sink: BreadcrumbSink, opts: AutoBreadcrum
   };
 }
 
-function patchConsole(add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () => void {
-  const c = g.console!;
-  const originals: [string, Fn][] = [];
+function patchConsole(c: Patchable<ConsoleMethod>, add: Add): () => void {
+  const originals: [ConsoleMethod, Fn][] = [];
   let inside = false;
-  for (const name of Object.keys(CONSOLE_LEVELS)) {
+  for (const name of ['debug', 'log', 'info', 'warn', 'error'] as const) {
     const orig = c[name];
     if (typeof orig !== 'function') continue;
     originals.push([name, orig]);
+    const level = CONSOLE_LEVELS[name];
     c[name] = function (this: unknown, ...args: unknown[]) {
       // A breadcrumb sink that logs must not recurse.
       if (!inside) {
@@ -88,7 +90,7 @@ function patchConsole(add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () => vo
         try {
           const message = truncate(args.map(text).join(' '), 500);
           const data = { logger: 'console', method: name };
-          add({ category: 'console', level: CONSOLE_LEVELS[name]!, message, data });
+          add({ category: 'console', level, message, data });
         } finally {
           inside = false;
         }
@@ -132,8 +134,7 @@ function describeElement(el: unknown): string {
   return truncate(s, 200);
 }
 
-function watchClicks(add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () => void {
-  const doc = g.document!;
+function watchClicks(doc: Pick<Document, 'addEventListener' | 'removeEventListener'>, add: Add): () => void {
   const on = (e: unknown) => {
     add({ category: 'ui.click', level: 'info', message: describeElement((e as { target?: unknown }).target) });
   };
@@ -141,21 +142,20 @@ function watchClicks(add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () => voi
   return () => doc.removeEventListener('click', on, { capture: true });
 }
 
-function watchNavigation(add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () => void {
-  const h = g.history!;
-  let from = g.location!.href;
+function watchNavigation(h: Pick<History, HistoryMethod>, loc: { href: string }, add: Add): () => void {
+  let from = loc.href;
   const moved = () => {
-    const to = g.location!.href;
+    const to = loc.href;
     if (to === from) return;
     add({ category: 'navigation', level: 'info', message: to, data: { from, to } });
     from = to;
   };
-  const originals: [string, Fn][] = [];
-  for (const name of ['pushState', 'replaceState']) {
+  const originals: [HistoryMethod, History['pushState']][] = [];
+  for (const name of ['pushState', 'replaceState'] as const) {
     const orig = h[name];
     if (typeof orig !== 'function') continue;
     originals.push([name, orig]);
-    h[name] = function (this: unknown, ...args: unknown[]) {
+    h[name] = function (this: History, ...args: Parameters<History['pushState']>) {
       const r = orig.apply(this, args);
       try {
         moved();
@@ -175,7 +175,7 @@ function watchNavigation(add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () =>
   };
 }
 
-function watchRequests(sink: BreadcrumbSink, add: (b: Omit<Breadcrumb, 'timestamp'>) => void): () => void {
+function watchRequests(sink: BreadcrumbSink, add: Add): () => void {
   const crumb = (category: 'fetch' | 'xhr') => (r: RecordedRequest) =>
     add({
       category,

@@ -14,7 +14,8 @@ export const NETWORK_FLUSH_INTERVAL_MS = 30_000;
  * Bytes of JSON per request body. The service refuses bodies over 5 MiB (after inflating gzip)
  * with 413; 1 MiB stays far from that, and a retry of a 1 MiB body on a mobile link is bearable.
  */
-export const MAX_BATCH_BYTES = 1024 * 1024;
+// A literal, not 1024 * 1024: a bundler keeps a product at the top level as if it had side effects.
+export const MAX_BATCH_BYTES = 1_048_576;
 
 export const PATHS: Record<BatchKind, string> = {
   session: '/ingest/session',
@@ -216,7 +217,7 @@ export class BatchQueue {
     const i = this.batches.findIndex((b) => b.id === id);
     if (i < 0) return;
     const [old] = this.batches.splice(i, 1, ...parts);
-    this.itemTotal += parts.reduce((n, b) => n + b.items, 0) - old!.items;
+    this.itemTotal += parts.reduce((n, b) => n + b.items, 0) - (old?.items ?? 0);
   }
 
   push(...bs: Batch[]): void {
@@ -238,7 +239,7 @@ export class BatchQueue {
     const i = this.batches.findIndex((b) => b.id === id);
     if (i < 0) return undefined;
     const [b] = this.batches.splice(i, 1);
-    this.itemTotal -= b!.items;
+    if (b) this.itemTotal -= b.items;
     return b;
   }
 
@@ -251,7 +252,8 @@ export class BatchQueue {
     const newest = this.opts.dropNewest?.() === true;
     let i = newest ? this.batches.length - 1 : 0;
     while (this.itemTotal > this.opts.maxItems && i >= 0 && i < this.batches.length) {
-      const b = this.batches[i]!;
+      const b = this.batches[i];
+      if (!b) break;
       if (!isDroppable(b) || this.inFlight.has(b.id)) {
         i += newest ? -1 : 1;
         continue;

@@ -124,8 +124,6 @@ interface XhrClass {
   prototype: { open: (...a: unknown[]) => void; send: (body?: unknown) => void };
 }
 
-const XHR_INFO = typeof Symbol === 'function' ? Symbol('flightrec.xhr') : '__flightrecXhr';
-
 /**
  * Patches `xhr` (default: the global XMLHttpRequest) so every request is recorded like the fetch
  * wrapper's: method, absolute url, status, duration until the load ended, sizes and the failure
@@ -137,12 +135,11 @@ export function instrumentXhr(opts: InstrumentOptions, xhr?: XhrClass): () => vo
   const proto = cls?.prototype;
   if (!proto || typeof proto.open !== 'function' || typeof proto.send !== 'function') return () => {};
   const { open, send } = proto;
+  // What open() was told, per request, for send() to record.
+  const opened = new WeakMap<XhrLike, XhrInfo>();
   proto.open = function (this: XhrLike, ...args: unknown[]) {
     try {
-      (this as unknown as Record<PropertyKey, unknown>)[XHR_INFO as string] = {
-        method: String(args[0] ?? 'GET').toUpperCase(),
-        url: absolute(String(args[1])),
-      };
+      opened.set(this, { method: String(args[0] ?? 'GET').toUpperCase(), url: absolute(String(args[1])) });
     } catch {
       // recording must never change what the app sees
     }
@@ -150,7 +147,7 @@ export function instrumentXhr(opts: InstrumentOptions, xhr?: XhrClass): () => vo
   };
   proto.send = function (this: XhrLike, body?: unknown) {
     try {
-      watch(this, body, opts);
+      watch(this, opened.get(this), body, opts);
     } catch {
       // as above
     }
@@ -163,10 +160,12 @@ export function instrumentXhr(opts: InstrumentOptions, xhr?: XhrClass): () => vo
   };
 }
 
-function watch(x: XhrLike, body: unknown, opts: InstrumentOptions): void {
-  const info = (x as unknown as Record<PropertyKey, unknown>)[XHR_INFO as string] as
-    | { method: string; url: string }
-    | undefined;
+interface XhrInfo {
+  method: string;
+  url: string;
+}
+
+function watch(x: XhrLike, info: XhrInfo | undefined, body: unknown, opts: InstrumentOptions): void {
   if (!info || opts.ignore(info.url)) return;
   const context = opts.context?.();
   const timestamp = Date.now();

@@ -3,6 +3,7 @@
 // default entry (`@flightrec/sdk`) gives them to every client; `@flightrec/sdk/core` does not,
 // so browser and React Native bundles leave them out (pass `nodeHooks` to a core client to
 // have them there).
+import { exitFlusher } from './exitFlush.js';
 import { canUseNodeHttp, nodeFetch } from './nodeFetch.js';
 import { onNodeCrash, onNodeExit } from './processHooks.js';
 
@@ -11,6 +12,8 @@ export interface NodeHooks {
   onCrash: typeof onNodeCrash;
   fetch: typeof nodeFetch;
   available: () => boolean;
+  /** The bounded last attempt to send on the way out (exitFlush.ts). */
+  exitFlush: typeof exitFlusher;
 }
 
 export const nodeHooks: NodeHooks = {
@@ -18,6 +21,7 @@ export const nodeHooks: NodeHooks = {
   onCrash: onNodeCrash,
   fetch: nodeFetch,
   available: canUseNodeHttp,
+  exitFlush: exitFlusher,
 };
 
 export { canUseNodeHttp, nodeFetch } from './nodeFetch.js';

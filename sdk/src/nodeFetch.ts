@@ -6,7 +6,7 @@
 // runs dry as soon as the app's own work is done, and the exit flush then holds the process for
 // at most `exitFlushTimeoutMs`. (A private agent: unref'ing sockets of the global one would let
 // the app's own requests be cut short.)
-import type { FetchLike } from './transport.js';
+import type { FetchLike, ResponseLike } from './transport.js';
 
 interface IncomingLike {
   statusCode?: number;
@@ -64,7 +64,7 @@ export const nodeFetch =
     if (body !== undefined) {
       headers['content-length'] = String(typeof body === 'string' ? byteLength(body) : body.byteLength);
     }
-    return new Promise<Response>((resolve, reject) => {
+    return new Promise<ResponseLike>((resolve, reject) => {
       const req = mod.request(input, { method: init.method ?? 'GET', headers, agent });
       const onAbort = () => req.destroy(abortError());
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -88,16 +88,14 @@ export const nodeFetch =
           const h = res.headers;
           resolve({
             status: res.statusCode ?? 0,
-            ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300,
             text: async () => text,
-            json: async () => JSON.parse(text) as unknown,
             headers: {
               get: (n: string) => {
                 const v = h[n.toLowerCase()];
                 return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
               },
             },
-          } as unknown as Response);
+          });
         });
       });
       req.end(body);

@@ -35,13 +35,23 @@ const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 const KEY = typeof Symbol === 'function' ? Symbol.for('flightrec.processHooks') : '__flightrecProcessHooks';
 
 function proc(): NodeProcess | undefined {
-  const p = (globalThis as unknown as { process?: NodeProcess }).process;
-  return p?.versions?.node && typeof p.on === 'function' && typeof p.listeners === 'function' ? p : undefined;
+  // Typed by Node's own types where they are loaded (the app's tsconfig), by none in the SDK's.
+  const p = (globalThis as { process?: unknown }).process;
+  return isNodeProcess(p) ? p : undefined;
+}
+
+function isNodeProcess(p: unknown): p is NodeProcess {
+  const q = p as Partial<NodeProcess> | undefined;
+  return !!q?.versions?.node && typeof q.on === 'function' && typeof q.listeners === 'function';
 }
 
 function registry(): Registry {
-  const g = globalThis as unknown as Record<PropertyKey, Registry | undefined>;
-  return (g[KEY as string] ??= { crash: new Map(), exit: new Map(), dying: false, signalled: false });
+  // Shared by every copy of the SDK in the process (ES module and CommonJS builds): a global.
+  const found: Registry | undefined = Reflect.get(globalThis, KEY);
+  if (found) return found;
+  const r: Registry = { crash: new Map(), exit: new Map(), dying: false, signalled: false };
+  Reflect.set(globalThis, KEY, r);
+  return r;
 }
 
 export { within };
@@ -134,9 +144,10 @@ export function onNodeExit(sink: ExitSink, timeoutMs: number): () => void {
   }
   return () => {
     r.exit.delete(sink);
-    if (r.exit.size === 0 && r.onBeforeExit) {
-      p.removeListener('beforeExit', r.onBeforeExit);
-      for (const s of SIGNALS) p.removeListener(s, r.onSignal!);
+    const { onBeforeExit: before, onSignal: signal } = r;
+    if (r.exit.size === 0 && before) {
+      p.removeListener('beforeExit', before);
+      if (signal) for (const s of SIGNALS) p.removeListener(s, signal);
       r.onBeforeExit = undefined;
       r.onSignal = undefined;
     }

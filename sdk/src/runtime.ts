@@ -24,7 +24,7 @@ interface EventTargetish {
   removeEventListener(type: string, fn: (e: never) => void, opts?: unknown): void;
 }
 
-const g = globalThis as unknown as {
+const g = globalThis as {
   ErrorUtils?: ErrorUtilsLike;
   process?: NodeProcess;
   document?: EventTargetish & { visibilityState?: string };
@@ -88,8 +88,8 @@ export function installCrashHandlers(
     const onError = (e: { error?: unknown; message?: string }) =>
       void sink(e.error ?? e.message ?? 'Script error', false);
     const onRejection = (e: { reason?: unknown }) => void sink(e.reason, false);
-    g.addEventListener!('error', onError);
-    g.addEventListener!('unhandledrejection', onRejection);
+    g.addEventListener?.('error', onError);
+    g.addEventListener?.('unhandledrejection', onRejection);
     return () => {
       g.removeEventListener?.('error', onError);
       g.removeEventListener?.('unhandledrejection', onRejection);
@@ -102,6 +102,7 @@ export function installCrashHandlers(
 /** React Native's AppState, as far as the SDK uses it. */
 export interface AppStateLike {
   currentState?: string;
+  // biome-ignore lint/suspicious/noConfusingVoidType: React Native before 0.65 returns nothing here (a function returning void must fit)
   addEventListener(type: 'change', fn: (state: string) => void): { remove(): void } | void;
 }
 
@@ -123,14 +124,14 @@ export function watchLifecycle(h: LifecycleHooks, appState?: AppStateLike): () =
     });
     return () => sub?.remove();
   }
-  if (runtime() !== 'browser') return () => {};
-  const doc = g.document!;
+  const doc = g.document;
+  if (runtime() !== 'browser' || !doc) return () => {};
   const onVisibility = () => (doc.visibilityState === 'hidden' ? h.background() : h.foreground());
   const onPagehide = () => h.background(true);
   const onPageshow = () => h.foreground();
   doc.addEventListener('visibilitychange', onVisibility);
-  g.addEventListener!('pagehide', onPagehide);
-  g.addEventListener!('pageshow', onPageshow);
+  g.addEventListener?.('pagehide', onPagehide);
+  g.addEventListener?.('pageshow', onPageshow);
   return () => {
     doc.removeEventListener('visibilitychange', onVisibility);
     g.removeEventListener?.('pagehide', onPagehide);
@@ -186,10 +187,10 @@ function detect(): Device {
     const t = nav.connection?.type;
     if (t) d.networkType = t === 'wifi' || t === 'cellular' || t === 'none' ? t : 'unknown';
   } else if (rt === 'node') {
-    const p = platformOf(g.process!.platform);
+    const p = platformOf(g.process?.platform);
     if (p) d.platform = p;
     try {
-      const v = g.process!.getSystemVersion?.(); // Electron
+      const v = g.process?.getSystemVersion?.(); // Electron
       if (v) d.osVersion = v;
     } catch {
       // not Electron
@@ -216,7 +217,8 @@ export function reactNativeDevice(rn: {
   d.osVersion = String(rn.Platform.constants?.osVersion ?? rn.Platform.Version);
   const c = rn.Platform.constants;
   if (c?.Model) d.model = c.Model;
-  if (c?.Brand ?? c?.Manufacturer) d.brand = (c.Brand ?? c.Manufacturer)!;
+  const brand = c?.Brand ?? c?.Manufacturer;
+  if (brand) d.brand = brand;
   const s = rn.Dimensions?.get('window');
   if (s) {
     d.screenWidth = s.width;

@@ -34,8 +34,9 @@ export function salvage(b: Batch, status: number, answer: string): Salvaged | un
   if (b.kind === 'session') {
     const fields = paths.map((p) => /^\/device\/(\w+)/.exec(p)?.[1]).filter((x): x is string => x !== undefined);
     const body = JSON.parse(b.body) as { device?: Record<string, unknown> };
-    if (!fields.length || !body.device || !fields.every((f) => f in body.device!)) return undefined;
-    for (const f of fields) delete body.device[f];
+    const device = body.device;
+    if (!fields.length || !device || !fields.every((f) => f in device)) return undefined;
+    for (const f of fields) delete device[f];
     const note = `session start sent again without device ${fields.join(', ')}`;
     return { parts: [{ ...b, id: uuidv4(), body: JSON.stringify(body) }], lost: 0, note };
   }

@@ -134,9 +134,9 @@ export function jsonSafe(
     } else if (typeof Set !== 'undefined' && v instanceof Set) {
       fits(v.size);
       v = Array.from(v);
-    } else if (ArrayBuffer.isView(v) && !(v instanceof DataView)) {
-      fits((v as unknown as ArrayLike<unknown>).length);
-      v = Array.from(v as unknown as ArrayLike<number | bigint>);
+    } else if (isTypedArray(v)) {
+      fits(v.length);
+      v = Array.from(v);
     }
   } catch (err) {
     if (err instanceof TooLarge) throw err;
@@ -186,6 +186,11 @@ export function jsonSafe(
   return out;
 }
 
+/** Uint8Array, Float64Array, BigInt64Array, … (not a DataView, which has no items). */
+function isTypedArray(v: unknown): v is ArrayLike<number | bigint> {
+  return ArrayBuffer.isView(v) && !(v instanceof DataView);
+}
+
 /** A property of `o`, or undefined when reading it throws (a hostile getter). */
 export function readSafe(o: unknown, key: string): unknown {
   try {
@@ -213,6 +218,11 @@ export function readable(o: unknown, issues?: Issues, what = ''): Record<string,
     }
   }
   return out;
+}
+
+/** `readable` of a typed object: the same fields, those that could not be read left out. */
+export function readableAs<T extends object>(o: T, issues?: Issues, what = ''): Partial<T> {
+  return readable(o, issues, what) as Partial<T>;
 }
 
 /**
@@ -513,10 +523,10 @@ export function urlScrubber(names: ScrubParams | undefined): (url: string) => st
     let head = '';
     let out = url;
     if (authority) {
-      const host = authority[2]!;
+      const [whole, scheme = '', host = ''] = authority;
       const at = host.lastIndexOf('@');
-      head = authority[1]! + (at >= 0 ? `${FILTERED}@${host.slice(at + 1)}` : host);
-      out = url.slice(authority[0].length);
+      head = scheme + (at >= 0 ? `${FILTERED}@${host.slice(at + 1)}` : host);
+      out = url.slice(whole.length);
     }
     if (out.includes('@') || /%40/i.test(out)) out = out.replace(EMAIL, FILTERED);
     const hash = out.indexOf('#');

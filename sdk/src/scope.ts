@@ -34,7 +34,7 @@ const TAG_KEY = 32;
 const TAG_VALUE = 200;
 const CRUMB_MESSAGE = 500;
 const CRUMB_DATA_BYTES = 1024;
-const CONTEXT_BYTES = 8 * 1024;
+const CONTEXT_BYTES = 8192;
 const FINGERPRINT_PARTS = 10;
 
 export function level(v: unknown, fallback: Level): Level {

@@ -2,7 +2,13 @@
 // options, so the bench and the reliability tests can drive the service exactly as the SDK does.
 import { utf8Length } from './sanitize.js';
 
-export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+/** What the transport reads of an answer (a fetch `Response` has it). */
+export interface ResponseLike {
+  status: number;
+  text(): Promise<string>;
+  headers: { get(name: string): string | null };
+}
+export type FetchLike = (input: string, init: RequestInit) => Promise<ResponseLike>;
 
 /** The contract: 429 and 5xx retried up to 3 times, waiting 2 s, 4 s and 8 s. */
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [2000, 4000, 8000];

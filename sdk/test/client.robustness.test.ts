@@ -516,11 +516,11 @@ describe('finding 6: what Sentry and PostHog users expect', () => {
       const first = c.sessionId!;
       expect(handler).not.toBe(previous);
       c.trackCustom('before background');
-      listeners.forEach((fn) => fn('background'));
+      for (const fn of listeners) fn('background');
       await srv.waitFor(1, '/ingest/events'); // flushed on background, not at the 5 s tick
       expect(srv.on('/ingest/events')[0]!.at).toBe(T0);
       await vi.advanceTimersByTimeAsync(45_000);
-      listeners.forEach((fn) => fn('active'));
+      for (const fn of listeners) fn('active');
       const second = c.sessionId!;
       expect(second).not.toBe(first);
       await srv.waitFor(1, '/ingest/session/end');

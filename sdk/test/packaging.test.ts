@@ -68,7 +68,7 @@ describe('the built package', () => {
         const { FlightrecClient } = require('@flightrec/sdk/core');
         const { nodeHooks } = require('@flightrec/sdk/node');
         const opts = { apiKey: 'frk_x', endpoint: 'http://127.0.0.1:9', captureCrashes: false, flushOnExit: false };
-        const c = new FlightrecClient(opts, nodeHooks);
+        const c = new FlightrecClient(opts, { node: nodeHooks });
         out.session = c.startSession().length;
         console.log(JSON.stringify(out));
         return c.shutdown({ timeoutMs: 0 });
@@ -76,12 +76,42 @@ describe('the built package', () => {
     const r = run(process.execPath, ['-e', script], app);
     expect(r.code, r.out).toBe(0);
     const got = JSON.parse(r.out.trim().split('\n').at(-1)!) as Record<string, string | number>;
-    expect(got.browser).toBe('installAutoBreadcrumbs');
-    const core = ['FlightrecClient', 'keyValuePersistence', 'pageHandoffPersistence'];
+    expect(got.browser).toBe('installAutoBreadcrumbs,pageHandOff');
+    const core = ['FlightrecClient', 'init', 'trackCustom', 'reportCrash', 'shutdown', 'keyValuePersistence'];
     expect(String(got.core).split(',')).toEqual(expect.arrayContaining(core));
     const node = ['nodeHooks', 'onNodeExit', 'onNodeCrash', 'nodeFetch'];
     expect(String(got.node).split(',')).toEqual(expect.arrayContaining(node));
     expect(got.session).toBe(36);
+  });
+
+  it('tree-shakes: no module runs code when imported, and core leaves the optional parts out', async () => {
+    const { buildSync } = await import('esbuild');
+    const esm = path.join(pkg, 'dist', 'esm');
+    // ignoreAnnotations: "sideEffects": false is not taken on trust, the code is looked at.
+    const bundle = (contents: string, ignoreAnnotations = false) =>
+      buildSync({
+        stdin: { contents, resolveDir: esm, loader: 'js' },
+        bundle: true,
+        minify: true,
+        format: 'esm',
+        write: false,
+        logLevel: 'error',
+        ignoreAnnotations,
+      }).outputFiles[0]?.text ?? '';
+    for (const f of fs.readdirSync(esm).filter((n) => n.endsWith('.js'))) {
+      expect(bundle(`import './${f}';`, true).trim(), `${f} has top-level side effects`).toBe('');
+    }
+    const three = 'init, trackCustom, reportCrash';
+    const all = bundle(`import * as f from './index.js'; globalThis.f = f;`);
+    const core = bundle(`import * as f from './core.js'; globalThis.f = f;`);
+    const named = bundle(`import { ${three} } from './core.js'; globalThis.f = [${three}];`);
+    expect(named.length).toBeLessThan(core.length);
+    expect(named.length).toBeLessThan(all.length * 0.85);
+    // One string of each optional part: the page hand-off, Node's exit hooks, automatic breadcrumbs.
+    for (const marker of ['flightrec.unsent.', 'SIGTERM', 'ui.click']) {
+      expect(all, marker).toContain(marker);
+      expect(named, marker).not.toContain(marker);
+    }
   });
 
   it('the .d.ts files import files that exist in the package (no ./client.ts)', () => {

@@ -57,7 +57,7 @@ Options:
   --json         print the service's JSON answer (for scripts); without it, tables and sentences`;
 
 /** One validation detail as a line a person reads: the field, then what is wrong with it. */
-function describeDetail(d: { path?: string; message?: string; allowedValues?: unknown }): string {
+function describeDetail(d: ValidationDetail): string {
   const field = (d.path ?? '').replace(/^\//, '').replace(/\//g, '.') || 'body';
   let msg = d.message ?? 'is invalid';
   if (/must be equal to one of the allowed values/.test(msg))
@@ -92,18 +92,75 @@ function plainError(status: number, error: string): string {
   return `Error ${status}: ${error}`;
 }
 
+// The management API's answers, as far as this CLI reads them (the contract is ../shared/spec/interface.md).
+interface ValidationDetail {
+  path?: string;
+  message?: string;
+  allowedValues?: unknown;
+}
+interface ErrorAnswer {
+  error?: string;
+  details?: ValidationDetail[];
+}
+interface ProjectAnswer {
+  id: string;
+  name: string;
+  teamId: string | null;
+  createdAt: string;
+}
+interface ProjectCreatedAnswer {
+  project: ProjectAnswer;
+  apiKey: string;
+}
+interface KeyCreatedAnswer {
+  key: { id: string; prefix: string | null; name: string | null };
+  apiKey: string;
+}
+interface WebhookAnswer {
+  id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  secret?: string;
+}
+interface DeliveryAnswer {
+  createdAt: string;
+  webhookId: string;
+  event: string;
+  status: string;
+  attempts: number;
+  responseCode: number | null;
+  error: string | null;
+}
+interface AlertRuleAnswer {
+  id: string;
+  name: string;
+  kind: string;
+  threshold: number | null;
+  windowMinutes: number;
+  enabled: boolean;
+}
+interface ListAnswer<T> {
+  items: T[];
+}
+interface ArtifactAnswer {
+  artifact: { size: number };
+  replaced: boolean;
+}
+
 /** Rows as an aligned text table, a header line first; a cell is cut to `max` characters. */
-function table(rows: Record<string, unknown>[], columns: [string, (r: any) => unknown][], max = 60): string {
+function table<T>(rows: T[], columns: [string, (r: T) => unknown][], max = 60): string {
   if (!rows.length) return '(none)';
   const cell = (v: unknown) => {
     const t = v === null || v === undefined || v === '' ? '-' : Array.isArray(v) ? v.join(',') || '-' : String(v);
     const line = t.replace(/\s+/g, ' ');
     return line.length > max ? `${line.slice(0, max - 1)}…` : line;
   };
+  const header = columns.map(([h]) => h);
   const cells = rows.map((r) => columns.map(([, f]) => cell(f(r))));
-  const widths = columns.map(([h], i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!))).join('  ');
-  return [line(columns.map(([h]) => h)), ...cells.map(line)].join('\n');
+  const widths = header.map((h, i) => cells.reduce((w, row) => Math.max(w, row[i]?.length ?? 0), h.length));
+  const line = (c: string[]) => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i] ?? 0))).join('  ');
+  return [line(header), ...cells.map(line)].join('\n');
 }
 
 /** One object as "field: value" lines (nested values as compact JSON). */
@@ -132,7 +189,7 @@ async function request(
   base: string,
   url: string,
   init: RequestInit,
-): Promise<{ res: Response; json: any; text: string }> {
+): Promise<{ res: Response; json: unknown; text: string }> {
   let res: Response;
   try {
     res = await fetch(url, init);
@@ -140,7 +197,7 @@ async function request(
     return fail(`Cannot reach the service at ${base}: ${(err as Error).message}. Is it running (npm start)?`);
   }
   const text = await res.text();
-  let json: any;
+  let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
@@ -385,7 +442,7 @@ async function main() {
   // A project created with --owner/--team is given to that team in a second request.
   const team = cmd === 'projects create' ? teamChange() : null;
   if (res.ok && team) {
-    const created = json;
+    const created = json as ProjectCreatedAnswer;
     ({ res, json, text } = await call('PATCH', `/api/projects/${created.project.id}`, team));
     if (res.ok) json = { ...created, project: json };
     else
@@ -396,26 +453,28 @@ async function main() {
   if (values.json) {
     console.log(JSON.stringify(json, null, 2));
   } else if (!res.ok) {
-    console.error(plainError(res.status, String(json.error ?? text)));
-    // The validator's details say which field and why; a bare "Validation failed" does not.
-    for (const d of Array.isArray(json.details) ? json.details : []) console.error(`  ${describeDetail(d)}`);
+    printError(res, json, text);
   } else if (cmd === 'projects create') {
-    console.log(`Project ${json.project.name} (${json.project.id})\nAPI key (shown once, keep it): ${json.apiKey}`);
-    if (!json.project.teamId) {
+    const { project, apiKey } = json as ProjectCreatedAnswer;
+    console.log(`Project ${project.name} (${project.id})\nAPI key (shown once, keep it): ${apiKey}`);
+    if (!project.teamId) {
       // Without a team no dashboard user sees the project, and its alert links open nothing.
       console.log(
         `\nIt belongs to no team yet, so no one sees it in the dashboard. Give it to yours:\n` +
-          `  npm run cli -- projects set-team --project ${json.project.id} --owner you@example.com`,
+          `  npm run cli -- projects set-team --project ${project.id} --owner you@example.com`,
       );
     }
   } else if (cmd === 'projects set-team' || cmd === 'projects rename') {
-    console.log(`Project ${json.name} (${json.id})${json.teamId ? `, team ${json.teamId}` : ', no team'}`);
+    const project = json as ProjectAnswer;
+    console.log(`Project ${project.name} (${project.id})${project.teamId ? `, team ${project.teamId}` : ', no team'}`);
   } else if (cmd === 'keys create') {
+    const { key, apiKey } = json as KeyCreatedAnswer;
     console.log(
-      `Key ${json.key.prefix}… ${json.key.name ? `"${json.key.name}" ` : ''}(${json.key.id})\nAPI key (shown once, keep it): ${json.apiKey}`,
+      `Key ${key.prefix}… ${key.name ? `"${key.name}" ` : ''}(${key.id})\nAPI key (shown once, keep it): ${apiKey}`,
     );
   } else if (cmd === 'webhooks create') {
-    console.log(`Webhook ${json.url} (${json.id})\nSigning secret (shown once, keep it): ${json.secret}`);
+    const hook = json as WebhookAnswer;
+    console.log(`Webhook ${hook.url} (${hook.id})\nSigning secret (shown once, keep it): ${hook.secret}`);
   } else if (method === 'DELETE') {
     console.log(`Deleted ${arg}`);
   } else if (cmd === 'keys deactivate') {
@@ -426,7 +485,18 @@ async function main() {
   if (!res.ok) process.exit(1);
 }
 
-const ruleLine = (r: any) => {
+/** A refusal on stderr: the error as a sentence, then the validator's details, which say which field and why. */
+function printError(res: Response, json: unknown, text: string, what = ''): void {
+  const answer = (json ?? {}) as ErrorAnswer;
+  console.error(
+    what
+      ? `Error ${res.status} ${what}: ${answer.error ?? text}`
+      : plainError(res.status, String(answer.error ?? text)),
+  );
+  for (const d of Array.isArray(answer.details) ? answer.details : []) console.error(`  ${describeDetail(d)}`);
+}
+
+const ruleLine = (r: AlertRuleAnswer) => {
   const when =
     r.kind === 'spike'
       ? `>= ${r.threshold} occurrences`
@@ -437,28 +507,30 @@ const ruleLine = (r: any) => {
 };
 
 /** A successful answer as a person reads it: a table for a list, "field: value" lines for one thing. */
-function human(cmd: string, json: any): string {
+function human(cmd: string, json: unknown): string {
   switch (cmd) {
     case 'projects list':
-      return table(json.items, [
+      return table((json as ListAnswer<ProjectAnswer>).items, [
         ['ID', (p) => p.id],
         ['NAME', (p) => p.name],
         ['TEAM', (p) => p.teamId ?? 'none'],
         ['CREATED', (p) => p.createdAt],
       ]);
     case 'alert-rules list':
-      return table(json.items, [
+      return table((json as ListAnswer<AlertRuleAnswer>).items, [
         ['ID', (r) => r.id],
         ['NAME', (r) => r.name],
         ['FIRES WHEN', ruleLine],
         ['ON', (r) => (r.enabled ? 'yes' : 'no')],
       ]);
     case 'alert-rules create':
-    case 'alert-rules update':
-      return `Rule "${json.name}" (${json.id}): ${ruleLine(json)}${json.enabled ? '' : ', off'}`;
+    case 'alert-rules update': {
+      const rule = json as AlertRuleAnswer;
+      return `Rule "${rule.name}" (${rule.id}): ${ruleLine(rule)}${rule.enabled ? '' : ', off'}`;
+    }
     case 'webhooks list':
       return table(
-        json.items,
+        (json as ListAnswer<WebhookAnswer>).items,
         [
           ['ID', (w) => w.id],
           ['URL', (w) => w.url],
@@ -468,7 +540,7 @@ function human(cmd: string, json: any): string {
         80,
       );
     case 'webhooks deliveries':
-      return table(json.items, [
+      return table((json as ListAnswer<DeliveryAnswer>).items, [
         ['CREATED', (d) => d.createdAt],
         ['WEBHOOK', (d) => d.webhookId],
         ['EVENT', (d) => d.event],
@@ -479,13 +551,15 @@ function human(cmd: string, json: any): string {
       ]);
     case 'webhooks test':
       return (
-        `Test delivery ${json.deliveryId} queued: \`npm run cli -- webhooks deliveries --project …\` ` +
+        `Test delivery ${(json as { deliveryId: string }).deliveryId} queued: \`npm run cli -- webhooks deliveries --project …\` ` +
         'shows how it went'
       );
-    case 'crash-groups set-status':
-      return `Crash group ${json.id}: ${json.status}`;
+    case 'crash-groups set-status': {
+      const group = json as { id: string; status: string };
+      return `Crash group ${group.id}: ${group.status}`;
+    }
     default:
-      return fields(json);
+      return fields(json as Record<string, unknown>);
   }
 }
 
@@ -552,7 +626,7 @@ async function uploadArtifacts(
     const url = `${base}/api/projects/${encodeURIComponent(project)}/releases/${encodeURIComponent(release)}/artifacts?name=${encodeURIComponent(f.name)}&kind=${f.kind}`;
     const {
       res,
-      json: body,
+      json: answer,
       text,
     } = await request(base, url, {
       method: 'POST',
@@ -564,10 +638,10 @@ async function uploadArtifacts(
       body: zlib.gzipSync(content),
     });
     if (!res.ok) {
-      console.error(`Error ${res.status} uploading ${f.file} as ${f.name}: ${body.error ?? text}`);
-      for (const d of Array.isArray(body.details) ? body.details : []) console.error(`  ${describeDetail(d)}`);
+      printError(res, answer, text, `uploading ${f.file} as ${f.name}`);
       process.exit(1);
     }
+    const body = answer as ArtifactAnswer;
     results.push(body.artifact);
     if (!json)
       console.log(`${body.replaced ? 'Replaced' : 'Uploaded'} ${f.kind} ${f.name} (${body.artifact.size} bytes)`);

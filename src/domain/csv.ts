@@ -63,8 +63,9 @@ export function neutraliseFormula(text: string): string {
 
 /** The same rule as an RE2 pattern, for ClickHouse's `match` (every character as `\x{…}`). */
 export function formulaPatternRe2(): string {
+  // Every listed character is one UTF-16 code unit, so its code unit is its code point.
   const cls = (chars: readonly string[]) =>
-    `[${chars.map((c) => `\\x{${c.codePointAt(0)!.toString(16).toUpperCase()}}`).join('')}]`;
+    `[${chars.map((c) => `\\x{${c.charCodeAt(0).toString(16).toUpperCase()}}`).join('')}]`;
   return `^${cls(FORMULA_PREFIX)}*${cls(FORMULA_START)}`;
 }
 

@@ -47,7 +47,7 @@ const DEFAULT_PART = /^\{\{\s*default\s*\}\}$/;
 function failure(p: string): Int32Array {
   const f = new Int32Array(p.length);
   for (let i = 1, k = 0; i < p.length; i++) {
-    while (k > 0 && p[i] !== p[k]) k = f[k - 1]!;
+    while (k > 0 && p[i] !== p[k]) k = f[k - 1] ?? 0;
     if (p[i] === p[k]) k++;
     f[i] = k;
   }
@@ -58,7 +58,7 @@ function failure(p: string): Int32Array {
 function findIn(text: string, lit: string, from: number, to: number): number {
   const f = failure(lit);
   for (let i = from, k = 0; i < to; i++) {
-    while (k > 0 && text[i] !== lit[k]) k = f[k - 1]!;
+    while (k > 0 && text[i] !== lit[k]) k = f[k - 1] ?? 0;
     if (text[i] === lit[k]) k++;
     if (k === lit.length) return i + 1;
   }
@@ -73,14 +73,13 @@ function findIn(text: string, lit: string, from: number, to: number): number {
  */
 export function globMatch(pattern: string, text: string): boolean {
   const parts = pattern.split('*');
+  const first = parts[0] ?? '';
+  const last = parts.at(-1) ?? '';
   if (parts.length === 1) return pattern === text;
-  const first = parts[0]!;
-  const last = parts[parts.length - 1]!;
   if (first.length + last.length > text.length || !text.startsWith(first) || !text.endsWith(last)) return false;
   let at = first.length;
   const end = text.length - last.length;
-  for (let i = 1; i < parts.length - 1; i++) {
-    const lit = parts[i]!;
+  for (const lit of parts.slice(1, -1)) {
     if (lit.length === 0) continue;
     const found = findIn(text, lit, at, end);
     if (found < 0) return false;

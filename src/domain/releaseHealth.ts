@@ -132,7 +132,13 @@ export function significantlyWorse(current: Interval | null, previous: Interval 
  */
 export function previousVersions(versions: readonly string[]): Map<string, string> {
   const sorted = [...new Set(versions.filter((v) => v !== ''))].sort(compareVersions);
-  return new Map(sorted.slice(1).map((v, i) => [v, sorted[i]!]));
+  const previous = new Map<string, string>();
+  let before: string | undefined;
+  for (const v of sorted) {
+    if (before !== undefined) previous.set(v, before);
+    before = v;
+  }
+  return previous;
 }
 
 /**

@@ -67,8 +67,8 @@ export function adminAuth(adminToken: string) {
 
 /** Whether an `Authorization` header carries `Bearer <expected>`, compared in constant time. */
 export function bearerMatches(header: string | undefined, expected: string): boolean {
-  const m = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return m !== null && timingSafeEqual(digest(m[1]!), digest(expected));
+  const token = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
+  return token !== undefined && timingSafeEqual(digest(token), digest(expected));
 }
 
 /** onRequest hook of /metrics: with METRICS_TOKEN set, its bearer token; without, open (keep the port private). */

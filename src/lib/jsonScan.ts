@@ -18,8 +18,8 @@ const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0
 /** The first byte that is not JSON whitespace (a UTF-8 BOM skipped), or -1. */
 export function firstByte(buf: Uint8Array): number {
   let i = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
-  while (i < buf.length && isSpace(buf[i]!)) i++;
-  return i < buf.length ? buf[i]! : -1;
+  while (i < buf.length && isSpace(buf[i] ?? 0)) i++;
+  return buf[i] ?? -1;
 }
 
 /** Index of the quote that closes the string whose opening quote is at `open`; -1 if none. */
@@ -47,7 +47,7 @@ export function topLevelArrayExceeds(buf: Uint8Array, key: string, max: number):
   let inTarget = false;
   let commas = 0;
   for (let i = 0; i < buf.length; i++) {
-    const b = buf[i]!;
+    const b = buf[i] ?? 0; // i < buf.length: never the fallback
     if (b === QUOTE) {
       const end = stringEnd(buf, i);
       if (end < 0) return false;
@@ -115,16 +115,14 @@ export function nonFinitePaths(root: unknown, limit = 100): string[] {
   const out: string[] = [];
   const esc = (k: string) => k.replaceAll('~', '~0').replaceAll('/', '~1');
   const stack: [unknown, string][] = [[root, '']];
-  while (stack.length && out.length < limit) {
-    const [v, path] = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined && out.length < limit; top = stack.pop()) {
+    const [v, path] = top;
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) out.push(path || '/');
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}/${i}`]);
     } else if (v !== null && typeof v === 'object') {
-      const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--)
-        stack.push([(v as Record<string, unknown>)[keys[i]!], `${path}/${esc(keys[i]!)}`]);
+      for (const k of Object.keys(v).reverse()) stack.push([(v as Record<string, unknown>)[k], `${path}/${esc(k)}`]);
     }
   }
   return out;
@@ -140,7 +138,7 @@ export function jsonShape(buf: Uint8Array): { containers: number; values: number
   let containers = 0;
   let values = 0;
   for (let i = 0; i < buf.length; i++) {
-    const b = buf[i]!;
+    const b = buf[i] ?? 0; // i < buf.length: never the fallback
     if (b === QUOTE) {
       const end = stringEnd(buf, i);
       if (end < 0) break;

@@ -129,11 +129,13 @@ export class CrashPipeline {
   async runBatch(records: readonly SpooledRecord[]): Promise<{ refused: Refused[] }> {
     const refused: Refused[] = [];
     let retry: StepError | undefined;
-    let next = 0;
+    const queue = records.values();
     const lane = async () => {
       // A retryable failure stops new records from starting; those in flight finish first.
-      while (retry === undefined && next < records.length) {
-        const r = records[next++]!;
+      while (retry === undefined) {
+        const taken = queue.next();
+        if (taken.done) return;
+        const r = taken.value;
         try {
           await this.one(r);
         } catch (err) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import { isoTime } from '../lib/time.ts';
+import { present } from '../lib/invariant.ts';
 
 export interface User {
   id: string;
@@ -255,7 +256,7 @@ export function accountsRepo(db: Postgres, keys: SuspensionKeys) {
          RETURNING ${INVITATION_COLUMNS}`,
         [randomUUID(), teamId, email, invitedBy],
       );
-      return toInvitation(r.rows[0]!);
+      return toInvitation(present(r.rows[0], 'the invitation row of INSERT … ON CONFLICT DO UPDATE RETURNING'));
     },
 
     /** A team's pending invitations (for its owner). */

@@ -255,7 +255,13 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     if (groups.length === 0) return new Map();
     const scope = scopeOf(only);
     const aliases: KeyAliases = { from: [], to: [] };
-    for (const keys of groups) for (const k of keys.slice(1)) aliases.from.push(k), aliases.to.push(keys[0]!);
+    for (const [key, ...older] of groups) {
+      if (key === undefined) continue; // a group without keys has nothing to alias
+      for (const k of older) {
+        aliases.from.push(k);
+        aliases.to.push(key);
+      }
+    }
     // uniqExact(id), not count(): a retried report is a second physical row until a merge.
     // Duplicates are identical rows, so min, max and argMax need no FINAL.
     const rows = await ch.query<{
@@ -325,7 +331,8 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
 
     /** The app versions a group has had so far: what resolving it snapshots. */
     async versionsOf(projectId: string, keys: string[]): Promise<string[]> {
-      return (await factsOf(projectId, [keys])).get(keys[0]!)?.versions ?? [];
+      const [key] = keys;
+      return key === undefined ? [] : ((await factsOf(projectId, [keys])).get(key)?.versions ?? []);
     },
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */

@@ -3,6 +3,7 @@ import { InsertBatcher, INGEST_BATCH, RowsRefusedError, type QueueBudget } from 
 import type { Spool, SpoolSink } from '../stores/spool/spool.ts';
 import { payloadOf } from '../stores/spool/records.ts';
 import { ingestLineChunks, reserialisedLine } from './ingestLines.ts';
+import { present } from '../lib/invariant.ts';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -55,12 +56,11 @@ function spoolSink(writer: InsertBatcher): SpoolSink {
   const insert = async <T>(items: T[], line: (t: T) => readonly Buffer[], rows: (t: T) => number) => {
     const outcomes = await Promise.allSettled(writer.addAll(items.map((t) => ({ chunks: line(t), rows: rows(t) }))));
     const refused: { item: T; error: unknown }[] = [];
-    items.forEach((item, i) => {
-      const o = outcomes[i];
-      if (o?.status !== 'rejected') return;
+    for (const [i, o] of outcomes.entries()) {
+      if (o.status === 'fulfilled') continue;
       if (!(o.reason instanceof RowsRefusedError)) throw o.reason;
-      refused.push({ item, error: o.reason });
-    });
+      refused.push({ item: present(items[i], `spooled item ${i} (one outcome per item)`), error: o.reason });
+    }
     return refused;
   };
   return async (records) => {

@@ -1,4 +1,5 @@
 import type { Postgres } from '../stores/postgres/port.ts';
+import { present } from '../lib/invariant.ts';
 
 /** The Postgres `mail_log` table: every email the service sends, for the daily caps. */
 const TABLE = 'mail_log';
@@ -30,7 +31,7 @@ export function mailLogRepo(db: Postgres) {
                   (SELECT count(*) FROM ${TABLE} WHERE $2::uuid IS NOT NULL AND account_id = $2::uuid AND sent_at > now() - interval '1 day') AS by_account`,
           [recipient, accountId],
         );
-        const row = r.rows[0]!;
+        const row = present(r.rows[0], 'the counts row of a SELECT with no FROM');
         if (Number(row.by_address) >= caps.perAddress) return false;
         if (accountId !== null && Number(row.by_account) >= caps.perAccount) return false;
         await q.query(`INSERT INTO ${TABLE} (kind, recipient, account_id) VALUES ($1, $2, $3)`, [

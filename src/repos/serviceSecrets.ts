@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
+import { present } from '../lib/invariant.ts';
 
 /** The Postgres `service_secrets` table: keys the service makes for itself, one per name. */
 const TABLE = 'service_secrets';
@@ -14,5 +15,5 @@ export async function serviceSecret(q: Queryable, name: string): Promise<string>
     randomBytes(32).toString('base64url'),
   ]);
   const r = await q.query<{ value: string }>(`SELECT value FROM ${TABLE} WHERE name = $1`, [name]);
-  return r.rows[0]!.value;
+  return present(r.rows[0], `service secret ${name}, inserted just before`).value;
 }

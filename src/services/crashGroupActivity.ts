@@ -6,6 +6,7 @@ import type { CrashOccurrencesRepo } from '../repos/crashOccurrences.ts';
 import type { Actor, CrashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import type { AccountsRepo } from '../repos/accounts.ts';
 import type { ProjectsRepo } from '../repos/projects.ts';
+import { present } from '../lib/invariant.ts';
 
 export const MAX_COMMENT_CHARS = 4000;
 
@@ -82,7 +83,8 @@ export function crashGroupActivityService(d: {
     async activity(projectId: string, groupId: string, range: ActivityRange) {
       const row = await groupRow(projectId, groupId);
       const starts = buckets(range, now());
-      const a = await d.occurrences.activity(projectId, storageKeys(row), starts[0]!, ACTIVITY_RANGES[range].bucketMs);
+      const from = present(starts[0], `the first ${range} activity bucket`);
+      const a = await d.occurrences.activity(projectId, storageKeys(row), from, ACTIVITY_RANGES[range].bucketMs);
       return {
         range,
         badge: await badge(projectId, row),

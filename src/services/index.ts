@@ -122,7 +122,7 @@ export function createServices(
     crashedSession: releases.crashed,
   });
   const notifyNewGroup = () => {
-    for (const f of wakeups) f();
+    for (const wake of wakeups) wake();
   };
   // With the spool, crash reports are recorded by the pipeline's loader, not inside the request.
   const crashPipeline = config.crashPipeline

@@ -29,7 +29,10 @@ export class SessionTouches {
 
   mark(projectId: string, sessionId: string): void {
     let set = this.dirty.get(projectId);
-    if (!set) this.dirty.set(projectId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.dirty.set(projectId, set);
+    }
     if (set.has(sessionId)) return;
     set.add(sessionId);
     this.size++;
@@ -55,7 +58,7 @@ export class SessionTouches {
               { err: loggableError(err), project: projectId, marks: part.length },
               'updatedAt stamps not written; kept for the next round',
             );
-            part.forEach((id) => this.mark(projectId, id));
+            for (const id of part) this.mark(projectId, id);
           });
         }
       }

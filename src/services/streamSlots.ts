@@ -44,7 +44,7 @@ export class StreamSlots {
   async acquire(projectId: string): Promise<(() => void) | null> {
     const n = this.active.get(projectId) ?? 0;
     if (n >= this.max) return null;
-    const shared = this.redis ? await this.acquireShared(projectId) : undefined;
+    const shared = this.redis ? await this.acquireShared(this.redis, projectId) : undefined;
     if (shared === null) return null;
     this.active.set(projectId, (this.active.get(projectId) ?? 0) + 1);
     let released = false;
@@ -67,8 +67,7 @@ export class StreamSlots {
    * The shared slot: its release, null when every slot is taken, undefined when Redis did not
    * answer (then only this process's count applies, as the rate limiter falls back).
    */
-  private async acquireShared(projectId: string): Promise<(() => void) | null | undefined> {
-    const redis = this.redis!;
+  private async acquireShared(redis: Redis, projectId: string): Promise<(() => void) | null | undefined> {
     const key = `${this.keyPrefix}:streams:${projectId}`;
     const slot = randomUUID();
     try {

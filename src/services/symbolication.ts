@@ -138,9 +138,9 @@ export function symbolicationService(
       const name = mapNameFor(path, refs, () => ref);
       const art = name ? refs.find((a) => a.kind === 'sourcemap' && a.name === name) : undefined;
       const p = art ? await loaded(art) : null;
-      if (p?.kind === 'map') {
+      if (art && p?.kind === 'map') {
         maps.set(path, p.map);
-        used.add(art!.name);
+        used.add(art.name);
       }
     }
     return { maps, used };
@@ -165,7 +165,7 @@ export function symbolicationService(
     const proguardRef = refs.find((a) => a.kind === 'proguard');
     const proguard = proguardRef ? await loaded(proguardRef) : null;
     const { maps, used } = await jsMaps(refs, stack, loaded);
-    if (proguard?.kind === 'proguard') used.add(proguardRef!.name);
+    if (proguardRef && proguard?.kind === 'proguard') used.add(proguardRef.name);
     const flagged = unreadable.length > 0 ? { unreadable } : {};
     if (maps.size === 0 && proguard?.kind !== 'proguard') return { ...unchanged, ...flagged };
     try {

@@ -58,8 +58,7 @@ export function setOwnerOnlyUmask(): void {
 /** Every file under `dir` made 0600 and every directory 0700 where group or others had access. */
 export function tightenModes(dir: string): void {
   const stack = [dir];
-  while (stack.length) {
-    const d = stack.pop()!;
+  for (let d = stack.pop(); d !== undefined; d = stack.pop()) {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isSymbolicLink()) continue;

@@ -108,15 +108,15 @@ export function crashAlertJob(d: CrashAlertDeps) {
     // The AI is asked only by a job that holds its project's alert slot and fits the project's
     // daily budget: a burst of new groups (a digest), a project with no recipients, or a spent
     // budget get the deterministic summary, so a crash flood cannot become a flood of model calls.
-    let summary = src.summary;
-    let source = src.summarySource ?? '';
-    const ensureSummary = async (ai: boolean) => {
-      if (summary !== null) return;
+    let stored = src.summary === null ? null : { summary: src.summary, source: src.summarySource ?? '' };
+    const ensureSummary = async (ai: boolean): Promise<{ summary: string; source: string }> => {
+      if (stored !== null) return stored;
       const made =
         ai && (await d.aiBudget(src.projectId))
           ? await d.summarize(src)
           : { summary: deterministicSummary(src), source: DETERMINISTIC_SOURCE };
-      ({ summary, source } = await d.crashes.storeSummary(src.groupId, made.summary, made.source));
+      stored = await d.crashes.storeSummary(src.groupId, made.summary, made.source);
+      return stored;
     };
 
     if (job.sentAt) {
@@ -128,8 +128,7 @@ export function crashAlertJob(d: CrashAlertDeps) {
       return { note: 'sent in a digest with other new groups of the project' };
     }
     const audience = await d.crashes.audience(src.projectId, d.config.alertEmailTo);
-    const to = audience?.to ?? [];
-    if (!to.length) {
+    if (!audience?.to.length) {
       await ensureSummary(false);
       return {
         note: 'no recipients: no confirmed address on the project list, no team members, no ALERT_EMAIL_TO (or all unsubscribed); nothing sent',
@@ -143,16 +142,12 @@ export function crashAlertJob(d: CrashAlertDeps) {
     const waiting = await d.outbox.unsentAlerts(src.projectId, 1000);
     const others = waiting.filter((w) => w.id !== job.id);
 
-    const ownerId = audience?.ownerId ?? null;
     const sendEach = (mail: RenderedEmail, headers: Record<string, string>) =>
-      sendToEach(d, { projectId: src.projectId, ownerId, to, headers }, mail);
+      sendToEach(d, { projectId: src.projectId, ownerId: audience.ownerId, to: audience.to, headers }, mail);
 
     if (others.length === 0) {
-      await ensureSummary(true);
-      const mail = renderCrashAlert(
-        { ...src, summary: summary ?? deterministicSummary(src), summarySource: source },
-        d.config.publicUrl,
-      );
+      const { summary, source } = await ensureSummary(true);
+      const mail = renderCrashAlert({ ...src, summary, summarySource: source }, d.config.publicUrl);
       const how = await sendEach(mail, {
         'X-Flightrec-Project': src.projectId,
         'X-Flightrec-Crash-Group': src.groupId,

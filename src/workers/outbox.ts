@@ -3,6 +3,7 @@ import { afterFailure, type BackoffPolicy } from '../domain/outboxBackoff.ts';
 import type { WorkerLog } from './log.ts';
 import { loggableError } from '../lib/log.ts';
 import { DeferJobError, PermanentJobError } from '../pipeline/errors.ts';
+import { present } from '../lib/invariant.ts';
 
 /** Runs one job; its note is stored with the outcome (e.g. why nothing was sent). */
 export type JobHandler = (job: OutboxJob) => Promise<{ note?: string | null } | undefined>;
@@ -133,9 +134,7 @@ export class OutboxWorker {
           : [];
         const laneOf = new Map(pick.map((c) => [c.id, c]));
         for (const job of jobs) {
-          const head = laneOf.get(job.id);
-          // A claimed id is always one of the picked heads; a job that is not is left to its lease.
-          if (!head) continue;
+          const head = present(laneOf.get(job.id), `the candidate of claimed job ${job.id}`);
           lanes.add(head.lane);
           if (head.webhookId) projectHooks.set(head.projectId, (projectHooks.get(head.projectId) ?? 0) + 1);
           const run = this.runJob(job).finally(() => {

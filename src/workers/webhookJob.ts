@@ -31,10 +31,10 @@ const publicOnly: LookupFunction = (hostname, options, callback) => {
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, '', 0);
     const ok = addresses.filter((a) => !isPrivateAddress(a.address));
-    if (!ok.length) return callback(refuse(addresses[0]?.address ?? hostname), '', 0);
-    if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, ok);
     const [first] = ok;
-    if (first) callback(null, first.address, first.family);
+    if (!first) return callback(refuse(addresses[0]?.address ?? hostname), '', 0);
+    if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, ok);
+    callback(null, first.address, first.family);
   });
 };
 

@@ -70,7 +70,10 @@ export function scoreCorpus(pairs: CorpusPair[], key: (c: CorpusCase) => string)
   const keys = new Map<string, string>();
   const k = (c: CorpusCase) => {
     let v = keys.get(c.id);
-    if (v === undefined) keys.set(c.id, (v = key(c)));
+    if (v === undefined) {
+      v = key(c);
+      keys.set(c.id, v);
+    }
     return v;
   };
   const s: CorpusScore = {

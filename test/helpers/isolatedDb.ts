@@ -4,7 +4,8 @@ import { createDatabase, dropDatabase } from '../../scripts/databases.ts';
 
 // The server DATABASE_URL named when the run began: a file's own database is made beside it,
 // even in a worker process that ran another file before (vitest may reuse one).
-const base = (process.env.FLIGHTREC_TEST_SERVER_DATABASE_URL ??= process.env.DATABASE_URL);
+process.env.FLIGHTREC_TEST_SERVER_DATABASE_URL ??= process.env.DATABASE_URL;
+const base = process.env.FLIGHTREC_TEST_SERVER_DATABASE_URL;
 
 /** With DATABASE_URL set, a fresh database on the same server; test/setupDatabase.ts gives each file one. */
 export async function isolatedDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {

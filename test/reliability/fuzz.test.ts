@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import type { LightMyRequestResponse } from 'fastify';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { randomUUID } from 'node:crypto';
@@ -8,7 +9,16 @@ import * as P from '../helpers/payloads.ts';
 import { crashOccurrenceId, type CrashPayload } from '../../src/domain/crashGrouping.ts';
 import { eventId } from '../../src/domain/ids.ts';
 import { sanitizeStrings } from '../../src/http/sanitize.ts';
-import { hostileValue, materialise, mutate, queryString, textMutation, validBody, wholeBodies } from './hostile.ts';
+import {
+  hostileValue,
+  materialise,
+  mutate,
+  mutation,
+  queryString,
+  textMutation,
+  validBody,
+  wholeBodies,
+} from './hostile.ts';
 
 // Issue 6, item 4: generated and mutated bodies, headers and query strings on every route. Never
 // a 5xx, always a JSON error of the contract's shape, nothing stored from a rejected request,
@@ -85,11 +95,7 @@ const requestArb = fc.record({
   route: fc.nat({ max: ROUTES.length - 1 }),
   sid: fc.nat({ max: 5 }), // 4 = an unknown session, 5 = another project's-looking random id
   bodyKind: fc.constantFrom('mutated', 'mutated', 'mutated', 'mutated2', 'text', 'whole', 'json', 'valid'),
-  m1: fc.record({
-    kind: fc.constantFrom('set', 'set', 'set', 'delete', 'wrap', 'stringify-field', 'set-all-strings'),
-    pick: fc.nat(),
-    value: hostileValue,
-  }),
+  m1: mutation,
   m2: fc.record({ kind: fc.constantFrom('set', 'delete', 'set-all-strings'), pick: fc.nat(), value: hostileValue }),
   text: textMutation,
   whole: wholeBodies,
@@ -167,7 +173,7 @@ describe('hostile input', () => {
     console.log(`fuzz: seed ${SEED}, ${CASES} cases (FUZZ_SEED=${SEED} FUZZ_CASES=${CASES} replays them)`);
     const fresh = (): Accepted => ({ sessions: new Set(), events: new Set(), network: new Set(), crashes: new Set() });
     const acceptedBy = { fuzz: fresh(), other: fresh() };
-    sessions.forEach((sid) => acceptedBy.fuzz.sessions.add(sid));
+    for (const sid of sessions) acceptedBy.fuzz.sessions.add(sid);
     const stats = {
       cases: 0,
       byStatus: {} as Record<number, number>,
@@ -219,7 +225,7 @@ describe('hostile input', () => {
       const method = c.method || route.method;
       const url =
         route.path(sid) + c.pathSuffix + (route.path(sid).includes('?') ? c.query.replace(/^\?/, '&') : c.query);
-      let r;
+      let r: LightMyRequestResponse;
       try {
         r = await s.app.inject({
           method: method as 'GET',

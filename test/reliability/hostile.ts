@@ -39,6 +39,7 @@ const WEIRD = [
   '../../etc/passwd',
   '%00',
   '<script>alert(1)</script>',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a Log4Shell lookup, literally, is the hostile value
   '${jndi:ldap://x}',
   '',
 ];
@@ -97,8 +98,9 @@ type Json = unknown;
 
 function paths(v: Json, prefix: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
   out.push(prefix);
-  if (Array.isArray(v)) v.slice(0, 5).forEach((x, i) => paths(x, [...prefix, i], out));
-  else if (v && typeof v === 'object')
+  if (Array.isArray(v)) {
+    for (const [i, x] of v.slice(0, 5).entries()) paths(x, [...prefix, i], out);
+  } else if (v && typeof v === 'object')
     for (const k of Object.keys(v)) paths((v as Record<string, Json>)[k], [...prefix, k], out);
   return out;
 }
@@ -153,7 +155,7 @@ export interface Mutation {
 }
 
 /** Object-level mutations: a field replaced by a hostile value, removed, or the body wrapped. */
-const mutation: fc.Arbitrary<{ kind: string; pick: number; value: unknown }> = fc.record({
+export const mutation: fc.Arbitrary<{ kind: string; pick: number; value: unknown }> = fc.record({
   kind: fc.constantFrom('set', 'set', 'set', 'delete', 'wrap', 'stringify-field', 'set-all-strings'),
   pick: fc.nat(),
   value: hostileValue,

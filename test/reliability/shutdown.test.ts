@@ -64,7 +64,7 @@ describe('graceful shutdown', () => {
       const t0 = Date.now();
       const exited = svc.stop('SIGTERM');
       await sleep(300);
-      inflight.forEach((r) => r.finish());
+      for (const r of inflight) r.finish();
       const answers = await Promise.all(inflight.map((r) => r.answer));
       const exit = await exited;
       const answered: Record<string, number> = {};

@@ -140,7 +140,8 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     await redis.stop();
     const t0 = Date.now();
     while (Date.now() - t0 < 3000) {
-      for (const r of await Promise.all(round(sid, (seq += 3)))) codes.push(r.statusCode);
+      seq += 3;
+      for (const r of await Promise.all(round(sid, seq))) codes.push(r.statusCode);
       const limited = await post('/ingest/session', P.sessionStart());
       codes.push(limited.statusCode);
       expect(Number(limited.headers['ratelimit-remaining'])).toBeLessThan(1_000_000); // the in-process limiter counts
@@ -153,7 +154,8 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     back.on('error', () => {});
     let keys: string[] = [];
     for (let i = 0; i < 60 && keys.length === 0; i++) {
-      const r = await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, (seq += 3))] });
+      seq += 3;
+      const r = await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, seq)] });
       expect(r.statusCode).toBe(201);
       keys = await back.keys(`${s.svc.config.redisKeyPrefix}:rl:ingest*`);
       if (!keys.length) await sleep(250);

@@ -118,9 +118,8 @@ export function groupActivity(projectId, groupId) {
           ' · last release seen: ',
           h('strong', r.lastRelease ?? '—'),
         );
-        tabs
-          .querySelectorAll('button')
-          .forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.range === range)));
+        for (const b of tabs.querySelectorAll('button'))
+          b.setAttribute('aria-pressed', String(b.dataset.range === range));
         return activityChart(r);
       },
       'Loading the chart…',

@@ -408,7 +408,7 @@ function stackBlock(latest) {
           show(v);
           pre.dataset.view = v;
           pre.setAttribute('aria-label', v === 'raw' ? 'Stack trace, raw as sent' : 'Stack trace, symbolicated');
-          buttons.forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.show === v)));
+          for (const b of buttons) b.setAttribute('aria-pressed', String(b.dataset.show === v));
         },
       },
       label,

@@ -8,6 +8,7 @@
  */
 import { MAX_LINE_CHARS, normaliseFrame } from '../stackNormalise.ts';
 import { isAppFrame, type FrameKind } from './systemFrames.ts';
+import { present } from '../../lib/invariant.ts';
 
 export interface Frame {
   kind: FrameKind;
@@ -251,7 +252,7 @@ function parseApple(s: string, inApp: readonly string[]): Frame | null {
   if (!m || m.index < i) return null;
   const image = s.slice(i, m.index).trim();
   if (image === '') return null;
-  let symbol = s.slice(m.index + 1 + m[1]!.length).trim();
+  let symbol = s.slice(m.index + 1 + present(m[1], 'Apple frame address group').length).trim();
   // atos and symbolicated reports: "sym (in Image) (File.swift:12)", "sym (File.swift:12) [inlined]".
   symbol = symbol
     .replace(/\s\[inlined\]$/, '')
@@ -282,9 +283,9 @@ const TOMBSTONE = /^#\d+\s+pc\s+([0-9a-f]+)\s+(\S+)(.*)$/i;
 function parseTombstone(s: string, inApp: readonly string[]): Frame | null {
   const m = TOMBSTONE.exec(s);
   if (!m) return null;
-  const path = m[2]!;
+  const path = present(m[2], 'tombstone path group');
   // After the path: "(offset 0x1000)", the symbol "(Cart::total()+120)" (parentheses inside), "(BuildId: …)".
-  const rest = m[3]!
+  const rest = present(m[3], 'tombstone rest group')
     .trim()
     .replace(/\s*\(BuildId: [^()]{0,200}\)$/, '')
     .replace(/^\(offset 0x[0-9a-f]+\)\s*/i, '');
@@ -295,7 +296,7 @@ function parseTombstone(s: string, inApp: readonly string[]): Frame | null {
     kind: 'native',
     module: image,
     function: fn,
-    line: fn ? null : parseInt(m[1]!, 16),
+    line: fn ? null : parseInt(present(m[1], 'tombstone pc group'), 16),
     column: null,
     inApp: isAppFrame('native', path, fn, inApp),
   };

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { normaliseMessage, normaliseStack, stackLines } from '../stackNormalise.ts';
 import { frameText, parseFrame, type Frame } from './frames.ts';
+import { present } from '../../lib/invariant.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -122,7 +123,7 @@ function crashReport(stack: string): { from: number; lines: string[]; exceptionT
   let exceptionType: string | null = null;
   for (const l of lines.slice(0, from)) {
     const m = EXCEPTION_TYPE.exec(l);
-    if (m) exceptionType = m[1]!.trim();
+    if (m) exceptionType = present(m[1], 'exception type group').trim();
   }
   return { from: from + 1, lines, exceptionType };
 }

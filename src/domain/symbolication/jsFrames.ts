@@ -4,6 +4,7 @@
  * and printed back in the same syntax once symbolicated.
  */
 import { MAX_LINE_CHARS } from '../stackNormalise.ts';
+import { present } from '../../lib/invariant.ts';
 
 export interface JsFrame {
   /**
@@ -95,14 +96,21 @@ export function parseJsFrame(line: string): JsFrame | null {
   if (!body.startsWith('at ')) {
     const r = RN_V8.exec(line);
     if (r)
-      return { style: 'rnv8', indent: r[1] ?? '', fn: r[2]!, file: r[3]!, line: Number(r[4]), column: Number(r[5]) };
+      return {
+        style: 'rnv8',
+        indent: r[1] ?? '',
+        fn: present(r[2], 'RN_V8 function group'),
+        file: present(r[3], 'RN_V8 file group'),
+        line: Number(r[4]),
+        column: Number(r[5]),
+      };
     const x = BARE.exec(line);
     if (x)
       return {
         style: 'bare',
         indent: x[1] ?? '',
         fn: null,
-        file: x[2]!,
+        file: present(x[2], 'BARE file group'),
         line: Number(x[3]),
         column: x[4] === undefined ? null : Number(x[4]),
       };

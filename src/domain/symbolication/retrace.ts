@@ -13,6 +13,7 @@
  *       void refresh() -> b                      (no line information)
  */
 import { MAX_LINE_CHARS } from '../stackNormalise.ts';
+import { present } from '../../lib/invariant.ts';
 
 interface MemberMapping {
   /** obfuscated line range, or null when the line has no range */
@@ -86,8 +87,8 @@ export function parseProguardMapping(text: string): ProguardMapping {
     }
     const c = CLASS_LINE.exec(line);
     if (c) {
-      current = { original: c[1]!, sourceFile: null, methods: new Map() };
-      classes.set(c[2]!, current);
+      current = { original: present(c[1], 'class mapping original name'), sourceFile: null, methods: new Map() };
+      classes.set(present(c[2], 'class mapping obfuscated name'), current);
       continue;
     }
     const m = METHOD_LINE.exec(line);
@@ -97,13 +98,14 @@ export function parseProguardMapping(text: string): ProguardMapping {
         from: num(m[1]),
         to: num(m[2]),
         className: m[3] ?? null,
-        method: m[4]!,
+        method: present(m[4], 'member mapping original name'),
         origFrom: num(m[5]),
         origTo: num(m[6]),
       };
-      const list = current.methods.get(m[7]!) ?? [];
+      const obfuscated = present(m[7], 'member mapping obfuscated name');
+      const list = current.methods.get(obfuscated) ?? [];
       list.push(entry);
-      current.methods.set(m[7]!, list);
+      current.methods.set(obfuscated, list);
     }
     // field lines ("type name -> a") are not needed to read a stack
   }
@@ -164,16 +166,16 @@ export function retraceFrame(
     line === null ? [] : entries.filter((e) => e.from !== null && e.to !== null && line >= e.from && line <= e.to);
   if (hits.length === 0) hits = entries.filter((e) => e.from === null);
   if (hits.length === 0) hits = entries.filter((e) => e.from === 0 && e.to === 0);
-  if (hits.length === 0) {
+  const first = hits[0];
+  if (first === undefined) {
     // several methods share the obfuscated name and no range holds the line: R8 prints every
     // candidate; a stack line can hold one, so the first is shown
-    hits = [entries[0]!];
+    hits = entries.slice(0, 1);
   } else if (line !== null && hits.some((h) => h.from !== null)) {
     // one inline chain is the run of entries with the exact same range as the first hit
-    const first = hits[0]!;
     hits = hits.filter((h) => h.from === first.from && h.to === first.to);
   } else {
-    hits = [hits[0]!];
+    hits = [first];
   }
   return hits.map((e) => {
     const owner = e.className ?? c.original;
@@ -194,25 +196,34 @@ const THROWABLE = /^(\s*(?:Caused by: |Suppressed: )?)((?:[\w$]+\.)+[\w$]+|[\w$]
 export function retraceStack(mapping: ProguardMapping, stack: string): { stack: string; mapped: number } {
   let mapped = 0;
   const out: string[] = [];
-  stack.split('\n').forEach((raw, i) => {
+  for (const [i, raw] of stack.split('\n').entries()) {
     const line = raw.replace(/\r$/, '');
     // A line longer than any frame is left as it is, unread: patterns see bounded text only.
-    if (line.length > MAX_LINE_CHARS) return void out.push(raw);
-    const f = JVM_FRAME.exec(line);
-    if (f) {
-      const frames = retraceFrame(mapping, f[2]!, f[3]!, f[4] ?? null, f[5] === undefined ? null : Number(f[5]));
-      if (!frames) return void out.push(raw);
+    const f = line.length > MAX_LINE_CHARS ? null : JVM_FRAME.exec(line);
+    const frames =
+      f &&
+      retraceFrame(
+        mapping,
+        present(f[2], 'JVM frame class group'),
+        present(f[3], 'JVM frame method group'),
+        f[4] ?? null,
+        f[5] === undefined ? null : Number(f[5]),
+      );
+    if (f && frames) {
       mapped++;
       for (const r of frames)
         out.push(`${f[1]}at ${r.className}.${r.method}(${r.file}${r.line === null ? '' : `:${r.line}`})`);
-      return;
+      continue;
     }
-    const t = THROWABLE.exec(line);
-    if (t && (i === 0 || t[1]!.trim() !== '') && mapping.classes.has(t[2]!)) {
+    const t = f || line.length > MAX_LINE_CHARS ? null : THROWABLE.exec(line);
+    const lead = t?.[1] ?? '';
+    const cls = t?.[2];
+    if (cls !== undefined && (i === 0 || lead.trim() !== '') && mapping.classes.has(cls)) {
       mapped++;
-      return void out.push(`${t[1]}${originalClass(mapping, t[2]!)}${t[3] ?? ''}`);
+      out.push(`${lead}${originalClass(mapping, cls)}${t?.[3] ?? ''}`);
+      continue;
     }
     out.push(raw);
-  });
+  }
   return { stack: out.join('\n'), mapped };
 }

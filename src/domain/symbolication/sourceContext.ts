@@ -50,10 +50,11 @@ function linesOf(content: string, from: number, to: number): SourceLine[] {
 /** Within FRAME_BYTES, keeping the frame's own line and as many around it as fit. */
 function bounded(lines: SourceLine[], at: number): SourceLine[] {
   const own = lines.findIndex((l) => l.line === at);
-  if (own === -1) return [];
+  const ownLine = lines[own];
+  if (ownLine === undefined) return [];
   let lo = own;
   let hi = own;
-  let bytes = Buffer.byteLength(lines[own]!.text);
+  let bytes = Buffer.byteLength(ownLine.text);
   for (let grew = true; grew; ) {
     grew = false;
     for (const i of [hi + 1, lo - 1]) {

@@ -82,7 +82,9 @@ export function mapNameFor(
   const maps = artifacts.filter((a) => a.kind === 'sourcemap').map((a) => a.name);
   if (path === IMPLICIT_BUNDLE) {
     // a Hermes frame naming no file is in the app's bundle: its map, or the release's only map
-    return maps.find((n) => /\.(?:js)?bundle\.map$|\.hbc\.map$/i.test(n)) ?? (maps.length === 1 ? maps[0]! : null);
+    return (
+      maps.find((n) => /\.(?:js)?bundle\.map$|\.hbc\.map$/i.test(n)) ?? (maps.length === 1 ? (maps[0] ?? null) : null)
+    );
   }
   if (mappingUrlOf) {
     const minified = bestMatch(

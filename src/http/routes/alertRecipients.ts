@@ -101,15 +101,15 @@ export const alertRecipientRoutes =
         },
       },
       async (req, reply) => {
-        const b = req.body && typeof req.body === 'object' && 'p' in req.body ? req.body : req.query;
+        const { p, e, s } = req.body && typeof req.body === 'object' && 'p' in req.body ? req.body : req.query;
         const valid =
-          typeof b.p === 'string' &&
-          /^[0-9a-f-]{36}$/i.test(b.p) &&
-          typeof b.e === 'string' &&
-          b.e.length <= 320 &&
-          typeof b.s === 'string' &&
-          b.s.length <= 64;
-        const r = valid ? await svc.projects.unsubscribe(b.p!.toLowerCase(), b.e!, b.s!) : null;
+          typeof p === 'string' &&
+          /^[0-9a-f-]{36}$/i.test(p) &&
+          typeof e === 'string' &&
+          e.length <= 320 &&
+          typeof s === 'string' &&
+          s.length <= 64;
+        const r = valid ? await svc.projects.unsubscribe(p.toLowerCase(), e, s) : null;
         if (!r)
           return resultPage(reply, req.headers.accept, 404, 'Link not valid', 'This unsubscribe link is not valid');
         return resultPage(
@@ -117,7 +117,7 @@ export const alertRecipientRoutes =
           req.headers.accept,
           200,
           'Unsubscribed',
-          `${b.e} will no longer receive the crash alerts of the project "${r.projectName}".`,
+          `${e} will no longer receive the crash alerts of the project "${r.projectName}".`,
         );
       },
     );

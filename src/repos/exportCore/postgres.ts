@@ -134,8 +134,8 @@ export function pgResource<F extends ChangeFilter, R extends Record<string, unkn
       if (r.rows.length === 0) return;
       const rows = r.rows.map(({ __k1: _a, __k2: _b, __before: _c, ...row }) => row as unknown as R);
       yield encodeRows(src, await src.shape(projectId, rows), enc, false);
-      last = r.rows[r.rows.length - 1]!;
-      if (same(last.__k1, end.k1) && same(last.__k2, end.k2)) return;
+      last = r.rows.at(-1);
+      if (last === undefined || (same(last.__k1, end.k1) && same(last.__k2, end.k2))) return;
     }
   }
 

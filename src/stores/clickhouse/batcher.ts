@@ -52,7 +52,9 @@ const sizeOf = (chunks: readonly Buffer[]) => chunks.reduce((n, c) => n + c.leng
 
 /** The one copy of a batch's bytes: every piece of every pending entry, in order. */
 function concat(batch: readonly Pending[]): Buffer {
-  if (batch.length === 1 && batch[0]!.chunks.length === 1) return batch[0]!.chunks[0]!;
+  const [first] = batch;
+  const [piece] = first?.chunks ?? [];
+  if (batch.length === 1 && first?.chunks.length === 1 && piece) return piece;
   const pieces: Buffer[] = [];
   let total = 0;
   for (const p of batch) {
@@ -151,19 +153,25 @@ export class InsertBatcher {
    * Should the store stop answering meanwhile, the rest of the batch gets StoreDownError.
    */
   private async retryInHalves(batch: Pending[], err: unknown): Promise<void> {
-    if (batch.length === 1) return batch[0]!.reject(new RowsRefusedError(err));
+    const [only] = batch;
+    if (only && batch.length === 1) {
+      only.reject(new RowsRefusedError(err));
+      return;
+    }
     const mid = Math.ceil(batch.length / 2);
     const halves = [batch.slice(0, mid), batch.slice(mid)];
-    for (let h = 0; h < halves.length; h++) {
-      const half = halves[h]!;
+    for (const [h, half] of halves.entries()) {
       const failed = await this.ch.insertBytes(this.table, concat(half), 'JSONEachRow').then(
-        () => (half.forEach((p) => p.resolve()), undefined),
+        () => {
+          for (const p of half) p.resolve();
+          return undefined;
+        },
         (e: unknown) => e,
       );
       if (failed === undefined) continue;
       const down = await this.classify(failed);
       if (down) {
-        for (const rest of halves.slice(h)) rest.forEach((p) => p.reject(down));
+        for (const p of halves.slice(h).flat()) p.reject(down);
         return;
       }
       await this.retryInHalves(half, failed);
@@ -195,17 +203,22 @@ export class InsertBatcher {
         .then(
           () => {
             seen(true);
-            batch.forEach((p) => p.resolve());
+            for (const p of batch) p.resolve();
           },
           async (err) => {
             seen(false);
             const down = await this.classify(err);
-            if (down) return batch.forEach((p) => p.reject(down));
+            if (down) {
+              for (const p of batch) p.reject(down);
+              return;
+            }
             // The store answers: the batch had bad lines, so find whose.
             return this.retryInHalves(batch, err);
           },
         )
-        .catch((err: unknown) => batch.forEach((p) => p.reject(err)))
+        .catch((err: unknown) => {
+          for (const p of batch) p.reject(err);
+        })
         .finally(() => {
           this.budget.bytes -= size;
           this.inFlight--;
@@ -213,7 +226,7 @@ export class InsertBatcher {
           if (this.queue.length === 0 && this.inFlight === 0) {
             const w = this.idleWaiters;
             this.idleWaiters = [];
-            w.forEach((f) => f());
+            for (const wake of w) wake();
           }
         });
     }

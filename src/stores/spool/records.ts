@@ -30,7 +30,8 @@ export interface SpooledRecord {
 }
 
 /** A record's payload as one buffer (copied only when it is in pieces). */
-export const payloadOf = (r: SpooledRecord): Buffer => (r.chunks.length === 1 ? r.chunks[0]! : Buffer.concat(r.chunks));
+export const payloadOf = (r: SpooledRecord): Buffer =>
+  r.chunks.length === 1 && r.chunks[0] ? r.chunks[0] : Buffer.concat(r.chunks);
 
 /** The end of the valid record at `off`, or -1 when its header or CRC does not hold. */
 function validRecordEnd(bytes: Buffer, off: number): number {

@@ -86,8 +86,8 @@ export class Spool {
   private readonly locks: DirLocks;
   private readonly opts: Required<Omit<SpoolOptions, 'asideLine'>> & Pick<SpoolOptions, 'asideLine'>;
   private seq = 0;
-  private fd: number | undefined;
-  private active: Segment | undefined;
+  /** The segment appends go to, and its open file. */
+  private active: { seg: Segment; fd: number } | undefined;
   private closed: Segment[] = [];
   private loading: Segment[] = [];
   private waiting: Waiting[] = [];
@@ -226,20 +226,20 @@ export class Spool {
       this.waiting = [];
       this.waitingBytes = 0;
       try {
-        const seg = this.openSegment();
+        const { seg, fd } = this.openSegment();
         const pieces: Buffer[] = [];
         for (const w of batch) pieces.push(recordHeader(w.chunks, w.rows), ...w.chunks);
-        await writeAll(this.fd!, pieces);
-        await new Promise<void>((res, rej) => fs.fdatasync(this.fd!, (e) => (e ? rej(e) : res())));
+        await writeAll(fd, pieces);
+        await new Promise<void>((res, rej) => fs.fdatasync(fd, (e) => (e ? rej(e) : res())));
         // A new file's name must be durable too (a power loss, not only a crash): once per segment.
         if (seg.bytes === 0) await syncDir(this.dir);
         seg.bytes += size;
         this.keepInMemory(seg, batch, size);
-        batch.forEach((w) => w.resolve());
+        for (const w of batch) w.resolve();
         if (seg.bytes >= this.opts.loadBytes) this.roll();
       } catch (err) {
         this.bytes -= size;
-        batch.forEach((w) => w.reject(err));
+        for (const w of batch) w.reject(err);
         // Whatever part of the batch reached the file is not acknowledged; nothing may follow it.
         this.log.error({ err: String(err) }, 'spool: write failed');
         this.roll();
@@ -250,7 +250,10 @@ export class Spool {
 
   private keepInMemory(seg: Segment, batch: Waiting[], size: number): void {
     if (!seg.inMemory) return;
-    if (this.memoryBytes + size > 2 * this.opts.loadBytes) return this.dropFromMemory(seg);
+    if (this.memoryBytes + size > 2 * this.opts.loadBytes) {
+      this.dropFromMemory(seg);
+      return;
+    }
     for (const w of batch) seg.inMemory.push({ chunks: w.chunks, rows: w.rows });
     seg.memoryBytes = (seg.memoryBytes ?? 0) + size;
     this.memoryBytes += size;
@@ -262,7 +265,7 @@ export class Spool {
     seg.memoryBytes = 0;
   }
 
-  private openSegment(): Segment {
+  private openSegment(): { seg: Segment; fd: number } {
     if (this.active) return this.active;
     const createdMs = Date.now();
     const seg: Segment = {
@@ -274,11 +277,10 @@ export class Spool {
       inMemory: [],
       memoryBytes: 0,
     };
-    this.fd = fs.openSync(seg.file, 'wx');
-    this.active = seg;
+    this.active = { seg, fd: fs.openSync(seg.file, 'wx') };
     this.rollTimer = setTimeout(() => this.rollWhenIdle(), this.opts.loadIntervalMs);
     this.rollTimer.unref();
-    return seg;
+    return this.active;
   }
 
   private rollWhenIdle(): void {
@@ -288,11 +290,10 @@ export class Spool {
 
   /** Closes the current segment: the loader may take it. */
   private roll(): void {
-    const seg = this.active;
-    if (!seg) return;
+    if (!this.active) return;
+    const { seg, fd } = this.active;
     clearTimeout(this.rollTimer);
-    fs.closeSync(this.fd!);
-    this.fd = undefined;
+    fs.closeSync(fd);
     this.active = undefined;
     if (seg.bytes === 0) {
       fs.rmSync(seg.file, { force: true });
@@ -313,8 +314,12 @@ export class Spool {
       }
       const take: Segment[] = [];
       let size = 0;
-      while (this.closed.length > 0 && (take.length === 0 || size + this.closed[0]!.bytes <= this.opts.loadBytes)) {
-        const s = this.closed.shift()!;
+      for (
+        let s = this.closed[0];
+        s !== undefined && (take.length === 0 || size + s.bytes <= this.opts.loadBytes);
+        s = this.closed[0]
+      ) {
+        this.closed.shift();
         take.push(s);
         size += s.bytes;
       }
@@ -384,7 +389,7 @@ export class Spool {
       fs.closeSync(fd);
     }
     this.log.error(
-      { file, records: refused.length, error: String(refused[0]!.error) },
+      { file, records: refused.length, error: String(refused[0]?.error) },
       'spool: acknowledged records were refused for good; they are kept in this file',
     );
   }
@@ -425,7 +430,11 @@ export class Spool {
 
   /** Age in seconds of the oldest body not yet loaded (0 when none). */
   oldestUnloadedSeconds(): number {
-    const all = [...this.loading, ...this.closed, ...(this.active && this.active.bytes > 0 ? [this.active] : [])];
+    const all = [
+      ...this.loading,
+      ...this.closed,
+      ...(this.active && this.active.seg.bytes > 0 ? [this.active.seg] : []),
+    ];
     if (all.length === 0) return 0;
     return Math.max(0, (Date.now() - Math.min(...all.map((s) => s.createdMs))) / 1000);
   }
@@ -435,7 +444,7 @@ export class Spool {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (this.writing) await this.writing;
-      if (this.active && this.active.bytes > 0) this.roll();
+      if (this.active && this.active.seg.bytes > 0) this.roll();
       if (this.closed.length === 0 && this.loading.length === 0 && !this.active && this.waiting.length === 0)
         return true;
       this.wake?.();
@@ -488,8 +497,10 @@ async function writeAll(fd: number, pieces: Buffer[]): Promise<void> {
     );
     let left = n;
     let i = 0;
-    while (i < rest.length && left >= rest[i]!.length) left -= rest[i++]!.length;
+    for (let piece = rest[0]; piece !== undefined && left >= piece.length; piece = rest[++i]) left -= piece.length;
     rest = rest.slice(i);
-    if (left > 0) rest[0] = rest[0]!.subarray(left);
+    // A short write stopped inside the piece now first: its written bytes are dropped.
+    const partial = rest[0];
+    if (left > 0 && partial) rest[0] = partial.subarray(left);
   }
 }
