@@ -132,7 +132,6 @@ export function createServices(
     config,
     stores,
     adminToken,
-    repos,
     projects,
     sessions,
     crashGroups,
