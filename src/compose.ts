@@ -8,7 +8,7 @@ import { migratePostgres } from './stores/migrations.ts';
 import { openClickHouseHttp } from './stores/clickhouse/http.ts';
 import type { ClickHouse } from './stores/clickhouse/port.ts';
 import type { Queryable } from './stores/postgres/port.ts';
-import { postgresRepos, type PostgresRepos } from './repos/index.ts';
+import { postgresRepos, serverRepos, type ServerRepos } from './repos/index.ts';
 import { ingestRepo, spooledIngest } from './repos/ingest.ts';
 import { sealPlaintextSecrets } from './repos/webhooks.ts';
 import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
@@ -27,7 +27,7 @@ export type LogOf = (component: string) => Log;
 export interface Composed {
   config: Config;
   stores: Stores;
-  repos: PostgresRepos;
+  repos: ServerRepos;
   svc: Services;
   /** The alert outbox worker, when this process runs one (RUN_WORKER, default true). */
   worker: AlertWorker | undefined;
@@ -40,8 +40,8 @@ export interface Composed {
 export type ComposeOverrides = Pick<AlertWorkerDeps, 'mailer' | 'summarize' | 'clock'>;
 
 /**
- * The one composition root of an API process: stores → repos → services → worker, each built
- * once, and their lifecycle. Parts stop in the reverse of this order (src/lib/lifecycle.ts):
+ * The one composition root of an API process: stores → repos (src/repos/index.ts) → services →
+ * worker, each built once, and their lifecycle. Parts stop in the reverse of this order (src/lib/lifecycle.ts):
  *
  *   data-dir lock, stores, key invalidations, updatedAt stamps, group commits, outbox worker, spools
  *
@@ -88,8 +88,15 @@ async function build(config: Config, logOf: LogOf, overrides: ComposeOverrides, 
   // itself is 0700, so they were never reachable, but they are tightened like the rest.
   if (dirLock) tightenModes(config.dataDir);
 
-  const repos = postgresRepos(stores.pg, { changeLagMs: config.exportSyncLagMs, clock: overrides.clock });
+  const changes = { changeLagMs: config.exportSyncLagMs };
+  // The bytes of accepted bodies waiting for their insert, across every group commit (503 past it).
   const budget = new QueueBudget(config.ingestQueueBytes);
+  const repos = serverRepos(
+    postgresRepos(stores.pg, { ...changes, clock: overrides.clock }),
+    stores.ch,
+    budget,
+    changes,
+  );
   const direct = ingestRepo(stores.ch, budget);
   // The spool is a store of its own (it holds its directory's lock from construction on); its
   // loader inserts through the ingest repo's group commit.

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import type { Services } from './services/index.ts';
-import type { PostgresRepos } from './repos/index.ts';
+import type { ServerRepos } from './repos/index.ts';
 import { buildApp, type AppOptions } from './app.ts';
 import type { AlertWorker } from './workers/index.ts';
 import { compose, type ComposeOverrides, type LogOf } from './compose.ts';
@@ -12,8 +12,8 @@ import { silentLog } from './lib/log.ts';
 export interface Server {
   app: FastifyInstance;
   svc: Services;
-  /** The process's Postgres repos, shared by the services and the worker. */
-  repos: PostgresRepos;
+  /** The process's repos, each built once, shared by the services and the worker. */
+  repos: ServerRepos;
   adminTokenFile: string | undefined;
   /** The alert outbox worker, when this process runs one (RUN_WORKER, default true). */
   worker: AlertWorker | undefined;

@@ -2,14 +2,9 @@ import type { Config } from '../config.ts';
 import type { Stores } from '../stores/index.ts';
 import type { QueueBudget } from '../stores/clickhouse/batcher.ts';
 import type { Spool } from '../stores/spool/spool.ts';
-import { sessionsRepo } from '../repos/sessions.ts';
-import { crashOccurrencesRepo } from '../repos/crashOccurrences.ts';
 import { crashOccurrenceExport } from '../repos/crashOccurrenceExport.ts';
 import type { IngestRepo } from '../repos/ingest.ts';
-import type { PostgresRepos } from '../repos/index.ts';
-import { eventsRepo } from '../repos/events.ts';
-import { networkLogsRepo } from '../repos/networkLogs.ts';
-import { artifactsRepo } from '../repos/artifacts.ts';
+import type { ServerRepos } from '../repos/index.ts';
 import { symbolicationService } from './symbolication.ts';
 import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
@@ -25,21 +20,17 @@ import { dashboardService } from './dashboard.ts';
 import { teamsService } from './teams.ts';
 import { createMetrics } from './metrics.ts';
 import { type Log, silentLog } from '../lib/log.ts';
-import { sessionFactsRepo } from '../repos/sessionFacts.ts';
-import { releaseHealthRepo } from '../repos/releaseHealth.ts';
-import { crashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import { releasesService } from './releases.ts';
 import { crashGroupActivityService } from './crashGroupActivity.ts';
 import { alertRulesService } from './alertRules.ts';
 import { fingerprintRulesService } from './fingerprintRules.ts';
 import { ttlCache } from './ttlCache.ts';
 import { crashInsightsService } from './crashInsights.ts';
-import { crashInsightsRepo } from '../repos/crashInsights.ts';
 import { CrashPipeline } from '../pipeline/crashPipeline.ts';
 
 /** What src/compose.ts built before the services: the shared repos, the ingest writer and spool. */
 export interface ServiceInputs {
-  repos: PostgresRepos;
+  repos: ServerRepos;
   /** The bytes of accepted bodies waiting for their insert, across every group commit (503 past it). */
   budget: QueueBudget;
   /** The ingest writer: through the spool when there is one (src/repos/ingest.ts spooledIngest). */
@@ -62,8 +53,7 @@ export function createServices(
   log: Log = silentLog,
 ) {
   const { repos, budget, ingest, spool } = inputs;
-  const events = eventsRepo(stores.ch);
-  const networkLogs = networkLogsRepo(stores.ch);
+  const { events, networkLogs, sessions, occurrences, activity } = repos;
   const projectRows = repos.projects;
   const accountRows = repos.accounts;
   // Read on every crash: kept a few seconds, dropped at once by this process's edits (the
@@ -77,8 +67,6 @@ export function createServices(
     stores.pg,
     inAppPackages.forget,
   );
-  const changes = { changeLagMs: config.exportSyncLagMs };
-  const sessions = sessionsRepo(stores.pg, events.countBySession, changes);
   const touches = new SessionTouches(sessions.touch, config.exportTouchIntervalMs, undefined, log);
   // A group's new occurrences change its exported counters: they move its updatedAt the same
   // coalesced way as a session's events (at most once per interval, never once per occurrence).
@@ -97,13 +85,11 @@ export function createServices(
     dashboard: new RateLimiter('dashboard', config.rateLimits.dashboard, stores.redis, config.redisKeyPrefix, log),
   };
   const outbox = repos.outbox;
-  const symbols = symbolicationService(artifactsRepo(stores.pg), config.artifacts);
+  const symbols = symbolicationService(repos.artifacts, config.artifacts);
   const groupRows = repos.crashGroups;
-  const occurrences = crashOccurrencesRepo(stores.ch, budget);
-  const activity = crashGroupActivityRepo(stores.pg);
   const releases = releasesService({
-    facts: sessionFactsRepo(stores.ch, budget),
-    health: releaseHealthRepo(stores.ch),
+    facts: repos.sessionFacts,
+    health: repos.releaseHealth,
     sessions,
     occurrences,
     activity,
@@ -186,7 +172,7 @@ export function createServices(
       inAppPackagesOf: (p) => projectRows.inAppPackages(p),
     }),
     releases,
-    crashInsights: crashInsightsService({ groups: groupRows, insights: crashInsightsRepo(stores.ch) }),
+    crashInsights: crashInsightsService({ groups: groupRows, insights: repos.crashInsights }),
     groupActivity: crashGroupActivityService({
       groups: groupRows,
       occurrences,
