@@ -102,56 +102,60 @@ async function build(config: Config, logOf: LogOf, overrides: ComposeOverrides, 
   // loader inserts through the ingest repo's group commit.
   const spool = config.spool ? new Spool(config.spool, direct.spoolSink) : undefined;
   const ingest = spool ? spooledIngest(direct, spool) : direct;
-  const svc = createServices(
-    config,
-    stores,
-    { repos, budget, ingest, spool, secretsKey },
-    admin.token,
-    logOf('services'),
-  );
+  let crashPipeline: Services['crashPipeline'];
+  // Spooled bodies and crash reports are loaded while the stores answer, both spools at once
+  // (each within its own timeout, under the process's shutdown limit); what is left waits on
+  // the volume for the next process.
+  const closeSpools = async () => {
+    await Promise.all([spool?.close(), crashPipeline?.close()]);
+  };
+  let svc: Services;
+  let worker: AlertWorker | undefined;
+  try {
+    svc = createServices(config, stores, { repos, budget, ingest, spool, secretsKey }, admin.token, logOf('services'));
+    crashPipeline = svc.crashPipeline;
+    worker = config.runWorker
+      ? createAlertWorker(config, { repos, secretsKey, ch: stores.ch, ...overrides }, logOf('outbox'))
+      : undefined;
+  } catch (err) {
+    // The spools hold their directories' locks from construction: released before the stores close.
+    await closeSpools().catch(() => undefined);
+    throw err;
+  }
 
-  lifecycle.add({ name: 'key invalidations', start: () => svc.keys.start(), stop: () => svc.keys.stop() });
+  const { keys, touches, crashTouches, releases, crashGroups, onNewCrashGroup } = svc;
+  lifecycle.add({ name: 'key invalidations', start: () => keys.start(), stop: () => keys.stop() });
   lifecycle.add({
     name: 'updatedAt stamps',
     stop: async () => {
-      await Promise.all([svc.touches.flush(), svc.crashTouches.flush()]);
+      await Promise.all([touches.flush(), crashTouches.flush()]);
     },
   });
   lifecycle.add({
     name: 'group commits',
     stop: async () => {
-      await Promise.all([svc.ingest.drain(), svc.crashGroups.drain(), svc.releases.drain()]);
+      await Promise.all([ingest.drain(), crashGroups.drain(), releases.drain()]);
     },
   });
-
-  let worker: AlertWorker | undefined;
-  if (config.runWorker) {
-    const w = createAlertWorker(config, { repos, secretsKey, ch: stores.ch, ...overrides }, logOf('outbox'));
-    svc.onNewCrashGroup.add(w.wake);
+  if (worker) {
+    const w = worker;
+    onNewCrashGroup.add(w.wake);
     lifecycle.add({
       name: w.name,
       start: () => w.start(),
       stop: async () => {
-        svc.onNewCrashGroup.delete(w.wake);
+        onNewCrashGroup.delete(w.wake);
         await w.stop();
       },
     });
-    worker = w;
   }
-
-  const crashPipeline = svc.crashPipeline;
   lifecycle.add({
     name: 'spools',
     start() {
       spool?.start(logOf('spool'));
       crashPipeline?.start(logOf('crash-pipeline'));
     },
-    // Spooled bodies and crash reports are loaded while the stores answer, both spools at once
-    // (each within its own timeout, under the process's shutdown limit); what is left waits on
-    // the volume for the next process.
-    stop: async () => {
-      await Promise.all([spool?.close(), crashPipeline?.close()]);
-    },
+    stop: closeSpools,
   });
 
   return { config, stores, repos, svc, worker, adminTokenFile: admin.file, lifecycle };
