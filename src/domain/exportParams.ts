@@ -11,7 +11,7 @@ export interface ExportQuery {
   from?: string;
   to?: string;
   sessionId?: string;
-  /** Incremental reads (sessions, crashes): the first pull's start, then the returned cursor. */
+  /** Incremental reads (sessions, crashes, crash occurrences): the first pull's start, then the returned cursor. */
   updatedSince?: string;
   cursor?: string;
   /** Releases: one platform only. */

@@ -5,7 +5,15 @@ import { concatParquet } from '../lib/parquetConcat.ts';
 import { chChunks, chCount, chPage, type ChKeyset, type ChSource } from './exportCore/clickhouse.ts';
 import { encodeRows } from './exportCore/postgres.ts';
 import type { ParquetColumn } from './exportCore/parquet.ts';
-import type { ChunkSize, DateFilter, Encoding, ExportResource, Row } from './exportCore/types.ts';
+import type {
+  ChangeFilter,
+  ChangeKey,
+  ChunkSize,
+  DateFilter,
+  Encoding,
+  ExportResource,
+  Row,
+} from './exportCore/types.ts';
 
 import { OCCURRENCES } from './crashOccurrences.ts';
 
@@ -14,8 +22,14 @@ import { OCCURRENCES } from './crashOccurrences.ts';
  * Rows are read from ClickHouse as JSON and encoded here rather than by ClickHouse, because
  * each needs its group's id, which lives in Postgres (an occurrence knows its group key; merges
  * may lead several keys to one group): a page or a chunk looks up the ids of the keys it holds.
+ *
+ * With `updatedSince`/`cursor` (`filter.changes`) rows come in the order they arrived,
+ * (ingested_at, id), the insert's time on the ClickHouse clock (clickhouse/011): an ETL job
+ * resumes after its last row, late reports of old crashes included. A row is returned once it
+ * arrived at least `lagMs` ago, so an insert stamped before another one but committed after it
+ * is read by the next pull instead of being passed over by the cursor (docs/export.md).
  */
-export interface OccurrenceExportFilter extends DateFilter {
+export interface OccurrenceExportFilter extends DateFilter, ChangeFilter {
   groupId?: string;
   environment?: string;
   levels?: string[];
@@ -110,11 +124,35 @@ const keyset: ChKeyset<Key> = {
   params: (k, p) => ({ [`${p}t`]: k.t, [`${p}id`]: k.id }),
 };
 
+/** Arrival order (incremental reads); ids of one millisecond in id order. */
+const arrival: ChKeyset<Key> = {
+  keySelect: 'toUnixTimestamp64Milli(ingested_at) AS t, id',
+  order: 'ingested_at, id',
+  keyOrder: 't, id',
+  orderDesc: 'ingested_at DESC, id DESC',
+  after: (p) => `ingested_at >= ${ms(`${p}t`)} AND (ingested_at, id) > (${ms(`${p}t`)}, {${p}id:String})`,
+  atMost: (p) => `ingested_at <= ${ms(`${p}t`)} AND (ingested_at, id) <= (${ms(`${p}t`)}, {${p}id:String})`,
+  params: (k, p) => ({ [`${p}t`]: k.t, [`${p}id`]: k.id }),
+};
+
 const clampMs = (v: number) => Math.min(Math.max(v, -1), 10_000_000_000_001);
 
-function source(projectId: string, f: OccurrenceExportFilter): ChSource<Key> {
+function sourceOf(projectId: string, f: OccurrenceExportFilter, lagMs: number): ChSource<Key> {
   let where = 'project_id = {project:String}';
   const params: Record<string, unknown> = { project: projectId };
+  const c = f.changes;
+  if (c) {
+    where += ` AND ${arrival.after('ca')}`;
+    Object.assign(params, arrival.params(c.after, 'ca'));
+    if (c.until === null) where += ' AND false';
+    else if (c.until !== undefined) {
+      where += ` AND ${arrival.atMost('cu')}`;
+      Object.assign(params, arrival.params(c.until, 'cu'));
+    } else {
+      where += ' AND ingested_at <= now64(3) - toIntervalMillisecond({lagMs:UInt64})';
+      params.lagMs = lagMs;
+    }
+  }
   if (f.groupKeys !== undefined) {
     where += ' AND group_key IN {keys:Array(String)}';
     params.keys = f.groupKeys;
@@ -136,7 +174,13 @@ function source(projectId: string, f: OccurrenceExportFilter): ChSource<Key> {
     params.toMs = clampMs(f.toMsExclusive);
   }
   const ndjson = { select: SELECT, format: 'JSONEachRow' as const };
-  return { table: OCCURRENCES, where, params, keyset, selects: { json: SELECT, csv: SELECT, ndjson, parquet: SELECT } };
+  return {
+    table: OCCURRENCES,
+    where,
+    params,
+    keyset: c ? arrival : keyset,
+    selects: { json: SELECT, csv: SELECT, ndjson, parquet: SELECT },
+  };
 }
 
 const parsed = (text: string, empty: unknown) => {
@@ -159,7 +203,20 @@ export function crashOccurrenceExport(
     byKeys(projectId: string, keys: string[]): Promise<{ id: string; group_key: string }[]>;
     byId(projectId: string, id: string): Promise<string[]>;
   },
+  opts: { lagMs: number } = { lagMs: 0 },
 ): ExportResource<OccurrenceExportFilter> {
+  const source = (projectId: string, f: OccurrenceExportFilter) => sourceOf(projectId, f, opts.lagMs);
+  /** The arrival key of the row at `offset` of the order (`desc`: from the end). */
+  async function keyOf(projectId: string, f: OccurrenceExportFilter, offset: number, desc: boolean) {
+    const src = source(projectId, f);
+    const [k] = await ch.query<{ t: number; id: string }>(
+      `SELECT ${arrival.keySelect} FROM ${OCCURRENCES} FINAL WHERE ${src.where}
+       ORDER BY ${desc ? arrival.orderDesc : arrival.order} LIMIT 1 OFFSET {offset:UInt64}`,
+      { ...src.params, offset },
+    );
+    return k ? { t: Number(k.t), id: k.id } : undefined;
+  }
+
   async function shape(projectId: string, rows: ChRow[]): Promise<Row[]> {
     const known = await groups.byKeys(projectId, [...new Set(rows.map((r) => r.group_key))]);
     const ids = new Map(known.map((g) => [g.group_key, g.id]));
@@ -217,11 +274,21 @@ export function crashOccurrenceExport(
     name: 'crash-occurrences',
     fields: OCCURRENCE_FIELDS,
     async pin(projectId, f) {
-      if (f.groupId === undefined || f.groupKeys !== undefined) return f;
-      const keys = await groups.byId(projectId, f.groupId);
-      if (keys.length === 0) throw new NotFoundError('Crash group not found');
-      return { ...f, groupKeys: keys };
+      let pinned = f;
+      if (f.groupId !== undefined && f.groupKeys === undefined) {
+        const keys = await groups.byId(projectId, f.groupId);
+        if (keys.length === 0) throw new NotFoundError('Crash group not found');
+        pinned = { ...pinned, groupKeys: keys };
+      }
+      const c = pinned.changes;
+      if (c && c.until === undefined) {
+        // The window's end, fixed once: the last row that arrived at least lagMs ago, now.
+        pinned = { ...pinned, changes: { ...c, until: (await keyOf(projectId, pinned, 0, true)) ?? null } };
+      }
+      return pinned;
     },
+    keyAt: async (projectId, f, index): Promise<ChangeKey | undefined> =>
+      f.changes ? keyOf(projectId, f, index, false) : undefined,
     count: (projectId, f) => chCount(ch, source(projectId, f)),
     page,
     async pageEncoded(projectId, f, offset, limit, enc) {

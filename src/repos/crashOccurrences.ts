@@ -3,6 +3,17 @@ import { InsertBatcher, type QueueBudget } from '../stores/clickhouse/batcher.ts
 import { isoMs } from '../lib/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { mostSevere, type Breadcrumb, type CrashLevel, type DroppedField } from '../domain/crashContext.ts';
+import {
+  aliasParams,
+  canonical,
+  type KeyAliases,
+  ONE_GROUP,
+  type OccurrenceScope,
+  scopeOf,
+} from './occurrenceScope.ts';
+import { crashGroupState, type StateDimension } from './crashGroupState.ts';
+
+export type { KeyAliases, OccurrenceScope };
 
 /**
  * ClickHouse `crash_occurrences`: every occurrence of every group, append-only, keyed by the
@@ -94,6 +105,14 @@ export interface CrashBreakdown {
   appVersions: BreakdownRow[];
 }
 
+/** The state's dimensions (repos/crashGroupState.ts) as the breakdown names them. */
+const BREAKDOWN: Record<StateDimension, keyof CrashBreakdown> = {
+  platform: 'platforms',
+  deviceModel: 'models',
+  osVersion: 'osVersions',
+  release: 'appVersions',
+};
+
 /** A group's aggregate over its occurrences. */
 export interface OccurrenceFacts {
   occurrences: number;
@@ -153,6 +172,15 @@ const toOccurrence = (r: OccurrenceReadRow): CrashOccurrence => ({
   environment: r.environment,
 });
 
+type LatestRow = OccurrenceReadRow & { stack_trace: string; symbolicated_stack: string; handled: boolean | number };
+
+const toLatest = (l: LatestRow): NonNullable<CrashGroupFacts['latest']> => ({
+  ...toOccurrence(l),
+  stackTrace: l.stack_trace,
+  symbolicatedStack: l.symbolicated_stack || null,
+  handled: Boolean(l.handled),
+});
+
 interface DetailRow {
   id: string;
   stack_trace: string;
@@ -198,56 +226,25 @@ const toDetail = (r: OccurrenceReadRow & DetailRow): OccurrenceDetail => ({
   dropped: jsonOr<DroppedField[]>(r.dropped, []),
 });
 
-/** One group's occurrences: those stored under any of its keys (its own and its merged groups', repos/crashGroups.ts). */
-const ONE_GROUP = 'project_id = {project:String} AND group_key IN {keys:Array(String)}';
-
-/**
- * Reads a stored key as the key of the group it belongs to now (a merged group's key as the
- * kept group's), so aggregates over a merged group count each occurrence, device and user once.
- */
-export interface KeyAliases {
-  from: string[];
-  to: string[];
-}
-const canonical = (a: KeyAliases | undefined) =>
-  a?.from.length ? 'transform(group_key, {aliasFrom:Array(String)}, {aliasTo:Array(String)}, group_key)' : 'group_key';
-const aliasParams = (a: KeyAliases | undefined) => (a?.from.length ? { aliasFrom: a.from, aliasTo: a.to } : {});
-
-/** Which of a group's occurrences a read counts: some levels, one environment ('' = sent without one). */
-export interface OccurrenceScope {
-  levels?: readonly string[];
-  environment?: string;
-  tag?: { key: string; value: string };
-}
-
-function scopeOf(s: OccurrenceScope): { where: string; params: Record<string, unknown> } {
-  let where = '';
-  const params: Record<string, unknown> = {};
-  if (s.levels !== undefined) {
-    where += ' AND level IN {scopeLevels:Array(String)}';
-    params.scopeLevels = [...s.levels];
-  }
-  if (s.environment !== undefined) {
-    where += ' AND environment = {scopeEnv:String}';
-    params.scopeEnv = s.environment;
-  }
-  if (s.tag !== undefined) {
-    where += ' AND tags[{scopeTagKey:String}] = {scopeTagValue:String}';
-    params.scopeTagKey = s.tag.key;
-    params.scopeTagValue = s.tag.value;
-  }
-  return { where, params };
-}
-
 export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
   const writer = new InsertBatcher(ch, OCCURRENCES, budget, OCCURRENCE_BATCH);
+  const state = crashGroupState(ch);
 
   /**
    * The occurrences' aggregate per group, for the given groups of one project: each group is
    * its keys, the first (its own) naming it in the answer; with `only`, of the occurrences of
-   * those levels / that environment (a group with none has no entry).
+   * those levels / that environment (a group with none has no entry). Read from the crash
+   * page's state (repos/crashGroupState.ts), or from the occurrences with a tag scope.
    */
-  async function factsOf(
+  function factsOf(
+    projectId: string,
+    groups: string[][],
+    only: OccurrenceScope = {},
+  ): Promise<Map<string, OccurrenceFacts>> {
+    return only.tag === undefined ? state.facts(projectId, groups, only) : factsOfOccurrences(projectId, groups, only);
+  }
+
+  async function factsOfOccurrences(
     projectId: string,
     groups: string[][],
     only: OccurrenceScope = {},
@@ -308,6 +305,51 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     );
   }
 
+  /** The breakdown read from the occurrences: one pass over the group's rows (GROUPING SETS). */
+  function breakdownOfOccurrences(projectId: string, keys: string[], only: OccurrenceScope) {
+    const scope = scopeOf(only);
+    return ch.query<{ v: string | null; n: number; d: number; dim: string }>(
+      `SELECT multiIf(grouping(p) = 0, 'platforms', grouping(m) = 0, 'models', grouping(o) = 0, 'osVersions', 'appVersions') AS dim,
+         multiIf(grouping(p) = 0, p, grouping(m) = 0, m, grouping(o) = 0, o, v0) AS v,
+         uniqExact(id) AS n, uniqExact(device_fingerprint) AS d
+       FROM (
+         SELECT id, device_fingerprint, platform AS p,
+           -- brand and model as a person names the device ("Apple iPhone15,2"); null when neither was sent
+           nullIf(trim(concat(ifNull(brand, ''), ' ', ifNull(model, ''))), '') AS m,
+           if(isNull(platform) AND isNull(os_version), NULL, trim(concat(ifNull(platform, ''), ' ', ifNull(os_version, '')))) AS o,
+           app_version AS v0
+         FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where})
+       GROUP BY GROUPING SETS ((p), (m), (o), (v0))`,
+      { project: projectId, keys, ...scope.params },
+    );
+  }
+
+  /** pageFacts read from the occurrences themselves (a tag scope, which the state does not hold). */
+  async function pageFactsOfOccurrences(projectId: string, keys: string[], only: OccurrenceScope) {
+    const scope = scopeOf(only);
+    const params = { project: projectId, keys, ...scope.params };
+    const inGroup = ONE_GROUP + scope.where;
+    const [agg] = await ch.query<{ u: number }>(
+      `SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${inGroup}`,
+      params,
+    );
+    const versions = await ch.query<{ v: string | null; n: number }>(
+      `SELECT app_version AS v, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${inGroup}
+       GROUP BY app_version ORDER BY n DESC, v LIMIT 100`,
+      params,
+    );
+    const [l] = await ch.query<LatestRow>(
+      `SELECT ${OCCURRENCE_READ}, stack_trace, symbolicated_stack, handled FROM ${OCCURRENCES} WHERE ${inGroup}
+       ORDER BY occurred_at DESC, id LIMIT 1`,
+      params,
+    );
+    return {
+      usersAffected: Number(agg?.u ?? 0),
+      appVersionCounts: versions.map((v) => ({ appVersion: v.v, occurrences: Number(v.n) })),
+      latest: l ? toLatest(l) : null,
+    };
+  }
+
   return {
     /** Resolves once the row is committed (group commit; a retried report is the same row). */
     add: (row: OccurrenceRow) => writer.add(Buffer.from(`${JSON.stringify(row)}\n`), 1),
@@ -337,36 +379,31 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */
     async pageFacts(projectId: string, keys: string[], only: OccurrenceScope = {}): Promise<CrashGroupFacts> {
-      const scope = scopeOf(only);
-      const params = { project: projectId, keys, ...scope.params };
-      const inGroup = ONE_GROUP + scope.where;
-      const [agg] = await ch.query<{ u: number }>(
-        `SELECT uniqExact(user_id) AS u FROM ${OCCURRENCES} WHERE ${inGroup}`,
-        params,
-      );
-      const versions = await ch.query<{ v: string | null; n: number }>(
-        `SELECT app_version AS v, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${inGroup}
-         GROUP BY app_version ORDER BY n DESC, v LIMIT 100`,
-        params,
-      );
-      const [l] = await ch.query<
-        OccurrenceReadRow & { stack_trace: string; symbolicated_stack: string; handled: boolean | number }
-      >(
-        `SELECT ${OCCURRENCE_READ}, stack_trace, symbolicated_stack, handled FROM ${OCCURRENCES} WHERE ${inGroup}
-         ORDER BY occurred_at DESC, id LIMIT 1`,
-        params,
-      );
+      if (only.tag !== undefined) return pageFactsOfOccurrences(projectId, keys, only);
+      const [agg, versions] = await Promise.all([
+        state.usersAndLatest(projectId, keys, only),
+        state.dimensions(projectId, keys, ['release'], only),
+      ]);
+      // The latest occurrence by its key (a primary-key read), of the scope the state chose it in.
+      const [l] =
+        agg.latestId === null
+          ? []
+          : await ch.query<LatestRow>(
+              `SELECT ${OCCURRENCE_READ}, stack_trace, symbolicated_stack, handled FROM ${OCCURRENCES}
+               WHERE ${ONE_GROUP} AND id = {id:String} LIMIT 1`,
+              { project: projectId, keys, id: agg.latestId },
+            );
       return {
-        usersAffected: Number(agg?.u ?? 0),
-        appVersionCounts: versions.map((v) => ({ appVersion: v.v, occurrences: Number(v.n) })),
-        latest: l
-          ? {
-              ...toOccurrence(l),
-              stackTrace: l.stack_trace,
-              symbolicatedStack: l.symbolicated_stack || null,
-              handled: Boolean(l.handled),
-            }
-          : null,
+        usersAffected: agg.users,
+        appVersionCounts: versions
+          .sort(
+            (x, y) =>
+              y.occurrences - x.occurrences ||
+              (x.value === y.value ? 0 : x.value === null ? 1 : y.value === null ? -1 : x.value < y.value ? -1 : 1),
+          )
+          .slice(0, 100)
+          .map((v) => ({ appVersion: v.value, occurrences: v.occurrences })),
+        latest: l ? toLatest(l) : null,
       };
     },
 
@@ -408,39 +445,25 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     },
 
     /** The environments of a group's occurrences, most occurrences first (at most 50). */
-    async environments(projectId: string, keys: string[]): Promise<{ environment: string; occurrences: number }[]> {
-      const rows = await ch.query<{ e: string; n: number }>(
-        `SELECT environment AS e, uniqExact(id) AS n FROM ${OCCURRENCES} WHERE ${ONE_GROUP}
-         GROUP BY e ORDER BY n DESC, e LIMIT 50`,
-        { project: projectId, keys },
-      );
-      return rows.map((r) => ({ environment: r.e, occurrences: Number(r.n) }));
-    },
+    environments: (projectId: string, keys: string[]) => state.environments(projectId, keys),
 
     /**
-     * The group's occurrences broken down by platform, device model, OS and app version (distinct
-     * devices and occurrences of each): one pass over the group's rows (GROUPING SETS), each
-     * dimension's rows ordered and cut to 20 here; a group of 1M occurrences read four times took
-     * most of its page's second.
+     * The group's occurrences broken down by platform, device model, OS and app version
+     * (occurrences and devices of each; most devices first, 20 each), from the crash page's state:
+     * a group of 1M occurrences read from its rows took most of its page's second. A tag scope
+     * reads the occurrences (one pass, GROUPING SETS).
      */
     async breakdown(projectId: string, keys: string[], only: OccurrenceScope = {}): Promise<CrashBreakdown> {
-      const scope = scopeOf(only);
-      const params = { project: projectId, keys, ...scope.params };
       type Row = { v: string | null; n: number; d: number; dim: string };
-      const rows = await ch.query<Row>(
-        `SELECT multiIf(grouping(p) = 0, 'platforms', grouping(m) = 0, 'models', grouping(o) = 0, 'osVersions', 'appVersions') AS dim,
-           multiIf(grouping(p) = 0, p, grouping(m) = 0, m, grouping(o) = 0, o, v0) AS v,
-           uniqExact(id) AS n, uniqExact(device_fingerprint) AS d
-         FROM (
-           SELECT id, device_fingerprint, platform AS p,
-             -- brand and model as a person names the device ("Apple iPhone15,2"); null when neither was sent
-             nullIf(trim(concat(ifNull(brand, ''), ' ', ifNull(model, ''))), '') AS m,
-             if(isNull(platform) AND isNull(os_version), NULL, trim(concat(ifNull(platform, ''), ' ', ifNull(os_version, '')))) AS o,
-             app_version AS v0
-           FROM ${OCCURRENCES} WHERE ${ONE_GROUP}${scope.where})
-         GROUP BY GROUPING SETS ((p), (m), (o), (v0))`,
-        params,
-      );
+      const rows: Row[] =
+        only.tag === undefined
+          ? (await state.dimensions(projectId, keys, Object.keys(BREAKDOWN) as StateDimension[], only)).map((r) => ({
+              dim: BREAKDOWN[r.dimension],
+              v: r.value,
+              n: r.occurrences,
+              d: r.devices,
+            }))
+          : await breakdownOfOccurrences(projectId, keys, only);
       // ORDER BY d DESC, n DESC, v (nulls last), LIMIT 20: as each dimension's own query had it
       const top = (dim: keyof CrashBreakdown): BreakdownRow[] =>
         rows

@@ -1,7 +1,7 @@
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
 import { canonicalId } from '../domain/ids.ts';
 import { dateRange, paging, type ExportQuery } from '../domain/exportParams.ts';
-import { changeStart, encodeCursor } from '../domain/changeCursor.ts';
+import { changeStart, encodeCursor, OCCURRENCE_ID } from '../domain/changeCursor.ts';
 import { pageMeta, type PageMeta } from '../domain/paging.ts';
 import type { ChangeFilter, DateFilter, Encoding, ExportResource, Row } from '../repos/exportCore/types.ts';
 import type { EventFilter } from '../repos/events.ts';
@@ -43,8 +43,8 @@ export interface ExportEndpoint<F> {
 
 const noCheck = async () => {};
 const dates = (q: ExportQuery): DateFilter => dateRange(q.from, q.to);
-const changes = (q: ExportQuery): ChangeFilter => {
-  const after = changeStart(q.updatedSince, q.cursor);
+const changes = (q: ExportQuery, ids?: RegExp): ChangeFilter => {
+  const after = changeStart(q.updatedSince, q.cursor, ids);
   return after ? { changes: { after } } : {};
 };
 const changeOf = (f: unknown) => (f as ChangeFilter).changes;
@@ -75,7 +75,12 @@ export function exportEndpoints(r: {
     check: noCheck,
     rows: r.sessions.export,
   };
-  const crashes: ExportEndpoint<ChangeFilter> = { name: 'crashes', filter: changes, check: noCheck, rows: r.crashes };
+  const crashes: ExportEndpoint<ChangeFilter> = {
+    name: 'crashes',
+    filter: (q) => changes(q),
+    check: noCheck,
+    rows: r.crashes,
+  };
   const events: ExportEndpoint<EventFilter> = {
     name: 'events',
     // The query schema requires sessionId.
@@ -102,6 +107,7 @@ export function exportEndpoints(r: {
     name: 'crash-occurrences',
     filter: (q) => ({
       ...dates(q),
+      ...changes(q, OCCURRENCE_ID),
       ...(q.groupId === undefined ? {} : { groupId: canonicalId(q.groupId) }),
       ...(q.environment === undefined ? {} : { environment: q.environment }),
       ...(q.level === undefined ? {} : { levels: levelList(q.level) }),

@@ -145,7 +145,11 @@ export function createServices(
         network: networkLogs.export,
         releases: releases.export,
 
-        crashOccurrences: crashOccurrenceExport(stores.ch, { byKeys: groupRows.byKeys, byId: crashGroups.keysOf }),
+        crashOccurrences: crashOccurrenceExport(
+          stores.ch,
+          { byKeys: groupRows.byKeys, byId: crashGroups.keysOf },
+          { lagMs: config.exportSyncLagMs },
+        ),
       }),
       chunkRows: config.exportChunkRows,
       chunkBytes: config.exportChunkBytes,

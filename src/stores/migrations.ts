@@ -118,6 +118,8 @@ const RETAINED = [
   { table: 'events', column: 'timestamp' },
   { table: 'network_logs', column: 'timestamp' },
   { table: 'crash_occurrences', column: 'occurred_at' },
+  // the crash page's state forgets the days its occurrences no longer hold
+  { table: 'crash_group_daily', column: 'day' },
 ] as const;
 
 /**

@@ -105,6 +105,12 @@ export const crashOccurrencesQuery = {
     },
 
     level: { type: 'string', maxLength: 64, description: 'comma-separated levels: fatal, error, warning, info' },
+    updatedSince: {
+      ...changes.updatedSince,
+      description:
+        'ISO 8601 date or date-time: only occurrences that arrived at or after it, in arrival order (an occurrence never changes: it is updated once, when it arrives); the answer carries nextCursor and X-Next-Cursor. Occurrences that arrived in the last EXPORT_SYNC_LAG_MS are left for the next pull',
+    },
+    cursor: changes.cursor,
   },
 } as const;
 
