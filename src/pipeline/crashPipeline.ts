@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { BoundedMap } from '../domain/boundedMap.ts';
-import { loggableError, silentLog, type Log } from '../domain/log.ts';
+import { BoundedMap } from '../lib/boundedMap.ts';
+import { loggableError, silentLog, type Log } from '../lib/log.ts';
 import { Spool, type SpoolOptions } from '../stores/spool/spool.ts';
 import { payloadOf, type SpooledRecord } from '../stores/spool/records.ts';
 import type { CrashGroupsService, RecordCrashResult } from '../services/crashGroups.ts';

@@ -10,7 +10,9 @@ import { alertCrashes, alertLimits, crashAlertJob } from '../../src/workers/cras
 import { createMailer, mailGate, type Mailer } from '../../src/workers/mailer.ts';
 import { createSummarizer } from '../../src/workers/summary.ts';
 import { createAlertWorker } from '../../src/workers/index.ts';
-import { silentLog } from '../../src/domain/log.ts';
+import { resolveSecretsKey } from '../../src/services/secretsKey.ts';
+import { postgresRepos } from '../../src/repos/index.ts';
+import { silentLog } from '../../src/lib/log.ts';
 
 // Workers are driven by hand here (RUN_WORKER=false), so each step of a job's life is visible,
 // on a clock the test moves (leases and backoffs run out without waiting for them).
@@ -54,8 +56,14 @@ const mailsFor = (groupId: string) =>
   smtp.mails.filter((m) => m.headers['message-id'] === `<crash-group-${groupId}@flightrec>`);
 type Clock = ReturnType<typeof manualClock>;
 const repo = (clock?: Clock) => outboxRepo(s.svc.stores.pg, clock);
+/** The process's repos with the outbox on `clock` (a worker of its own, as another process would have). */
+const reposOn = (clock?: Clock) => postgresRepos(s.svc.stores.pg, { changeLagMs: 0, clock });
 const worker = (clock: Clock, outbox: Partial<Config['outbox']> = {}) =>
-  createAlertWorker(config(outbox), s.svc.stores.pg, silentLog, { clock });
+  createAlertWorker(
+    config(outbox),
+    { repos: reposOn(clock), secretsKey: resolveSecretsKey(s.svc.config).key, clock },
+    silentLog,
+  );
 
 /** Plays a worker that claims the job, runs it with `mailer`, and then dies: nothing more is recorded. */
 async function runAndDie(mailer: Mailer, groupId: string, clock: Clock) {
@@ -63,12 +71,12 @@ async function runAndDie(mailer: Mailer, groupId: string, clock: Clock) {
   expect(job?.groupId).toBe(groupId);
   const run = crashAlertJob({
     config: config(),
-    crashes: alertCrashes(s.svc.stores.pg),
+    crashes: alertCrashes(s.repos),
     outbox: repo(clock),
     summarize: createSummarizer(config(), silentLog),
     mailer,
-    gate: mailGate(s.svc.stores.pg, config().mailCaps),
-    ...alertLimits(s.svc.stores.pg, config()),
+    gate: mailGate(s.repos.mailLog, config().mailCaps),
+    ...alertLimits(s.repos, config()),
   });
   return run(job!);
 }
@@ -128,7 +136,9 @@ describe('alert outbox under failures', () => {
   it('several workers at once run each job exactly once', async () => {
     const groups = [];
     for (let i = 0; i < 8; i++) groups.push(await newGroup());
-    const workers = Array.from({ length: 4 }, () => createAlertWorker(config(), s.svc.stores.pg, silentLog));
+    const workers = Array.from({ length: 4 }, () =>
+      createAlertWorker(config(), { repos: reposOn(), secretsKey: resolveSecretsKey(s.svc.config).key }, silentLog),
+    );
     const ran = await Promise.all(workers.map((w) => w.worker.runDue()));
     expect(ran.reduce((a, b) => a + b, 0)).toBe(8);
     for (const g of groups) {

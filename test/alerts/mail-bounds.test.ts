@@ -8,7 +8,8 @@ import { parseMail } from '../helpers/smtp.ts';
 import { crash, sessionStart } from '../helpers/payloads.ts';
 import { dashboardProject, signup } from '../helpers/accounts.ts';
 import { createAlertWorker, type AlertWorker } from '../../src/workers/index.ts';
-import { silentLog } from '../../src/domain/log.ts';
+import { resolveSecretsKey } from '../../src/services/secretsKey.ts';
+import { silentLog } from '../../src/lib/log.ts';
 
 // Finding 4 of the third probe: one account mailed 150 strangers in 16 s, one address got 5
 // alerts in 8 s from 5 projects, 40 new groups made 40 model calls (the summary ran before the
@@ -34,7 +35,7 @@ beforeAll(async () => {
     OPENAI_MODEL: 'test-model',
     RATE_LIMIT_AUTH_PER_MIN: '1000',
   });
-  w = createAlertWorker(s.svc.config, s.svc.stores.pg, silentLog);
+  w = createAlertWorker(s.svc.config, { repos: s.repos, secretsKey: resolveSecretsKey(s.svc.config).key }, silentLog);
 });
 afterAll(async () => {
   await w?.stop();

@@ -14,7 +14,7 @@ import {
   type CrashAlert,
 } from '../../src/domain/crashAlert.ts';
 import { createSummarizer } from '../../src/workers/summary.ts';
-import { silentLog } from '../../src/domain/log.ts';
+import { silentLog } from '../../src/lib/log.ts';
 
 const ctx: CrashContext = {
   message: 'TypeError: undefined is not a function',

@@ -271,6 +271,8 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
         ),
       );
     expect(items).toEqual(['tl-navigate', 'tl-tap', 'tl-navigate', 'tl-crash', 'tl-network', 'tl-custom']);
+    // the failed request is marked from the server's verdict (the 500 of the seed's network event)
+    expect(await page.locator('ol.timeline li.tl-network.tl-failed .badge-bad').textContent()).toBe('500');
     expect(await target.isVisible()).toBe(true);
     expect(
       await page.evaluate(() => {

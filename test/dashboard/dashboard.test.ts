@@ -222,6 +222,8 @@ describe('sessions, timeline, crash groups, chart', () => {
       [3, 'custom'],
     ]);
     expect(timeline.data[1].data.statusCode).toBe(503);
+    // The failed-request verdict comes from the server (web/views/session.js keeps no rule of its own).
+    expect(timeline.data.map((e: { failed?: boolean }) => e.failed)).toEqual([undefined, true, undefined, undefined]);
     expect(timeline.nextAfter).toBeNull();
     const paged = (await get(`${base}/sessions/${failing.sessionId}/events?limit=3`, a.headers)).json();
     expect(paged.nextAfter).toBe(2);

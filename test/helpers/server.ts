@@ -83,7 +83,7 @@ export async function startTestServer(
   const settled = async (timeoutMs = 30_000) => {
     // Each spool answers for what it acknowledged; both must have loaded it.
     const crashes = (await server.svc.crashPipeline?.settled(timeoutMs)) ?? true;
-    const bodies = (await server.svc.ingest.spool?.settled(timeoutMs)) ?? true;
+    const bodies = (await server.svc.spool?.settled(timeoutMs)) ?? true;
     if (!crashes || !bodies) throw new Error(`the spools had not loaded what they acknowledged after ${timeoutMs} ms`);
   };
   if (readAfterSettled) {

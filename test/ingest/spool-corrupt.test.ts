@@ -74,7 +74,7 @@ describe('a bad byte in a spool segment', () => {
   afterAll(() => s?.close());
 
   it('loses that one batch: 99 of 100 arrive, the bad record is set aside whole, counted and logged as lost', async () => {
-    expect(await s.svc.ingest.spool!.settled()).toBe(true);
+    expect(await s.svc.spool!.settled()).toBe(true);
     const r = await s.app.inject({
       method: 'GET',
       url: `/export/events?sessionId=${session.sessionId}&limit=1000`,
@@ -96,8 +96,8 @@ describe('a bad byte in a spool segment', () => {
     expect(fs.readFileSync(path.join(spoolRoot, aside[0]!)).toString()).toContain(
       `"sequenceNumber":${flippedBatch * 20 + 19}`,
     );
-    expect(s.svc.ingest.spool!.corruptRecords).toBe(1);
-    expect(s.svc.ingest.spool!.tornBytes).toBe(0);
+    expect(s.svc.spool!.corruptRecords).toBe(1);
+    expect(s.svc.spool!.tornBytes).toBe(0);
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^flightrec_spool_corrupt_records 1$/m);
   });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRecords, recordHeader } from '../../src/stores/spool/records.ts';
+import { HEADER_BYTES, readRecords, recordHeader } from '../../src/stores/spool/records.ts';
 import { ingestLine } from '../../src/repos/ingestLines.ts';
 import { startTestServer, tempDataDir, type TestServer } from '../helpers/server.ts';
 import * as P from '../helpers/payloads.ts';
@@ -52,7 +52,7 @@ describe('spool records', () => {
     const bodies = Array.from({ length: 10 }, (_, i) => Buffer.from(`{"n":${i},"pad":"${'x'.repeat(i * 7)}"}\n`));
     const whole = Buffer.concat(bodies.map((b) => record(b, 1)));
     const at = bodies.slice(0, 4).reduce((n, b) => n + record(b, 1).length, 0);
-    for (const offset of [0, 4, 8, 12, 20]) {
+    for (const offset of [0, 4, 8, HEADER_BYTES, HEADER_BYTES + 8]) {
       // its length, rows, CRC, and payload bytes
       const bad = Buffer.from(whole);
       bad[at + offset]! ^= 0x40;
@@ -117,10 +117,10 @@ describe('the spool in the service (embedded stores)', () => {
   };
 
   it("takes over a dead process's spool directory: its acknowledged bodies are loaded, the torn one dropped, the directory removed", async () => {
-    expect(await s.svc.ingest.spool!.settled()).toBe(true);
+    expect(await s.svc.spool!.settled()).toBe(true);
     expect(await exportedSeqs(orphanSession.sessionId)).toEqual([0, 1]);
     expect(fs.existsSync(orphanDir)).toBe(false);
-    expect(s.svc.ingest.spool!.tornBytes).toBeGreaterThan(0);
+    expect(s.svc.spool!.tornBytes).toBeGreaterThan(0);
   });
 
   it('acknowledges once spooled; the rows reach the export API and the segments are deleted after their insert', async () => {
@@ -152,7 +152,7 @@ describe('the spool in the service (embedded stores)', () => {
     ).toBe(201);
     // Visible once the loader has inserted everything spooled (the events and the network body
     // may be in different loads); waited for, not timed.
-    expect(await s.svc.ingest.spool!.settled()).toBe(true);
+    expect(await s.svc.spool!.settled()).toBe(true);
     expect(await exportedSeqs(sid)).toEqual(Array.from({ length: 80 }, (_, i) => i));
     const net = await s.app.inject({
       method: 'GET',
@@ -163,7 +163,7 @@ describe('the spool in the service (embedded stores)', () => {
     // the session's Postgres side effect (the network-error flag) is synchronous, as before
     const sess = await s.app.inject({ method: 'GET', url: '/export/sessions?limit=1000', headers: auth });
     expect(sess.json().data.find((x: { id: string }) => x.id === sid)).toMatchObject({ hasNetworkErrors: true });
-    expect(fs.readdirSync(s.svc.ingest.spool!.dir).filter((f) => f.endsWith('.seg'))).toEqual([]);
+    expect(fs.readdirSync(s.svc.spool!.dir).filter((f) => f.endsWith('.seg'))).toEqual([]);
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^flightrec_spool_bytes 0$/m);
     expect(metrics).toMatch(/^flightrec_spool_loaded_rows \d+$/m);
@@ -188,9 +188,9 @@ describe('the spool in the service (embedded stores)', () => {
       payload: raw,
     });
     expect(r.statusCode).toBe(201);
-    expect(await s.svc.ingest.spool!.settled()).toBe(true);
+    expect(await s.svc.spool!.settled()).toBe(true);
     expect(await exportedSeqs(sid)).toEqual([0, 1]);
-    expect(s.svc.ingest.spool!.refusedRecords).toBe(0);
+    expect(s.svc.spool!.refusedRecords).toBe(0);
   });
 
   it('a body the engine refuses however it is written is set aside: the others of its load are stored, the loader goes on', async () => {
@@ -213,16 +213,13 @@ describe('the spool in the service (embedded stores)', () => {
         ),
       );
       expect(answers.map((r) => r.statusCode)).toEqual(answers.map(() => 201));
-      expect(await s.svc.ingest.spool!.settled()).toBe(true);
+      expect(await s.svc.spool!.settled()).toBe(true);
     } finally {
       restore();
     }
     expect(await exportedSeqs(sid)).toEqual([0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11]);
-    expect(s.svc.ingest.spool!.refusedRecords).toBe(1);
-    const setAside = fs.readFileSync(
-      path.join(spoolRoot, `refused-${path.basename(s.svc.ingest.spool!.dir)}.ndjson`),
-      'utf8',
-    );
+    expect(s.svc.spool!.refusedRecords).toBe(1);
+    const setAside = fs.readFileSync(path.join(spoolRoot, `refused-${path.basename(s.svc.spool!.dir)}.ndjson`), 'utf8');
     expect(
       setAside
         .trim()
@@ -302,7 +299,7 @@ describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy
     // exports need ClickHouse too: none is read while it is away
 
     proxy.restore();
-    expect(await s.svc.ingest.spool!.settled(60_000)).toBe(true);
+    expect(await s.svc.spool!.settled(60_000)).toBe(true);
     const r = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${sid}&limit=1000`, headers: auth });
     expect(r.json().total).toBe(acked.length * 100);
     const pages = Math.ceil((acked.length * 100) / 1000);

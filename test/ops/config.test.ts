@@ -31,7 +31,7 @@ describe('config', () => {
     expect({ headers: c.headersTimeoutMs, request: c.requestTimeoutMs }).toEqual({ headers: 10_000, request: 30_000 });
     expect(c.exportMaxStreams).toBe(4);
     expect(c.exportIdleTimeoutMs).toBe(60_000);
-    expect(c.exportChunkRows).toBe(20_000);
+    expect(c.exportChunkRows).toBe(50_000);
     expect(c.alertDigestWindowMs).toBe(300_000);
   });
   it.each([

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startTestServer, tempDataDir } from '../helpers/server.ts';
 import * as P from '../helpers/payloads.ts';
-import { isSealed, openSecret, secretsKeyOf } from '../../src/domain/secretBox.ts';
+import { isSealed, openSecret, secretsKeyOf } from '../../src/lib/secretBox.ts';
 
 // Issue 32, finding 7: 968 of 1,115 PGlite files were 0666 (pg_control writable by `nobody`),
 // spool segments and ClickHouse parts 0644, webhook secrets in plain text. Files under DATA_DIR
@@ -46,7 +46,7 @@ describe.skipIf(!embedded)("DATA_DIR is the owner's alone", () => {
         (await s.app.inject({ method: 'POST', url: '/ingest/crash', headers: p.auth, payload: P.crash(st.sessionId) }))
           .statusCode,
       ).toBe(201);
-      expect(await s.svc.ingest.spool!.settled()).toBe(true);
+      expect(await s.svc.spool!.settled()).toBe(true);
     } finally {
       await s.close();
     }

@@ -1,4 +1,4 @@
-import { jsonShape } from '../jsonScan.ts';
+import { jsonShape } from '../../lib/jsonScan.ts';
 
 /**
  * What a source map costs in memory once decoded, read off its text without decoding it: a
