@@ -41,7 +41,7 @@ export function derivedId(...parts: string[]): string {
  * The one spelling of a client's UUID (a session id, a request id): lower case, whatever case it
  * arrived in. The ingest SQL applies the same rule to the raw bytes it reads (session ids read as
  * UUID, request ids through lower(): clickhouse/004_one_ingest_table.sql);
- * test/clickhouse-migration.test.ts checks that the two agree.
+ * test/stores/clickhouse-migration.test.ts checks that the two agree.
  */
 export const canonicalId = (id: string): string => id.toLowerCase();
 
@@ -51,7 +51,7 @@ export const canonicalId = (id: string): string => id.toLowerCase();
  * computes the same id in SQL from the canonical session id, which is what stores it: the
  * events' `id` ALIAS (clickhouse/002_ingest_pipeline.sql) and the network mirror's view
  * (clickhouse/004_one_ingest_table.sql). This function is their mirror, for the tests:
- * test/clickhouse-migration.test.ts checks that both SQL expressions give its ids.
+ * test/stores/clickhouse-migration.test.ts checks that both SQL expressions give its ids.
  */
 export function eventId(sessionId: string, sequenceNumber: number): string {
   return uuidV5(`${sessionId}:${sequenceNumber}`);
