@@ -3,10 +3,15 @@
  * chDB + PGlite), loads network-log rows through the real POST /ingest/network route (batches
  * of 200), then pulls them back with stream=true as CSV, NDJSON, gzipped CSV and Parquet (one
  * file, its footer read back with hyparquet), measuring rows/s, time to first byte and the
- * server's peak RSS during each export.
+ * server's peak RSS during each export. Then it stops the service and, in this process, opens
+ * the same ClickHouse data directory for the ceilings of the same rows in the same run: one
+ * query of every row in the export's own format (`pageEncoded`: FINAL, in key order, the same
+ * SELECT list), and the chunk generator alone (`chunks`: the stream's queries, no HTTP), each
+ * with its wall time and the process CPU (every engine thread) per row.
  *
  *   npm run bench:export                 # 1,000,000 rows
  *   BENCH_ROWS=200000 npm run bench:export
+ *   BENCH_CPU_PROF_DIR=/tmp/prof npm run bench:export   # the service under node --cpu-prof
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { parquetMetadata } from 'hyparquet';
 import { freePort } from '../scripts/freePort.ts';
+import { procSample } from './procStats.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const BATCH = 200;
@@ -47,7 +53,9 @@ async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-bench-export-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')], {
+  const profDir = process.env.BENCH_CPU_PROF_DIR;
+  const profArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profDir)}`] : [];
+  const child = spawn(process.execPath, [...profArgs, '--import', 'tsx', path.join(root, 'src/main.ts')], {
     cwd: root,
     env: {
       ...process.env,
@@ -87,7 +95,7 @@ async function main() {
         headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'bench' }),
       })
-    ).json()) as { apiKey: string };
+    ).json()) as { apiKey: string; project: { id: string } };
     const auth = { authorization: `Bearer ${created.apiKey}` };
     const sessions = Array.from({ length: 100 }, () => randomUUID());
     for (const id of sessions) {
@@ -165,6 +173,7 @@ async function main() {
       const sampler = setInterval(() => {
         peakSampled = Math.max(peakSampled, procStatus(pid, 'VmRSS'));
       }, 25);
+      const cpuBefore = procSample(pid)?.cpuSec ?? NaN;
       const start = performance.now();
       const parquet: Buffer[] = [];
       const r = await new Promise<{ ttfbMs: number; bytes: number; lines: number; status: number }>(
@@ -195,6 +204,7 @@ async function main() {
         },
       );
       const totalSec = (performance.now() - start) / 1000;
+      const serverCpuSec = (procSample(pid)?.cpuSec ?? NaN) - cpuBefore;
       clearInterval(sampler);
       // A Parquet file's row count is in its footer: reading it also checks the file is whole.
       const whole = Buffer.concat(parquet);
@@ -215,11 +225,26 @@ async function main() {
         seconds: +totalSec.toFixed(2),
         rowsPerSec: Math.round(rows / totalSec),
         ttfbMs: Math.round(r.ttfbMs),
+        // The service's CPU (JS thread, engine threads, gzip) per row: steadier than rows/s on a shared machine.
+        serverCpuUsPerRow: +((serverCpuSec * 1e6) / rows).toFixed(2),
         bytesOnWire: r.bytes,
         rssBeforeMB: +mb(rssBefore),
         peakRssMB: +mb(Math.max(peak, peakSampled)),
         peakSource: peakReset ? 'VmHWM after reset' : 'VmRSS sampled every 25 ms',
       });
+    }
+
+    // The ceilings: the same rows, read by the same engine on the same data directory.
+    stop();
+    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+    const ceilings = await ceilingsOf(path.join(dataDir, 'clickhouse'), created.project.id);
+    for (const r of runs) {
+      const c = ceilings.find((x) => x.format === (r.export === 'csv+gzip' ? 'csv' : r.export));
+      if (c) {
+        r.ofOneQuery = +((r.rowsPerSec as number) / c.oneQuery.rowsPerSec).toFixed(3);
+        r.ofChunks = +((r.rowsPerSec as number) / c.chunks.rowsPerSec).toFixed(3);
+        r.cpuOfOneQuery = +((r.serverCpuUsPerRow as number) / c.oneQuery.cpuUsPerRow).toFixed(2);
+      }
     }
 
     const machine = {
@@ -239,7 +264,9 @@ async function main() {
         batch: BATCH,
         concurrency: CONCURRENCY,
       },
+      loadAverage: os.loadavg(),
       runs,
+      ceilings,
     };
     console.log(`\nmachine: ${machine.nproc} CPUs (${machine.cpu}), ${machine.memTotalGB} GB, node ${machine.node}`);
     console.table(
@@ -252,7 +279,16 @@ async function main() {
         'MB on wire': +mb(x.bytesOnWire as number),
         'RSS before MB': x.rssBeforeMB,
         'peak RSS MB': x.peakRssMB,
+        'server µs CPU/row': x.serverCpuUsPerRow,
+        'CPU × one query': x.cpuOfOneQuery,
+        'rows/s × one query': x.ofOneQuery,
       })),
+    );
+    console.table(
+      ceilings.flatMap((c) => [
+        { ceiling: `${c.format}: one query`, ...c.oneQuery },
+        { ceiling: `${c.format}: chunks, no HTTP`, ...c.chunks },
+      ]),
     );
     const outDir = path.join(root, 'bench/results');
     fs.mkdirSync(outDir, { recursive: true });
@@ -264,6 +300,55 @@ async function main() {
     if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+interface Timed {
+  seconds: number;
+  rowsPerSec: number;
+  cpuUsPerRow: number;
+  MB: number;
+}
+
+async function timed(f: () => Promise<number>): Promise<Timed> {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const bytes = await f();
+  const seconds = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  return {
+    seconds: +seconds.toFixed(2),
+    rowsPerSec: Math.round(ROWS / seconds),
+    cpuUsPerRow: +((c.user + c.system) / ROWS).toFixed(2),
+    MB: +mb(bytes),
+  };
+}
+
+/** Per format: one query of every row (the engine's own rate) and the stream's chunks without HTTP. */
+async function ceilingsOf(chDir: string, projectId: string) {
+  const { openChdb } = await import('../src/stores/clickhouse/chdb.ts');
+  const { networkLogsRepo } = await import('../src/repos/networkLogs.ts');
+  const { loadConfig } = await import('../src/config.ts');
+  const config = loadConfig({ ADMIN_TOKEN: ADMIN });
+  const ch = await openChdb(chDir);
+  const repo = networkLogsRepo(ch).export;
+  const size = { rows: config.exportChunkRows, bytes: config.exportChunkBytes };
+  const out = [];
+  try {
+    for (const format of ['csv', 'ndjson', 'parquet'] as const) {
+      const oneQuery = await timed(async () =>
+        Buffer.byteLength(await repo.pageEncoded(projectId, {}, 0, ROWS, format)),
+      );
+      const chunks = await timed(async () => {
+        let n = 0;
+        for await (const c of repo.chunks(projectId, {}, format, size)) n += Buffer.byteLength(c);
+        return n;
+      });
+      out.push({ format, oneQuery, chunks });
+    }
+  } finally {
+    await ch.close();
+  }
+  return out;
 }
 
 main().catch((err) => {

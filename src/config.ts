@@ -372,7 +372,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     // Also on the embedded engine: smaller chunks shortened other queries' waits little and
     // lengthened the stream a lot (docs/reliability.md, Security).
-    exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 20_000, 1, 1_000_000),
+    exportChunkRows: int(env, 'EXPORT_CHUNK_ROWS', 50_000, 1, 1_000_000),
     exportChunkBytes: int(env, 'EXPORT_CHUNK_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     exportSyncLagMs: int(env, 'EXPORT_SYNC_LAG_MS', 5000, 0, 3_600_000),
     exportTouchIntervalMs: int(env, 'EXPORT_TOUCH_INTERVAL_MS', 10_000, 1, 3_600_000),

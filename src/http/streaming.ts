@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { loggableError } from '../domain/log.ts';
+import { loggableError } from '../lib/log.ts';
 
 /**
  * Sends a lazily produced body. The first chunk is read before any header is set, so a store
@@ -17,6 +17,11 @@ export async function sendChunks(
   watch?: { started(): void; ended(ok: boolean): void },
 ): Promise<FastifyReply> {
   const first = await chunks.next();
+  // One chunk is read ahead: the store makes the next chunk while this one goes out (and through
+  // gzip), instead of the two taking turns. Memory holds two chunks at most. A failure of the
+  // chunk read ahead is thrown where it is awaited, below.
+  let ahead = first.done ? undefined : chunks.next();
+  ahead?.catch(() => {});
   // A client that stops reading stops pulling chunks once the socket's buffers are full; if no
   // chunk is pulled for idleMs, it is cut, giving back its slot, buffers and store time.
   let idle: NodeJS.Timeout | undefined;
@@ -34,9 +39,13 @@ export async function sendChunks(
       waitForPull();
       yield first.value;
       clearTimeout(idle);
-      for await (const c of chunks) {
+      while (ahead) {
+        const next = await ahead;
+        if (next.done) break;
+        ahead = chunks.next();
+        ahead.catch(() => {});
         waitForPull();
-        yield c;
+        yield next.value;
         clearTimeout(idle);
       }
       ok = true;
@@ -45,6 +54,8 @@ export async function sendChunks(
       reply.raw.destroy();
     } finally {
       clearTimeout(idle);
+      // A response cut short stops its source (once the chunk in flight is read).
+      if (!ok) await chunks.return(undefined).catch(() => {});
       watch?.ended(ok || first.done === true);
     }
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { BoundedMap } from '../domain/boundedMap.ts';
-import { loggableError, silentLog, type Log } from '../domain/log.ts';
+import { BoundedMap } from '../lib/boundedMap.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan, pruneDeeperThan } from '../lib/jsonDepth.ts';
+import { loggableError, silentLog, type Log } from '../lib/log.ts';
 import { Spool, type SpoolOptions } from '../stores/spool/spool.ts';
 import { payloadOf, type SpooledRecord } from '../stores/spool/records.ts';
 import type { BatchOutcome, CrashGroupsService, RecordCrashResult } from '../services/crashGroups.ts';
@@ -24,7 +25,11 @@ const FORMAT = 1;
  * schema later travel without a format change; `v` moves only if the envelope does.
  */
 export function encodeCrashRecord(projectId: string, crash: CrashReport): Buffer {
-  return Buffer.from(`{"v":${FORMAT},"projectId":${JSON.stringify(projectId)},"crash":${JSON.stringify(crash)}}\n`);
+  // A free-form field nested 50k deep parses, but JSON.stringify would overflow on it (a 500 the
+  // SDK retries forever). Cut below MAX_JSON_DEPTH: the field still nests deeper than its own
+  // limit, so the record step drops it with the same reason the report would have had.
+  const whole = nestsDeeperThan(crash, MAX_JSON_DEPTH) ? pruneDeeperThan(crash, MAX_JSON_DEPTH) : crash;
+  return Buffer.from(`{"v":${FORMAT},"projectId":${JSON.stringify(projectId)},"crash":${JSON.stringify(whole)}}\n`);
 }
 
 export function decodeCrashRecord(payload: Buffer): CrashRecord {

@@ -1,6 +1,6 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import { InsertBatcher, type QueueBudget } from '../stores/clickhouse/batcher.ts';
-import { isoMs } from '../domain/time.ts';
+import { isoMs } from '../lib/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { mostSevere, type Breadcrumb, type CrashLevel, type DroppedField } from '../domain/crashContext.ts';
 import {

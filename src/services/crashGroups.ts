@@ -8,7 +8,7 @@ import {
   type CrashPayload,
 } from '../domain/crashGrouping.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
-import { isoMs, isoTime } from '../domain/time.ts';
+import { isoMs, isoTime } from '../lib/time.ts';
 import {
   boundCrashContext,
   CRASH_LIST_LEVELS,

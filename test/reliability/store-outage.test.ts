@@ -83,11 +83,17 @@ beforeAll(async () => {
   await redis.start();
   redisProxy = new TcpProxy({ host: '127.0.0.1', port: redis.port });
   await redisProxy.listen();
-  s = await startTestServer({
-    DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${SCRATCH}`,
-    REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
-    RATE_LIMIT_INGEST_PER_MIN: '1000000',
-  });
+  s = await startTestServer(
+    {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${SCRATCH}`,
+      REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
+      RATE_LIMIT_INGEST_PER_MIN: '1000000',
+    },
+    undefined,
+    undefined,
+    // Reads go on while a store is away, with bodies spooled.
+    { readAfterSettled: false },
+  );
   ({ auth, projectId } = await s.createProject('outage'));
 });
 

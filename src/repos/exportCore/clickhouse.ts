@@ -1,6 +1,7 @@
 import type { ClickHouse, Params, Settings } from '../../stores/clickhouse/port.ts';
-import { CSV_CLICKHOUSE_SETTINGS, formulaPatternRe2 } from '../../domain/csv.ts';
-import { concatParquet } from '../../domain/parquetConcat.ts';
+import { formulaPatternRe2 } from '../../domain/csv.ts';
+import { CSV_CLICKHOUSE_SETTINGS } from '../../lib/clickhouseCsv.ts';
+import { concatParquet } from '../../lib/parquetConcat.ts';
 import type { ChunkSize, Encoding, ExportResource, Row } from './types.ts';
 
 /** Settings of every export read, on top of the adapters' own QUERY_SETTINGS. */
@@ -57,6 +58,12 @@ export interface ChSource<K> {
   params: Params;
   selects: ChSelects;
   keyset: ChKeyset<K>;
+  /**
+   * A row's size in bytes for bounding chunks, as SQL (default `byteSize(*)`, which reads and
+   * measures every column: as dear as reading the chunk). A table with a few wide text columns
+   * gives their `length()` plus a constant, which reads only those columns' sizes.
+   */
+  rowBytes?: string;
 }
 
 function formatOf(s: ChSelects, enc: Encoding, header: boolean): { select: string; format: string } {
@@ -96,14 +103,53 @@ export function chPageEncoded(
   );
 }
 
+/** Chunks one boundary scan plans ahead (see chChunks). */
+const CHUNKS_PER_SCAN = 4;
+/** Rows of the first chunk at most: the first byte waits for this many rows, not a whole chunk. */
+const FIRST_CHUNK_ROWS = 4096;
+
+interface ChunkEnd<K> {
+  key: K;
+  /** 1-based row number in the scan, the running size up to and including the row, the row's size. */
+  n: number;
+  bytes: number;
+  b: number;
+}
+
+/**
+ * The chunk ends a scan allows, as few as possible: from each end, the furthest candidate whose
+ * chunk has at most `size.rows` rows and, before its last row, less than `size.bytes`. The
+ * candidates (every multiple of `size.rows` rows, every row whose size crosses a multiple of
+ * `size.bytes`, and the scan's last row) make the next candidate after any candidate fit.
+ */
+export function pickChunkEnds<K>(cands: readonly ChunkEnd<K>[], size: ChunkSize): ChunkEnd<K>[] {
+  const out: ChunkEnd<K>[] = [];
+  let from = { n: 0, bytes: 0 };
+  for (let i = 0; i < cands.length; i++) {
+    const c = cands[i] as ChunkEnd<K>;
+    const next = cands[i + 1];
+    if (next !== undefined && next.n - from.n <= size.rows && next.bytes - next.b - from.bytes < size.bytes) continue;
+    out.push(c);
+    from = c;
+  }
+  return out;
+}
+
 /**
  * Keyset chunks in ClickHouse's own output format. The stream's end is the greatest key at
- * its start, so rows appended meanwhile do not keep it running. Each chunk first finds its
- * last key — the first key after the previous chunk where the rows' running size
- * (`byteSize(*)`, the engine's own estimate of a row in memory) reaches `size.bytes`, else the
- * `size.rows`-th key, else the end — then reads every row in (previous key, that key] with FINAL:
- * a row inserted into that range in between is read once, and a chunk never has to be parsed to
- * learn where it stopped. A chunk is one buffer, so its bytes bound the stream's memory.
+ * its start, so rows appended meanwhile do not keep it running. Chunk ends are planned ahead,
+ * several per query: one scan of the keys after the previous end, with each row's size
+ * (`rowBytes`), returns the candidate ends (`pickChunkEnds`), so a chunk holds at most
+ * `size.rows` rows and less than `size.bytes` before its last row. Each chunk then reads every
+ * row in (previous end, its end] with FINAL: a row inserted into that range in between is read
+ * once, and a chunk never has to be parsed to learn where it stopped. A chunk is one buffer, so
+ * its bytes bound the stream's memory.
+ *
+ * Every query has a fixed cost in the engine (~7 ms of CPU for a one-row read of this table on
+ * the bench machine, docs/bench.md): one boundary query per chunk cost as much as reading the
+ * chunk. A scan covers about CHUNKS_PER_SCAN chunks by the sizes seen so far, so wide rows are
+ * not scanned `size.rows` at a time; the first scan covers FIRST_CHUNK_ROWS rows (the time to
+ * the first byte).
  */
 export async function* chChunks<K>(
   ch: ClickHouse,
@@ -112,19 +158,37 @@ export async function* chChunks<K>(
   size: ChunkSize,
 ): AsyncGenerator<Buffer> {
   const ks = src.keyset;
-  const lastKeyOfChunk = (cond: string, params: Params) =>
-    ch.query<K>(
-      `SELECT * EXCEPT (__b, __bytes, __n) FROM (
+  const rowBytes = src.rowBytes ?? 'byteSize(*)';
+  const scan = async (cond: string, params: Params, scanRows: number): Promise<ChunkEnd<K>[]> => {
+    const rows = await ch.query<K & { __n: number; __bytes: number; __b: number }>(
+      `SELECT * FROM (
          SELECT *, sum(__b) OVER w AS __bytes, row_number() OVER w AS __n FROM (
-           SELECT ${ks.keySelect}, byteSize(*) AS __b
+           SELECT ${ks.keySelect}, ${rowBytes} AS __b
            FROM ${src.table} WHERE ${src.where} AND ${cond}
-           ORDER BY ${ks.order} LIMIT {chunkRows:UInt64}
+           ORDER BY ${ks.order} LIMIT {scanRows:UInt64}
          )
          WINDOW w AS (ORDER BY ${ks.keyOrder} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-       ) WHERE __bytes >= {chunkBytes:UInt64} OR __n = {chunkRows:UInt64} ORDER BY __n LIMIT 1`,
-      { ...src.params, ...params, chunkRows: size.rows, chunkBytes: size.bytes },
+       ) WHERE __n % {chunkRows:UInt64} = 0 OR __n = {scanRows:UInt64}
+            OR intDiv(__bytes, {chunkBytes:UInt64}) > intDiv(__bytes - __b, {chunkBytes:UInt64})
+       ORDER BY __n LIMIT {candidates:UInt64}`,
+      {
+        ...src.params,
+        ...params,
+        scanRows,
+        chunkRows: size.rows,
+        chunkBytes: size.bytes,
+        candidates: 4 * CHUNKS_PER_SCAN,
+      },
       SETTINGS,
     );
+    const cands = rows.map(({ __n, __bytes, __b, ...key }) => ({
+      key: key as unknown as K,
+      n: Number(__n),
+      bytes: Number(__bytes),
+      b: Number(__b),
+    }));
+    return pickChunkEnds(cands, size);
+  };
   const keyQuery = (cond: string, order: string, params: Params, offset: number) =>
     ch.query<K>(
       `SELECT ${ks.keySelect} FROM ${src.table} WHERE ${src.where} AND ${cond} ORDER BY ${order} LIMIT 1 OFFSET {skip:UInt64}`,
@@ -145,14 +209,25 @@ export async function* chChunks<K>(
     }
     return;
   }
+  const endParams = ks.params(end, 'e');
+  let scanRows = Math.min(size.rows, FIRST_CHUNK_ROWS);
+  let ahead: K[] = [];
   let last: K | undefined;
   let headerDone = false;
   for (;;) {
     const lower = last === undefined ? '1' : ks.after('a');
     const lowerParams = last === undefined ? {} : ks.params(last, 'a');
-    const found = (
-      await lastKeyOfChunk(`${lower} AND ${ks.atMost('e')}`, { ...lowerParams, ...ks.params(end, 'e') })
-    )[0];
+    if (ahead.length === 0) {
+      const ends = await scan(`${lower} AND ${ks.atMost('e')}`, { ...lowerParams, ...endParams }, scanRows);
+      ahead = ends.map((e) => e.key);
+      const tail = ends[ends.length - 1];
+      if (tail !== undefined) {
+        // Rows a chunk can hold at the sizes seen, for CHUNKS_PER_SCAN chunks and half again.
+        const perChunk = Math.min(size.rows, (size.bytes * tail.n) / Math.max(tail.bytes, 1));
+        scanRows = Math.max(1, Math.min(size.rows * CHUNKS_PER_SCAN, Math.ceil(1.5 * CHUNKS_PER_SCAN * perChunk)));
+      }
+    }
+    const found = ahead.shift();
     const upto = found ?? end;
     const f = formatOf(src.selects, enc, !headerDone);
     const out = await ch.queryRaw(
