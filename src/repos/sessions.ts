@@ -231,6 +231,33 @@ export const sessionQueries = {
     );
   },
 
+  /**
+   * markCrashed for a batch of crashes in one statement: one entry per session (fatal when any
+   * of its crashes was, at the earliest fatal one's time), rows written in key order.
+   */
+  async markCrashedMany(
+    q: Queryable,
+    xs: { projectId: string; sessionId: string; isFatal: boolean; at: number }[],
+  ): Promise<void> {
+    if (xs.length === 0) return;
+    const one = new Map<string, { projectId: string; sessionId: string; isFatal: boolean; at: number }>();
+    for (const x of xs) {
+      const k = `${x.projectId}:${x.sessionId}`;
+      const y = one.get(k);
+      if (!y) one.set(k, { ...x });
+      else if (x.isFatal && (!y.isFatal || x.at < y.at)) one.set(k, { ...x });
+    }
+    const rows = [...one.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+    await q.query(
+      `UPDATE ${TABLE} s SET has_crash = true, status = CASE WHEN x.fatal THEN 'crashed' ELSE s.status END,
+         end_provisional = CASE WHEN x.fatal AND s.ended_at IS NULL THEN true ELSE s.end_provisional END,
+         ended_at = CASE WHEN x.fatal AND s.ended_at IS NULL THEN GREATEST(s.started_at, x.at) ELSE s.ended_at END, ${STAMP}
+       FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::bigint[]) AS x(p, id, fatal, at)
+       WHERE s.project_id = x.p AND s.id = x.id AND (NOT s.has_crash OR (x.fatal AND s.status <> 'crashed'))`,
+      [rows.map((r) => r.projectId), rows.map((r) => r.sessionId), rows.map((r) => r.isFatal), rows.map((r) => r.at)],
+    );
+  },
+
   /** What release health counts of a session (the start-up backfill of session facts reads them in key order). */
   async factsAfter(
     q: Queryable,
@@ -270,6 +297,8 @@ export function sessionsRepo(
   return {
     /** A crash report's read of its session (sessionQueries.forCrash). */
     forCrash: (projectId: string, sessionId: string) => sessionQueries.forCrash(db, projectId, sessionId),
+    /** Many crash reports' reads of their sessions, by `project:session` (sessionQueries.forCrashMany). */
+    forCrashMany: (keys: { projectId: string; sessionId: string }[]) => sessionQueries.forCrashMany(db, keys),
     /** Flags a crash on the session (sessionQueries.markCrashed). */
     markCrashed: (projectId: string, sessionId: string, isFatal: boolean, at: number) =>
       sessionQueries.markCrashed(db, projectId, sessionId, isFatal, at),

@@ -112,7 +112,10 @@ export function createServices(
   };
   // With the spool, crash reports are recorded by the pipeline's loader, not inside the request.
   const crashPipeline = config.crashPipeline
-    ? new CrashPipeline({ record: crashGroups.record, onNewCrashGroup: notifyNewGroup }, config.crashPipeline)
+    ? new CrashPipeline(
+        { record: crashGroups.record, recordBatch: crashGroups.recordBatch, onNewCrashGroup: notifyNewGroup },
+        config.crashPipeline,
+      )
     : undefined;
   return {
     config,

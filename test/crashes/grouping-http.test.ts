@@ -76,8 +76,8 @@ describe('grouping on parsed frames over HTTP', () => {
     // A group made before the frame rule, as migration 013 leaves it: its own key, rule 1.
     const oldId = randomUUID();
     await (await s.stores()).pg.query(
-      `INSERT INTO crash_groups (id, project_id, group_key, message, stack_head, is_fatal, handled, first_seen_at)
-       VALUES ($1, $2, $3, 'IllegalStateException', $4, true, false, $5)`,
+      `INSERT INTO crash_groups (id, project_id, group_key, message, stack_head, is_fatal, handled, first_seen_at, counted)
+       VALUES ($1, $2, $3, 'IllegalStateException', $4, true, false, $5, false)`,
       [oldId, p.projectId, legacyGroupKey(jvm(12)), stackHead(jvm(12)), T0],
     );
     await (await s.stores()).pg.query(

@@ -174,8 +174,9 @@ describe('groups made before the normalised rule', () => {
     const p = await s.createProject();
     for (const stack of [stable, volatile]) {
       await (await s.stores()).pg.query(
-        `INSERT INTO crash_groups (id, project_id, group_key, message, stack_head, is_fatal, handled, first_seen_at)
-         VALUES ($1, $2, $3, $4, $5, true, false, $6)`,
+        // made before the list's counters too (postgres/018): counted from their occurrences when listed
+        `INSERT INTO crash_groups (id, project_id, group_key, message, stack_head, is_fatal, handled, first_seen_at, counted)
+         VALUES ($1, $2, $3, $4, $5, true, false, $6, false)`,
         [randomUUID(), p.projectId, oldKey(stack), stack.split('\n')[0], stackHead(stack), T0],
       );
     }

@@ -171,6 +171,39 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     expect((await outboxJobs(s, projectId)).filter((j) => j.group_id === g.id)).toHaveLength(1);
   });
 
+  it('a batch of many reports over many groups counts each once and alerts once per new group, replayed or not', async () => {
+    const a = await startSession();
+    const b = await startSession();
+    // letters, not digits or hex: the group key reads numbers and hex ids in a message as variable
+    const word = (i: number) => 'ghijklmnopqrstuvwxyz'[i % 20]! + 'ghijklmnopqrstuvwxyz'[Math.floor(i / 20)]!;
+    const messages = Array.from({ length: 40 }, (_, i) => `Error: batch group ${word(i)}`);
+    // every group twice in the batch (two sessions: two occurrences), one report sent twice (one occurrence)
+    const crashes = messages.flatMap((m, i) => [
+      crashOf(a, m, { timestamp: P.T0 + i }),
+      crashOf(b, m, { timestamp: P.T0 + 100 + i }),
+    ]);
+    const batch = [...crashes, crashes[0] as object].map((c) => spooled(projectId, c));
+    expect((await s.svc.crashPipeline!.runBatch(batch)).refused).toEqual([]);
+    // What a restart after kill -9 before the spool's ack does: the whole batch again.
+    expect((await s.svc.crashPipeline!.runBatch(batch)).refused).toEqual([]);
+    const mine = (await exportedGroups()).filter((g) => messages.includes(g.message));
+    expect(mine).toHaveLength(40);
+    expect(new Set(mine.map((g) => g.occurrenceCount))).toEqual(new Set([2]));
+    // the counters the crash list orders by: each occurrence once, each user once
+    const counters = await s.svc.stores.pg.query<{ n: number; fatal: number }>(
+      `SELECT crash_occurrences::int AS n, fatal_occurrences::int AS fatal FROM crash_groups
+       WHERE project_id = $1 AND message LIKE 'Error: batch group %'`,
+      [projectId],
+    );
+    expect(counters.rows).toHaveLength(40);
+    expect(new Set(counters.rows.map((r) => r.n))).toEqual(new Set([2]));
+    const ids = new Set(mine.map((g) => g.id));
+    const jobs = (await outboxJobs(s, projectId)).filter((j) => ids.has(j.group_id) && j.kind === 'new_crash_group');
+    expect(jobs).toHaveLength(40);
+    expect(new Set(jobs.map((j) => j.group_id)).size).toBe(40);
+    for (const sid of [a, b]) expect((await sessionRow(s, projectId, sid))?.status).toBe('crashed');
+  });
+
   it('keeps every field of the report in the spooled record', async () => {
     // Loads held: the record stays on disk, to be read back as the loader will read it.
     await s.svc.crashPipeline!.settled();
@@ -265,7 +298,7 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
       }
       // the store fails this one session's reads in a way no rule knows
       (pg as { query: typeof pg.query }).query = ((sql: string, params?: readonly unknown[]) =>
-        params?.includes(poisoned)
+        JSON.stringify(params ?? []).includes(poisoned)
           ? Promise.reject(new Error('a failure nobody has named'))
           : realQuery.call(pg, sql, params)) as typeof pg.query;
     } finally {
