@@ -6,6 +6,7 @@ import { mostSevere, type Breadcrumb, type CrashLevel, type DroppedField } from 
 import {
   aliasParams,
   canonical,
+  aliasesOf,
   type KeyAliases,
   ONE_GROUP,
   type OccurrenceScope,
@@ -251,14 +252,7 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
   ): Promise<Map<string, OccurrenceFacts>> {
     if (groups.length === 0) return new Map();
     const scope = scopeOf(only);
-    const aliases: KeyAliases = { from: [], to: [] };
-    for (const [key, ...older] of groups) {
-      if (key === undefined) continue; // a group without keys has nothing to alias
-      for (const k of older) {
-        aliases.from.push(k);
-        aliases.to.push(key);
-      }
-    }
+    const aliases = aliasesOf(groups);
     // uniqExact(id), not count(): a retried report is a second physical row until a merge.
     // Duplicates are identical rows, so min, max and argMax need no FINAL.
     const rows = await ch.query<{
