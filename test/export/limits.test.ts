@@ -66,6 +66,7 @@ describe('a failure in the middle of a stream', () => {
       });
       expect(r.statusCode).toBe(201);
     }
+    await s.settled(); // the export below reads over the socket, not inject
     const ch = s.svc.stores.ch;
     const outcome = await new Promise<{
       status: number;
@@ -100,7 +101,9 @@ describe('a failure in the middle of a stream', () => {
     expect(outcome.ended).toBe(false);
     await waitFor('the cut logged', () => logs.some((l) => l.includes('export stream failed mid-response')));
 
-    // the same export, with the table back, is whole
+    // the same export, with the table back, is whole (the spool's loads that failed while the
+    // table was away are retried)
+    await s.settled();
     const whole = await fetch(`${base}/export/network?stream=true&format=csv`, { headers: p.auth });
     const text = await whole.text();
     expect(text.split('\r\n').filter(Boolean)).toHaveLength(1 + 3000);
