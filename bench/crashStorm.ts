@@ -1,5 +1,6 @@
 /**
- * `npx tsx bench/crashStorm.ts`: a crash storm, one crash group reported by many clients at once.
+ * `npx tsx bench/crashStorm.ts`: a crash storm, one crash group reported by many clients at once
+ * (or, with BENCH_GROUPS, many: a bad release minting groups).
  *
  * The service runs as a child process on a temporary DATA_DIR (embedded stores), or on the
  * machine's Postgres when BENCH_PG_ADMIN_URL is set (a scratch database is created and dropped).
@@ -14,6 +15,7 @@
  * | BENCH_SECONDS | 10 | storm duration |
  * | BENCH_CONNECTIONS | 64 | concurrent clients, one session each |
  * | BENCH_PG_ADMIN_URL | – | Postgres admin URL: run on a scratch database there instead of PGlite |
+ * | BENCH_GROUPS | 1 | distinct stacks the reports cycle through; `new`: every report a stack of its own (a new group each) |
  * | BENCH_VISIBLE_TIMEOUT_S | 120 | how long to wait for the loader to record every acknowledged report |
  * | INGEST_SPOOL | – | `false`: crashes recorded inside the request (the path before the crash spool) |
  * | REDIS_URL, CLICKHOUSE_URL | – | passed to the service as they are |
@@ -31,6 +33,19 @@ const env = process.env;
 const seconds = Number(env.BENCH_SECONDS ?? 10);
 const connections = Number(env.BENCH_CONNECTIONS ?? 64);
 const pgAdmin = env.BENCH_PG_ADMIN_URL;
+const groupsMode = env.BENCH_GROUPS ?? '1';
+const everyNew = groupsMode === 'new';
+const groupCount = everyNew ? Infinity : Math.max(1, Number(groupsMode));
+
+/** A number in letters g-z: the group key reads digits and hex in a frame as variable, not these. */
+const letters = (n: number) => {
+  let out = '';
+  do {
+    out += 'ghijklmnopqrstuvwxyz'[n % 20];
+    n = Math.floor(n / 20);
+  } while (n > 0);
+  return out;
+};
 
 async function main() {
   const dbName = `flightrec_storm_${Date.now()}_${process.pid}`;
@@ -74,8 +89,10 @@ async function main() {
       }),
     );
 
-    const stackTrace =
-      'TypeError: x is undefined\n  at render (app.js:10:5)\n  at update (app.js:20:3)\n  at loop (app.js:30:1)\n  at main (app.js:40:1)';
+    const stackOf = (g: number) =>
+      `TypeError: x is undefined\n  at render${g === 0 ? '' : letters(g)} (app.js:10:5)\n  at update (app.js:20:3)\n  at loop (app.js:30:1)\n  at main (app.js:40:1)`;
+    const used = new Set<number>();
+    let nextGroup = 0;
     const lat = new Latencies();
     const statuses: Record<string, number> = {};
     let acked = 0;
@@ -89,11 +106,12 @@ async function main() {
         while (performance.now() < end) {
           const s = performance.now();
           let status: number;
+          const g = everyNew ? nextGroup++ : nextGroup++ % groupCount;
           try {
             status = await post('/ingest/crash', {
               sessionId,
               message: 'TypeError: x is undefined',
-              stackTrace,
+              stackTrace: stackOf(g),
               isFatal: false,
               handled: true,
               timestamp: ts++,
@@ -103,7 +121,10 @@ async function main() {
           }
           lat.add(performance.now() - s);
           statuses[status] = (statuses[status] ?? 0) + 1;
-          if (status === 201) acked++;
+          if (status === 201) {
+            acked++;
+            used.add(g);
+          }
         }
       }),
     );
@@ -114,14 +135,28 @@ async function main() {
     // The export shows the one group; waited for until it counts every acknowledged report (or
     // BENCH_VISIBLE_TIMEOUT_S passes), which also measures how long the loader trails the storm.
     type Group = { id: string; occurrenceCount: number; affectedDevices: number };
-    const readGroups = async () => {
-      const ex = await fetch(`${url}/export/crashes?limit=10`, { headers: auth });
-      return ((await ex.json()) as { data: Group[] }).data;
+    type Page = { data: Group[]; total: number };
+    const page = async (n: number, limit: number) => {
+      const ex = await fetch(`${url}/export/crashes?limit=${limit}&page=${n}`, { headers: auth });
+      return (await ex.json()) as Page;
     };
+    /** Every group (the export's pages of 1000). */
+    const readGroups = async () => {
+      const first = await page(1, 1000);
+      const all = [...first.data];
+      for (let n = 2; all.length < first.total; n++) all.push(...(await page(n, 1000)).data);
+      return all;
+    };
+    const expectedGroups = used.size;
     const stormEnd = performance.now();
     const visibleDeadline = stormEnd + Number(env.BENCH_VISIBLE_TIMEOUT_S ?? 120) * 1000;
+    // Waited for: every group there (the total alone, cheap), then every occurrence counted.
+    while ((await page(1, 1)).total < expectedGroups && performance.now() < visibleDeadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const sum = (gs: Group[]) => gs.reduce((n, g) => n + g.occurrenceCount, 0);
     let groups = await readGroups();
-    while ((groups.length !== 1 || groups[0]!.occurrenceCount < acked) && performance.now() < visibleDeadline) {
+    while (sum(groups) < acked && performance.now() < visibleDeadline) {
       await new Promise((r) => setTimeout(r, 100));
       groups = await readGroups();
     }
@@ -144,13 +179,17 @@ async function main() {
       latencyMs: l,
       statuses,
       serverCpuCores: Math.round(watcher.cpuCores() * 100) / 100,
+      groupsMode,
       groups: groups.length,
-      occurrenceCount: groups[0]?.occurrenceCount,
-      affectedDevices: groups[0]?.affectedDevices,
-      exactlyOnce: groups.length === 1 && groups[0]?.occurrenceCount === acked,
+      // new groups made per second, from the storm's start to the last one visible
+      newGroupsPerSecond: Math.round(groups.length / (elapsed + visibleAfterSeconds)),
+      occurrenceCount: sum(groups),
+      affectedDevices: groups.length === 1 ? groups[0]?.affectedDevices : undefined,
+      exactlyOnce: groups.length === expectedGroups && sum(groups) === acked,
       project: projectId,
     };
-    console.log(`crash storm (${result.shape}): ${connections} connections, ${result.seconds} s, one stack trace`);
+    const shape = everyNew ? 'a new stack per report' : groupCount === 1 ? 'one stack trace' : `${groupCount} stacks`;
+    console.log(`crash storm (${result.shape}): ${connections} connections, ${result.seconds} s, ${shape}`);
     console.log(
       `  ${result.reportsPerSecond} reports/s acknowledged (${acked}), latency p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, max ${l.max} ms`,
     );
@@ -161,7 +200,7 @@ async function main() {
       `  recorded: all ${result.visibleAfterSeconds} s after the storm (${result.recordedPerSecond} reports/s end to end)`,
     );
     console.log(
-      `  group: occurrenceCount ${result.occurrenceCount}, affectedDevices ${result.affectedDevices}; exactly once: ${result.exactlyOnce}`,
+      `  groups ${result.groups} (${result.newGroupsPerSecond} new groups/s end to end), occurrences ${result.occurrenceCount}, affectedDevices ${result.affectedDevices ?? '-'}; exactly once: ${result.exactlyOnce}`,
     );
     console.log(JSON.stringify(result));
   } finally {

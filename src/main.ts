@@ -5,7 +5,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createServer } from './server.ts';
 import { DataDirInUseError } from './stores/dataDirLock.ts';
-import { loggableError } from './domain/log.ts';
+import { loggableError } from './lib/log.ts';
 import { bearerMatches } from './http/auth.ts';
 
 /** One HTTP process: stores → services → app, listening until SIGTERM/SIGINT. */

@@ -1,10 +1,7 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
-import { openPg } from './stores/postgres/pg.ts';
-import { migratePostgres } from './stores/migrations.ts';
-import { createAlertWorker } from './workers/index.ts';
-import { loggableError } from './domain/log.ts';
-import { openClickHouseHttp } from './stores/clickhouse/http.ts';
+import { composeWorker } from './compose.ts';
+import { loggableError } from './lib/log.ts';
 
 /**
  * `npm run worker`: the alert outbox worker on its own, next to API processes that run with
@@ -12,21 +9,24 @@ import { openClickHouseHttp } from './stores/clickhouse/http.ts';
  */
 async function main() {
   const config = loadConfig();
-  if (!config.databaseUrl) {
+  const { databaseUrl } = config;
+  if (!databaseUrl) {
     throw new ConfigError(
       'the standalone worker needs DATABASE_URL (a Postgres server). The embedded PGlite database belongs to ' +
         'the one server process that opened it, so in embedded mode the worker runs inside the server: ' +
         'start it with `npm start` (RUN_WORKER defaults to true) instead of `npm run worker`.',
     );
   }
-  const log = pino({ level: config.logLevel, base: { component: 'outbox-worker' } });
-  const db = await openPg(config.databaseUrl);
-  // The server normally owns the schema; migrating here too (under the same advisory lock) lets the worker start first.
-  await migratePostgres(db);
-  // Spike rules read ClickHouse: a server's (CLICKHOUSE_URL). Without one the rules' pass runs in the API process instead.
-  const ch = config.clickhouse ? await openClickHouseHttp({ ...config.clickhouse, asyncInsert: false }) : undefined;
-  const w = createAlertWorker(config, db, log, { ch });
-  w.start();
+  const root = pino({ level: config.logLevel });
+  const log = root.child({ component: 'outbox-worker' });
+  const {
+    worker: w,
+    ch,
+    lifecycle,
+  } = await composeWorker({ ...config, databaseUrl }, (component) =>
+    component === 'outbox' ? log : root.child({ component }),
+  );
+  await lifecycle.start();
   log.info(
     {
       email: w.mailer.kind === 'smtp' ? 'smtp (SMTP_URL)' : `.eml files under ${config.dataDir}/mail`,
@@ -41,16 +41,14 @@ async function main() {
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {
       log.info({ signal: sig }, 'stopping: finishing the jobs in hand');
-      w.stop()
-        .then(() => ch?.close())
-        .then(() => db.close())
-        .then(
-          () => process.exit(0),
-          (err) => {
-            log.error({ err: loggableError(err) }, 'stop failed');
-            process.exit(1);
-          },
-        );
+      // The worker finishes its jobs in hand, then ClickHouse and Postgres close (src/compose.ts).
+      lifecycle.stop().then(
+        () => process.exit(0),
+        (err) => {
+          log.error({ err: loggableError(err) }, 'stop failed');
+          process.exit(1);
+        },
+      );
     });
   }
 }

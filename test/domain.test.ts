@@ -1,14 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { mayHoldHugeNumber } from '../src/domain/jsonScan.ts';
+import { mayHoldHugeNumber } from '../src/lib/jsonScan.ts';
 import { createHash } from 'node:crypto';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, KEY_PREFIX, visiblePrefix } from '../src/domain/apiKey.ts';
 import { crashGroupKey, crashOccurrenceId, deviceFingerprint, stackHead } from '../src/domain/crashGrouping.ts';
-import { decideEnd, isNetworkError, statusAfterCrash, statusAfterEnd } from '../src/domain/sessionState.ts';
+import {
+  decideEnd,
+  isFailedNetworkEvent,
+  isNetworkError,
+  statusAfterCrash,
+  statusAfterEnd,
+  statusSetByCrash,
+} from '../src/domain/sessionState.ts';
+import { recipientRows } from '../src/domain/alertRecipients.ts';
+import { thresholdProblem } from '../src/domain/alertRules.ts';
+import { deferDelayMs, MIN_DEFER_MS } from '../src/domain/outboxBackoff.ts';
 import { allowedTransitions, canTransition, statusAfterOccurrence } from '../src/domain/crashGroupStatus.ts';
 import { summaryView } from '../src/domain/crashSummary.ts';
-import { eventId, uuidV5 } from '../src/domain/ids.ts';
+import { derivedId, eventId, uuidV5 } from '../src/domain/ids.ts';
 import { DateParamError, parseIsoDate } from '../src/domain/exportParams.ts';
-import { BoundedMap } from '../src/domain/boundedMap.ts';
+import { BoundedMap } from '../src/lib/boundedMap.ts';
 
 describe('API keys', () => {
   it('have the prefix, 32 + 6 base62 characters and a valid checksum', () => {
@@ -222,5 +232,52 @@ describe('the bounded map of the per-process caches', () => {
     m.delete('b');
     m.set('e', 5); // room again: nothing dropped
     expect([m.get('c'), m.get('d'), m.get('e'), m.size]).toEqual([3, 4, 5, 3]);
+  });
+});
+
+describe('rules written once (issue 34)', () => {
+  it('a crash sets the status the SQL is given: crashed when fatal, else none (the session keeps its own)', () => {
+    expect([statusSetByCrash(true), statusSetByCrash(false)]).toEqual(['crashed', null]);
+    expect(statusAfterCrash('completed', false)).toBe('completed');
+  });
+
+  it('the failed-request verdict over a stored event is the ingest rule over its fields', () => {
+    expect(isFailedNetworkEvent({ statusCode: 503 })).toBe(true);
+    expect(isFailedNetworkEvent({ statusCode: 200, error: 'reset' })).toBe(true);
+    expect(isFailedNetworkEvent({ statusCode: 200 })).toBe(false);
+    expect(isFailedNetworkEvent({ statusCode: '500' })).toBe(false);
+  });
+
+  it('a derived id keeps the spelling of the ids already stored (variant digit a), and is a UUID', () => {
+    expect(derivedId('crash_group.new', '42', 'hook-1')).toBe('2521b6ba-eea5-553f-a2c8-ab67a7b0fc14');
+    expect(uuidV5('x')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it("confirms at once members' own addresses and what the operator wrote, nothing a member listed before", () => {
+    const rows = recipientRows({
+      projectList: ['pending@x.io', 'member@x.io'],
+      ruleEmails: ['rule@x.io', 'member@x.io'],
+      members: ['member@x.io'],
+      vouched: ['rule@x.io'],
+    });
+    expect(rows.list).toEqual(['pending@x.io', 'member@x.io', 'rule@x.io']);
+    expect(rows.confirmed).toEqual(['member@x.io', 'rule@x.io']);
+    expect(recipientRows({ projectList: null, ruleEmails: [], members: [], vouched: [] })).toEqual({
+      list: [],
+      confirmed: [],
+    });
+  });
+
+  it('says what is wrong with a threshold for its kind', () => {
+    expect(thresholdProblem('crash_free', 100)).toBeNull();
+    expect(thresholdProblem('crash_free', 0)).toMatch(/percentage/);
+    expect(thresholdProblem('crash_free_regression', 0)).toBeNull();
+    expect(thresholdProblem('crash_free_regression', 100)).toMatch(/gap/);
+    expect(thresholdProblem('spike', 1.5)).toMatch(/whole number/);
+    expect(thresholdProblem('spike', 3)).toBeNull();
+  });
+
+  it('a deferred job waits until its slot frees, never less than the floor', () => {
+    expect([deferDelayMs(0), deferDelayMs(-5), deferDelayMs(1200)]).toEqual([MIN_DEFER_MS, MIN_DEFER_MS, 1200]);
   });
 });

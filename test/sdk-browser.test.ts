@@ -93,6 +93,7 @@ describe.skipIf(!hasChromium)('the SDK in Chromium, on another origin than the s
   }
 
   async function exported<T>(apiKey: string, route: string): Promise<T[]> {
+    await s.settled(); // the spools have loaded what the pages sent
     const r = await fetch(`${service}${route}${route.includes('?') ? '&' : '?'}limit=1000`, {
       headers: { authorization: `Bearer ${apiKey}` },
     });

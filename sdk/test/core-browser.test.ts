@@ -61,6 +61,7 @@ describe.skipIf(!hasChromium)('@flightrec/sdk/core in Chromium', () => {
   });
 
   async function exported<T>(apiKey: string, route: string): Promise<T[]> {
+    await s.settled(); // over the socket, not inject: what was acknowledged is loaded first
     const r = await fetch(`${service}${route}${route.includes('?') ? '&' : '?'}limit=1000`, {
       headers: { authorization: `Bearer ${apiKey}` },
     });

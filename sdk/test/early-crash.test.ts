@@ -21,6 +21,8 @@ afterAll(async () => {
 });
 
 async function exported<T>(apiKey: string, route: string): Promise<T[]> {
+  // Over the socket, not inject: wait for what was acknowledged to be loaded from the spools.
+  await s.settled();
   const r = await fetch(`${base}${route}?limit=1000`, { headers: { authorization: `Bearer ${apiKey}` } });
   expect(r.status).toBe(200);
   return ((await r.json()) as { data: T[] }).data;

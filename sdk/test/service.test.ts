@@ -192,7 +192,7 @@ async function runApp(endpoint: string, apiKey: string, extra: Partial<Flightrec
 
 async function storedMatchesTracked(projectId: string, t: Tracked) {
   const p = { p: projectId };
-  const events = await s.svc.stores.ch.query<{
+  const events = await (await s.stores()).ch.query<{
     session_id: string;
     sequence_number: number;
     type: string;
@@ -201,15 +201,14 @@ async function storedMatchesTracked(projectId: string, t: Tracked) {
     'SELECT session_id, sequence_number, type, data FROM events FINAL WHERE project_id = {p:String} ORDER BY session_id, sequence_number',
     p,
   );
-  const network = await s.svc.stores.ch.query<{ session_id: string } & ExpectedRequest>(
+  const network = await (await s.stores()).ch.query<{ session_id: string } & ExpectedRequest>(
     'SELECT session_id, method, url, status_code, error FROM network_logs FINAL WHERE project_id = {p:String}',
     p,
   );
-  const [{ c: eventCount }] = (await s.svc.stores.ch.query<{ c: number }>(
-    'SELECT count() c FROM events FINAL WHERE project_id = {p:String}',
-    p,
-  )) as [{ c: number }];
-  const sessions = await s.svc.stores.pg.query<{
+  const [{ c: eventCount }] = (await (
+    await s.stores()
+  ).ch.query<{ c: number }>('SELECT count() c FROM events FINAL WHERE project_id = {p:String}', p)) as [{ c: number }];
+  const sessions = await (await s.stores()).pg.query<{
     id: string;
     user_id: string | null;
     status: string;
@@ -224,7 +223,7 @@ async function storedMatchesTracked(projectId: string, t: Tracked) {
     [projectId],
   );
   // A group's identity and first occurrence are in Postgres, its occurrences in ClickHouse.
-  const identities = await s.svc.stores.pg.query<{
+  const identities = await (await s.stores()).pg.query<{
     group_key: string;
     message: string;
     is_fatal: boolean;
@@ -234,7 +233,9 @@ async function storedMatchesTracked(projectId: string, t: Tracked) {
   ]);
   const counts = new Map(
     (
-      await s.svc.stores.ch.query<{ k: string; n: number }>(
+      await (
+        await s.stores()
+      ).ch.query<{ k: string; n: number }>(
         'SELECT group_key AS k, uniqExact(id) AS n FROM crash_occurrences WHERE project_id = {p:String} GROUP BY group_key',
         p,
       )
@@ -308,7 +309,7 @@ async function storedMatchesTracked(projectId: string, t: Tracked) {
       });
   }
   expect(groups.rows).toEqual([...expectedGroups.values()].sort((a, b) => a.message.localeCompare(b.message)));
-  const [occ] = await s.svc.stores.ch.query<{ c: number }>(
+  const [occ] = await (await s.stores()).ch.query<{ c: number }>(
     'SELECT count() c FROM crash_occurrences FINAL WHERE project_id = {p:String}',
     p,
   );
@@ -444,7 +445,7 @@ describe('SDK against the real service', () => {
     for (let i = 100; i < 200; i++) c.trackCustom('scroll', { i });
     await c.shutdown();
     expect(errors.map((e) => e.kind)).toEqual(['invalid', 'invalid']);
-    const rows = await s.svc.stores.ch.query<{ sequence_number: number; data: string }>(
+    const rows = await (await s.stores()).ch.query<{ sequence_number: number; data: string }>(
       'SELECT sequence_number, data FROM events FINAL WHERE project_id = {p:String} ORDER BY sequence_number',
       { p: projectId },
     );
@@ -453,7 +454,7 @@ describe('SDK against the real service', () => {
       name: 'order_placed',
       properties: { orderId: '1', cart: { n: 1, me: '[Circular]' } },
     });
-    const session = await s.svc.stores.pg.query<{ id: string; status: string; screen_width: number }>(
+    const session = await (await s.stores()).pg.query<{ id: string; status: string; screen_width: number }>(
       'SELECT id, status, screen_width FROM sessions WHERE project_id = $1',
       [projectId],
     );
@@ -479,10 +480,11 @@ describe('SDK against the real service', () => {
       expect(c.stats()).toMatchObject({ rejected: 0, queuedBatches: 0 });
     }
     expect(errors).toEqual([]);
-    const [{ n }] = (await s.svc.stores.ch.query<{ n: number }>(
-      'SELECT count() n FROM events FINAL WHERE project_id = {p:String}',
-      { p: projectId },
-    )) as [{ n: number }];
+    const [{ n }] = (await (
+      await s.stores()
+    ).ch.query<{ n: number }>('SELECT count() n FROM events FINAL WHERE project_id = {p:String}', {
+      p: projectId,
+    })) as [{ n: number }];
     expect(Number(n)).toBe(1000);
   });
 });

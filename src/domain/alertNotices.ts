@@ -1,4 +1,4 @@
-import { isoMs } from './time.ts';
+import { isoMs } from '../lib/time.ts';
 import { crashGroupLink, releasesLink, type RenderedEmail } from './crashAlert.ts';
 
 /**

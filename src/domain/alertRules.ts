@@ -48,6 +48,21 @@ export const RULE_DEFAULTS = {
 /** Kinds judged per release, over sessions (with a minimum number of them). */
 export const judgesReleases = (kind: RuleKind) => kind !== 'spike';
 
+/**
+ * What is wrong with a threshold for a rule's kind, or null: a crash-free threshold is a
+ * percentage in (0, 100], a regression's a gap in points in [0, 100), a spike's a whole number
+ * of occurrences, at least 1.
+ */
+export function thresholdProblem(kind: RuleKind, threshold: number): string | null {
+  if (kind === 'crash_free' && (threshold <= 0 || threshold > 100))
+    return 'a crash-free threshold is a percentage in (0, 100]';
+  if (kind === 'crash_free_regression' && (threshold < 0 || threshold >= 100))
+    return 'a regression threshold is a gap in points in [0, 100)';
+  if (kind === 'spike' && (threshold < 1 || !Number.isInteger(threshold)))
+    return 'a spike threshold is a whole number of occurrences, at least 1';
+  return null;
+}
+
 /** One measured subject: a crash group (its key) or a release (its app version). */
 export interface Measure {
   subject: string;

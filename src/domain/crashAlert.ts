@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isoMs } from './time.ts';
+import { isoMs } from '../lib/time.ts';
 import { kindOf, type CrashContext } from './crashSummary.ts';
 
 /** Everything a crash-alert email shows: the crash's context and where and when it was seen. */

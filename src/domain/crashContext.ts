@@ -1,4 +1,4 @@
-import { nestsDeeperThan } from './jsonDepth.ts';
+import { nestsDeeperThan } from '../lib/jsonDepth.ts';
 
 /**
  * The optional context of a crash report (POST /ingest/crash): environment, a user id, tags, a

@@ -1,7 +1,7 @@
 /**
  * The one CSV rule set of the exports (docs/decisions.md), for rows encoded in JS. The ClickHouse-backed
  * exports produce the same bytes with ClickHouse's CSVWithNames; `FORMULA_START` and
- * `CSV_CLICKHOUSE_SETTINGS` are what keep the two encoders in step.
+ * `CSV_CLICKHOUSE_SETTINGS` (src/lib/clickhouseCsv.ts) are what keep the two encoders in step.
  *
  * - RFC 4180: CRLF line ends, a header row of field names, every text cell quoted (as
  *   ClickHouse does), `"` doubled inside.
@@ -51,12 +51,6 @@ export const FORMULA_PREFIX = [
 ] as const;
 
 export const CSV_EOL = '\r\n';
-
-/** Settings that make ClickHouse's CSV output follow the rules above. */
-export const CSV_CLICKHOUSE_SETTINGS = {
-  output_format_csv_crlf_end_of_line: 1,
-  format_csv_null_representation: '',
-} as const;
 
 const PREFIX = new Set<string>(FORMULA_PREFIX);
 const START = new Set<string>(FORMULA_START);

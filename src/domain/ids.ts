@@ -10,6 +10,14 @@ NAMESPACE.copy(scratch);
 const MAX_SCRATCH_CHARS = 85; // 256 bytes / 3 bytes per UTF-16 unit, the UTF-8 worst case
 const VARIANT = '89ab89ab89ab89ab'; // RFC 4122 variant: the high bits of byte 8 become 10
 
+/**
+ * The one UUID spelling of a hash (RFC 4122 layout, version 5): its first 32 hex digits with the
+ * version digit and the variant digit put in place. `variant` is that digit (8, 9, a or b).
+ */
+function uuidOfHash(x: string, variant: string): string {
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-5${x.slice(13, 16)}-${variant}${x.slice(17, 20)}-${x.slice(20, 32)}`;
+}
+
 /** RFC 4122 UUID v5 of `name` in flightrec's namespace. */
 export function uuidV5(name: string): string {
   const data =
@@ -17,14 +25,23 @@ export function uuidV5(name: string): string {
       ? scratch.subarray(0, 16 + scratch.write(name, 16, 'utf8'))
       : Buffer.concat([NAMESPACE, Buffer.from(name, 'utf8')]);
   const x = hash('sha1', data, 'hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-5${x.slice(13, 16)}-${VARIANT[parseInt(x.charAt(16), 16)]}${x.slice(17, 20)}-${x.slice(20, 32)}`;
+  return uuidOfHash(x, VARIANT.charAt(parseInt(x.charAt(16), 16)));
+}
+
+/**
+ * A UUID fixed by its parts (SHA-256 of them, one per line): a retried job's fan-out inserts
+ * the same rows (webhook deliveries), so nothing twice. Its variant digit is always `a`, as
+ * the ids already stored were made.
+ */
+export function derivedId(...parts: string[]): string {
+  return uuidOfHash(createHash('sha256').update(parts.join('\n')).digest('hex'), 'a');
 }
 
 /**
  * The one spelling of a client's UUID (a session id, a request id): lower case, whatever case it
  * arrived in. The ingest SQL applies the same rule to the raw bytes it reads (session ids read as
  * UUID, request ids through lower(): clickhouse/004_one_ingest_table.sql);
- * test/clickhouse-migration.test.ts checks that the two agree.
+ * test/stores/clickhouse-migration.test.ts checks that the two agree.
  */
 export const canonicalId = (id: string): string => id.toLowerCase();
 
@@ -34,7 +51,7 @@ export const canonicalId = (id: string): string => id.toLowerCase();
  * computes the same id in SQL from the canonical session id, which is what stores it: the
  * events' `id` ALIAS (clickhouse/002_ingest_pipeline.sql) and the network mirror's view
  * (clickhouse/004_one_ingest_table.sql). This function is their mirror, for the tests:
- * test/clickhouse-migration.test.ts checks that both SQL expressions give its ids.
+ * test/stores/clickhouse-migration.test.ts checks that both SQL expressions give its ids.
  */
 export function eventId(sessionId: string, sequenceNumber: number): string {
   return uuidV5(`${sessionId}:${sequenceNumber}`);

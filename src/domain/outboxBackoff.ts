@@ -20,3 +20,13 @@ export type AfterFailure = { action: 'retry'; delayMs: number } | { action: 'giv
 export function afterFailure(attempts: number, p: BackoffPolicy): AfterFailure {
   return attempts >= p.maxAttempts ? { action: 'give-up' } : { action: 'retry', delayMs: backoffDelayMs(attempts, p) };
 }
+
+/**
+ * A job put back because its slot is taken (a project's alert window, a webhook's rate) waits
+ * until the slot frees, and at least this long: a slot that frees "now" (clock skew between
+ * processes, rounding) does not spin the job through claim and defer.
+ */
+export const MIN_DEFER_MS = 50;
+
+/** How long a deferred job waits when its slot frees in `waitMs`. */
+export const deferDelayMs = (waitMs: number): number => Math.max(waitMs, MIN_DEFER_MS);

@@ -6,9 +6,18 @@ export function statusAfterEnd(current: SessionStatus): SessionStatus {
   return current === 'active' ? 'completed' : current;
 }
 
-/** Status after a crash report; only a fatal crash changes it. */
+/**
+ * The status a crash report sets, or null when it leaves the session's as it is: only a fatal
+ * crash changes it. The crash path's SQL takes this value as its parameter (sessions are
+ * flagged against the row as it is when locked: src/repos/sessions.ts markCrashed).
+ */
+export function statusSetByCrash(isFatal: boolean): SessionStatus | null {
+  return isFatal ? 'crashed' : null;
+}
+
+/** Status after a crash report. */
 export function statusAfterCrash(current: SessionStatus, isFatal: boolean): SessionStatus {
-  return isFatal ? 'crashed' : current;
+  return statusSetByCrash(isFatal) ?? current;
 }
 
 export type EndDecision = 'apply' | 'ignore' | 'before-start';
@@ -29,4 +38,15 @@ export function decideEnd(
 /** A network request counts as an error at HTTP status >= 400 or with any error text. */
 export function isNetworkError(r: { statusCode?: number | null; error?: string | null }): boolean {
   return (r.statusCode != null && r.statusCode >= 400) || r.error != null;
+}
+
+/**
+ * The same verdict over a stored network event's `data` (JSON as the client sent it): the
+ * dashboard's timeline is sent the verdict, so the browser applies no rule of its own.
+ */
+export function isFailedNetworkEvent(data: Record<string, unknown>): boolean {
+  return isNetworkError({
+    statusCode: typeof data.statusCode === 'number' ? data.statusCode : null,
+    error: data.error == null ? null : String(data.error),
+  });
 }

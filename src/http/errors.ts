@@ -13,7 +13,7 @@ import {
 } from '../domain/errors.ts';
 import { DateParamError } from '../domain/exportParams.ts';
 import { CursorParamError } from '../domain/changeCursor.ts';
-import { loggableError } from '../domain/log.ts';
+import { loggableError } from '../lib/log.ts';
 
 /**
  * The machine-readable `code` of every error reply: a client branches on it, never on the

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.ts';
-import { firstByte, mayHoldHugeNumber, nonFinitePaths, topLevelArrayExceeds } from '../domain/jsonScan.ts';
+import { firstByte, mayHoldHugeNumber, nonFinitePaths, topLevelArrayExceeds } from '../lib/jsonScan.ts';
 import { MAX_DETAILS } from '../domain/errors.ts';
 
 /** Route config: the top-level array of a body and its most elements, checked before parsing. */

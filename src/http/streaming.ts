@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { loggableError } from '../domain/log.ts';
+import { loggableError } from '../lib/log.ts';
 
 /**
  * Sends a lazily produced body. The first chunk is read before any header is set, so a store

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { BoundedMap } from '../domain/boundedMap.ts';
-import { loggableError, silentLog, type Log } from '../domain/log.ts';
+import { BoundedMap } from '../lib/boundedMap.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan, pruneDeeperThan } from '../lib/jsonDepth.ts';
+import { loggableError, silentLog, type Log } from '../lib/log.ts';
 import { Spool, type SpoolOptions } from '../stores/spool/spool.ts';
 import { payloadOf, type SpooledRecord } from '../stores/spool/records.ts';
-import type { CrashGroupsService, RecordCrashResult } from '../services/crashGroups.ts';
+import type { BatchOutcome, CrashGroupsService, RecordCrashResult } from '../services/crashGroups.ts';
 import { classify, PermanentError } from './errors.ts';
 import { StepError, stepRunner, type StepObserver } from './steps.ts';
 
@@ -24,7 +25,11 @@ const FORMAT = 1;
  * schema later travel without a format change; `v` moves only if the envelope does.
  */
 export function encodeCrashRecord(projectId: string, crash: CrashReport): Buffer {
-  return Buffer.from(`{"v":${FORMAT},"projectId":${JSON.stringify(projectId)},"crash":${JSON.stringify(crash)}}\n`);
+  // A free-form field nested 50k deep parses, but JSON.stringify would overflow on it (a 500 the
+  // SDK retries forever). Cut below MAX_JSON_DEPTH: the field still nests deeper than its own
+  // limit, so the record step drops it with the same reason the report would have had.
+  const whole = nestsDeeperThan(crash, MAX_JSON_DEPTH) ? pruneDeeperThan(crash, MAX_JSON_DEPTH) : crash;
+  return Buffer.from(`{"v":${FORMAT},"projectId":${JSON.stringify(projectId)},"crash":${JSON.stringify(whole)}}\n`);
 }
 
 export function decodeCrashRecord(payload: Buffer): CrashRecord {
@@ -50,6 +55,11 @@ export function decodeCrashRecord(payload: Buffer): CrashRecord {
 export interface CrashPipelineDeps {
   /** The unit of work: records one crash (grouping, first occurrence, session flags); repeatable. */
   record: (projectId: string, crash: CrashReport) => Promise<RecordCrashResult>;
+  /**
+   * The batch's unit of work (services/crashGroups.ts recordBatch): every report of a batch in
+   * one ClickHouse insert and one Postgres transaction; absent, reports are recorded one by one.
+   */
+  recordBatch?: (items: CrashRecord[]) => Promise<BatchOutcome[]>;
   /** A new group's or a regression's job is in the outbox: wake the worker. */
   onNewCrashGroup?: () => void;
 }
@@ -125,8 +135,61 @@ export class CrashPipeline {
     return this.spool.close();
   }
 
-  /** One batch: resolves with the records set aside; rejects (a StepError) when it must be retried. */
+  /**
+   * One batch: resolves with the records set aside; rejects (a StepError) when it must be
+   * retried. The batch is recorded whole (decode → record → notify, `record` one transaction for
+   * all); should that fail with an error no rule puts on the stores, or one about the data, the
+   * batch is recorded again one report at a time, so the report at fault is found and set
+   * aside alone and the rest is recorded (a replay changes nothing for those already recorded).
+   */
   async runBatch(records: readonly SpooledRecord[]): Promise<{ refused: Refused[] }> {
+    if (!this.d.recordBatch || records.length === 1) return this.oneByOne(records);
+    const refused: Refused[] = [];
+    const decoded: { r: SpooledRecord; rec: CrashRecord }[] = [];
+    for (const r of records) {
+      try {
+        decoded.push({ r, rec: await this.runStep('decode', () => decodeCrashRecord(payloadOf(r))) });
+      } catch (err) {
+        refused.push({ record: r, error: this.verdictOf(r, err) });
+      }
+    }
+    let outcomes: BatchOutcome[];
+    try {
+      outcomes = await this.runStep('record', () => this.recordAll(decoded.map((x) => x.rec)));
+    } catch (err) {
+      const e = err instanceof StepError ? err : new StepError('record', classify(err), err);
+      if (e.verdict.kind === 'retryable' && e.verdict.reason !== 'unclassified') {
+        this.batchRetries++;
+        throw e;
+      }
+      return this.oneByOne(records);
+    }
+    let fresh = false;
+    outcomes.forEach((o, i) => {
+      const x = decoded[i];
+      if (!x) return;
+      if (o.outcome === 'recorded') fresh ||= o.newGroup || o.regressed === true;
+      else {
+        // Checked at the request; deleted since (retention, a project removed): never recordable.
+        const cause =
+          o.outcome === 'no-session' ? new PermanentError('session-gone', 'the session no longer exists') : o.error;
+        refused.push({ record: x.r, error: new StepError('record', classify(cause), cause) });
+      }
+    });
+    await this.runStep('notify', () => {
+      if (fresh) this.d.onNewCrashGroup?.();
+    });
+    for (const { error } of refused) this.setAsideOne(error);
+    return { refused };
+  }
+
+  private recordAll(recs: CrashRecord[]): Promise<BatchOutcome[]> {
+    const batch = this.d.recordBatch;
+    return batch ? batch(recs) : Promise.resolve([]);
+  }
+
+  /** The batch one report at a time (several in flight), each failure its own report's. */
+  private async oneByOne(records: readonly SpooledRecord[]): Promise<{ refused: Refused[] }> {
     const refused: Refused[] = [];
     let retry: StepError | undefined;
     const queue = records.values();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
-import { isoTime } from '../domain/time.ts';
+import { isoTime } from '../lib/time.ts';
 import { present } from '../lib/invariant.ts';
 
 export interface User {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { isoTime } from '../domain/time.ts';
+import { isoTime } from '../lib/time.ts';
 import type { AlertRule, RuleKind } from '../domain/alertRules.ts';
 
 /** The Postgres `alert_rules` table: a project's spike and crash-free rules. */

@@ -8,7 +8,7 @@ import {
   visiblePrefix,
   type KeyScope,
 } from '../domain/apiKey.ts';
-import { isoTime } from '../domain/time.ts';
+import { isoTime } from '../lib/time.ts';
 
 /** The Postgres `api_keys` table: keys are stored as hashes; the plaintext is shown once. */
 const TABLE = 'api_keys';

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { Postgres } from '../stores/postgres/port.ts';
-import { isoTime } from '../domain/time.ts';
+import { isoTime } from '../lib/time.ts';
 
 /**
  * Postgres `release_artifacts`: the source maps, minified sources and R8/ProGuard mappings a

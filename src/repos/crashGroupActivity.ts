@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
-import { isoMs } from '../domain/time.ts';
+import { isoMs } from '../lib/time.ts';
 
 /**
  * Postgres `crash_group_history`, `crash_group_assignees` and `crash_group_comments`: what people

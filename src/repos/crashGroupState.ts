@@ -3,7 +3,7 @@ import { mostSevere } from '../domain/crashContext.ts';
 import {
   aliasParams,
   canonical,
-  type KeyAliases,
+  aliasesOf,
   ONE_GROUP,
   type OccurrenceScope,
   scopeOf,
@@ -99,14 +99,7 @@ export function crashGroupState(ch: ClickHouse) {
     async facts(projectId: string, groups: string[][], only: OccurrenceScope): Promise<Map<string, OccurrenceFacts>> {
       if (groups.length === 0) return new Map();
       const scope = stateScope(only);
-      const aliases: KeyAliases = { from: [], to: [] };
-      for (const [key, ...older] of groups) {
-        if (key === undefined) continue; // a group without keys has nothing to alias
-        for (const k of older) {
-          aliases.from.push(k);
-          aliases.to.push(key);
-        }
-      }
+      const aliases = aliasesOf(groups);
       // Dimension rows carry empty id, device, user and latest states, so they add nothing to those.
       const rows = await ch.query<{
         k: string;

@@ -206,6 +206,240 @@ async function insertKey(
   return r.rows.length > 0;
 }
 
+/** A group a batch opens, with the project it is of. */
+export type NewGroupOf = NewGroup & { projectId: string };
+
+/** An occurrence a batch counts: its group, its class (0 crash levels, 1 message levels), its user. */
+export interface CountedOccurrence {
+  projectId: string;
+  id: string;
+  groupId: string;
+  cls: 0 | 1;
+  fatal: boolean;
+  at: number;
+  /** '' when the occurrence names no user */
+  user: string;
+}
+
+/** A page of the crash list: which class of counters, which filters, which order. */
+export interface ListQuery {
+  status?: CrashGroupStatus;
+  /** the counters of the crash levels (fatal, error) or of the message levels (warning, info) */
+  cls: 0 | 1;
+  /** crash class only: groups with a fatal occurrence, or with none */
+  fatal?: boolean;
+  sort: 'lastSeen' | 'firstSeen' | 'occurrences' | 'users';
+  /** a substring of the message or of the stack's head, any case */
+  search?: string;
+  offset: number;
+  limit: number;
+  /** the total is counted up to this many */
+  countUpTo: number;
+}
+
+/** A listed group: its row and the counters the list ordered it by. */
+export type ListedRow = GroupRow & { users: number };
+
+/** `%`, `_` and `\` of a search taken literally by ILIKE. */
+export const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The group each key leads to, for many keys of one project at once (byKey's rule: through
+ * crash_group_keys, else the group whose own key it is; a merged group answers with the kept one).
+ */
+export async function statesByKeys(q: Queryable, projectId: string, keys: string[]): Promise<Map<string, GroupState>> {
+  if (keys.length === 0) return new Map();
+  // `= ANY(array)`: one index scan over the keys (a join of the unnested array would let the
+  // planner pick sequential scans, and the embedded store never analyzes its tables); only the
+  // keys found are joined to their groups, by primary key.
+  const r = await q.query<GroupState & { key: string }>(
+    `WITH k AS (
+       SELECT ck.key, ck.group_id AS gid FROM ${KEYS} ck WHERE ck.project_id = $1 AND ck.key = ANY($2::text[])
+       UNION ALL
+       SELECT g0.group_key, g0.id FROM ${GROUPS} g0 WHERE g0.project_id = $1 AND g0.group_key = ANY($2::text[])
+         AND NOT EXISTS (SELECT 1 FROM ${KEYS} c2 WHERE c2.project_id = $1 AND c2.key = g0.group_key))
+     SELECT k.key, g.id, g.group_key, g.status, g.first_seen_at, g.resolved_versions
+     FROM k CROSS JOIN LATERAL (SELECT COALESCE(m.merged_into, m.id) AS rid FROM ${GROUPS} m WHERE m.id = k.gid) m
+     CROSS JOIN LATERAL (SELECT * FROM ${GROUPS} g1 WHERE g1.id = m.rid) g`,
+    [projectId, [...new Set(keys)]],
+  );
+  return new Map(r.rows.map(({ key, ...g }) => [key, g]));
+}
+
+/**
+ * Opens the groups of a batch's first occurrences in one statement, each with its key and (when
+ * it alerts) its outbox jobs. ON CONFLICT decides each first occurrence exactly once: the map
+ * holds the groups this call made, by project and key. A group whose key another group took
+ * meanwhile (a concurrent upgrade's join, a merge) is not made: its key leads to that group.
+ */
+export async function createGroups(q: Queryable, gs: NewGroupOf[]): Promise<Map<string, string>> {
+  const made = new Map<string, string>();
+  if (gs.length === 0) return made;
+  const ids: string[] = gs.map(() => randomUUID());
+  const col = <T>(f: (g: NewGroupOf) => T) => gs.map(f);
+  const created = await q.query<{ id: string; project_id: string; group_key: string }>(
+    `INSERT INTO ${GROUPS} (id, project_id, group_key, message, stack_head, is_fatal, handled,
+       platform, app_version, os_version, first_seen_at, first_session_id)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::boolean[],
+       $8::text[], $9::text[], $10::text[], $11::bigint[], $12::uuid[])
+     ON CONFLICT (project_id, group_key) DO NOTHING RETURNING id, project_id, group_key`,
+    [
+      ids,
+      col((g) => g.projectId),
+      col((g) => g.groupKey),
+      col((g) => g.message),
+      col((g) => g.stackHead),
+      col((g) => g.isFatal),
+      col((g) => g.handled),
+      col((g) => g.platform),
+      col((g) => g.appVersion),
+      col((g) => g.osVersion),
+      col((g) => g.firstSeenAt),
+      col((g) => g.firstSessionId),
+    ],
+  );
+  if (created.rows.length === 0) return made;
+  const byId = new Map(gs.map((g, i) => [ids[i], g]));
+  const mine = created.rows.map((r) => ({ id: r.id, g: byId.get(r.id) as NewGroupOf }));
+  const keyed = await q.query<{ group_id: string }>(
+    `INSERT INTO ${KEYS} (project_id, key, group_id, rule_version)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::int[])
+     ON CONFLICT (project_id, key) DO NOTHING RETURNING group_id`,
+    [
+      mine.map((m) => m.g.projectId),
+      mine.map((m) => m.g.groupKey),
+      mine.map((m) => m.id),
+      mine.map((m) => m.g.ruleVersion),
+    ],
+  );
+  const ok = new Set(keyed.rows.map((r) => r.group_id));
+  const taken = mine.filter((m) => !ok.has(m.id)).map((m) => m.id);
+  if (taken.length) await q.query(`DELETE FROM ${GROUPS} WHERE id = ANY($1::uuid[])`, [taken]);
+  const kept = mine.filter((m) => ok.has(m.id));
+  for (const m of kept) made.set(`${m.g.projectId}\u0000${m.g.groupKey}`, m.id);
+  // A group opened by a message alerts only through rules (alert false).
+  const alerting = kept.filter((m) => m.g.alert !== false);
+  if (alerting.length) {
+    const hooked = new Set<string>();
+    for (const p of new Set(alerting.map((m) => m.g.projectId))) {
+      if (await hasSubscribers(q, p, 'crash_group.new')) hooked.add(p);
+    }
+    const jobs = alerting.flatMap((m) => [
+      [m.g.projectId, m.id, NEW_GROUP_JOB],
+      ...(hooked.has(m.g.projectId) ? [[m.g.projectId, m.id, NEW_GROUP_WEBHOOKS_JOB]] : []),
+    ]);
+    await q.query(
+      `INSERT INTO alert_outbox (project_id, group_id, kind, ref)
+       SELECT p, g, k, NULL FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS x(p, g, k) ON CONFLICT DO NOTHING`,
+      [jobs.map((j) => j[0]), jobs.map((j) => j[1]), jobs.map((j) => j[2])],
+    );
+  }
+  return made;
+}
+
+/** Lets keys lead to existing groups (a key that leads somewhere already keeps its group). */
+export async function addKeys(
+  q: Queryable,
+  ks: { projectId: string; key: string; groupId: string; ruleVersion: number }[],
+): Promise<void> {
+  if (ks.length === 0) return;
+  await q.query(
+    `INSERT INTO ${KEYS} (project_id, key, group_id, rule_version)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::int[]) ON CONFLICT (project_id, key) DO NOTHING`,
+    [ks.map((k) => k.projectId), ks.map((k) => k.key), ks.map((k) => k.groupId), ks.map((k) => k.ruleVersion)],
+  );
+}
+
+/**
+ * Counts a batch's occurrences into their groups' counters in one statement: the ledger lets
+ * each occurrence id in once (a replay, a retry or another process counts nothing again), the
+ * users' set each user once per group and class; each group's row is written once per batch.
+ * Groups are locked in id order first, so two processes' batches wait rather than deadlock.
+ */
+export async function countOccurrences(q: Queryable, os: CountedOccurrence[]): Promise<void> {
+  if (os.length === 0) return;
+  const seen = new Map<string, CountedOccurrence>();
+  for (const o of os) seen.set(`${o.projectId}\u0000${o.id}`, o);
+  const xs = [...seen.values()].sort((a, b) =>
+    a.projectId < b.projectId ? -1 : a.projectId > b.projectId ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+  );
+  const groupIds = [...new Set(xs.map((o) => o.groupId))].sort();
+  await q.query(`SELECT 1 FROM ${GROUPS} WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [groupIds]);
+  await q.query(
+    `WITH x AS (
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::smallint[], $5::boolean[], $6::bigint[], $7::text[])
+         AS x(project_id, id, group_id, cls, fatal, at, user_key)),
+     ins AS (
+       INSERT INTO crash_occurrence_ledger (project_id, id, group_id) SELECT project_id, id, group_id FROM x
+       ON CONFLICT DO NOTHING RETURNING project_id, id),
+     fresh AS (SELECT x.* FROM x JOIN ins ON ins.project_id = x.project_id AND ins.id = x.id),
+     u AS (
+       INSERT INTO crash_group_users (group_id, cls, user_key)
+       SELECT DISTINCT group_id, cls, user_key FROM fresh WHERE user_key <> ''
+       ON CONFLICT DO NOTHING RETURNING group_id, cls),
+     nu AS (
+       SELECT group_id, count(*) FILTER (WHERE cls = 0) AS cu, count(*) FILTER (WHERE cls = 1) AS mu
+       FROM u GROUP BY group_id),
+     agg AS (
+       SELECT group_id, count(*) FILTER (WHERE cls = 0) AS co, count(*) FILTER (WHERE cls = 0 AND fatal) AS fo,
+         count(*) FILTER (WHERE cls = 1) AS mo, max(at) FILTER (WHERE cls = 0) AS cl, max(at) FILTER (WHERE cls = 1) AS ml
+       FROM fresh GROUP BY group_id)
+     UPDATE ${GROUPS} g SET
+       crash_occurrences = g.crash_occurrences + agg.co, fatal_occurrences = g.fatal_occurrences + agg.fo,
+       message_occurrences = g.message_occurrences + agg.mo,
+       crash_users = g.crash_users + COALESCE(nu.cu, 0), message_users = g.message_users + COALESCE(nu.mu, 0),
+       crash_last_seen_at = GREATEST(g.crash_last_seen_at, agg.cl), message_last_seen_at = GREATEST(g.message_last_seen_at, agg.ml)
+     FROM agg LEFT JOIN nu ON nu.group_id = agg.group_id WHERE g.id = agg.group_id`,
+    [
+      xs.map((o) => o.projectId),
+      xs.map((o) => o.id),
+      xs.map((o) => o.groupId),
+      xs.map((o) => o.cls),
+      xs.map((o) => o.fatal),
+      xs.map((o) => o.at),
+      xs.map((o) => o.user),
+    ],
+  );
+}
+
+/** Occurrences older than their group's firstSeenAt move it back (one statement for a batch). */
+export async function moveFirstSeenMany(q: Queryable, xs: { groupId: string; at: number }[]): Promise<void> {
+  if (xs.length === 0) return;
+  await q.query(
+    `UPDATE ${GROUPS} g SET first_seen_at = x.at, ${STAMP}
+     FROM (SELECT gid, min(at) AS at FROM unnest($1::uuid[], $2::bigint[]) AS u(gid, at) GROUP BY gid) x
+     WHERE g.id = x.gid AND g.first_seen_at > x.at`,
+    [xs.map((x) => x.groupId), xs.map((x) => x.at)],
+  );
+}
+
+/**
+ * Reopens a resolved group for an occurrence of a version it had not had, in the caller's
+ * transaction, re-checked under the row lock. True when it reopened.
+ */
+export async function reopenIn(
+  q: Queryable,
+  projectId: string,
+  groupId: string,
+  appVersion: string,
+  reopened?: (q: Queryable) => Promise<void>,
+): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE ${GROUPS} SET status = 'open', ${STAMP}
+     WHERE project_id = $1 AND id = $2 AND status = 'resolved' AND NOT ($3 = ANY(resolved_versions))`,
+    [projectId, groupId, appVersion],
+  );
+  const done = (r.rowCount ?? 0) > 0;
+  if (done) {
+    // The regression's record (its history) and its alert commit with the reopening. The alert
+    // is keyed by the version: resolving again snapshots it, so it can never reopen the group
+    // twice and no retry makes a second job.
+    if (reopened) await reopened(q);
+    await enqueueJob(q, projectId, groupId, REGRESSION_JOB, appVersion);
+  }
+  return done;
+}
+
 export type UpdateStatusResult = { outcome: 'not-found' } | { outcome: 'ok'; row: GroupRow };
 
 export type MergeResult =
@@ -298,6 +532,93 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
         [projectId, groupId],
       );
       return r.rows.map((x) => ({ key: x.key, ruleVersion: Number(x.rule_version) }));
+    },
+
+    /** The group each key of a project leads to (byKey for many keys). */
+    statesByKeys: (projectId: string, keys: string[]) => statesByKeys(db, projectId, keys),
+
+    /** Runs `fn` in one transaction (a batch of crashes). */
+    tx: <T>(fn: (q: Queryable) => Promise<T>) => db.tx(fn),
+
+    /**
+     * A page of the crash list, filtered, ordered and cut in Postgres on the groups' counters
+     * (an index per order, postgres/018), with the total the filters leave.
+     */
+    async listPage(projectId: string, o: ListQuery): Promise<{ rows: ListedRow[]; total: number }> {
+      const c = o.cls === 0 ? 'crash' : 'message';
+      const params: unknown[] = [projectId];
+      // The partial indexes' own predicate, written the same way so the planner can use them.
+      let w = `project_id = $1 AND merged_into IS NULL AND ${c}_occurrences > 0`;
+      if (o.status) w += ` AND status = $${params.push(o.status)}`;
+      if (o.cls === 0 && o.fatal !== undefined)
+        w += o.fatal ? ' AND fatal_occurrences > 0' : ' AND fatal_occurrences = 0';
+      if (o.search) w += ` AND (message || ' ' || stack_head) ILIKE $${params.push(`%${likeLiteral(o.search)}%`)}`;
+      const by = {
+        lastSeen: `${c}_last_seen_at`,
+        firstSeen: 'first_seen_at',
+        occurrences: `${c}_occurrences`,
+        users: `${c}_users`,
+      }[o.sort];
+      const [page, count] = await Promise.all([
+        db.query<ListedRow>(
+          `SELECT ${COLUMNS}, ${c}_users AS users FROM ${GROUPS} WHERE ${w}
+           ORDER BY ${by} DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+          [...params, o.limit, o.offset],
+        ),
+        // Counted up to `countUpTo` (services/crashGroups.ts): counting 100k index entries was
+        // most of a page's time, and a number past what the reader can page to changes nothing.
+        db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${GROUPS} WHERE ${w} LIMIT $${params.length + 1}) t`,
+          [...params, o.countUpTo],
+        ),
+      ]);
+      return { rows: page.rows, total: Number(count.rows[0]?.n ?? 0) };
+    },
+
+    /** The project's groups made before their counters were kept (postgres/018), at most `limit`. */
+    async uncounted(projectId: string, limit: number): Promise<GroupRow[]> {
+      const r = await db.query<GroupRow>(
+        `SELECT ${COLUMNS} FROM ${GROUPS} WHERE project_id = $1 AND NOT counted LIMIT $2`,
+        [projectId, limit],
+      );
+      return r.rows;
+    },
+
+    /**
+     * Sets the counters of groups made before they were kept, from all their occurrences in
+     * ClickHouse (those counted since included), once: `NOT counted`.
+     */
+    async setCounted(
+      xs: {
+        id: string;
+        crash: number;
+        fatal: number;
+        crashUsers: number;
+        crashLast: number | null;
+        message: number;
+        messageUsers: number;
+        messageLast: number | null;
+      }[],
+    ): Promise<void> {
+      if (xs.length === 0) return;
+      await db.query(
+        `UPDATE ${GROUPS} g SET counted = true, crash_occurrences = x.c, fatal_occurrences = x.f,
+           crash_users = x.cu, crash_last_seen_at = GREATEST(g.crash_last_seen_at, x.cl),
+           message_occurrences = x.m, message_users = x.mu, message_last_seen_at = GREATEST(g.message_last_seen_at, x.ml)
+         FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
+           AS x(id, c, f, cu, cl, m, mu, ml)
+         WHERE g.id = x.id AND NOT g.counted`,
+        [
+          xs.map((x) => x.id),
+          xs.map((x) => x.crash),
+          xs.map((x) => x.fatal),
+          xs.map((x) => x.crashUsers),
+          xs.map((x) => x.crashLast),
+          xs.map((x) => x.message),
+          xs.map((x) => x.messageUsers),
+          xs.map((x) => x.messageLast),
+        ],
+      );
     },
 
     /**
@@ -422,10 +743,19 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           `UPDATE crash_group_comments SET group_id = $2 WHERE project_id = $1 AND group_id = ANY($3::uuid[])`,
           [projectId, kept, sources],
         );
+        // The merged groups' counters join the kept one's (its list order); users are summed, so
+        // one who hit both counts twice there until the page's figures (ClickHouse) say otherwise.
         await q.query(
-          `UPDATE ${GROUPS} SET ${STAMP}, first_seen_at = LEAST(first_seen_at,
-             (SELECT min(first_seen_at) FROM ${GROUPS} WHERE project_id = $1 AND id = ANY($3::uuid[])))
-           WHERE project_id = $1 AND id = $2`,
+          `UPDATE ${GROUPS} k SET ${STAMP}, first_seen_at = LEAST(k.first_seen_at, m.first),
+             crash_occurrences = k.crash_occurrences + m.co, fatal_occurrences = k.fatal_occurrences + m.fo,
+             crash_users = k.crash_users + m.cu, crash_last_seen_at = GREATEST(k.crash_last_seen_at, m.cl),
+             message_occurrences = k.message_occurrences + m.mo, message_users = k.message_users + m.mu,
+             message_last_seen_at = GREATEST(k.message_last_seen_at, m.ml)
+           FROM (SELECT min(first_seen_at) AS first, COALESCE(sum(crash_occurrences), 0) AS co,
+                   COALESCE(sum(fatal_occurrences), 0) AS fo, COALESCE(sum(crash_users), 0) AS cu, max(crash_last_seen_at) AS cl,
+                   COALESCE(sum(message_occurrences), 0) AS mo, COALESCE(sum(message_users), 0) AS mu, max(message_last_seen_at) AS ml
+                 FROM ${GROUPS} WHERE project_id = $1 AND id = ANY($3::uuid[])) m
+           WHERE k.project_id = $1 AND k.id = $2`,
           [projectId, kept, sources],
         );
         await merged?.(q, kept, sources);

@@ -1,7 +1,7 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { isoMs } from '../domain/time.ts';
+import { isoMs } from '../lib/time.ts';
 import { NotFoundError } from '../domain/errors.ts';
-import { concatParquet } from '../domain/parquetConcat.ts';
+import { concatParquet } from '../lib/parquetConcat.ts';
 import { chChunks, chCount, chPage, type ChKeyset, type ChSource } from './exportCore/clickhouse.ts';
 import { encodeRows } from './exportCore/postgres.ts';
 import type { ParquetColumn } from './exportCore/parquet.ts';

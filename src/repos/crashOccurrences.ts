@@ -1,11 +1,12 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import { InsertBatcher, type QueueBudget } from '../stores/clickhouse/batcher.ts';
-import { isoMs } from '../domain/time.ts';
+import { isoMs } from '../lib/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { mostSevere, type Breadcrumb, type CrashLevel, type DroppedField } from '../domain/crashContext.ts';
 import {
   aliasParams,
   canonical,
+  aliasesOf,
   type KeyAliases,
   ONE_GROUP,
   type OccurrenceScope,
@@ -251,14 +252,7 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
   ): Promise<Map<string, OccurrenceFacts>> {
     if (groups.length === 0) return new Map();
     const scope = scopeOf(only);
-    const aliases: KeyAliases = { from: [], to: [] };
-    for (const [key, ...older] of groups) {
-      if (key === undefined) continue; // a group without keys has nothing to alias
-      for (const k of older) {
-        aliases.from.push(k);
-        aliases.to.push(key);
-      }
-    }
+    const aliases = aliasesOf(groups);
     // uniqExact(id), not count(): a retried report is a second physical row until a merge.
     // Duplicates are identical rows, so min, max and argMax need no FINAL.
     const rows = await ch.query<{
@@ -353,6 +347,22 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
   return {
     /** Resolves once the row is committed (group commit; a retried report is the same row). */
     add: (row: OccurrenceRow) => writer.add(Buffer.from(`${JSON.stringify(row)}\n`), 1),
+    /** A batch's rows through the group commit at once: one insert however many (resolves once committed). */
+    addMany: (rows: OccurrenceRow[]) =>
+      rows.length === 0
+        ? Promise.resolve()
+        : writer.add(Buffer.from(rows.map((r) => `${JSON.stringify(r)}\n`).join('')), rows.length),
+
+    /** Which of these (group key, occurrence id) pairs of a project are stored (one read for a batch). */
+    async hasMany(projectId: string, pairs: { groupKey: string; id: string }[]): Promise<Set<string>> {
+      if (pairs.length === 0) return new Set();
+      const r = await ch.query<{ g: string; id: string }>(
+        `SELECT DISTINCT group_key AS g, id FROM ${OCCURRENCES}
+         WHERE project_id = {p:String} AND group_key IN {gs:Array(String)} AND id IN {ids:Array(String)}`,
+        { p: projectId, gs: [...new Set(pairs.map((x) => x.groupKey))], ids: [...new Set(pairs.map((x) => x.id))] },
+      );
+      return new Set(r.map((x) => `${x.g}\u0000${x.id}`));
+    },
 
     /** Whether this occurrence is stored under this group key (a primary-key lookup). */
     async has(projectId: string, groupKey: string, id: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { isoTime } from '../domain/time.ts';
+import { isoTime } from '../lib/time.ts';
 import type { FingerprintMatch, FingerprintRule } from '../domain/fingerprintRules.ts';
 
 /** The Postgres `fingerprint_rules` table: a project's rules, in their order. */

@@ -1,6 +1,6 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import { InsertBatcher, INGEST_BATCH, RowsRefusedError, type QueueBudget } from '../stores/clickhouse/batcher.ts';
-import { Spool, type SpoolOptions, type SpoolSink } from '../stores/spool/spool.ts';
+import type { Spool, SpoolSink } from '../stores/spool/spool.ts';
 import { payloadOf } from '../stores/spool/records.ts';
 import { ingestLineChunks, reserialisedLine } from './ingestLines.ts';
 import { present } from '../lib/invariant.ts';
@@ -92,23 +92,30 @@ function spoolSink(writer: InsertBatcher): SpoolSink {
  * and the mirrored network events), so one insert carries both routes' bodies and writes one
  * part per table (clickhouse/004_one_ingest_table.sql).
  */
-export function ingestRepo(ch: ClickHouse, budget: QueueBudget, spoolOptions?: SpoolOptions) {
+export function ingestRepo(ch: ClickHouse, budget: QueueBudget) {
   const writer = new InsertBatcher(ch, 'ingest', budget, INGEST_BATCH);
-  const spool = spoolOptions ? new Spool(spoolOptions, spoolSink(writer)) : undefined;
   return {
-    /**
-     * Resolves once the body is durable: with a spool, fsync'd to it (its loader inserts it
-     * later); without, committed in a block shared with concurrent requests.
-     */
+    /** Resolves once the body is committed, in a block shared with concurrent requests. */
     add: (projectId: string, raw: Buffer | undefined, body: object, rows: number) =>
-      spool ? spool.append(bodyLine(projectId, raw, body).chunks, rows) : writeBody(writer, projectId, raw, body, rows),
+      writeBody(writer, projectId, raw, body, rows),
     /** Resolves once everything accepted so far is written (shutdown, tests). */
     drain: () => writer.drain(),
     /** The group commit (its queue and inserts are measured); the spool's loader inserts through it too. */
     batcher: writer,
-    /** With INGEST_SPOOL: the disk spool (start, close, metrics). */
-    spool,
+    /** The ingest spool's loader (the spool is a store of its own, built by src/compose.ts). */
+    spoolSink: spoolSink(writer),
   };
 }
 
 export type IngestRepo = ReturnType<typeof ingestRepo>;
+
+/**
+ * With INGEST_SPOOL: a body is durable once fsync'd to the spool, whose loader inserts it later
+ * through the repo's `spoolSink`.
+ */
+export function spooledIngest(repo: IngestRepo, spool: Spool): IngestRepo {
+  return {
+    ...repo,
+    add: (projectId, raw, body, rows) => spool.append(bodyLine(projectId, raw, body).chunks, rows),
+  };
+}

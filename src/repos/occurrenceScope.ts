@@ -19,6 +19,19 @@ export const canonical = (a: KeyAliases | undefined) =>
   a?.from.length ? 'transform(group_key, {aliasFrom:Array(String)}, {aliasTo:Array(String)}, group_key)' : 'group_key';
 export const aliasParams = (a: KeyAliases | undefined) => (a?.from.length ? { aliasFrom: a.from, aliasTo: a.to } : {});
 
+/** The aliases of groups given as key lists (each group's first key names it; the rest lead to it). */
+export function aliasesOf(groups: string[][]): KeyAliases {
+  const aliases: KeyAliases = { from: [], to: [] };
+  for (const [key, ...older] of groups) {
+    if (key === undefined) continue; // a group without keys has nothing to alias
+    for (const k of older) {
+      aliases.from.push(k);
+      aliases.to.push(key);
+    }
+  }
+  return aliases;
+}
+
 /** Which of a group's occurrences a read counts: some levels, one environment ('' = sent without one). */
 export interface OccurrenceScope {
   levels?: readonly string[];

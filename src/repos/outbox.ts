@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { isoTime, systemClock, type Clock } from '../domain/time.ts';
+import { isoTime, systemClock, type Clock } from '../lib/time.ts';
 
 /** The Postgres `alert_outbox` table: jobs enqueued with the change that calls for them, run by the worker. */
 const TABLE = 'alert_outbox';

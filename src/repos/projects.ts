@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
-import { isoTime } from '../domain/time.ts';
+import { isoTime } from '../lib/time.ts';
 import { insertKey } from './apiKeys.ts';
 
 /** The Postgres `projects` table. */

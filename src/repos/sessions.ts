@@ -1,9 +1,9 @@
 import { validEnvironment } from '../domain/crashContext.ts';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
-import { decideEnd, statusAfterEnd, type SessionStatus } from '../domain/sessionState.ts';
+import { decideEnd, statusAfterEnd, statusSetByCrash, type SessionStatus } from '../domain/sessionState.ts';
 import type { SessionStart } from '../domain/session.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
-import { isoMs } from '../domain/time.ts';
+import { isoMs } from '../lib/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { InvalidParameterError } from '../domain/errors.ts';
 import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';
@@ -215,19 +215,46 @@ export const sessionQueries = {
   },
 
   /**
-   * Flags a crash (statusAfterCrash in src/domain/sessionState.ts: only a fatal one makes the
-   * session `crashed`), evaluated in SQL against the row as it is when locked, so a concurrent
+   * Flags a crash: the status is the domain's (statusSetByCrash in src/domain/sessionState.ts,
+   * null: unchanged), applied in SQL against the row as it is when locked, so a concurrent
    * session end is neither lost nor undone; a row already flagged is not written. A fatal crash
    * of a session with no end gives it a provisional one at the crash's time (never before its
    * start), which the first explicit end replaces (decideEnd); a handled error ends nothing.
    */
   async markCrashed(q: Queryable, projectId: string, sessionId: string, isFatal: boolean, at: number): Promise<void> {
     await q.query(
-      `UPDATE ${TABLE} SET has_crash = true, status = CASE WHEN $3 THEN 'crashed' ELSE status END,
+      `UPDATE ${TABLE} SET has_crash = true, status = COALESCE($5::text, status),
          end_provisional = CASE WHEN $3 AND ended_at IS NULL THEN true ELSE end_provisional END,
          ended_at = CASE WHEN $3 AND ended_at IS NULL THEN GREATEST(started_at, $4::bigint) ELSE ended_at END, ${STAMP}
-       WHERE project_id = $1 AND id = $2 AND (NOT has_crash OR ($3 AND status <> 'crashed'))`,
-      [projectId, sessionId, isFatal, at],
+       WHERE project_id = $1 AND id = $2 AND (NOT has_crash OR status <> COALESCE($5::text, status))`,
+      [projectId, sessionId, isFatal, at, statusSetByCrash(isFatal)],
+    );
+  },
+
+  /**
+   * markCrashed for a batch of crashes in one statement: one entry per session (fatal when any
+   * of its crashes was, at the earliest fatal one's time), rows written in key order.
+   */
+  async markCrashedMany(
+    q: Queryable,
+    xs: { projectId: string; sessionId: string; isFatal: boolean; at: number }[],
+  ): Promise<void> {
+    if (xs.length === 0) return;
+    const one = new Map<string, { projectId: string; sessionId: string; isFatal: boolean; at: number }>();
+    for (const x of xs) {
+      const k = `${x.projectId}:${x.sessionId}`;
+      const y = one.get(k);
+      if (!y) one.set(k, { ...x });
+      else if (x.isFatal && (!y.isFatal || x.at < y.at)) one.set(k, { ...x });
+    }
+    const rows = [...one.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+    await q.query(
+      `UPDATE ${TABLE} s SET has_crash = true, status = CASE WHEN x.fatal THEN 'crashed' ELSE s.status END,
+         end_provisional = CASE WHEN x.fatal AND s.ended_at IS NULL THEN true ELSE s.end_provisional END,
+         ended_at = CASE WHEN x.fatal AND s.ended_at IS NULL THEN GREATEST(s.started_at, x.at) ELSE s.ended_at END, ${STAMP}
+       FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::bigint[]) AS x(p, id, fatal, at)
+       WHERE s.project_id = x.p AND s.id = x.id AND (NOT s.has_crash OR (x.fatal AND s.status <> 'crashed'))`,
+      [rows.map((r) => r.projectId), rows.map((r) => r.sessionId), rows.map((r) => r.isFatal), rows.map((r) => r.at)],
     );
   },
 
@@ -270,6 +297,8 @@ export function sessionsRepo(
   return {
     /** A crash report's read of its session (sessionQueries.forCrash). */
     forCrash: (projectId: string, sessionId: string) => sessionQueries.forCrash(db, projectId, sessionId),
+    /** Many crash reports' reads of their sessions, by `project:session` (sessionQueries.forCrashMany). */
+    forCrashMany: (keys: { projectId: string; sessionId: string }[]) => sessionQueries.forCrashMany(db, keys),
     /** Flags a crash on the session (sessionQueries.markCrashed). */
     markCrashed: (projectId: string, sessionId: string, isFatal: boolean, at: number) =>
       sessionQueries.markCrashed(db, projectId, sessionId, isFatal, at),

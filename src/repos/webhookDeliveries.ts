@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { isoTime } from '../domain/time.ts';
+import { isoTime } from '../lib/time.ts';
 import { enqueueJob, WEBHOOK_JOB } from './outbox.ts';
 
 /** The Postgres `webhook_deliveries` table: the delivery log, one row per event and webhook, updated per attempt. */

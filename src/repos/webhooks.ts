@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { isoTime } from '../domain/time.ts';
+import { isoTime } from '../lib/time.ts';
 
 /** The Postgres `webhooks` table: a project's endpoints and the secrets that sign their deliveries. */
 const TABLE = 'webhooks';

@@ -1,15 +1,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Postgres } from '../stores/postgres/port.ts';
-import { alertRulesRepo, ruleEmailsOf, type NewRule } from '../repos/alertRules.ts';
-import { webhooksRepo, type Webhook } from '../repos/webhooks.ts';
-import { enqueueDelivery, webhookDeliveriesRepo, type Delivery } from '../repos/webhookDeliveries.ts';
-import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
-import { projectsRepo } from '../repos/projects.ts';
+import type { PostgresRepos } from '../repos/index.ts';
+import { ruleEmailsOf, type NewRule } from '../repos/alertRules.ts';
+import type { Webhook } from '../repos/webhooks.ts';
+import { enqueueDelivery, type Delivery } from '../repos/webhookDeliveries.ts';
 import { memberEmailsOfTeam } from '../repos/accounts.ts';
-import { judgesReleases, RULE_DEFAULTS, type AlertRule, type RuleKind } from '../domain/alertRules.ts';
+import {
+  judgesReleases,
+  RULE_DEFAULTS,
+  thresholdProblem,
+  type AlertRule,
+  type RuleKind,
+} from '../domain/alertRules.ts';
 import { deliveryBody, TEST_EVENT, webhookUrlProblem } from '../domain/webhooks.ts';
-import { sealSecret } from '../domain/secretBox.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts';
+import { sealSecret } from '../lib/secretBox.ts';
+import { ConflictError, NotFoundError, ProjectNotFoundError, ValidationError } from '../domain/errors.ts';
+import { recipientRows } from '../domain/alertRecipients.ts';
 import { normalizeEmail } from './accounts.ts';
 
 export interface RuleInput {
@@ -39,41 +44,34 @@ export type Actor = 'operator' | 'member';
  * Callers have already checked access to the project (the admin token, or team membership).
  */
 export function alertRulesService(
-  db: Postgres,
+  repos: Pick<PostgresRepos, 'pg' | 'alertRules' | 'webhooks' | 'deliveries' | 'recipients' | 'projects'>,
   opts: { allowPrivateWebhooks: boolean; maxRules: number; maxWebhooks: number; secretsKey: Buffer },
 ) {
-  const rules = alertRulesRepo(db);
-  const hooks = webhooksRepo(db);
-  const deliveries = webhookDeliveriesRepo(db);
-  const recipients = alertRecipientsRepo(db);
-  const projects = projectsRepo(db);
+  const { pg: db, alertRules: rules, webhooks: hooks, deliveries, recipients, projects } = repos;
 
   async function project(projectId: string) {
     const p = await projects.getProject(projectId);
-    if (!p) throw new NotFoundError('Project not found');
+    if (!p) throw new ProjectNotFoundError();
     return p;
   }
 
   /** Rule addresses join the confirmation flow of the project's list: a non-member gets one confirmation email first. */
-  async function syncRecipients(projectId: string, by: Actor, vouched: string[]) {
+  async function syncRecipients(projectId: string, by: Actor, written: string[]) {
     const p = await project(projectId);
-    const list = [...new Set([...(p.alertEmails ?? []), ...(await ruleEmailsOf(db, projectId))])];
     const teamId = await projects.teamOf(projectId);
-    const members = teamId === null ? [] : await memberEmailsOfTeam(db, teamId);
-    const confirmed =
-      by === 'operator' ? [...(p.alertEmails ?? []), ...vouched] : list.filter((e) => members.includes(e));
+    const { list, confirmed } = recipientRows({
+      projectList: p.alertEmails,
+      ruleEmails: await ruleEmailsOf(db, projectId),
+      members: teamId === null ? [] : await memberEmailsOfTeam(db, teamId),
+      vouched: by === 'operator' ? written : [],
+    });
     await recipients.sync(projectId, list, confirmed);
   }
 
   async function checked(projectId: string, r: NewRule): Promise<NewRule> {
     const problems: { path: string; message: string }[] = [];
-    if (r.kind === 'crash_free' && (r.threshold <= 0 || r.threshold > 100))
-      problems.push({ path: '/threshold', message: 'a crash-free threshold is a percentage in (0, 100]' });
-    if (r.kind === 'crash_free_regression' && (r.threshold < 0 || r.threshold >= 100)) {
-      problems.push({ path: '/threshold', message: 'a regression threshold is a gap in points in [0, 100)' });
-    }
-    if (r.kind === 'spike' && (r.threshold < 1 || !Number.isInteger(r.threshold)))
-      problems.push({ path: '/threshold', message: 'a spike threshold is a whole number of occurrences, at least 1' });
+    const threshold = thresholdProblem(r.kind, r.threshold);
+    if (threshold) problems.push({ path: '/threshold', message: threshold });
     const known = new Set(await hooks.existing(projectId, r.webhookIds));
     r.webhookIds.forEach((id, i) => {
       if (!known.has(id)) problems.push({ path: `/webhookIds/${i}`, message: 'no such webhook in this project' });
@@ -94,7 +92,9 @@ export function alertRulesService(
     async getRule(projectId: string, id: string): Promise<AlertRule> {
       const r = await rules.get(projectId, id);
       if (!r)
-        throw new NotFoundError((await projects.getProject(projectId)) ? 'Alert rule not found' : 'Project not found');
+        throw (await projects.getProject(projectId))
+          ? new NotFoundError('Alert rule not found')
+          : new ProjectNotFoundError();
       return r;
     },
 

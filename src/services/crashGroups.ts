@@ -8,7 +8,7 @@ import {
   type CrashPayload,
 } from '../domain/crashGrouping.ts';
 import { canTransition, statusAfterOccurrence, type CrashGroupStatus } from '../domain/crashGroupStatus.ts';
-import { isoMs, isoTime } from '../domain/time.ts';
+import { isoMs, isoTime } from '../lib/time.ts';
 import {
   boundCrashContext,
   CRASH_LIST_LEVELS,
@@ -17,7 +17,7 @@ import {
   type CrashLevel,
   type RawCrashContext,
 } from '../domain/crashContext.ts';
-import { ValidationError } from '../domain/errors.ts';
+import { InvalidParameterError, ValidationError } from '../domain/errors.ts';
 import {
   fingerprintInput,
   fingerprintKey,
@@ -25,7 +25,20 @@ import {
   type FingerprintRuleSpec,
 } from '../domain/fingerprintRules.ts';
 import { pageEnvelope } from '../domain/paging.ts';
-import { CRASH_FIELDS, storageKeys, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
+import {
+  addKeys,
+  countOccurrences,
+  createGroups,
+  CRASH_FIELDS,
+  moveFirstSeenMany,
+  reopenIn,
+  statesByKeys,
+  storageKeys,
+  type CrashGroupsRepo,
+  type GroupRow,
+  type GroupState,
+} from '../repos/crashGroups.ts';
+import { classify } from '../pipeline/errors.ts';
 import type { OccurrenceScope } from '../repos/crashOccurrences.ts';
 import {
   chTime,
@@ -35,7 +48,7 @@ import {
   type CrashOccurrencesRepo,
   type OccurrenceFacts,
 } from '../repos/crashOccurrences.ts';
-import type { CrashingSession, SessionsRepo } from '../repos/sessions.ts';
+import { sessionQueries, type CrashingSession, type SessionsRepo } from '../repos/sessions.ts';
 import type { AlertState, OutboxRepo } from '../repos/outbox.ts';
 import type { SymbolicationService } from './symbolication.ts';
 import type { FrameSource } from '../domain/symbolication/sourceContext.ts';
@@ -44,6 +57,15 @@ import { ADMIN_ACTOR, recordHistory, SYSTEM_ACTOR, type Actor } from '../repos/c
 export type RecordCrashResult =
   | { outcome: 'no-session' }
   | { outcome: 'recorded'; groupId: string; newGroup: boolean; regressed?: boolean };
+
+/** One crash report of a batch: the project it was accepted for and the report. */
+export interface CrashInput {
+  projectId: string;
+  crash: CrashPayload & RawCrashContext;
+}
+
+/** A batch's answer for one report: recorded, its session gone, or refused for an error of its own. */
+export type BatchOutcome = RecordCrashResult | { outcome: 'refused'; error: unknown };
 
 /** The one read model of a crash group; the management API and the dashboard each present it. */
 export interface CrashGroup {
@@ -96,12 +118,23 @@ export interface CrashListOptions {
   environment?: string;
   /** only the occurrences with this tag (a chip of the crash page) */
   tag?: { key: string; value: string };
+  /** a substring of the message (its type included) or of the stack's head (functions, files), any case */
+  search?: string;
 }
 
 /** The levels a crash list shows: messages only when asked for. */
 export function listLevels(o: Pick<CrashListOptions, 'kind' | 'levels'>): readonly CrashLevel[] {
   if (o.levels && o.levels.length > 0) return o.levels;
   return o.kind === 'message' ? MESSAGE_LEVELS : CRASH_LIST_LEVELS;
+}
+
+/** How deep the crash list pages (a bounded offset over an index); past it, a filter or a search narrows it. */
+export const MAX_LIST_OFFSET = 10_000;
+
+/** The counters a list's levels are kept in: the crashes' (0) or the messages' (1); none for other sets. */
+function classOf(levels: readonly CrashLevel[]): 0 | 1 | undefined {
+  const same = (a: readonly CrashLevel[]) => a.length === levels.length && a.every((l) => levels.includes(l));
+  return same(CRASH_LIST_LEVELS) ? 0 : same(MESSAGE_LEVELS) ? 1 : undefined;
 }
 
 const SORT_KEY = {
@@ -210,82 +243,268 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     return { ...g, alert: await d.outbox.alertOf(g.id) };
   }
 
-  return {
-    /**
-     * The occurrence goes to ClickHouse first (group commit; a retried report is the same row),
-     * then Postgres is only read, except: the group's row is created by its first occurrence
-     * (which decides the first occurrence exactly once and enqueues its alert in the same
-     * transaction); a resolved group from a version it had not had is reopened; an occurrence
-     * older than the group's firstSeenAt moves it back; the session is flagged the first time.
-     * Each of those writes is conditional, so repeating a report (or racing it) changes nothing
-     * more. Writing the occurrence first means a group never shows in Postgres with none to
-     * count, and a failure in between is repaired by the SDK's retry.
-     */
-    async record(projectId: string, c: CrashPayload & RawCrashContext): Promise<RecordCrashResult> {
-      const session = await d.sessions.forCrash(projectId, c.sessionId);
-      if (!session) return { outcome: 'no-session' };
-      // Bounded, never refused (docs/decisions.md, "Crash context"). The occurrence's id stays
-      // the hash of the contract's fields: the context is what the SDK attached, not what
-      // happened, and a retry that re-attaches it differently is still the same occurrence.
-      const cx = boundCrashContext(c, c.isFatal);
-      // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "One bug,
-      // one group: grouping on parsed frames"); the raw stack is kept as sent.
-      const sym = d.symbols
-        ? await d.symbols.symbolicate(projectId, session.app_version, session.app_build_number, c.stackTrace, c.message)
-        : { stack: c.stackTrace, message: c.message, mapped: 0 };
-      const occurrenceId = crashOccurrenceId(c);
-      const keyOpts = { inAppPackages: (await d.inAppPackagesOf?.(projectId)) ?? [], fingerprint: c.fingerprint };
-      const rules = (await d.fingerprintRulesOf?.(projectId)) ?? [];
+  /**
+   * The list cut after reading every group of the project (an environment's or a tag's counts,
+   * or levels the counters do not keep): the project's groups from Postgres, their facts in one
+   * ClickHouse query, filtered, sorted and paged here.
+   */
+  async function listScanned(
+    projectId: string,
+    status: CrashGroupStatus | undefined,
+    page: number,
+    limit: number,
+    opts: CrashListOptions,
+  ) {
+    const rows = await groups.rows(projectId, status);
+    const levels = listLevels(opts);
+    const only = { levels, environment: opts.environment, tag: opts.tag };
+    const facts = await occurrences.factsOf(projectId, rows.map(storageKeys), only);
+    const key = SORT_KEY[opts.sort ?? 'lastSeen'];
+    // A group whose first occurrence is not readable yet is listed from its own row, when its
+    // default level is shown and no environment is asked for; one with occurrences, none of
+    // them of the levels or environment asked for, is not.
+    const unread =
+      opts.environment === undefined && opts.tag === undefined
+        ? await occurrences.withoutOccurrences(
+            projectId,
+            rows.map((r) => r.group_key).filter((k) => !facts.has(k)),
+          )
+        : new Set<string>();
+    const shown = (r: GroupRow) =>
+      facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));
+    const search = opts.search?.trim().toLowerCase();
+    const all = rows
+      .filter(shown)
+      .filter((r) => !search || `${r.message} ${r.stack_head}`.toLowerCase().includes(search))
+      .map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
+      .filter((g) => opts.kind === undefined || opts.kind === 'message' || g.isFatal === (opts.kind === 'fatal'))
+      .sort((a, b) => {
+        const x = key(a);
+        const y = key(b);
+        return x < y ? 1 : x > y ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+      });
+    return {
+      ...pageEnvelope(all.slice((page - 1) * limit, page * limit), all.length, page, limit),
+      totalCapped: false,
+    };
+  }
 
-      /** The key of a stack: the project's first matching fingerprint rule's, else the default key. */
-      const keyOf = (stack: string, message: string) => {
-        const base = crashGroupKey(stack, message, keyOpts);
-        const rule = rules.length
-          ? firstMatchingRule(rules, fingerprintInput(stack, message, keyOpts.inAppPackages))
-          : undefined;
-        return { base, key: rule ? fingerprintKey(rule.fingerprint, base) : base };
-      };
+  /** Projects whose groups all have their counters (this process has checked). */
+  const counted = new Set<string>();
 
-      /**
-       * The group a stack leads to: by its key, else (an upgrade never splits a group) by the
-       * previous rule's key, which then records the new key. `store` is the key its
-       * occurrences are stored under in ClickHouse: the group's own.
-       */
-      const resolve = async (stack: string, message: string) => {
-        const { base, key } = keyOf(stack, message);
-        // A project's rule names its group itself: the previous rule's key is not consulted.
-        const legacy = key === base ? legacyGroupKey(stack) : key;
-        let found = await groups.byKey(projectId, key);
-        if (!found && legacy !== key) {
-          const old = await groups.byKey(projectId, legacy);
-          if (old) {
-            await groups.addKey(projectId, key, old.id, GROUP_RULE_VERSION);
-            found = (await groups.byKey(projectId, key)) ?? old;
-          }
+  /**
+   * Groups made before the counters were kept (postgres/018) are counted from their
+   * occurrences in ClickHouse the first time their project's list is read, a thousand at a time.
+   */
+  async function countOlderGroups(projectId: string): Promise<void> {
+    if (counted.has(projectId)) return;
+    for (;;) {
+      const rows = await groups.uncounted(projectId, 1000);
+      if (rows.length === 0) break;
+      const keys = rows.map(storageKeys);
+      const [crash, message] = await Promise.all([
+        occurrences.factsOf(projectId, keys, { levels: CRASH_LIST_LEVELS }),
+        occurrences.factsOf(projectId, keys, { levels: MESSAGE_LEVELS }),
+      ]);
+      const fatal = await occurrences.factsOf(projectId, keys, { levels: ['fatal'] });
+      await groups.setCounted(
+        rows.map((r) => {
+          const c = crash.get(r.group_key);
+          const m = message.get(r.group_key);
+          // A group none of whose occurrences is readable (written before ClickHouse held them):
+          // its first occurrence, as its own row says.
+          const none = !c && !m;
+          return {
+            id: r.id,
+            crash: c?.occurrences ?? (none ? 1 : 0),
+            fatal: fatal.get(r.group_key)?.occurrences ?? (none && r.is_fatal ? 1 : 0),
+            crashUsers: c?.users ?? 0,
+            crashLast: c?.lastSeen ?? (none ? Number(r.first_seen_at) : null),
+            message: m?.occurrences ?? 0,
+            messageUsers: m?.users ?? 0,
+            messageLast: m?.lastSeen ?? null,
+          };
+        }),
+      );
+    }
+    counted.add(projectId);
+  }
+
+  /**
+   * Records a batch of crash reports (docs/decisions.md, "Crash batches"): each report is read
+   * (its session, its stack through the release's cached artifacts, its group key), the
+   * batch's groups are found with one read per project, its occurrences go to ClickHouse in one
+   * insert (a retried report is the same row), and then one Postgres transaction decides for
+   * the whole batch: the groups of first occurrences (INSERT … ON CONFLICT, each exactly once,
+   * with their outbox jobs), the counters through the occurrence ledger (each occurrence once),
+   * reopenings, firstSeenAt moves and the sessions' flags. Every write is conditional, so
+   * replaying a batch (kill -9 before the spool's ack) or racing another process changes
+   * nothing more. A report that cannot be recorded (its session gone: `no-session`; a program
+   * error on it: `refused`) leaves the rest of its batch going on; an error of the stores fails
+   * the whole batch (thrown), to be tried again.
+   */
+  async function recordBatch(items: readonly CrashInput[]): Promise<BatchOutcome[]> {
+    const out: BatchOutcome[] = items.map(() => ({ outcome: 'refused', error: new Error('not recorded') }));
+    const sessions = await d.sessions.forCrashMany(
+      items.map((x) => ({ projectId: x.projectId, sessionId: x.crash.sessionId })),
+    );
+    const projects = [...new Set(items.map((x) => x.projectId))];
+    const perProject = new Map(
+      await Promise.all(
+        projects.map(
+          async (p) =>
+            [
+              p,
+              {
+                inAppPackages: (await d.inAppPackagesOf?.(p)) ?? [],
+                rules: (await d.fingerprintRulesOf?.(p)) ?? [],
+              },
+            ] as const,
+        ),
+      ),
+    );
+
+    // 1. Each report read on its own: an error here is this report's (or the stores', then thrown).
+    type Keyed = { base: string; key: string; legacy: string };
+    type Prepared = {
+      i: number;
+      projectId: string;
+      c: CrashInput['crash'];
+      session: CrashingSession;
+      cx: ReturnType<typeof boundCrashContext>;
+      sym: { stack: string; message: string; mapped: number };
+      occurrenceId: string;
+      at: Keyed;
+      raw: Keyed | null;
+    };
+    const prepared: Prepared[] = [];
+    let storeError: unknown;
+    const prepare = async ({ projectId, crash: c }: CrashInput, i: number) => {
+      try {
+        const session = sessions.get(`${projectId}:${c.sessionId}`);
+        if (!session) {
+          out[i] = { outcome: 'no-session' };
+          return;
         }
-        return { key, legacy, group: found, store: found?.group_key ?? key };
-      };
-
-      let at = await resolve(sym.stack, sym.message);
-      if (sym.mapped > 0) {
-        // A retry of a report first recorded before the release's artifacts arrived stays in
-        // that try's group: its occurrence is stored under the raw stack's key, and a second
-        // key would count it twice and open a group for it.
-        const raw = await resolve(c.stackTrace, c.message);
-        if (raw.store !== at.store && (await occurrences.has(projectId, raw.store, occurrenceId))) at = raw;
+        const { inAppPackages, rules } = perProject.get(projectId) ?? { inAppPackages: [], rules: [] };
+        // Bounded, never refused (docs/decisions.md, "Crash context"). The occurrence's id stays
+        // the hash of the contract's fields: the context is what the SDK attached, not what
+        // happened, and a retry that re-attaches it differently is still the same occurrence.
+        const cx = boundCrashContext(c, c.isFatal);
+        // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "One bug,
+        // one group: grouping on parsed frames"); the raw stack is kept as sent.
+        const sym = d.symbols
+          ? await d.symbols.symbolicate(
+              projectId,
+              session.app_version,
+              session.app_build_number,
+              c.stackTrace,
+              c.message,
+            )
+          : { stack: c.stackTrace, message: c.message, mapped: 0 };
+        const keyOpts = { inAppPackages, fingerprint: c.fingerprint };
+        /** The key of a stack: the project's first matching fingerprint rule's, else the default key. */
+        const keyOf = (stack: string, message: string): Keyed => {
+          const base = crashGroupKey(stack, message, keyOpts);
+          const rule = rules.length
+            ? firstMatchingRule(rules, fingerprintInput(stack, message, inAppPackages))
+            : undefined;
+          const key = rule ? fingerprintKey(rule.fingerprint, base) : base;
+          // A project's rule names its group itself: the previous rule's key is not consulted.
+          return { base, key, legacy: key === base ? legacyGroupKey(stack) : key };
+        };
+        prepared.push({
+          i,
+          projectId,
+          c,
+          session,
+          cx,
+          sym,
+          occurrenceId: crashOccurrenceId(c),
+          at: keyOf(sym.stack, sym.message),
+          raw: sym.mapped > 0 ? keyOf(c.stackTrace, c.message) : null,
+        });
+      } catch (error) {
+        if (classify(error).kind === 'retryable') storeError ??= error;
+        else out[i] = { outcome: 'refused', error };
       }
+    };
+    // One report of each release first: its artifacts are read and cached once, and the rest of
+    // the batch finds them cached instead of each reading them at once.
+    const release = (x: CrashInput) => {
+      const s = sessions.get(`${x.projectId}:${x.crash.sessionId}`);
+      return `${x.projectId}:${s?.app_version ?? ''}:${s?.app_build_number ?? ''}`;
+    };
+    const firstOf = new Map<string, number>();
+    items.forEach((x, i) => {
+      if (!firstOf.has(release(x))) firstOf.set(release(x), i);
+    });
+    const leaders = new Set(firstOf.values());
+    await Promise.all([...leaders].map((i) => prepare(items[i] as CrashInput, i)));
+    await Promise.all(items.map((x, i) => (leaders.has(i) ? undefined : prepare(x, i))));
+    if (storeError !== undefined) throw storeError;
+    prepared.sort((a, b) => a.i - b.i);
+
+    // 2. The groups the keys lead to: one read per project. An upgrade never splits a group: a
+    // key unknown whose previous rule's key leads to a group joins it.
+    const states = new Map<string, Map<string, GroupState>>();
+    for (const p of projects) {
+      const keys = prepared
+        .filter((x) => x.projectId === p)
+        .flatMap((x) => [x.at.key, x.at.legacy, ...(x.raw ? [x.raw.key, x.raw.legacy] : [])]);
+      states.set(p, await groups.statesByKeys(p, keys));
+    }
+    const joins: { projectId: string; key: string; groupId: string; ruleVersion: number }[] = [];
+    const resolve = (projectId: string, k: Keyed) => {
+      const known = states.get(projectId) ?? new Map<string, GroupState>();
+      let group = known.get(k.key);
+      if (!group && k.legacy !== k.key) {
+        group = known.get(k.legacy);
+        if (group) joins.push({ projectId, key: k.key, groupId: group.id, ruleVersion: GROUP_RULE_VERSION });
+      }
+      return { ...k, group, store: group?.group_key ?? k.key };
+    };
+
+    // 3. Retries of reports first stored under another key (before the release's artifacts
+    // arrived; under the previous rule): one ClickHouse read per project, only for those.
+    const resolved = prepared.map((x) => ({
+      x,
+      at: resolve(x.projectId, x.at),
+      raw: x.raw ? resolve(x.projectId, x.raw) : null,
+    }));
+    const stored = new Map<string, Set<string>>();
+    for (const p of projects) {
+      const pairs = resolved
+        .filter((r) => r.x.projectId === p)
+        .flatMap((r) => [
+          ...(r.raw && r.raw.store !== r.at.store ? [{ groupKey: r.raw.store, id: r.x.occurrenceId }] : []),
+          ...(!r.at.group && r.at.legacy !== r.at.key ? [{ groupKey: r.at.legacy, id: r.x.occurrenceId }] : []),
+          ...(r.raw && !r.raw.group && r.raw.legacy !== r.raw.key
+            ? [{ groupKey: r.raw.legacy, id: r.x.occurrenceId }]
+            : []),
+        ]);
+      stored.set(p, await occurrences.hasMany(p, pairs));
+    }
+    const isStored = (p: string, key: string, id: string) => stored.get(p)?.has(`${key}\u0000${id}`) ?? false;
+
+    const plans = resolved.map(({ x, at: first, raw }) => {
+      let at = first;
+      // A retry of a report first recorded before the release's artifacts arrived stays in that
+      // try's group: a second key would count it twice and open a group for it.
+      if (raw && raw.store !== at.store && isStored(x.projectId, raw.store, x.occurrenceId)) at = raw;
       let groupKey = at.store;
       let ruleVersion = GROUP_RULE_VERSION;
-      if (!at.group && at.legacy !== at.key && (await occurrences.has(projectId, at.legacy, occurrenceId))) {
+      if (!at.group && at.legacy !== at.key && isStored(x.projectId, at.legacy, x.occurrenceId)) {
         // A retry of a report whose first try, under the previous rule, stored its occurrence and
         // failed before making its group: the group is made under that key, which holds it.
         groupKey = at.legacy;
         ruleVersion = LEGACY_RULE_VERSION;
       }
+      const { c, session, cx, sym } = x;
       const row = {
-        project_id: projectId,
+        project_id: x.projectId,
         group_key: groupKey,
-        id: occurrenceId,
+        id: x.occurrenceId,
         occurred_at: chTime(c.timestamp),
         session_id: c.sessionId,
         user_id: cx.userId ?? session.user_id,
@@ -308,65 +527,157 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         breadcrumbs: cx.breadcrumbs.length > 0 ? JSON.stringify(cx.breadcrumbs) : '',
         dropped: cx.dropped.length > 0 ? JSON.stringify(cx.dropped) : '',
       };
-      await occurrences.add(row);
-
-      let group = at.group;
-      let newGroup = false;
-      let regressed = false;
-      if (!group) {
-        newGroup = await groups.createFirst(projectId, {
-          groupKey,
-          ruleVersion,
-          message: sym.message,
-          stackHead: stackHead(sym.stack),
-          isFatal: c.isFatal,
-          handled: c.handled,
-          platform: session.platform,
-          appVersion: session.app_version,
-          osVersion: session.os_version,
-          firstSeenAt: c.timestamp,
-          firstSessionId: c.sessionId,
-          // a message is not a new crash: no crash alert (spike rules with its levels alert on messages)
-          alert: !isMessageLevel(cx.level),
-        });
-
-        group = await groups.byKey(projectId, groupKey);
-        // Created above or by a concurrent first occurrence, and groups are never deleted.
-        if (!group) throw new Error(`crash group ${groupKey} of project ${projectId} missing after its insert`);
-        if (groupKey !== at.key) await groups.addKey(projectId, at.key, group.id, GROUP_RULE_VERSION);
-        // The key joined another group meanwhile (a concurrent upgrade's join): the occurrence is
-        // that group's, stored under its key (the same row on every retry).
-        if (group.group_key !== groupKey) await occurrences.add({ ...row, group_key: group.group_key });
-      }
-      if (!newGroup) {
-        if (
-          session.app_version !== null &&
-          statusAfterOccurrence(group.status, session.app_version, group.resolved_versions) === 'open'
-        ) {
-          const groupId = group.id;
-          regressed = await groups.reopen(projectId, groupId, session.app_version, (q) =>
-            recordHistory(q, {
-              projectId,
-              groupId,
-              kind: 'regression',
-              fromStatus: 'resolved',
-              toStatus: 'open',
-              actor: SYSTEM_ACTOR,
-              appVersion: session.app_version,
-              platform: session.platform,
-            }),
-          );
-        }
-        if (c.timestamp < Number(group.first_seen_at)) await groups.moveFirstSeen(projectId, group.id, c.timestamp);
-        d.touched?.(projectId, group.id);
-      }
+      const message = isMessageLevel(cx.level);
       // A message (level info or warning: captureMessage) is no crash: the session is not flagged.
-      if (!isMessageLevel(cx.level) && (!session.has_crash || (c.isFatal && session.status !== 'crashed'))) {
-        // Before the flag: should the fact fail, the retry still finds the session unflagged.
-        if (c.isFatal && session.status !== 'crashed') await d.crashedSession?.(projectId, c.sessionId, session);
-        await d.sessions.markCrashed(projectId, c.sessionId, c.isFatal, c.timestamp);
+      const flag = !message && (!session.has_crash || (c.isFatal && session.status !== 'crashed'));
+      return { x, at, groupKey, ruleVersion, row, message, flag, group: at.group, newGroup: false, regressed: false };
+    });
+
+    // 4. ClickHouse first, in one insert: a group never shows in Postgres with none to count,
+    // and a failure in between is repaired by the replay. Release health's crash fact of a
+    // session's first fatal crash commits before the session is flagged.
+    const facts = new Map<string, Promise<void>>();
+    for (const pl of plans) {
+      const { c, session, projectId } = pl.x;
+      const k = `${projectId}:${c.sessionId}`;
+      if (pl.flag && c.isFatal && session.status !== 'crashed' && d.crashedSession && !facts.has(k)) {
+        facts.set(k, d.crashedSession(projectId, c.sessionId, session));
       }
-      return { outcome: 'recorded', groupId: group.id, newGroup, regressed };
+    }
+    await Promise.all([occurrences.addMany(plans.map((p) => p.row)), ...facts.values()]);
+
+    // 5. Postgres: the whole batch's decisions in one transaction.
+    const moved: (typeof plans)[number]['row'][] = [];
+    await groups.tx(async (q) => {
+      await addKeys(q, joins);
+      // First occurrences: one new group per key, its first the earliest report of the batch.
+      const firsts = new Map<string, (typeof plans)[number]>();
+      for (const pl of plans) {
+        if (pl.group) continue;
+        const k = `${pl.x.projectId}\u0000${pl.groupKey}`;
+        const f = firsts.get(k);
+        if (!f || pl.x.c.timestamp < f.x.c.timestamp) firsts.set(k, pl);
+      }
+      const made = await createGroups(
+        q,
+        [...firsts.values()].map((pl) => ({
+          projectId: pl.x.projectId,
+          groupKey: pl.groupKey,
+          ruleVersion: pl.ruleVersion,
+          message: pl.x.sym.message,
+          stackHead: stackHead(pl.x.sym.stack),
+          isFatal: pl.x.c.isFatal,
+          handled: pl.x.c.handled,
+          platform: pl.x.session.platform,
+          appVersion: pl.x.session.app_version,
+          osVersion: pl.x.session.os_version,
+          firstSeenAt: pl.x.c.timestamp,
+          firstSessionId: pl.x.c.sessionId,
+          // a message is not a new crash: no crash alert (spike rules with its levels alert on messages)
+          alert: !pl.message,
+        })),
+      );
+      for (const [k, pl] of firsts) if (made.has(k)) pl.newGroup = true;
+      // The groups of the others: made just now, or by a concurrent first occurrence (groups are never deleted).
+      for (const p of projects) {
+        const open = plans.filter((pl) => !pl.group && pl.x.projectId === p);
+        if (open.length === 0) continue;
+        const now = await statesByKeys(
+          q,
+          p,
+          open.map((pl) => pl.groupKey),
+        );
+        const late: { projectId: string; key: string; groupId: string; ruleVersion: number }[] = [];
+        for (const pl of open) {
+          const g = now.get(pl.groupKey);
+          if (!g) throw new Error(`crash group ${pl.groupKey} of project ${p} missing after its insert`);
+          pl.group = g;
+          if (pl.groupKey !== pl.at.key)
+            late.push({ projectId: p, key: pl.at.key, groupId: g.id, ruleVersion: GROUP_RULE_VERSION });
+          // The key joined another group meanwhile (a concurrent upgrade's join): the occurrence is
+          // that group's, stored under its key (the same row on every retry).
+          if (g.group_key !== pl.groupKey) moved.push({ ...pl.row, group_key: g.group_key });
+        }
+        await addKeys(q, late);
+      }
+      const known = plans.filter((pl): pl is typeof pl & { group: GroupState } => pl.group !== undefined);
+      // Regressions: a resolved group's occurrence from a version it had not had, once per (group, version).
+      const reopened = new Map<string, boolean>();
+      for (const pl of known) {
+        const v = pl.x.session.app_version;
+        if (pl.newGroup || v === null) continue;
+        if (statusAfterOccurrence(pl.group.status, v, pl.group.resolved_versions) !== 'open') continue;
+        const k = `${pl.group.id}\u0000${v}`;
+        if (!reopened.has(k)) {
+          const { projectId } = pl.x;
+          const groupId = pl.group.id;
+          const platform = pl.x.session.platform;
+          reopened.set(
+            k,
+            await reopenIn(q, projectId, groupId, v, (t) =>
+              recordHistory(t, {
+                projectId,
+                groupId,
+                kind: 'regression',
+                fromStatus: 'resolved',
+                toStatus: 'open',
+                actor: SYSTEM_ACTOR,
+                appVersion: v,
+                platform,
+              }),
+            ),
+          );
+          pl.regressed = reopened.get(k) ?? false;
+        }
+      }
+      await moveFirstSeenMany(
+        q,
+        known.filter((pl) => !pl.newGroup).map((pl) => ({ groupId: pl.group.id, at: pl.x.c.timestamp })),
+      );
+      await countOccurrences(
+        q,
+        known.map((pl) => ({
+          projectId: pl.x.projectId,
+          id: pl.x.occurrenceId,
+          groupId: pl.group.id,
+          cls: pl.message ? 1 : 0,
+          fatal: pl.x.c.isFatal,
+          at: pl.x.c.timestamp,
+          user: pl.row.user_id ?? '',
+        })),
+      );
+      await sessionQueries.markCrashedMany(
+        q,
+        plans
+          .filter((pl) => pl.flag)
+          .map((pl) => ({
+            projectId: pl.x.projectId,
+            sessionId: pl.x.c.sessionId,
+            isFatal: pl.x.c.isFatal,
+            at: pl.x.c.timestamp,
+          })),
+      );
+    });
+    await occurrences.addMany(moved);
+
+    for (const pl of plans) {
+      const group = pl.group;
+      if (!group) throw new Error(`crash group ${pl.groupKey} unresolved after its batch`);
+      if (!pl.newGroup) d.touched?.(pl.x.projectId, group.id);
+      out[pl.x.i] = { outcome: 'recorded', groupId: group.id, newGroup: pl.newGroup, regressed: pl.regressed };
+    }
+    return out;
+  }
+
+  return {
+    recordBatch,
+
+    /** One report: a batch of one (recordBatch). */
+    async record(projectId: string, c: CrashPayload & RawCrashContext): Promise<RecordCrashResult> {
+      const [r] = await recordBatch([{ projectId, crash: c }]);
+      if (!r) throw new Error('a batch of one recorded nothing');
+      if (r.outcome === 'refused') throw r.error;
+      return r;
     },
 
     get,
@@ -381,8 +692,11 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     },
 
     /**
-     * Most recently seen first. lastSeenAt lives in ClickHouse, so the page is cut after both
-     * are read: the project's groups (of the status) from Postgres, their facts in one query.
+     * Most recently seen first (or another order), filtered, sorted and cut in Postgres on the
+     * groups' counters (repos/crashGroups.ts listPage; docs/decisions.md, "The paged crash
+     * list"); the page's figures are then read from ClickHouse for its groups alone. Counts of
+     * one environment or tag, or of levels other than the crashes' or the messages', exist only
+     * in ClickHouse: those lists are still cut after reading every group (listScanned).
      */
     async list(
       projectId: string,
@@ -391,33 +705,38 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       limit: number,
       opts: CrashListOptions = {},
     ) {
-      const rows = await groups.rows(projectId, status);
       const levels = listLevels(opts);
-      const only = { levels, environment: opts.environment, tag: opts.tag };
-      const facts = await occurrences.factsOf(projectId, rows.map(storageKeys), only);
-      const key = SORT_KEY[opts.sort ?? 'lastSeen'];
-      // A group whose first occurrence is not readable yet is listed from its own row, when its
-      // default level is shown and no environment is asked for; one with occurrences, none of
-      // them of the levels or environment asked for, is not.
-      const unread =
-        opts.environment === undefined && opts.tag === undefined
-          ? await occurrences.withoutOccurrences(
-              projectId,
-              rows.map((r) => r.group_key).filter((k) => !facts.has(k)),
-            )
-          : new Set<string>();
-      const shown = (r: GroupRow) =>
-        facts.has(r.group_key) || (unread.has(r.group_key) && levels.includes(r.is_fatal ? 'fatal' : 'error'));
-      const all = rows
-        .filter(shown)
-        .map((r) => ({ ...toGroup(r, facts.get(r.group_key)), usersAffected: facts.get(r.group_key)?.users ?? 0 }))
-        .filter((g) => opts.kind === undefined || opts.kind === 'message' || g.isFatal === (opts.kind === 'fatal'))
-        .sort((a, b) => {
-          const x = key(a);
-          const y = key(b);
-          return x < y ? 1 : x > y ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-        });
-      return pageEnvelope(all.slice((page - 1) * limit, page * limit), all.length, page, limit);
+      const cls = classOf(levels);
+      const fatal = opts.kind === 'fatal' ? true : opts.kind === 'nonfatal' ? false : undefined;
+      const scanned =
+        opts.environment !== undefined ||
+        opts.tag !== undefined ||
+        cls === undefined ||
+        (cls === 1 && fatal !== undefined);
+      if (scanned) return listScanned(projectId, status, page, limit, opts);
+      const offset = (page - 1) * limit;
+      if (offset >= MAX_LIST_OFFSET) {
+        throw new InvalidParameterError(
+          `The crash list pages through its first ${MAX_LIST_OFFSET} groups; narrow it with a filter or a search`,
+          'page',
+        );
+      }
+      await countOlderGroups(projectId);
+      const search = opts.search?.trim() || undefined;
+      const sort = opts.sort ?? 'lastSeen';
+      // Counted a thousand groups past the page (and one), up to the list's depth: a filter no
+      // index orders by (fatal, a common search) then reads thousands of rows, not the project's.
+      const shownUpTo = Math.min(MAX_LIST_OFFSET, (Math.floor(offset / 1000) + 2) * 1000);
+      const countUpTo = shownUpTo + 1;
+      const r = await groups.listPage(projectId, { status, cls, fatal, sort, search, offset, limit, countUpTo });
+      const facts = await occurrences.factsOf(projectId, r.rows.map(storageKeys), { levels });
+      const data = r.rows.map((row) => {
+        const f = facts.get(row.group_key);
+        return { ...toGroup(row, f), usersAffected: f?.users ?? Number(row.users) };
+      });
+      // `totalCapped`: there are more than `total` groups (counted further as the reader pages on).
+      const capped = r.total > shownUpTo;
+      return { ...pageEnvelope(data, capped ? shownUpTo : r.total, page, limit), totalCapped: capped };
     },
 
     /** The crash page's facts of one group: distinct users, occurrences per app version, the latest occurrence whole. */

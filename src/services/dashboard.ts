@@ -4,6 +4,7 @@ import { stackHead } from '../domain/crashGrouping.ts';
 import { stackFrames } from '../domain/grouping/groupKey.ts';
 import { DAY_MS, parseIsoDate } from '../domain/exportParams.ts';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
+import { isFailedNetworkEvent } from '../domain/sessionState.ts';
 import type {
   Actor,
   CrashBreakdown,
@@ -149,7 +150,14 @@ export function dashboardService(d: {
       return { session, crashes: await d.crashGroups.ofSession(projectId, sessionId) };
     },
 
-    events: d.events.timeline,
+    /** A session's events in sequence order; a network event carries the failed-request verdict (`failed`). */
+    async events(projectId: string, sessionId: string, afterSeq: number | undefined, limit: number) {
+      const page = await d.events.timeline(projectId, sessionId, afterSeq, limit);
+      return {
+        ...page,
+        data: page.data.map((e) => (e.type === 'network' ? { ...e, failed: isFailedNetworkEvent(e.data) } : e)),
+      };
+    },
     network: d.networkLogs.forSession,
 
     /** Sessions per UTC day; the last 30 days by default, at most 366. */

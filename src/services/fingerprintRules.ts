@@ -1,13 +1,12 @@
-import type { Postgres } from '../stores/postgres/port.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { fingerprintRulesRepo, type StoredFingerprintRule } from '../repos/fingerprintRules.ts';
-import { projectsRepo } from '../repos/projects.ts';
 import {
   fingerprintRuleProblems,
   MAX_RULES_PER_PROJECT,
   type FingerprintMatch,
   type FingerprintRuleSpec,
 } from '../domain/fingerprintRules.ts';
-import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import { NotFoundError, ProjectNotFoundError, ValidationError } from '../domain/errors.ts';
 import { ttlCache } from './ttlCache.ts';
 
 export interface FingerprintRuleInput {
@@ -24,15 +23,19 @@ export type { StoredFingerprintRule };
  * have already checked access to the project. Edits of one project take turns (its row is
  * locked), so the cap and the order hold under concurrent requests.
  */
-export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number } = {}) {
-  const projects = projectsRepo(db);
+export function fingerprintRulesService(
+  repos: Pick<PostgresRepos, 'pg' | 'projects'>,
+  opts: { cacheMs?: number } = {},
+) {
+  const { pg: db, projects } = repos;
+  const stored = fingerprintRulesRepo(db);
   // The crash path reads a project's rules on every crash: kept a few seconds per process
   // (this process's edits drop its entry at once; another process's show within cacheMs).
-  const cache = ttlCache(opts.cacheMs ?? 5_000, (projectId) => fingerprintRulesRepo(db).list(projectId));
+  const cache = ttlCache(opts.cacheMs ?? 5_000, (projectId) => stored.list(projectId));
   const changed = (projectId: string) => cache.forget(projectId);
 
   async function project(projectId: string) {
-    if (!(await projects.getProject(projectId))) throw new NotFoundError('Project not found');
+    if (!(await projects.getProject(projectId))) throw new ProjectNotFoundError();
   }
 
   function checked(spec: FingerprintRuleSpec): FingerprintRuleSpec {
@@ -52,11 +55,11 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
   return {
     async list(projectId: string): Promise<StoredFingerprintRule[]> {
       await project(projectId);
-      return fingerprintRulesRepo(db).list(projectId);
+      return stored.list(projectId);
     },
 
     async get(projectId: string, id: string): Promise<StoredFingerprintRule> {
-      const r = await fingerprintRulesRepo(db).get(projectId, id);
+      const r = await stored.get(projectId, id);
       if (!r) throw new NotFoundError('Fingerprint rule not found');
       return r;
     },
@@ -68,7 +71,7 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
       const spec = checked({ match: input.match, fingerprint: input.fingerprint });
       const id = await db.tx(async (q) => {
         const rules = fingerprintRulesRepo(q);
-        if (!(await rules.lockProject(projectId))) throw new NotFoundError('Project not found');
+        if (!(await rules.lockProject(projectId))) throw new ProjectNotFoundError();
         const ids = (await rules.list(projectId)).map((r) => r.id);
         if (ids.length >= MAX_RULES_PER_PROJECT) {
           throw new ValidationError([
@@ -86,7 +89,7 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
     async update(projectId: string, id: string, patch: FingerprintRuleInput): Promise<StoredFingerprintRule> {
       await db.tx(async (q) => {
         const rules = fingerprintRulesRepo(q);
-        if (!(await rules.lockProject(projectId))) throw new NotFoundError('Project not found');
+        if (!(await rules.lockProject(projectId))) throw new ProjectNotFoundError();
         const cur = await rules.get(projectId, id);
         if (!cur) throw new NotFoundError('Fingerprint rule not found');
         const spec = checked({ match: patch.match ?? cur.match, fingerprint: patch.fingerprint ?? cur.fingerprint });
@@ -109,7 +112,7 @@ export function fingerprintRulesService(db: Postgres, opts: { cacheMs?: number }
     async remove(projectId: string, id: string): Promise<void> {
       await db.tx(async (q) => {
         const rules = fingerprintRulesRepo(q);
-        if (!(await rules.lockProject(projectId))) throw new NotFoundError('Project not found');
+        if (!(await rules.lockProject(projectId))) throw new ProjectNotFoundError();
         if (!(await rules.remove(projectId, id))) throw new NotFoundError('Fingerprint rule not found');
         await rules.renumber(
           projectId,

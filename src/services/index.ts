@@ -1,21 +1,10 @@
 import type { Config } from '../config.ts';
 import type { Stores } from '../stores/index.ts';
-import { QueueBudget } from '../stores/clickhouse/batcher.ts';
-import type { Queryable } from '../stores/postgres/port.ts';
-import { projectIdsOfTeams, projectsRepo } from '../repos/projects.ts';
-import { apiKeysRepo, keysOnSuspension } from '../repos/apiKeys.ts';
-import { sessionsRepo } from '../repos/sessions.ts';
-import { crashGroupsRepo } from '../repos/crashGroups.ts';
-import { crashOccurrencesRepo } from '../repos/crashOccurrences.ts';
+import type { QueueBudget } from '../stores/clickhouse/batcher.ts';
+import type { Spool } from '../stores/spool/spool.ts';
 import { crashOccurrenceExport } from '../repos/crashOccurrenceExport.ts';
-import { ingestRepo } from '../repos/ingest.ts';
-import { eventsRepo } from '../repos/events.ts';
-import { networkLogsRepo } from '../repos/networkLogs.ts';
-import { outboxRepo } from '../repos/outbox.ts';
-import { accountsRepo } from '../repos/accounts.ts';
-import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
-import { artifactsRepo } from '../repos/artifacts.ts';
-import { resolveSecretsKey } from './secretsKey.ts';
+import type { IngestRepo } from '../repos/ingest.ts';
+import type { ServerRepos } from '../repos/index.ts';
 import { symbolicationService } from './symbolication.ts';
 import { KeyResolver } from './keyResolver.ts';
 import { RateLimiter } from './rateLimiter.ts';
@@ -30,47 +19,54 @@ import { crashGroupsService } from './crashGroups.ts';
 import { dashboardService } from './dashboard.ts';
 import { teamsService } from './teams.ts';
 import { createMetrics } from './metrics.ts';
-import { type Log, silentLog } from '../domain/log.ts';
-import { sessionFactsRepo } from '../repos/sessionFacts.ts';
-import { releaseHealthRepo } from '../repos/releaseHealth.ts';
-import { crashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
+import { type Log, silentLog } from '../lib/log.ts';
 import { releasesService } from './releases.ts';
 import { crashGroupActivityService } from './crashGroupActivity.ts';
 import { alertRulesService } from './alertRules.ts';
 import { fingerprintRulesService } from './fingerprintRules.ts';
 import { ttlCache } from './ttlCache.ts';
 import { crashInsightsService } from './crashInsights.ts';
-import { crashInsightsRepo } from '../repos/crashInsights.ts';
 import { CrashPipeline } from '../pipeline/crashPipeline.ts';
 
-/** Everything the HTTP edge and the workers call, wired once per process. */
-export function createServices(config: Config, stores: Stores, adminToken: string, log: Log = silentLog) {
-  // The bytes of accepted bodies waiting for their insert, across every group commit (503 past it).
-  const budget = new QueueBudget(config.ingestQueueBytes);
-  const ingest = ingestRepo(stores.ch, budget, config.spool);
-  const events = eventsRepo(stores.ch);
-  const networkLogs = networkLogsRepo(stores.ch);
-  const projectRows = projectsRepo(stores.pg);
-  const accountRows = accountsRepo(stores.pg, {
-    // A suspension turns off the keys of the projects of the teams the user owns, in its own transaction.
-    suspend: async (q: Queryable, teamIds: string[]) =>
-      keysOnSuspension.suspend(q, await projectIdsOfTeams(q, teamIds)),
-    unsuspend: async (q: Queryable, teamIds: string[]) =>
-      keysOnSuspension.unsuspend(q, await projectIdsOfTeams(q, teamIds)),
-  });
+/** What src/compose.ts built before the services: the shared repos, the ingest writer and spool. */
+export interface ServiceInputs {
+  repos: ServerRepos;
+  /** The bytes of accepted bodies waiting for their insert, across every group commit (503 past it). */
+  budget: QueueBudget;
+  /** The ingest writer: through the spool when there is one (src/repos/ingest.ts spooledIngest). */
+  ingest: IngestRepo;
+  /** With INGEST_SPOOL: the ingest spool (a store; read by readiness and metrics). */
+  spool: Spool | undefined;
+  /** The server key webhook secrets are sealed with. */
+  secretsKey: Buffer;
+}
+
+/**
+ * The services the HTTP edge calls, on the repos src/compose.ts built; starting and stopping
+ * what runs in the background is compose's (src/lib/lifecycle.ts).
+ */
+export function createServices(
+  config: Config,
+  stores: Stores,
+  inputs: ServiceInputs,
+  adminToken: string,
+  log: Log = silentLog,
+) {
+  const { repos, budget, ingest, spool } = inputs;
+  const { events, networkLogs, sessions, occurrences, activity } = repos;
+  const projectRows = repos.projects;
+  const accountRows = repos.accounts;
   // Read on every crash: kept a few seconds, dropped at once by this process's edits (the
   // dashboard's crash page reads the project's own row).
   const inAppPackages = ttlCache(5_000, (p) => projectRows.inAppPackages(p));
   const projects = projectsService(
     projectRows,
-    apiKeysRepo(stores.pg),
+    repos.apiKeys,
     accountRows,
-    alertRecipientsRepo(stores.pg),
+    repos.recipients,
     stores.pg,
     inAppPackages.forget,
   );
-  const changes = { changeLagMs: config.exportSyncLagMs };
-  const sessions = sessionsRepo(stores.pg, events.countBySession, changes);
   const touches = new SessionTouches(sessions.touch, config.exportTouchIntervalMs, undefined, log);
   // A group's new occurrences change its exported counters: they move its updatedAt the same
   // coalesced way as a session's events (at most once per interval, never once per occurrence).
@@ -88,20 +84,18 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     auth: new RateLimiter('auth', config.rateLimits.auth, stores.redis, config.redisKeyPrefix, log),
     dashboard: new RateLimiter('dashboard', config.rateLimits.dashboard, stores.redis, config.redisKeyPrefix, log),
   };
-  const outbox = outboxRepo(stores.pg);
-  const symbols = symbolicationService(artifactsRepo(stores.pg), config.artifacts);
-  const groupRows = crashGroupsRepo(stores.pg, changes);
-  const occurrences = crashOccurrencesRepo(stores.ch, budget);
-  const activity = crashGroupActivityRepo(stores.pg);
+  const outbox = repos.outbox;
+  const symbols = symbolicationService(repos.artifacts, config.artifacts);
+  const groupRows = repos.crashGroups;
   const releases = releasesService({
-    facts: sessionFactsRepo(stores.ch, budget),
-    health: releaseHealthRepo(stores.ch),
+    facts: repos.sessionFacts,
+    health: repos.releaseHealth,
     sessions,
     occurrences,
     activity,
     mergedKeys: groupRows.mergedKeys,
   });
-  const fingerprintRules = fingerprintRulesService(stores.pg);
+  const fingerprintRules = fingerprintRulesService(repos);
   const crashGroups = crashGroupsService({
     fingerprintRulesOf: (p) => fingerprintRules.rulesOf(p),
     symbols,
@@ -118,7 +112,10 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
   };
   // With the spool, crash reports are recorded by the pipeline's loader, not inside the request.
   const crashPipeline = config.crashPipeline
-    ? new CrashPipeline({ record: crashGroups.record, onNewCrashGroup: notifyNewGroup }, config.crashPipeline)
+    ? new CrashPipeline(
+        { record: crashGroups.record, recordBatch: crashGroups.recordBatch, onNewCrashGroup: notifyNewGroup },
+        config.crashPipeline,
+      )
     : undefined;
   return {
     config,
@@ -129,6 +126,8 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     crashGroups,
     symbols,
     ingest,
+    /** With INGEST_SPOOL: the ingest spool (readiness rides a ClickHouse outage on its room; metrics). */
+    spool,
     events,
     networkLogs,
     keys: new KeyResolver(projects, config.keyCacheTtlMs, stores.redis, config.redisKeyPrefix, log),
@@ -136,7 +135,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     metrics: createMetrics({
       batchers: [ingest.batcher, crashGroups.batcher, releases.batcher],
       budget,
-      spool: ingest.spool,
+      spool,
       crashPipeline,
       limiters: Object.values(limits),
       outboxBacklog: outbox.backlog,
@@ -162,14 +161,14 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
     accounts: accountsService(accountRows),
     teams: teamsService(accountRows, {
       projects: projectRows,
-      keys: apiKeysRepo(stores.pg),
-      recipients: alertRecipientsRepo(stores.pg),
+      keys: repos.apiKeys,
+      recipients: repos.recipients,
     }),
-    alertRules: alertRulesService(stores.pg, {
+    alertRules: alertRulesService(repos, {
       allowPrivateWebhooks: config.webhooks.allowPrivate,
       maxRules: config.alertRules.maxPerProject,
       maxWebhooks: config.webhooks.maxPerProject,
-      secretsKey: resolveSecretsKey(config).key,
+      secretsKey: inputs.secretsKey,
     }),
     fingerprintRules,
     dashboard: dashboardService({
@@ -180,7 +179,7 @@ export function createServices(config: Config, stores: Stores, adminToken: strin
       inAppPackagesOf: (p) => projectRows.inAppPackages(p),
     }),
     releases,
-    crashInsights: crashInsightsService({ groups: groupRows, insights: crashInsightsRepo(stores.ch) }),
+    crashInsights: crashInsightsService({ groups: groupRows, insights: repos.crashInsights }),
     groupActivity: crashGroupActivityService({
       groups: groupRows,
       occurrences,

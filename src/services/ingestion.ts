@@ -2,7 +2,7 @@ import { MAX_DETAILS, NotFoundError, ValidationError } from '../domain/errors.ts
 import { isNetworkError } from '../domain/sessionState.ts';
 import type { IngestEvent, NetworkRequest } from '../domain/eventRows.ts';
 import type { CrashReport } from '../pipeline/crashPipeline.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/jsonDepth.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../lib/jsonDepth.ts';
 import type { SessionsRepo } from '../repos/sessions.ts';
 import type { SessionStart } from '../domain/session.ts';
 import type { CrashGroupsService } from './crashGroups.ts';

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { hashApiKey, isWellFormedApiKey } from '../domain/apiKey.ts';
 import type { KeyRecord } from '../repos/apiKeys.ts';
-import { loggableError, type Log, silentLog } from '../domain/log.ts';
-import { BoundedMap } from '../domain/boundedMap.ts';
+import { loggableError, type Log, silentLog } from '../lib/log.ts';
+import { BoundedMap } from '../lib/boundedMap.ts';
 
 /** Where keys are looked up by hash (the projects service). */
 export interface KeyLookup {

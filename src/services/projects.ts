@@ -2,6 +2,7 @@ import type { ProjectChange, ProjectsRepo } from '../repos/projects.ts';
 import type { ApiKeysRepo } from '../repos/apiKeys.ts';
 import type { AccountsRepo } from '../repos/accounts.ts';
 import { ForbiddenError, NotFoundError, ProjectNotFoundError, ValidationError } from '../domain/errors.ts';
+import { recipientRows } from '../domain/alertRecipients.ts';
 import { normalizeOrigins } from '../domain/origins.ts';
 import { normalizeEmail } from './accounts.ts';
 import { keyScopes, scopesBeyondRole } from '../domain/apiKey.ts';
@@ -67,15 +68,15 @@ export function projectsService(
    * and gets alerts once confirmed.
    */
   async function syncRecipients(projectId: string, emails: string[] | null, by: 'operator' | 'member') {
-    // The project's rules list addresses too (src/services/alertRules.ts): they keep their state.
-    const list = [...new Set([...(emails ?? []), ...(await ruleEmailsOf(db, projectId))])];
     const teamId = await projects.teamOf(projectId);
-    const members = teamId === null ? [] : await memberEmailsOfTeam(db, teamId);
-    await recipients.sync(
-      projectId,
-      list,
-      by === 'operator' ? (emails ?? []) : list.filter((e) => members.includes(e)),
-    );
+    // The project's rules list addresses too (src/services/alertRules.ts): the one rule decides both.
+    const { list, confirmed } = recipientRows({
+      projectList: emails,
+      ruleEmails: await ruleEmailsOf(db, projectId),
+      members: teamId === null ? [] : await memberEmailsOfTeam(db, teamId),
+      vouched: by === 'operator' ? (emails ?? []) : [],
+    });
+    await recipients.sync(projectId, list, confirmed);
   }
 
   /** Another team's project is answered like a missing one, revealing nothing. */

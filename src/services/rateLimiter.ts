@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { loggableError, type Log, silentLog } from '../domain/log.ts';
+import { loggableError, type Log, silentLog } from '../lib/log.ts';
 
 export interface LimitResult {
   allowed: boolean;

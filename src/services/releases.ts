@@ -12,7 +12,7 @@ import { DAY_MS } from '../domain/exportParams.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
 import { validEnvironment } from '../domain/crashContext.ts';
 import { InvalidParameterError } from '../domain/errors.ts';
-import { isoMs } from '../domain/time.ts';
+import { isoMs } from '../lib/time.ts';
 import type { SessionStart } from '../domain/session.ts';
 import type { SessionFactSource, SessionsRepo } from '../repos/sessions.ts';
 import { factRow, type SessionFactsRepo } from '../repos/sessionFacts.ts';

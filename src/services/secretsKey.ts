@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
-import { secretsKeyOf } from '../domain/secretBox.ts';
+import { secretsKeyOf } from '../lib/secretBox.ts';
 
 /**
  * The server key that seals stored secrets: SECRETS_KEY, else one generated on first start and

@@ -1,4 +1,4 @@
-import { BoundedMap } from '../domain/boundedMap.ts';
+import { BoundedMap } from '../lib/boundedMap.ts';
 
 /**
  * Facts about a session that never change once true, so the ingestion hot path can skip

@@ -1,4 +1,4 @@
-import { loggableError, type Log, silentLog } from '../domain/log.ts';
+import { loggableError, type Log, silentLog } from '../lib/log.ts';
 
 /**
  * A session's eventCount is read from ClickHouse at export time, so new events change an

@@ -15,7 +15,7 @@ import { releaseCandidates } from '../domain/symbolication/release.ts';
 import { sourceContext, type FrameSource } from '../domain/symbolication/sourceContext.ts';
 import type { ArtifactInfo, ArtifactKind, ArtifactsRepo } from '../repos/artifacts.ts';
 import { WeightedLru } from './weightedLru.ts';
-import { BoundedMap } from '../domain/boundedMap.ts';
+import { BoundedMap } from '../lib/boundedMap.ts';
 
 /**
  * `unreadable`: the release's artifacts this stack needed that could not be parsed (a bad map

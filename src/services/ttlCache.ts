@@ -1,4 +1,4 @@
-import { BoundedMap } from '../domain/boundedMap.ts';
+import { BoundedMap } from '../lib/boundedMap.ts';
 
 /**
  * A per-project read the crash path makes on every crash, kept `ms` per process: this process's

@@ -1,6 +1,5 @@
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
-import { accountsRepo } from '../repos/accounts.ts';
+import type { AccountsRepo } from '../repos/accounts.ts';
 import { renderInvitation, renderVerification } from '../domain/accountMail.ts';
 import { hashToken, randomToken } from '../domain/ids.ts';
 import type { Mailer, MailGate } from './mailer.ts';
@@ -16,9 +15,6 @@ export const verifyLink = (publicUrl: string, token: string) =>
 /** Where an invitee answers: the dashboard's Team page. */
 export const invitationLink = (publicUrl: string) => `${publicUrl}/#/team`;
 
-// The sweep reads no suspension or key: an account table's own accounts repo, without the keys.
-const noKeys = { suspend: async () => [], unsuspend: async () => [] };
-
 type MailConfig = Pick<Config, 'alertEmailFrom' | 'publicUrl'>;
 
 /**
@@ -27,8 +23,13 @@ type MailConfig = Pick<Config, 'alertEmailFrom' | 'publicUrl'>;
  * before it is sent, so two workers never both send it; each counts against the daily caps
  * (a verification against the account itself, an invitation against the owner who sent it).
  */
-export function verificationMails(config: MailConfig, db: Postgres, mailer: Mailer, gate: MailGate, log: WorkerLog) {
-  const accounts = accountsRepo(db, noKeys);
+export function verificationMails(
+  config: MailConfig,
+  accounts: AccountsRepo,
+  mailer: Mailer,
+  gate: MailGate,
+  log: WorkerLog,
+) {
   return async () => {
     for (const u of await accounts.verificationsToMail(20)) {
       const token = randomToken();
@@ -51,8 +52,13 @@ export function verificationMails(config: MailConfig, db: Postgres, mailer: Mail
   };
 }
 
-export function invitationMails(config: MailConfig, db: Postgres, mailer: Mailer, gate: MailGate, log: WorkerLog) {
-  const accounts = accountsRepo(db, noKeys);
+export function invitationMails(
+  config: MailConfig,
+  accounts: AccountsRepo,
+  mailer: Mailer,
+  gate: MailGate,
+  log: WorkerLog,
+) {
   return async () => {
     for (const i of await accounts.invitationsToMail(20)) {
       if (!(await accounts.claimInvitationMail(i.id))) continue;

@@ -1,7 +1,6 @@
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
 import { alertRecipients, withUnsubscribe, type RenderedEmail } from '../domain/crashAlert.ts';
-import { projectsRepo } from '../repos/projects.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { memberEmailsOfTeam, ownerOfTeam } from '../repos/accounts.ts';
 import { confirmedRecipients, unsubscribedRecipients } from '../repos/alertRecipients.ts';
 import type { Mailer, MailGate } from './mailer.ts';
@@ -30,11 +29,11 @@ export interface AlertAudience {
  * when the project is gone.
  */
 export async function alertAudience(
-  db: Postgres,
+  repos: Pick<PostgresRepos, 'pg' | 'projects'>,
   projectId: string,
   opts: { ownList: string[] | null; defaults: string[] },
 ): Promise<AlertAudience | null> {
-  const projects = projectsRepo(db);
+  const { pg: db, projects } = repos;
   const project = await projects.getProject(projectId);
   if (!project) return null;
   const teamId = await projects.teamOf(projectId);

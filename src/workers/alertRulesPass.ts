@@ -1,12 +1,9 @@
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { alertRulesRepo } from '../repos/alertRules.ts';
-import { alertRuleStateRepo, markFired } from '../repos/alertRuleState.ts';
+import { markFired } from '../repos/alertRuleState.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { busyGroups } from '../repos/crashOccurrences.ts';
 import { crashFreeByVersion } from '../repos/sessions.ts';
-import { crashGroupsRepo } from '../repos/crashGroups.ts';
-import { projectsRepo } from '../repos/projects.ts';
 import { enqueueJob, RULE_EMAIL_JOB } from '../repos/outbox.ts';
 import { webhookTargets } from '../repos/webhooks.ts';
 import { enqueueDelivery } from '../repos/webhookDeliveries.ts';
@@ -21,13 +18,13 @@ import {
 } from '../domain/alertRules.ts';
 import { crashGroupLink, releasesLink } from '../domain/crashAlert.ts';
 import { deliveryBody } from '../domain/webhooks.ts';
-import { loggableError } from '../domain/log.ts';
+import { loggableError } from '../lib/log.ts';
 import type { Sweep } from './outbox.ts';
 import type { WorkerLog } from './log.ts';
 
 export interface AlertRulesPassDeps {
   config: Pick<Config, 'alertRules' | 'publicUrl'>;
-  db: Postgres;
+  repos: Pick<PostgresRepos, 'pg' | 'alertRules' | 'ruleState' | 'crashGroups' | 'projects'>;
   ch: ClickHouse;
   log: WorkerLog;
   /** The pass's clock (tests move it instead of sleeping). */
@@ -48,10 +45,7 @@ export interface AlertRulesPass {
  * webhook deliveries. The state update is conditional, so workers racing fire once.
  */
 export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
-  const rules = alertRulesRepo(d.db);
-  const state = alertRuleStateRepo(d.db);
-  const groups = crashGroupsRepo(d.db);
-  const projects = projectsRepo(d.db);
+  const { pg: db, alertRules: rules, ruleState: state, crashGroups: groups, projects } = d.repos;
   const now = d.now ?? Date.now;
   let lastRun = -Infinity;
 
@@ -84,7 +78,7 @@ export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
         groupOf,
       };
     }
-    const versions = await crashFreeByVersion(d.db, rule.projectId, since);
+    const versions = await crashFreeByVersion(db, rule.projectId, since);
     if (rule.kind === 'crash_free_regression')
       return { measures: regressionMeasures(versions, rule.minSessions), groupOf: new Map() };
     const measures: Measure[] = [];
@@ -106,7 +100,7 @@ export function alertRulesPass(d: AlertRulesPassDeps): AlertRulesPass {
     const link = group
       ? crashGroupLink(d.config.publicUrl, rule.projectId, group.id)
       : releasesLink(d.config.publicUrl, rule.projectId);
-    return d.db.tx(async (q) => {
+    return db.tx(async (q) => {
       const firingId = await markFired(q, rule.id, rule.projectId, m, group?.id ?? null, rule.cooldownMinutes);
       if (firingId === null) return false;
       if (rule.emails === null || rule.emails.length > 0)

@@ -1,7 +1,6 @@
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
-import { crashGroupAlerts } from '../repos/crashGroups.ts';
-import { projectsRepo } from '../repos/projects.ts';
+import { deferDelayMs } from '../domain/outboxBackoff.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { sessionQueries } from '../repos/sessions.ts';
 import type { OutboxRepo, OutboxJob } from '../repos/outbox.ts';
 import type { CrashContext } from '../domain/crashSummary.ts';
@@ -13,7 +12,6 @@ import {
   type RenderedEmail,
 } from '../domain/crashAlert.ts';
 import { deterministicSummary, DETERMINISTIC_SOURCE } from '../domain/crashSummary.ts';
-import { aiUsageRepo } from '../repos/aiUsage.ts';
 import { serviceSecret } from '../repos/serviceSecrets.ts';
 import { UNSUBSCRIBE_SECRET, unsubscribeLink } from '../domain/unsubscribe.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
@@ -57,9 +55,8 @@ export interface AlertCrashes {
 }
 
 /** The alert job's reads and its one write, from the owners of the crash group, project and session. */
-export function alertCrashes(db: Postgres): AlertCrashes {
-  const groups = crashGroupAlerts(db);
-  const projects = projectsRepo(db);
+export function alertCrashes(repos: Pick<PostgresRepos, 'pg' | 'groupAlerts' | 'projects'>): AlertCrashes {
+  const { pg: db, groupAlerts: groups, projects } = repos;
   return {
     async alertSource(groupId) {
       const g = await groups.alertFacts(groupId);
@@ -88,7 +85,7 @@ export function alertCrashes(db: Postgres): AlertCrashes {
         deviceBrand: s?.brand ?? null,
       };
     },
-    audience: (projectId, defaults) => alertAudience(db, projectId, { ownList: null, defaults }),
+    audience: (projectId, defaults) => alertAudience(repos, projectId, { ownList: null, defaults }),
     storeSummary: groups.storeSummary,
     async digestLine(groupId) {
       const g = await groups.alertFacts(groupId);
@@ -141,7 +138,7 @@ export function crashAlertJob(d: CrashAlertDeps) {
     // One alert per project per window: a group that comes while the slot is taken waits for
     // it, and whoever takes it next mails every group waiting by then in one digest.
     const wait = await d.crashes.claimAlertSlot(src.projectId, d.config.alertDigestWindowMs, job.id);
-    if (wait !== null) throw new DeferJobError(Math.max(wait, 50));
+    if (wait !== null) throw new DeferJobError(deferDelayMs(wait));
     const waiting = await d.outbox.unsentAlerts(src.projectId, 1000);
     const others = waiting.filter((w) => w.id !== job.id);
 
@@ -177,8 +174,11 @@ export function crashAlertJob(d: CrashAlertDeps) {
 }
 
 /** The alert job's budget and link signing, from Postgres (shared by every worker process). */
-export function alertLimits(db: Postgres, config: Pick<Config, 'aiSummariesPerProjectPerDay' | 'publicUrl'>) {
-  const usage = aiUsageRepo(db);
+export function alertLimits(
+  repos: Pick<PostgresRepos, 'pg' | 'aiUsage'>,
+  config: Pick<Config, 'aiSummariesPerProjectPerDay' | 'publicUrl'>,
+) {
+  const { pg: db, aiUsage: usage } = repos;
   let secret: Promise<string> | undefined;
   return {
     aiBudget: (projectId: string) => usage.take(projectId, config.aiSummariesPerProjectPerDay),

@@ -1,57 +1,72 @@
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { outboxRepo, NEW_GROUP_JOB, WEBHOOK_JOB } from '../repos/outbox.ts';
+import { NEW_GROUP_JOB, WEBHOOK_JOB } from '../repos/outbox.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { OutboxWorker } from './outbox.ts';
 import { alertCrashes, alertLimits, crashAlertJob } from './crashAlertJob.ts';
 import { createSummarizer, type Summarize } from './summary.ts';
 import { createMailer, mailGate, type Mailer } from './mailer.ts';
 import { invitationMails, verificationMails } from './accountMails.ts';
 import type { WorkerLog } from './log.ts';
-import type { Clock } from '../domain/time.ts';
+import type { Clock } from '../lib/time.ts';
+import type { Part } from '../lib/lifecycle.ts';
 import { recipientConfirmations } from './recipientConfirmations.ts';
 import { noticeJobs } from './noticeJobs.ts';
 import { webhookJob } from './webhookJob.ts';
-import { resolveSecretsKey } from '../services/secretsKey.ts';
 import { alertRulesPass, type AlertRulesPass } from './alertRulesPass.ts';
 
-export interface AlertWorker {
+/** The alert outbox worker as a part of its process's lifecycle (src/compose.ts starts and stops it). */
+export interface AlertWorker extends Part {
   worker: OutboxWorker;
   mailer: Mailer;
   /** The spike and crash-free rules' pass; absent without ClickHouse (a standalone worker without CLICKHOUSE_URL). */
   rules: AlertRulesPass | undefined;
   start(): void;
   wake(): void;
+  /** Stops polling, waits for the jobs in hand, closes the mailer. */
   stop(): Promise<void>;
 }
 
-/** The outbox worker wired with the crash-alert job: the same in the server and in `npm run worker`. */
-export function createAlertWorker(
-  config: Config,
-  db: Postgres,
-  log: WorkerLog,
-  overrides: { mailer?: Mailer; summarize?: Summarize; clock?: Clock; ch?: ClickHouse } = {},
-): AlertWorker {
-  const mailer = overrides.mailer ?? createMailer(config);
-  const summarize = overrides.summarize ?? createSummarizer(config, log);
+export interface AlertWorkerDeps {
+  /** The process's Postgres repos (src/repos/index.ts), built once by src/compose.ts. */
+  repos: PostgresRepos;
+  /** The server key webhook secrets are sealed with (src/services/secretsKey.ts). */
+  secretsKey: Buffer;
+  /** Spike rules read ClickHouse; without it the rules' pass is off. */
+  ch?: ClickHouse;
+  mailer?: Mailer;
+  summarize?: Summarize;
+  /** The rules pass's clock (the outbox's is the repo's own). */
+  clock?: Clock;
+}
+
+/**
+ * The outbox worker with every job kind and sweep, on the repos it is given: the same in the
+ * server and in `npm run worker`.
+ */
+export function createAlertWorker(config: Config, d: AlertWorkerDeps, log: WorkerLog): AlertWorker {
+  const { repos } = d;
+  const mailer = d.mailer ?? createMailer(config);
+  const summarize = d.summarize ?? createSummarizer(config, log);
   const o = config.outbox;
-  const gate = mailGate(db, config.mailCaps);
+  const gate = mailGate(repos.mailLog, config.mailCaps);
+  const limits = alertLimits(repos, config);
   const handlers = {
     [NEW_GROUP_JOB]: crashAlertJob({
       config,
-      crashes: alertCrashes(db),
-      outbox: outboxRepo(db, overrides.clock),
+      crashes: alertCrashes(repos),
+      outbox: repos.outbox,
       summarize,
       mailer,
       gate,
-      ...alertLimits(db, config),
+      ...limits,
     }),
-    ...noticeJobs({ config, db, outbox: outboxRepo(db, overrides.clock), mailer, gate, ...alertLimits(db, config) }),
-    [WEBHOOK_JOB]: webhookJob({ config, db, secretsKey: resolveSecretsKey(config).key }),
+    ...noticeJobs({ config, repos, outbox: repos.outbox, mailer, gate, ...limits }),
+    [WEBHOOK_JOB]: webhookJob({ config, repos, secretsKey: d.secretsKey }),
   };
-  const rules = overrides.ch ? alertRulesPass({ config, db, ch: overrides.ch, log, now: overrides.clock }) : undefined;
+  const rules = d.ch ? alertRulesPass({ config, repos, ch: d.ch, log, now: d.clock }) : undefined;
   const worker = new OutboxWorker(
-    db,
+    repos.outbox,
     handlers,
     {
       pollMs: o.pollMs,
@@ -59,19 +74,19 @@ export function createAlertWorker(
       maxAttempts: o.maxAttempts,
       baseMs: o.backoffBaseMs,
       maxMs: o.backoffMaxMs,
-      clock: overrides.clock,
       concurrency: o.concurrency,
       projectConcurrency: o.projectConcurrency,
     },
     log,
     [
-      recipientConfirmations(config, db, mailer, gate, log),
-      verificationMails(config, db, mailer, gate, log),
-      invitationMails(config, db, mailer, gate, log),
+      recipientConfirmations(config, repos, mailer, gate, log),
+      verificationMails(config, repos.accounts, mailer, gate, log),
+      invitationMails(config, repos.accounts, mailer, gate, log),
       ...(rules ? [rules.sweep] : []),
     ],
   );
   return {
+    name: 'outbox worker',
     worker,
     mailer,
     rules,

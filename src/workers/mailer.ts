@@ -3,8 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
-import { mailLogRepo, type MailCaps, type MailKind } from '../repos/mailLog.ts';
+import type { MailCaps, MailKind, MailLogRepo } from '../repos/mailLog.ts';
 
 export interface OutgoingMail {
   from: string;
@@ -81,8 +80,7 @@ function toNodemailer(m: OutgoingMail) {
  */
 export type MailGate = (kind: MailKind, recipient: string, accountId: string | null) => Promise<boolean>;
 
-export function mailGate(db: Postgres, caps: MailCaps): MailGate {
-  const log = mailLogRepo(db);
+export function mailGate(log: MailLogRepo, caps: MailCaps): MailGate {
   let prunedAt = 0;
   return async (kind, recipient, accountId) => {
     if (Date.now() - prunedAt > 3_600_000) {

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
+import { deferDelayMs } from '../domain/outboxBackoff.ts';
 import {
   NEW_GROUP_WEBHOOKS_JOB,
   REGRESSION_JOB,
@@ -8,23 +7,21 @@ import {
   type OutboxJob,
   type OutboxRepo,
 } from '../repos/outbox.ts';
-import { crashGroupAlerts } from '../repos/crashGroups.ts';
-import { projectsRepo } from '../repos/projects.ts';
-import { alertRulesRepo } from '../repos/alertRules.ts';
-import { alertRuleStateRepo } from '../repos/alertRuleState.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { webhookTargets } from '../repos/webhooks.ts';
 import { enqueueDelivery } from '../repos/webhookDeliveries.ts';
 import { crashGroupLink, DIGEST_MAX_GROUPS } from '../domain/crashAlert.ts';
 import { describeFiring } from '../domain/alertRules.ts';
 import { regressionNotice, renderNotices, ruleNotice, type Notice } from '../domain/alertNotices.ts';
 import { deliveryBody } from '../domain/webhooks.ts';
+import { derivedId } from '../domain/ids.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
 import type { Mailer, MailGate } from './mailer.ts';
 import { alertAudience, sendToEach } from './alertMail.ts';
 
 export interface NoticeJobDeps {
   config: Pick<Config, 'alertEmailFrom' | 'alertEmailTo' | 'publicUrl' | 'alertDigestWindowMs'>;
-  db: Postgres;
+  repos: Pick<PostgresRepos, 'pg' | 'groupAlerts' | 'projects' | 'alertRules' | 'ruleState'>;
   outbox: OutboxRepo;
   mailer: Mailer;
   /** The daily mail caps, as for every alert email (src/workers/alertMail.ts). */
@@ -40,12 +37,6 @@ interface Prepared {
   ownList: string[] | null;
 }
 
-/** A UUID fixed by its inputs: a retried job's fan-out inserts the same deliveries, so nothing twice. */
-function derivedId(...parts: string[]): string {
-  const h = createHash('sha256').update(parts.join('\n')).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
-
 /**
  * The alerts after a group's first occurrence: a regression (job per reopening) and a rule's
  * email (job per firing). Mail goes out the way new-group alerts do: the project's recipients
@@ -54,10 +45,7 @@ function derivedId(...parts: string[]): string {
  * (confirmed addresses and members only), outside the digest.
  */
 export function noticeJobs(d: NoticeJobDeps) {
-  const groups = crashGroupAlerts(d.db);
-  const projects = projectsRepo(d.db);
-  const rules = alertRulesRepo(d.db);
-  const firings = alertRuleStateRepo(d.db);
+  const { pg: db, groupAlerts: groups, projects, alertRules: rules, ruleState: firings } = d.repos;
 
   async function prepare(job: { kind: string; groupId: string; ref: string | null }): Promise<Prepared | null> {
     if (job.kind === REGRESSION_JOB) {
@@ -117,7 +105,7 @@ export function noticeJobs(d: NoticeJobDeps) {
       event === 'crash_group.new'
         ? `[${project?.name ?? 'flightrec'}] New crash: "${message}"${g.appVersion ? ` in app version ${g.appVersion}` : ''}`
         : `[${project?.name ?? 'flightrec'}] Regression: "${message}" is back in app version ${job.ref}`;
-    return d.db.tx(async (q) => {
+    return db.tx(async (q) => {
       const targets = await webhookTargets(q, g.projectId, { event });
       for (const h of targets) {
         const body = deliveryBody(
@@ -147,7 +135,7 @@ export function noticeJobs(d: NoticeJobDeps) {
     if (!p) return { note: `${job.kind === RULE_EMAIL_JOB ? 'rule' : 'crash group'} deleted since; nothing sent` };
     if (job.sentAt) return { note: 'email already sent by an earlier attempt' };
     if (await d.outbox.isSent(job.id)) return { note: 'sent in a digest with other alerts of the project' };
-    const r = await alertAudience(d.db, p.projectId, { ownList: p.ownList, defaults: d.config.alertEmailTo });
+    const r = await alertAudience(d.repos, p.projectId, { ownList: p.ownList, defaults: d.config.alertEmailTo });
     if (!r) throw new PermanentJobError(`project ${p.projectId} not found`);
     if (!r.to.length)
       return { note: 'no recipients: no confirmed address, no team members, no ALERT_EMAIL_TO; nothing sent' };
@@ -164,7 +152,7 @@ export function noticeJobs(d: NoticeJobDeps) {
     }
 
     const wait = await projects.claimAlertSlot(p.projectId, d.config.alertDigestWindowMs, job.id);
-    if (wait !== null) throw new DeferJobError(Math.max(wait, 50));
+    if (wait !== null) throw new DeferJobError(deferDelayMs(wait));
     const carried: number[] = [job.id];
     const notices = [p.notice];
     for (const w of await d.outbox.unsentOfKinds(p.projectId, [REGRESSION_JOB, RULE_EMAIL_JOB], DIGEST_MAX_GROUPS)) {

@@ -1,9 +1,7 @@
-import type { Postgres } from '../stores/postgres/port.ts';
-import { outboxRepo, type OutboxJob, type OutboxLaneHead, type OutboxRepo } from '../repos/outbox.ts';
+import type { OutboxJob, OutboxLaneHead, OutboxRepo } from '../repos/outbox.ts';
 import { afterFailure, type BackoffPolicy } from '../domain/outboxBackoff.ts';
 import type { WorkerLog } from './log.ts';
-import { loggableError } from '../domain/log.ts';
-import type { Clock } from '../domain/time.ts';
+import { loggableError } from '../lib/log.ts';
 import { DeferJobError, PermanentJobError } from '../pipeline/errors.ts';
 import { present } from '../lib/invariant.ts';
 
@@ -17,8 +15,6 @@ export interface OutboxWorkerOptions extends BackoffPolicy {
   concurrency?: number;
   /** A project's webhook deliveries run at once (OUTBOX_PROJECT_CONCURRENCY); one per webhook, its emails one at a time beside them. */
   projectConcurrency?: number;
-  /** Leases and due times (default: the system clock). */
-  clock?: Clock;
 }
 
 // The jobs' failure vocabulary belongs to the one error policy (src/pipeline/errors.ts).
@@ -33,21 +29,19 @@ export type Sweep = () => Promise<void>;
  * or many, can run against one database.
  */
 export class OutboxWorker {
-  readonly repo: OutboxRepo;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
 
   constructor(
-    db: Postgres,
+    /** The outbox, on the process's clock (leases and due times; tests move it). */
+    readonly repo: OutboxRepo,
     private readonly handlers: Record<string, JobHandler>,
     private readonly opts: OutboxWorkerOptions,
     private readonly log: WorkerLog,
     private readonly sweeps: Sweep[] = [],
-  ) {
-    this.repo = outboxRepo(db, opts.clock);
-  }
+  ) {}
 
   start(): void {
     if (!this.stopped) return;

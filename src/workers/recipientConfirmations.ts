@@ -1,7 +1,5 @@
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
-import { alertRecipientsRepo } from '../repos/alertRecipients.ts';
-import { projectsRepo } from '../repos/projects.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { ownerOfTeam } from '../repos/accounts.ts';
 import { renderRecipientConfirmation } from '../domain/crashAlert.ts';
 import { hashToken, randomToken } from '../domain/ids.ts';
@@ -24,13 +22,12 @@ export const confirmLink = (publicUrl: string, token: string) =>
  */
 export function recipientConfirmations(
   config: Pick<Config, 'alertEmailFrom' | 'publicUrl'>,
-  db: Postgres,
+  repos: Pick<PostgresRepos, 'pg' | 'recipients' | 'projects'>,
   mailer: Mailer,
   gate: MailGate,
   log: WorkerLog,
 ) {
-  const recipients = alertRecipientsRepo(db);
-  const projects = projectsRepo(db);
+  const { pg: db, recipients, projects } = repos;
   return async () => {
     for (const r of await recipients.unmailed(20)) {
       const project = await projects.getProject(r.projectId);

@@ -8,7 +8,7 @@ import {
   type CrashContext,
 } from '../domain/crashSummary.ts';
 import type { WorkerLog } from './log.ts';
-import { loggableError } from '../domain/log.ts';
+import { loggableError } from '../lib/log.ts';
 
 export interface Summary {
   summary: string;

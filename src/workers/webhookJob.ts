@@ -1,15 +1,15 @@
 import http from 'node:http';
+import { deferDelayMs } from '../domain/outboxBackoff.ts';
 import https from 'node:https';
 import dns from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Config } from '../config.ts';
-import type { Postgres } from '../stores/postgres/port.ts';
 import type { OutboxJob } from '../repos/outbox.ts';
-import { webhookDeliveriesRepo } from '../repos/webhookDeliveries.ts';
-import { webhookTarget, webhooksRepo } from '../repos/webhooks.ts';
+import { webhookTarget } from '../repos/webhooks.ts';
+import type { PostgresRepos } from '../repos/index.ts';
 import { isPrivateAddress, isSlackUrl, signatureHeader, SIGNATURE_HEADER } from '../domain/webhooks.ts';
 import { DeferJobError, PermanentJobError } from './outbox.ts';
-import { openSecret } from '../domain/secretBox.ts';
+import { openSecret } from '../lib/secretBox.ts';
 
 /** The receiver's answer is read this far and dropped (never logged: it may be an internal service's). */
 const MAX_RESPONSE_BYTES = 4096;
@@ -116,7 +116,7 @@ export function deliveryFailure(err: unknown): string {
 
 export interface WebhookJobDeps {
   config: Pick<Config, 'webhooks'> & { outbox: Pick<Config['outbox'], 'maxAttempts'> };
-  db: Postgres;
+  repos: Pick<PostgresRepos, 'pg' | 'webhooks' | 'deliveries'>;
   /** The server key the webhooks' secrets are sealed with (src/services/secretsKey.ts). */
   secretsKey: Buffer;
   /** Seconds since the epoch for the signature (tests may pin it). */
@@ -130,8 +130,7 @@ export interface WebhookJobDeps {
  * the attempt.
  */
 export function webhookJob(d: WebhookJobDeps) {
-  const deliveries = webhookDeliveriesRepo(d.db);
-  const hooks = webhooksRepo(d.db);
+  const { pg: db, deliveries, webhooks: hooks } = d.repos;
   const now = d.now ?? (() => Math.floor(Date.now() / 1000));
   return async (job: OutboxJob): Promise<{ note: string }> => {
     if (!job.ref) throw new PermanentJobError('webhook job without a delivery');
@@ -139,7 +138,7 @@ export function webhookJob(d: WebhookJobDeps) {
     // Deleting a webhook deletes its log: nothing left to send.
     if (!delivery) return { note: 'delivery gone with its webhook; not sent' };
     if (delivery.status === 'delivered') return { note: 'delivered by an earlier attempt' };
-    const target = await webhookTarget(d.db, delivery.webhookId);
+    const target = await webhookTarget(db, delivery.webhookId);
     if (!target?.enabled) {
       await deliveries.recordAttempt(job.ref, {
         status: 'failed',
@@ -150,7 +149,7 @@ export function webhookJob(d: WebhookJobDeps) {
       return { note: 'webhook deleted or disabled; not sent' };
     }
     const wait = await hooks.takeSlot(delivery.webhookId, d.config.webhooks.perMinute);
-    if (wait !== null) throw new DeferJobError(Math.max(wait, 50));
+    if (wait !== null) throw new DeferJobError(deferDelayMs(wait));
 
     const headers: Record<string, string> = isSlackUrl(target.url)
       ? {}

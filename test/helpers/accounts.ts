@@ -6,7 +6,7 @@ import { parseMail } from './smtp.ts';
 import { waitFor } from './wait.ts';
 import { verificationMails } from '../../src/workers/accountMails.ts';
 import type { Mailer, OutgoingMail } from '../../src/workers/mailer.ts';
-import { silentLog } from '../../src/domain/log.ts';
+import { silentLog } from '../../src/lib/log.ts';
 
 export const PASSWORD = 'correct horse battery';
 
@@ -40,7 +40,7 @@ export async function verificationToken(s: TestServer, email: string): Promise<s
     },
     close() {},
   };
-  await verificationMails(s.svc.config, s.svc.stores.pg, memory, async () => true, silentLog)();
+  await verificationMails(s.svc.config, s.repos.accounts, memory, async () => true, silentLog)();
   const link = /token=([A-Za-z0-9_%-]+)/;
   const mine = kept.find((m) => m.to.includes(email));
   if (mine) return decodeURIComponent(link.exec(mine.text)![1]!);

@@ -121,6 +121,6 @@ export async function seedDashboardProject(
     });
   }
   await post('/ingest/session/end', { sessionId: first, endedAt: t + 6000 });
-  await s.svc.ingest.drain();
+  await s.settled();
   return { account, projectId, ids };
 }

@@ -1,7 +1,15 @@
 import type { TestServer } from './server.ts';
 
-/** Reads the stores directly, to check what ingestion committed (independent of the export API). */
-export async function countRows(s: TestServer, table: 'events' | 'network_logs', projectId: string): Promise<number> {
+/** A test server, or a bare `createServer` one (the synchronous path: nothing to settle). */
+type Inspected = Pick<TestServer, 'svc'> & { settled?: TestServer['settled'] };
+import { waitFor } from './wait.ts';
+
+/**
+ * Reads the stores directly, to check what ingestion committed (independent of the export API).
+ * Each read first waits for the spools to load what was acknowledged, so it sees every 201 so far.
+ */
+export async function countRows(s: Inspected, table: 'events' | 'network_logs', projectId: string): Promise<number> {
+  await s.settled?.();
   const r = await s.svc.stores.ch.query<{ c: number }>(
     `SELECT count() AS c FROM ${table} FINAL WHERE project_id = {p:String}`,
     { p: projectId },
@@ -9,7 +17,8 @@ export async function countRows(s: TestServer, table: 'events' | 'network_logs',
   return Number(r[0]!.c);
 }
 
-export async function sessionRow(s: TestServer, projectId: string, sessionId: string) {
+export async function sessionRow(s: Inspected, projectId: string, sessionId: string) {
+  await s.settled?.();
   const r = await s.svc.stores.pg.query<Record<string, any>>(
     'SELECT * FROM sessions WHERE project_id = $1 AND id::text = $2',
     [projectId, sessionId],
@@ -21,7 +30,8 @@ export async function sessionRow(s: TestServer, projectId: string, sessionId: st
  * Crash groups as rows: identity and workflow from Postgres, and, in the columns they had when
  * Postgres counted them, the facts aggregated from the occurrences in ClickHouse.
  */
-export async function crashGroups(s: TestServer, projectId: string) {
+export async function crashGroups(s: Inspected, projectId: string) {
+  await s.settled?.();
   const r = await s.svc.stores.pg.query<Record<string, any>>(
     'SELECT * FROM crash_groups WHERE project_id = $1 ORDER BY first_seen_at, id',
     [projectId],
@@ -54,7 +64,8 @@ export async function crashGroups(s: TestServer, projectId: string) {
 }
 
 /** Distinct crash occurrences stored for a project (ClickHouse). */
-export async function countOccurrences(s: TestServer, projectId: string): Promise<number> {
+export async function countOccurrences(s: Inspected, projectId: string): Promise<number> {
+  await s.settled?.();
   const r = await s.svc.stores.ch.query<{ c: number }>(
     'SELECT uniqExact(id) AS c FROM crash_occurrences WHERE project_id = {p:String}',
     { p: projectId },
@@ -62,9 +73,30 @@ export async function countOccurrences(s: TestServer, projectId: string): Promis
   return Number(r[0]!.c);
 }
 
-export async function outboxJobs(s: TestServer, projectId: string) {
+export async function outboxJobs(s: Inspected, projectId: string) {
+  await s.settled?.();
   const r = await s.svc.stores.pg.query<Record<string, any>>('SELECT * FROM alert_outbox WHERE project_id = $1', [
     projectId,
   ]);
   return r.rows;
+}
+
+/**
+ * Resolves once every crash acknowledged so far is recorded and the outbox holds no pending job
+ * (each alert, digest and webhook delivery done or failed), running due jobs meanwhile: the signal
+ * that the alert work was processed, before a test asserts that nothing more was sent.
+ */
+export async function outboxIdle(s: TestServer, timeoutMs = 30_000): Promise<void> {
+  await s.settled();
+  await waitFor(
+    'every alert job to be done',
+    async () => {
+      await s.worker?.worker.runDue();
+      const r = await s.svc.stores.pg.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM alert_outbox WHERE status = 'pending'",
+      );
+      return r.rows[0]!.n === 0;
+    },
+    timeoutMs,
+  );
 }

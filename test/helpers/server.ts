@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createServer, type Server } from '../../src/server.ts';
 import type { AppOptions } from '../../src/app.ts';
+import type { InjectOptions } from 'fastify';
 import { Writable } from 'node:stream';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -18,6 +19,24 @@ export interface TestServer extends Server {
   createProject(name?: string): Promise<{ projectId: string; apiKey: string; auth: { authorization: string } }>;
   /** Listens on a free loopback port (for a browser or a child process) and answers its base URL. */
   listen(): Promise<string>;
+  /**
+   * Resolves once every event, request and crash report acknowledged so far is loaded from the
+   * spools and visible to reads (a 201 means durable, not yet visible); throws past `timeoutMs`.
+   * Without the spool (INGEST_SPOOL=false) everything is visible at its 201 and it resolves at once.
+   */
+  settled(timeoutMs?: number): Promise<void>;
+  /** The stores once `settled()`: a test's direct reads see every write acknowledged so far. */
+  stores(): Promise<Server['svc']['stores']>;
+}
+
+export interface TestServerOptions {
+  /**
+   * Default true: `app.inject` of anything but `/ingest/*` first awaits `settled()`, so a test
+   * reads what it sent as a client would once the spool had loaded it (without it, a read right
+   * after a 201 finds nothing yet). False for tests that hold the stores back on purpose (an
+   * outage, a stalled insert) and read meanwhile; they await what they need themselves.
+   */
+  readAfterSettled?: boolean;
 }
 
 /**
@@ -40,15 +59,16 @@ export async function startTestServer(
   env: Record<string, string> = {},
   dataDir = tempDataDir(),
   appOptions: AppOptions = { logger: false },
+  { readAfterSettled = true }: TestServerOptions = {},
 ): Promise<TestServer> {
   const fullEnv: Record<string, string> = {
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
     RUN_WORKER: 'false',
-    // Tests read their writes right after the 201: the synchronous ingest path. The spool's own
-    // tests (test/spool.test.ts) turn it on.
-    INGEST_SPOOL: 'false',
+    // The default ingest path, as in production: bodies and crash reports are spooled and loaded
+    // a moment after their 201 (see `settled()` and `readAfterSettled`). Tests of the synchronous
+    // path set INGEST_SPOOL=false themselves.
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
     // Each test server counts its limits in its own Redis namespace: test files run in parallel
@@ -60,6 +80,22 @@ export async function startTestServer(
   };
   const server = await createServer(loadConfig(fullEnv), appOptions);
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  const settled = async (timeoutMs = 30_000) => {
+    // Each spool answers for what it acknowledged; both must have loaded it.
+    const crashes = (await server.svc.crashPipeline?.settled(timeoutMs)) ?? true;
+    const bodies = (await server.svc.spool?.settled(timeoutMs)) ?? true;
+    if (!crashes || !bodies) throw new Error(`the spools had not loaded what they acknowledged after ${timeoutMs} ms`);
+  };
+  if (readAfterSettled) {
+    const inject = server.app.inject.bind(server.app);
+    // Only the promise form (`inject(opts)`) waits; the chain and callback forms pass through.
+    server.app.inject = ((opts?: InjectOptions | string, ...rest: unknown[]) => {
+      if (opts === undefined || rest.length > 0) return (inject as (...a: unknown[]) => unknown)(opts, ...rest);
+      const url = typeof opts === 'string' ? opts : String(opts.url ?? opts.path ?? '');
+      if (url.startsWith('/ingest/')) return inject(opts);
+      return settled().then(() => inject(opts));
+    }) as typeof server.app.inject;
+  }
   return {
     ...server,
     dataDir,
@@ -75,6 +111,11 @@ export async function startTestServer(
       await server.app.listen({ host: '127.0.0.1', port: 0 });
       const addr = server.app.server.address();
       return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    },
+    settled,
+    async stores() {
+      await settled();
+      return server.svc.stores;
     },
   };
 }

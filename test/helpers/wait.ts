@@ -17,7 +17,7 @@ export async function waitFor<T>(
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * A clock for code that takes one (src/domain/time.ts): it stands still until a test moves it,
+ * A clock for code that takes one (src/lib/time.ts): it stands still until a test moves it,
  * so a lease or a backoff runs out at once instead of after a real wait. It starts at the real
  * time, so rows the database stamped a moment ago are already in its past.
  */

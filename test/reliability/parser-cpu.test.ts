@@ -14,7 +14,7 @@ import {
 } from '../../src/domain/symbolication/jsFrames.ts';
 import { jsFilesOf, parseSourceMap, readSourceMap, symbolicateJs } from '../../src/domain/symbolication/sourceMaps.ts';
 import { parseProguardMapping, retraceStack } from '../../src/domain/symbolication/retrace.ts';
-import { firstByte, jsonShape, mayHoldHugeNumber, topLevelArrayExceeds } from '../../src/domain/jsonScan.ts';
+import { firstByte, jsonShape, mayHoldHugeNumber, topLevelArrayExceeds } from '../../src/lib/jsonScan.ts';
 import { csvCell } from '../../src/domain/csv.ts';
 import { originOf } from '../../src/domain/origins.ts';
 import { cleanAiSummary } from '../../src/domain/crashSummary.ts';

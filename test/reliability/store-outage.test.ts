@@ -9,8 +9,7 @@ import * as P from '../helpers/payloads.ts';
 import { freePort } from './child.ts';
 import { TcpProxy } from './tcpProxy.ts';
 import { createDatabase, dropDatabase } from '../../scripts/databases.ts';
-import { sleep } from '../helpers/wait.ts';
-import { failInserts, refusingRowsWith } from '../helpers/insertFaults.ts';
+import { sleep, waitFor } from '../helpers/wait.ts';
 
 // Issue 6, item 2: a store goes away mid-load and comes back. One in-process server for the
 // file: embedded ClickHouse (fault injected at the port), Postgres through a TCP proxy to a
@@ -83,11 +82,17 @@ beforeAll(async () => {
   await redis.start();
   redisProxy = new TcpProxy({ host: '127.0.0.1', port: redis.port });
   await redisProxy.listen();
-  s = await startTestServer({
-    DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${SCRATCH}`,
-    REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
-    RATE_LIMIT_INGEST_PER_MIN: '1000000',
-  });
+  s = await startTestServer(
+    {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${SCRATCH}`,
+      REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
+      RATE_LIMIT_INGEST_PER_MIN: '1000000',
+    },
+    undefined,
+    undefined,
+    // Reads go on while a store is away, with bodies spooled.
+    { readAfterSettled: false },
+  );
   ({ auth, projectId } = await s.createProject('outage'));
 });
 
@@ -134,7 +139,11 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     let seq = 0;
     const client = new Redis({ port: redis.port, host: '127.0.0.1' });
     client.on('error', () => {});
-    expect(await client.keys(`${s.svc.config.redisKeyPrefix}:rl:ingest*`)).not.toEqual([]);
+    // The limiter counts in Redis (its key may land a moment after the answer).
+    await waitFor(
+      'the ingest limiter key',
+      async () => (await client.keys(`${s.svc.config.redisKeyPrefix}:rl:ingest*`)).length > 0,
+    );
     client.disconnect();
 
     await redis.stop();
@@ -222,9 +231,17 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       ]);
       const elapsed = Date.now() - t0;
       console.log(`postgres ${mode}: answered ${answers.map((r) => r.statusCode).join(',')} in ${elapsed} ms`);
-      for (const r of answers.slice(0, 4)) {
+      for (const r of [answers[0], answers[2], answers[3]]) {
         expect(retryable(r.statusCode), `${mode}: ${r.statusCode} ${r.body}`).toBe(true);
         expect(r.json()).toEqual(retryBody(r.statusCode));
+      }
+      // A crash whose session this process has cached is spooled and acknowledged (the pipeline
+      // records it once Postgres is back); one whose session must be read fails retryable. Either
+      // way it is counted once below, with its retries.
+      const crashAnswer = answers[1];
+      if (crashAnswer.statusCode !== 201) {
+        expect(retryable(crashAnswer.statusCode), `${mode}: crash ${crashAnswer.body}`).toBe(true);
+        expect(crashAnswer.json()).toEqual(retryBody(crashAnswer.statusCode));
       }
       expect(answers[4]!.statusCode).toBe(503);
       expect(answers[5]!.statusCode, answers[5]!.body).toBe(500);
@@ -232,19 +249,14 @@ describe.skipIf(!pgUp)('a store goes away', () => {
       // A partitioned database must not pin requests: they fail within the pool/query timeouts.
       expect(elapsed, `${mode} answered after ${elapsed} ms`).toBeLessThan(15_000);
       proxy.restore();
-      // nothing half-written: the crash left no occurrence, the other session does not exist
+      // nothing half-written: the other session does not exist
       const direct = new pg.Client({ connectionString: PG_ADMIN.replace(/\/postgres$/, `/${SCRATCH}`) });
       await direct.connect();
-      const [occ] = await s.svc.stores.ch.query<{ c: number }>(
-        'SELECT count() AS c FROM crash_occurrences WHERE project_id = {p:String}',
-        { p: projectId },
-      );
       const sess = await direct.query('SELECT count(*)::int AS c FROM sessions WHERE project_id = $1 AND id = $2', [
         projectId,
         other.sessionId,
       ]);
       await direct.end();
-      expect(Number(occ!.c)).toBe(0);
       expect(sess.rows[0].c).toBe(0);
     }
 
@@ -265,90 +277,6 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     expect((await s.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
   }, 120_000);
 
-  it('ClickHouse inserts fail: those requests get 5xx, the others are unaffected, nothing acknowledged is missing', async () => {
-    const sid = await newSession();
-    let failing = true;
-    const restore = failInserts(s.svc.stores.ch, (table) =>
-      failing ? new Error(`injected fault: insert into ${table} failed`) : null,
-    );
-    try {
-      const batches = Array.from({ length: 6 }, (_, b) => [P.navigate(sid, b * 2), P.customEvent(sid, b * 2 + 1)]);
-      const started = P.sessionStart();
-      const [evs, net, start, crash] = await Promise.all([
-        Promise.all(batches.map((events) => post('/ingest/events', { sessionId: sid, events }))),
-        post('/ingest/network', { sessionId: sid, requests: [P.networkRequest()] }),
-        post('/ingest/session', started),
-        post('/ingest/crash', P.crash(sid, { stackTrace: 'at ch (fault.js:1:1)' })),
-      ]);
-      // A crash occurrence is a ClickHouse row too, and so is a session start's release-health
-      // fact (clickhouse/007_release_health.sql): their requests fail (retryable) with the others.
-      for (const r of [...evs, net, crash, start]) {
-        expect(retryable(r.statusCode), r.body).toBe(true);
-        expect(r.json()).toEqual(retryBody(r.statusCode));
-      }
-      const nl = await s.svc.stores.ch.query<{ c: number }>(
-        'SELECT count() AS c FROM network_logs FINAL WHERE project_id = {p:String} AND session_id = {s:String}',
-        { p: projectId, s: sid },
-      );
-      expect(Number(nl[0]!.c)).toBe(0);
-      const stored = await s.svc.stores.ch.query<{ c: number }>(
-        'SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}',
-        { p: projectId, s: sid },
-      );
-      expect(Number(stored[0]!.c)).toBe(0);
-
-      failing = false;
-      const again = await Promise.all(batches.map((events) => post('/ingest/events', { sessionId: sid, events })));
-      expect(again.map((r) => r.statusCode)).toEqual(batches.map(() => 201));
-      const after = await s.svc.stores.ch.query<{ c: number }>(
-        'SELECT count() AS c FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String}',
-        { p: projectId, s: sid },
-      );
-      expect(Number(after[0]!.c)).toBe(12);
-      // the start's retry finds its Postgres row and writes its fact from it, once
-      expect((await post('/ingest/session', started)).statusCode).toBe(201);
-      const facts = await s.svc.stores.ch.query<{ c: number }>(
-        'SELECT count() AS c FROM session_facts FINAL WHERE project_id = {p:String} AND session_id = {s:String}',
-        { p: projectId, s: started.sessionId },
-      );
-      expect(Number(facts[0]!.c)).toBe(1);
-      // the crash's retry is stored once and makes its group
-      expect((await post('/ingest/crash', P.crash(sid, { stackTrace: 'at ch (fault.js:1:1)' }))).statusCode).toBe(201);
-      expect(
-        (await crashGroups(s, projectId))
-          .filter((g) => g.stack_head === 'at ch (fault.js:1:1)')
-          .map((g) => g.occurrence_count),
-      ).toEqual([1]);
-    } finally {
-      restore();
-    }
-  });
-
-  it("one request's rows failing to insert does not fail the requests that shared its group-commit batch", async () => {
-    const sid = await newSession();
-    // A row ClickHouse would refuse, recognised by its route: every insert containing it fails.
-    const restore = failInserts(s.svc.stores.ch, refusingRowsWith('/poison'));
-    try {
-      const good = Array.from({ length: 20 }, (_, b) => [P.navigate(sid, 100 + b)]);
-      const answers = await Promise.all([
-        ...good.slice(0, 10).map((events) => post('/ingest/events', { sessionId: sid, events })),
-        post('/ingest/events', { sessionId: sid, events: [P.navigate(sid, 999, '/poison')] }),
-        ...good.slice(10).map((events) => post('/ingest/events', { sessionId: sid, events })),
-      ]);
-      const poisoned = answers.splice(10, 1)[0]!;
-      expect(poisoned.statusCode).toBe(500);
-      expect(poisoned.json()).toEqual(retryBody(500));
-      expect(answers.map((r) => r.statusCode)).toEqual(good.map(() => 201));
-      const rows = await s.svc.stores.ch.query<{ seq: number }>(
-        'SELECT sequence_number AS seq FROM events FINAL WHERE project_id = {p:String} AND session_id = {s:String} ORDER BY seq',
-        { p: projectId, s: sid },
-      );
-      expect(rows.map((r) => Number(r.seq))).toEqual(good.map((_, b) => 100 + b));
-    } finally {
-      restore();
-    }
-  });
-
   it('NUL and lone surrogates are stored as U+FFFD instead of failing the stores', async () => {
     const start = P.sessionStart({ userId: 'nul\u0000user' });
     (start.device as Record<string, unknown>).model = 'half\ud800pair';
@@ -360,6 +288,7 @@ describe.skipIf(!pgUp)('a store goes away', () => {
         .statusCode,
     ).toBe(201);
     expect((await post('/ingest/crash', P.crash(sid, { message: 'boom\u0000' }))).statusCode).toBe(201);
+    await s.settled(); // the spool's loads, then the direct reads
     const row = await s.svc.stores.pg.query<{ user_id: string; model: string }>(
       'SELECT user_id, model FROM sessions WHERE project_id = $1 AND id = $2',
       [projectId, sid],

@@ -65,10 +65,18 @@ export async function checkStores(
     { p: projectId },
   );
   const counters = new Map(counted.map((c) => [c.k, Number(c.n)]));
+  // …and the counters Postgres keeps for the crash list (postgres/018), counted once per occurrence too.
   const groups = {
     rows: (
-      await pg.query<{ group_key: string }>('SELECT group_key FROM crash_groups WHERE project_id = $1', [projectId])
-    ).rows.map((g) => ({ group_key: g.group_key, occurrence_count: counters.get(g.group_key) ?? 0 })),
+      await pg.query<{ group_key: string; pg_count: number }>(
+        'SELECT group_key, (crash_occurrences + message_occurrences)::int AS pg_count FROM crash_groups WHERE project_id = $1',
+        [projectId],
+      )
+    ).rows.map((g) => ({
+      group_key: g.group_key,
+      occurrence_count: counters.get(g.group_key) ?? 0,
+      pg_count: Number(g.pg_count),
+    })),
   };
   const perKey = new Map<string, number>();
   for (const o of occ.rows) perKey.set(o.group_key, (perKey.get(o.group_key) ?? 0) + 1);
@@ -76,11 +84,14 @@ export async function checkStores(
   for (const k of ledger.crashes.values()) ackedPerKey.set(k, (ackedPerKey.get(k) ?? 0) + 1);
   const counterMismatch = groups.rows
     .filter(
-      (g) => g.occurrence_count !== perKey.get(g.group_key) || g.occurrence_count !== ackedPerKey.get(g.group_key),
+      (g) =>
+        g.occurrence_count !== perKey.get(g.group_key) ||
+        g.occurrence_count !== ackedPerKey.get(g.group_key) ||
+        g.pg_count !== g.occurrence_count,
     )
     .map(
       (g) =>
-        `${g.group_key.slice(0, 8)}: counter ${g.occurrence_count}, occurrences ${perKey.get(g.group_key)}, acked ${ackedPerKey.get(g.group_key)}`,
+        `${g.group_key.slice(0, 8)}: counter ${g.occurrence_count}, Postgres counter ${g.pg_count}, occurrences ${perKey.get(g.group_key)}, acked ${ackedPerKey.get(g.group_key)}`,
     );
   if (groups.rows.length !== ackedPerKey.size)
     counterMismatch.push(`groups stored ${groups.rows.length}, acked ${ackedPerKey.size}`);

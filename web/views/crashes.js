@@ -60,21 +60,26 @@ export function crashesView(projectId, params) {
     SORTS.map(([v, label]) => h('option', { value: v, selected: (params.sort ?? 'lastSeen') === v }, label)),
   );
   const envInput = environmentFilter(base, params);
+  const searchInput = searchFilter(base, params);
   const list = h('div');
   withLoading(
     list,
     async () => {
-      const { status, kind, sort, environment, tag } = params;
-      const q = qs({ status, kind, sort, environment, tag, page, limit: 50 });
+      const { status, kind, sort, environment, tag, q: search } = params;
+      const q = qs({ status, kind, sort, environment, tag, q: search, page, limit: 50 });
       const r = await get(dash(`/projects/${projectId}/crash-groups${q}`));
-      const filtered = status || kind || environment !== undefined || tag;
+      const filtered = status || kind || environment !== undefined || tag || search;
       if (!r.data.length) {
         return h('p.empty', filtered ? 'No crash groups match these filters.' : 'No crashes reported. 🎉');
       }
 
       return h(
         'div',
-        h('p.hint', `${fmtCount(r.total)} crash group${r.total === 1 ? '' : 's'} · times in UTC`),
+        h(
+          'p.hint',
+          // past the depth the list pages to, the store counts no further
+          `${fmtCount(r.total)}${r.totalCapped ? '+' : ''} crash group${r.total === 1 ? '' : 's'} · times in UTC`,
+        ),
         h(
           'div.table-wrap',
           h(
@@ -129,6 +134,7 @@ export function crashesView(projectId, params) {
     h('h1', 'Crashes'),
     h(
       'div.filters.crash-filters',
+      searchInput,
       h('div', h('label', { for: 'c-status' }, 'Status'), status),
       h('div', h('label', { for: 'c-kind' }, 'Kind'), kindSel),
       h('div', h('label', { for: 'c-sort' }, 'Sort by'), sortSel),
@@ -145,6 +151,33 @@ export function crashesView(projectId, params) {
       : null,
     list,
   );
+}
+
+/** The list's search: a word of the message, the error type, a function or a file; empty lists every group. */
+function searchFilter(base, params) {
+  const input = h('input', {
+    id: 'c-search',
+    type: 'search',
+    value: params.q ?? '',
+    placeholder: 'message, type, function, file',
+    maxlength: '200',
+    autocomplete: 'off',
+    size: '28',
+  });
+  const form = h(
+    'form',
+    {
+      role: 'search',
+      onsubmit: (e) => {
+        e.preventDefault();
+        navigate(base + qs({ ...params, q: input.value.trim() || undefined, page: undefined }));
+      },
+    },
+    h('label', { for: 'c-search' }, 'Search'),
+    input,
+  );
+  input.addEventListener('change', () => form.requestSubmit());
+  return h('div', form);
 }
 
 /** The list's environment filter: typed (production, staging…); empty shows every environment. */

@@ -3,7 +3,6 @@ import { dash, get, qs } from '../lib/api.js';
 import { statusBadge } from '../lib/widgets.js';
 
 const PAGE = 500;
-const failedReq = (d) => d.error != null || (d.statusCode != null && d.statusCode >= 400);
 
 /** Time since the session's start: to the millisecond within a minute, then in minutes and hours. */
 function offset(ts, start) {
@@ -30,7 +29,7 @@ function describe(e) {
         h('strong', `${d.method ?? ''} `),
         h('span.url', d.url ?? ''),
         ' ',
-        failedReq(d)
+        e.failed
           ? badge(d.error ? `failed: ${d.error}` : String(d.statusCode), 'bad')
           : badge(String(d.statusCode ?? '—'), 'ok'),
         d.duration != null ? h('span.hint', ` ${fmtDuration(d.duration)}`) : null,
@@ -41,7 +40,8 @@ function describe(e) {
 }
 
 function eventItem(e, start) {
-  const failed = e.type === 'network' && failedReq(e.data ?? {});
+  // The server's verdict (isNetworkError, src/domain/sessionState.ts): the browser keeps no copy of the rule.
+  const failed = e.type === 'network' && e.failed === true;
   return h(
     `li.tl.tl-${e.type}${failed ? '.tl-failed' : ''}`,
     { dataset: { seq: e.sequenceNumber } },

@@ -1,10 +1,10 @@
-import { jsonShape } from '../jsonScan.ts';
+import { jsonShape } from '../../lib/jsonScan.ts';
 
 /**
  * What a source map costs in memory once decoded, read off its text without decoding it: a
  * 15 KB gzip of `";"×15e6 + "AAAA"` is a valid map whose decoded form is fifteen million line
  * arrays (0.8 GB). The upload refuses a map whose estimate passes a bound, and the parsed-map
- * cache charges each map by the same estimate (test/sourcemap-bounds.test.ts checks it against
+ * cache charges each map by the same estimate (test/crashes/sourcemap-bounds.test.ts checks it against
  * the heap a decoded map really takes).
  *
  * Everything here reads each character of the text at most a fixed number of times.
@@ -13,7 +13,7 @@ import { jsonShape } from '../jsonScan.ts';
 /** Sections inside sections (Metro writes one level; the format allows none). */
 export const MAX_SECTION_DEPTH = 4;
 
-// Bytes on a 64-bit V8 heap, measured (test/sourcemap-bounds.test.ts) and rounded up.
+// Bytes on a 64-bit V8 heap, measured (test/crashes/sourcemap-bounds.test.ts) and rounded up.
 const BASE_BYTES = 4096; // the map object and its fixed bookkeeping
 const LINE_BYTES = 64; // an array per generated line, and its slot in the array of lines
 const SEGMENT_BYTES = 120; // an array of up to five numbers per segment, and its slot in its line

@@ -3,6 +3,7 @@ import { errorResponse } from '../schemas/ingest.ts';
 import { adminOrKeyAuth } from '../auth.ts';
 import { decodeBody } from '../bodyDecoding.ts';
 import { HttpError } from '../errors.ts';
+import { ProjectNotFoundError } from '../../domain/errors.ts';
 import type { Routes } from '../typeProvider.ts';
 import type { Services } from '../../services/index.ts';
 import { ARTIFACT_KINDS, type ArtifactKind } from '../../repos/artifacts.ts';
@@ -87,7 +88,7 @@ function artifactRoutes(svc: Services, tags: string[], security: Record<string, 
     app.addHook('preParsing', decodeBody);
 
     const project = async (projectId: string) => {
-      if (!(await svc.projects.getProject(projectId))) throw new HttpError(404, 'Project not found');
+      if (!(await svc.projects.getProject(projectId))) throw new ProjectNotFoundError();
     };
     const url = '/projects/:projectId/releases/:release/artifacts';
 

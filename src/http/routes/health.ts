@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services/index.ts';
-import { loggableError } from '../../domain/log.ts';
+import { loggableError } from '../../lib/log.ts';
 import { metricsAuth } from '../auth.ts';
 
 const status = { type: 'object', properties: { status: { type: 'string' }, error: { type: 'string' } } } as const;
@@ -19,7 +19,7 @@ export const healthRoutes =
       try {
         // With the ingest spool, ClickHouse away is ridden through while the spool has room: the
         // replica stays in its balancer (a Kubernetes readiness probe) and keeps acknowledging.
-        const spool = svc.ingest.spool;
+        const spool = svc.spool;
         const ch = svc.stores.ch.ping().catch((err: unknown) => {
           if (!spool?.hasRoom()) throw err;
         });

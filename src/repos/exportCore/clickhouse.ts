@@ -1,6 +1,7 @@
 import type { ClickHouse, Params, Settings } from '../../stores/clickhouse/port.ts';
-import { CSV_CLICKHOUSE_SETTINGS, formulaPatternRe2 } from '../../domain/csv.ts';
-import { concatParquet } from '../../domain/parquetConcat.ts';
+import { formulaPatternRe2 } from '../../domain/csv.ts';
+import { CSV_CLICKHOUSE_SETTINGS } from '../../lib/clickhouseCsv.ts';
+import { concatParquet } from '../../lib/parquetConcat.ts';
 import type { ChunkSize, Encoding, ExportResource, Row } from './types.ts';
 
 /** Settings of every export read, on top of the adapters' own QUERY_SETTINGS. */

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../stores/postgres/port.ts';
 import { csvHeader, csvRows, ndjsonRows } from '../../domain/csv.ts';
-import { concatParquet } from '../../domain/parquetConcat.ts';
+import { concatParquet } from '../../lib/parquetConcat.ts';
 import { parquetFile, type ParquetColumn } from './parquet.ts';
 import type { ChangeFilter, ChangeKey, ChunkSize, Encoding, ExportResource, Row } from './types.ts';
 

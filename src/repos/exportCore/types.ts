@@ -41,7 +41,7 @@ export interface ExportResource<F> {
    * Every matching row, encoded, as successive bounded chunks read by keyset (sort key >
    * last chunk's key), up to the last key that existed when the stream began. Pulled lazily:
    * the next chunk is queried only when the consumer asks for it. Parquet chunks are joined
-   * into one file (domain/parquetConcat.ts). A chunk ends at `size.rows` rows or once its rows
+   * into one file (lib/parquetConcat.ts). A chunk ends at `size.rows` rows or once its rows
    * reach `size.bytes` (as the store sizes them), whichever comes first, so wide rows make short
    * chunks and the memory a stream holds is bounded in bytes, not rows.
    */

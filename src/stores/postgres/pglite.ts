@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import type { Postgres, Queryable } from './port.ts';
 
 /**
@@ -38,6 +39,8 @@ export async function openPglite(dir: string): Promise<Postgres> {
     // The embedded store holds projects, keys, sessions and crash groups of one small install;
     // Postgres's default 128 MB of shared buffers would be ~90 MB of resident memory for nothing.
     postgresqlconf: ['shared_buffers=16MB'],
+    // the crash list's search index (postgres/018): loaded only when a migration creates the extension
+    extensions: { pg_trgm },
   });
   const wrap = (q: Pick<PGlite, 'query'>): Queryable => ({
     async query<T>(sql: string, params: readonly unknown[] = []) {

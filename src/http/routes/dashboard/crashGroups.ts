@@ -56,6 +56,12 @@ export const crashGroupRoutes =
               },
               ...scopeQuery,
               tag: tagQuery,
+              q: {
+                type: 'string',
+                maxLength: 200,
+                description:
+                  'search: a substring of the message (its type included) or of the stack head (functions, files), any case',
+              },
               sort: {
                 type: 'string',
                 enum: ['lastSeen', 'firstSeen', 'occurrences', 'users'],
@@ -67,13 +73,14 @@ export const crashGroupRoutes =
         },
       },
       async (req) => {
-        const { status, kind, sort, page, limit, level, environment, tag } = req.query;
+        const { status, kind, sort, page, limit, level, environment, tag, q } = req.query;
         return dashboard.crashGroups(req.params.projectId, status, page, limit, {
           kind,
           sort,
           levels: levelsParam(level),
           environment,
           tag: tagParam(tag),
+          search: q,
         });
       },
     );
