@@ -19,4 +19,4 @@ RUN mkdir -p /data/spool && chown -R node:node /data
 ENV HOST=0.0.0.0 PORT=3000 NODE_ENV=production DATA_DIR=/data
 EXPOSE 3000
 USER node
-CMD ["node", "--import", "tsx", "src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "--import", "tsx", "src/main.ts"]

@@ -24,6 +24,7 @@ import zlib from 'node:zlib';
 import { parquetMetadata } from 'hyparquet';
 import { freePort } from '../scripts/freePort.ts';
 import { procSample } from './procStats.ts';
+import { SERVICE_NODE_ARGS } from './service.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const BATCH = 200;
@@ -55,24 +56,28 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
   const profDir = process.env.BENCH_CPU_PROF_DIR;
   const profArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profDir)}`] : [];
-  const child = spawn(process.execPath, [...profArgs, '--import', 'tsx', path.join(root, 'src/main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      ADMIN_TOKEN: ADMIN,
-      LOG_LEVEL: 'warn',
-      RUN_WORKER: 'false',
-      RATE_LIMIT_INGEST_PER_MIN: '1000000000',
-      RATE_LIMIT_EXPORT_PER_MIN: '1000',
-      DATABASE_URL: '',
-      CLICKHOUSE_URL: '',
-      REDIS_URL: '',
+  const child = spawn(
+    process.execPath,
+    [...SERVICE_NODE_ARGS, ...profArgs, '--import', 'tsx', path.join(root, 'src/main.ts')],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        ADMIN_TOKEN: ADMIN,
+        LOG_LEVEL: 'warn',
+        RUN_WORKER: 'false',
+        RATE_LIMIT_INGEST_PER_MIN: '1000000000',
+        RATE_LIMIT_EXPORT_PER_MIN: '1000',
+        DATABASE_URL: '',
+        CLICKHOUSE_URL: '',
+        REDIS_URL: '',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  );
   const pid = child.pid!;
   const stop = () => {
     if (child.exitCode === null) child.kill('SIGTERM');

@@ -222,10 +222,13 @@ function spool(env: Env, dataDir: string): Config['spool'] {
     instance,
     maxBytes: int(env, 'SPOOL_MAX_BYTES', 1024 * 1024 * 1024, 1024 * 1024, 2 ** 50),
     // A load goes through the group commit, whose byte budget crash reports share: half of it at most.
+    // The engine holds several times an insert's bytes while it parses it and writes its parts:
+    // 2 MiB rather than 8 kept the embedded service's peak RSS 50-80 MB lower under the ingest
+    // load, for one more insert per 2 MiB (~16 ms of engine CPU each; docs/bench.md, "Memory").
     loadBytes: int(
       env,
       'SPOOL_LOAD_BYTES',
-      8 * 1024 * 1024,
+      2 * 1024 * 1024,
       1024,
       Math.floor(int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024) / 2),
     ),

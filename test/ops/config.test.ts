@@ -57,6 +57,15 @@ describe('config', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
+  it("bounds the spool's inserts at 2 MiB by default, and at half the ingest queue's budget", () => {
+    // The engine's memory per insert grows with its bytes: the default keeps the peak RSS down.
+    expect(loadConfig({}).spool?.loadBytes).toBe(2 * 1024 * 1024);
+    expect(loadConfig({ SPOOL_LOAD_BYTES: String(8 * 1024 * 1024) }).spool?.loadBytes).toBe(8 * 1024 * 1024);
+    expect(() =>
+      loadConfig({ SPOOL_LOAD_BYTES: String(8 * 1024 * 1024), INGEST_QUEUE_BYTES: String(8 * 1024 * 1024) }),
+    ).toThrow('SPOOL_LOAD_BYTES');
+    expect(() => loadConfig({ SPOOL_LOAD_BYTES: '100' })).toThrow('SPOOL_LOAD_BYTES');
+  });
   it('reads a ClickHouse server with its credentials', () => {
     const c = loadConfig({
       CLICKHOUSE_URL: 'http://ch:8123',
