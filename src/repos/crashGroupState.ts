@@ -1,13 +1,6 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import { mostSevere } from '../domain/crashContext.ts';
-import {
-  aliasParams,
-  canonical,
-  aliasesOf,
-  ONE_GROUP,
-  type OccurrenceScope,
-  scopeOf,
-} from './occurrenceScope.ts';
+import { aliasParams, canonical, aliasesOf, ONE_GROUP, type OccurrenceScope, scopeOf } from './occurrenceScope.ts';
 import type { OccurrenceFacts } from './crashOccurrences.ts';
 
 /**
