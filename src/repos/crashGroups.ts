@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import type { CrashGroupStatus } from '../domain/crashGroupStatus.ts';
 import { mergePlan } from '../domain/crashGroupMerge.ts';
-import { enqueueJob, NEW_GROUP_JOB, NEW_GROUP_WEBHOOKS_JOB, REGRESSION_JOB } from './outbox.ts';
+import {
+  enqueueJob,
+  NEW_GROUP_JOB,
+  NEW_GROUP_WEBHOOKS_JOB,
+  REGRESSION_JOB,
+  REGRESSION_WEBHOOKS_JOB,
+} from './outbox.ts';
 import { hasSubscribers } from './webhooks.ts';
 import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';
 import type { ParquetColumn } from './exportCore/parquet.ts';
@@ -435,7 +441,7 @@ export async function reopenIn(
     // is keyed by the version: resolving again snapshots it, so it can never reopen the group
     // twice and no retry makes a second job.
     if (reopened) await reopened(q);
-    await enqueueJob(q, projectId, groupId, REGRESSION_JOB, appVersion);
+    await enqueueRegression(q, projectId, groupId, appVersion);
   }
   return done;
 }
@@ -643,7 +649,7 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           // alert is keyed by the version: resolving again snapshots it, so it can never reopen
           // the group twice and no retry makes a second job.
           if (reopened) await reopened(q);
-          await enqueueJob(q, projectId, groupId, REGRESSION_JOB, appVersion);
+          await enqueueRegression(q, projectId, groupId, appVersion);
         }
         return done;
       });
@@ -828,3 +834,13 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
 }
 
 export type CrashGroupsRepo = ReturnType<typeof crashGroupsRepo>;
+
+/**
+ * A regression's jobs, with the reopening: its email, and its webhook posts as a job of their
+ * own (only for a project with a webhook that wants regressions), the same shape as a new group's.
+ */
+async function enqueueRegression(q: Queryable, projectId: string, groupId: string, appVersion: string) {
+  await enqueueJob(q, projectId, groupId, REGRESSION_JOB, appVersion);
+  if (await hasSubscribers(q, projectId, 'crash_group.regressed'))
+    await enqueueJob(q, projectId, groupId, REGRESSION_WEBHOOKS_JOB, appVersion);
+}

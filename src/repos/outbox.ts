@@ -17,6 +17,9 @@ export const RULE_EMAIL_JOB = 'rule_fired_email';
 /** A new crash group's posts to the project's webhooks that asked for `crash_group.new`. */
 export const NEW_GROUP_WEBHOOKS_JOB = 'crash_group_new_webhooks';
 
+/** A regression's posts to the project's webhooks that asked for `crash_group.regressed` (ref: the version). */
+export const REGRESSION_WEBHOOKS_JOB = 'crash_group_regressed_webhooks';
+
 /** One webhook delivery (ref: the delivery's id in webhook_deliveries). */
 export const WEBHOOK_JOB = 'webhook_delivery';
 

@@ -3,6 +3,7 @@ import { deferDelayMs } from '../domain/outboxBackoff.ts';
 import {
   NEW_GROUP_WEBHOOKS_JOB,
   REGRESSION_JOB,
+  REGRESSION_WEBHOOKS_JOB,
   RULE_EMAIL_JOB,
   type OutboxJob,
   type OutboxRepo,
@@ -129,7 +130,6 @@ export function noticeJobs(d: NoticeJobDeps) {
   }
 
   const handler = async (job: OutboxJob): Promise<{ note: string }> => {
-    if (job.kind === REGRESSION_JOB) await fanOut(job, 'crash_group.regressed');
     const p = await prepare(job);
     // A rule deleted since it fired takes its firings with it: nothing left to say.
     if (!p) return { note: `${job.kind === RULE_EMAIL_JOB ? 'rule' : 'crash group'} deleted since; nothing sent` };
@@ -181,10 +181,17 @@ export function noticeJobs(d: NoticeJobDeps) {
     return { note: notices.length > 1 ? `digest of ${notices.length} alerts sent to ${how}` : `sent to ${how}` };
   };
 
-  const newGroupWebhooks = async (job: OutboxJob): Promise<{ note: string }> => {
-    const n = await fanOut(job, 'crash_group.new');
-    return { note: `a delivery enqueued for ${n} webhook${n === 1 ? '' : 's'}` };
-  };
+  const webhooksOf =
+    (event: 'crash_group.new' | 'crash_group.regressed') =>
+    async (job: OutboxJob): Promise<{ note: string }> => {
+      const n = await fanOut(job, event);
+      return { note: `a delivery enqueued for ${n} webhook${n === 1 ? '' : 's'}` };
+    };
 
-  return { [REGRESSION_JOB]: handler, [RULE_EMAIL_JOB]: handler, [NEW_GROUP_WEBHOOKS_JOB]: newGroupWebhooks };
+  return {
+    [REGRESSION_JOB]: handler,
+    [RULE_EMAIL_JOB]: handler,
+    [NEW_GROUP_WEBHOOKS_JOB]: webhooksOf('crash_group.new'),
+    [REGRESSION_WEBHOOKS_JOB]: webhooksOf('crash_group.regressed'),
+  };
 }

@@ -174,6 +174,8 @@ describe('regression alert', () => {
       { kind: 'new_crash_group', ref: null, status: 'done' },
       { kind: 'crash_group_new_webhooks', ref: null, status: 'done' },
       { kind: 'crash_group_regressed', ref: '1.1', status: 'done' },
+      // the regression's webhook posts: a job of their own, like a new group's
+      { kind: 'crash_group_regressed_webhooks', ref: '1.1', status: 'done' },
     ]);
     expect((await api('GET', `/api/projects/${p.projectId}/crash-groups/${g}`)).json().status).toBe('open');
 
