@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startReceiver } from '../helpers/webhookReceiver.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { crash, sessionStart } from '../helpers/payloads.ts';
 import { signup } from '../helpers/accounts.ts';
@@ -11,28 +10,13 @@ import { verifySignature } from '../../src/domain/webhooks.ts';
 // dashboard, and a webhook's test delivery: over HTTP, through the outbox and the in-process worker
 // to a local receiver.
 
-interface Received {
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  path: string;
-}
-
 let s: TestServer;
-let server: http.Server;
+let rx: Awaited<ReturnType<typeof startReceiver>>;
 let rxUrl = '';
-const got: Received[] = [];
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      got.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '' });
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  rxUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  rx = await startReceiver();
+  rxUrl = rx.url;
   s = await startTestServer({
     // the receiver is on 127.0.0.1 (private destinations are refused by default)
     WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -47,7 +31,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await s?.close();
-  await new Promise<void>((r) => server.close(() => r()));
+  await rx?.close();
 });
 
 const api = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
@@ -78,7 +62,7 @@ async function sessions(auth: { authorization: string }, appVersion: string, n: 
 const posted = (path: string, n: number) =>
   waitFor(`${n} post(s) on ${path}`, async () => {
     await s.worker!.worker.runDue();
-    const mine = got.filter((x) => x.path === path);
+    const mine = rx.got.filter((x) => x.path === path);
     return mine.length >= n ? mine : undefined;
   });
 

@@ -13,33 +13,10 @@ import { signup } from '../helpers/accounts.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ADMIN_TOKEN } from '../helpers/server.ts';
+import { startReceiver } from '../helpers/webhookReceiver.ts';
 
 // Regressions, spike and crash-free rules, and webhooks, end to end: ingestion over HTTP → the
 // outbox (same transaction) → the in-process worker → SMTP and a local webhook receiver.
-
-interface Received {
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  path: string;
-}
-
-/** A node:http receiver on 127.0.0.1; `answers` are the statuses it gives, in turn (then 200). */
-async function startReceiver() {
-  const got: Received[] = [];
-  const answers: number[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      got.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '' });
-      res.statusCode = answers.shift() ?? 200;
-      res.end(res.statusCode === 200 ? 'ok' : 'receiver down: internal-secret-0123');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { got, answers, url, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 let s: TestServer;
 let smtp: TestSmtp;

@@ -1,9 +1,8 @@
-import http from 'node:http';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startReceiver } from '../helpers/webhookReceiver.ts';
 import { addMember, dashboardProject, signup, type Account } from '../helpers/accounts.ts';
 import { waitFor } from '../helpers/wait.ts';
 import {
@@ -27,24 +26,13 @@ describe.skipIf(!hasChromium)('editing rules, testing webhooks, making scoped ke
   let member: Account;
   let base = '';
   let projectId = '';
-  let receiver: http.Server;
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
   let receiverUrl = '';
-  const received: string[] = [];
   const errors: string[] = [];
 
   beforeAll(async () => {
-    receiver = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => {
-        body += c;
-      });
-      req.on('end', () => {
-        received.push(body);
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    rx = await startReceiver();
+    receiverUrl = `${rx.url}/hook`;
     // The receiver is on loopback: private destinations are allowed for this server only.
     s = await startTestServer({
       WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -63,7 +51,7 @@ describe.skipIf(!hasChromium)('editing rules, testing webhooks, making scoped ke
   afterAll(async () => {
     await browser?.close();
     await s?.close();
-    await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+    await rx?.close();
   });
 
   async function open(
@@ -119,7 +107,7 @@ describe.skipIf(!hasChromium)('editing rules, testing webhooks, making scoped ke
       await p.locator('.test-note', { hasText: 'queued' }).waitFor();
       await waitFor('the test delivery', async () => {
         await s.worker!.worker.runDue();
-        return received.find((b) => b.includes('"webhook.test"') && b.includes(hook.id));
+        return rx.got.map((x) => x.body).find((b) => b.includes('"webhook.test"') && b.includes(hook.id));
       });
       await p.locator('#deliveries-refresh').click();
       await p

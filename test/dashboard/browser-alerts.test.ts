@@ -1,10 +1,9 @@
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startReceiver } from '../helpers/webhookReceiver.ts';
 import { dashboardProject, PASSWORD, signup, type Account } from '../helpers/accounts.ts';
 import { crash, sessionStart } from '../helpers/payloads.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -24,24 +23,13 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
   let account: Account;
   let projectId = '';
   let groupId = '';
-  let receiver: http.Server;
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
   let receiverUrl = '';
-  const received: string[] = [];
 
   beforeAll(async () => {
     fs.mkdirSync(SHOTS, { recursive: true });
-    receiver = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => {
-        body += c;
-      });
-      req.on('end', () => {
-        received.push(body);
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    rx = await startReceiver();
+    receiverUrl = `${rx.url}/hook`;
     // The receiver is on loopback: private destinations are allowed for this server only.
     s = await startTestServer({
       WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -81,7 +69,7 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
   afterAll(async () => {
     await browser?.close();
     await s?.close();
-    await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+    await rx?.close();
   });
 
   for (const size of SIZES) {
@@ -156,7 +144,7 @@ describe.skipIf(!hasChromium)(`links that land, and the Alerts page (Chromium at
       expect(await s.worker!.rules!.evaluate()).toBeGreaterThanOrEqual(1);
       await waitFor('the delivery', async () => {
         await s.worker!.worker.runDue();
-        return received.some((b) => b.includes(`Any crash ${size.name}`));
+        return rx.got.some(({ body: b }) => b.includes(`Any crash ${size.name}`));
       });
       await page.locator('#deliveries-refresh').click();
       await page.locator('#webhook-deliveries tbody tr', { hasText: 'delivered' }).first().waitFor();

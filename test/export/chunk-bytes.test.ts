@@ -47,6 +47,8 @@ beforeAll(async () => {
     });
     expect(r.statusCode).toBe(201);
   }
+  // The tests stream through the service directly, not inject: what was acknowledged is loaded first.
+  await s.settled();
 });
 afterAll(async () => {
   await s?.close();
