@@ -25,6 +25,12 @@ export interface Config {
   clickhouseAsyncInsert: boolean;
   /** Days the high-volume ClickHouse tables keep a row (TTL on its own timestamp); unset: forever. */
   retentionDays: number | undefined;
+  /**
+   * CRASH_LEDGER_DAYS: days an occurrence's id stays in the Postgres occurrence ledger, which
+   * counts it once; the worker prunes older ids. A report retried after that is counted again in
+   * the list's counters (ClickHouse still collapses it), so it must exceed any SDK retry delay.
+   */
+  crashLedgerDays: number;
   /** Bytes of accepted request bodies waiting for their insert, across tables; past it, 503. */
   ingestQueueBytes: number;
   /**
@@ -319,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
       : undefined,
     clickhouseAsyncInsert: bool(env, 'CLICKHOUSE_ASYNC_INSERT', false),
     retentionDays: str(env, 'RETENTION_DAYS') === undefined ? undefined : int(env, 'RETENTION_DAYS', 0, 1, 36_500),
+    crashLedgerDays: int(env, 'CRASH_LEDGER_DAYS', 30, 1, 36_500),
     ingestQueueBytes: int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024),
     spool: eventsSpool,
     crashPipeline: crashPipeline(env, eventsSpool),

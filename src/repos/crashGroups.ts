@@ -408,6 +408,23 @@ export async function countOccurrences(q: Queryable, os: CountedOccurrence[]): P
   );
 }
 
+/**
+ * Deletes at most `limit` ledger rows recorded before `before` and answers how many: one short
+ * statement, so a backlog is pruned a chunk at a time and never holds a long transaction. The
+ * chunk is taken oldest first through the recorded_at index and deleted by ctid (a TID scan: a
+ * join back on the key let the planner scan the whole ledger per chunk); rows another pruner
+ * holds are skipped, so two workers take different chunks instead of waiting on each other.
+ */
+export async function pruneLedger(q: Queryable, before: Date, limit: number): Promise<number> {
+  const r = await q.query(
+    `DELETE FROM crash_occurrence_ledger WHERE ctid = ANY(ARRAY(
+       SELECT ctid FROM crash_occurrence_ledger WHERE recorded_at < $1
+       ORDER BY recorded_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    [before, limit],
+  );
+  return r.rowCount;
+}
+
 /** Occurrences older than their group's firstSeenAt move it back (one statement for a batch). */
 export async function moveFirstSeenMany(q: Queryable, xs: { groupId: string; at: number }[]): Promise<void> {
   if (xs.length === 0) return;

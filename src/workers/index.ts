@@ -14,6 +14,7 @@ import { recipientConfirmations } from './recipientConfirmations.ts';
 import { noticeJobs } from './noticeJobs.ts';
 import { webhookJob } from './webhookJob.ts';
 import { alertRulesPass, type AlertRulesPass } from './alertRulesPass.ts';
+import { crashLedgerPrune, type CrashLedgerPrune } from './crashLedgerPrune.ts';
 
 /** The alert outbox worker as a part of its process's lifecycle (src/compose.ts starts and stops it). */
 export interface AlertWorker extends Part {
@@ -21,6 +22,8 @@ export interface AlertWorker extends Part {
   mailer: Mailer;
   /** The spike and crash-free rules' pass; absent without ClickHouse (a standalone worker without CLICKHOUSE_URL). */
   rules: AlertRulesPass | undefined;
+  /** Prunes the crash occurrence ledger to CRASH_LEDGER_DAYS (a sweep of its rounds). */
+  ledger: CrashLedgerPrune;
   start(): void;
   wake(): void;
   /** Stops polling, waits for the jobs in hand, closes the mailer. */
@@ -36,7 +39,7 @@ export interface AlertWorkerDeps {
   ch?: ClickHouse;
   mailer?: Mailer;
   summarize?: Summarize;
-  /** The rules pass's clock (the outbox's is the repo's own). */
+  /** The rules pass's and the ledger pruning's clock (the outbox's is the repo's own). */
   clock?: Clock;
 }
 
@@ -65,6 +68,7 @@ export function createAlertWorker(config: Config, d: AlertWorkerDeps, log: Worke
     [WEBHOOK_JOB]: webhookJob({ config, repos, secretsKey: d.secretsKey }),
   };
   const rules = d.ch ? alertRulesPass({ config, repos, ch: d.ch, log, now: d.clock }) : undefined;
+  const ledger = crashLedgerPrune({ config, pg: repos.pg, log, now: d.clock });
   const worker = new OutboxWorker(
     repos.outbox,
     handlers,
@@ -83,6 +87,7 @@ export function createAlertWorker(config: Config, d: AlertWorkerDeps, log: Worke
       verificationMails(config, repos.accounts, mailer, gate, log),
       invitationMails(config, repos.accounts, mailer, gate, log),
       ...(rules ? [rules.sweep] : []),
+      ledger.sweep,
     ],
   );
   return {
@@ -90,6 +95,7 @@ export function createAlertWorker(config: Config, d: AlertWorkerDeps, log: Worke
     worker,
     mailer,
     rules,
+    ledger,
     start: () => worker.start(),
     wake: () => worker.wake(),
     async stop() {

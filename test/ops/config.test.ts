@@ -33,6 +33,8 @@ describe('config', () => {
     expect(c.exportIdleTimeoutMs).toBe(60_000);
     expect(c.exportChunkRows).toBe(50_000);
     expect(c.alertDigestWindowMs).toBe(300_000);
+    expect(c.crashLedgerDays).toBe(30);
+    expect(loadConfig({ CRASH_LEDGER_DAYS: '1' }).crashLedgerDays).toBe(1);
   });
   it.each([
     ['PORT', 'abc'],
@@ -53,6 +55,8 @@ describe('config', () => {
     ['EXPORT_IDLE_TIMEOUT_MS', '5'],
     ['ALERT_DIGEST_WINDOW_MS', '-1'],
     ['RATE_LIMIT_DASHBOARD_PER_MIN', 'many'],
+    ['CRASH_LEDGER_DAYS', '0'],
+    ['CRASH_LEDGER_DAYS', '30d'],
   ])('refuses %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
