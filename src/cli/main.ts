@@ -92,7 +92,7 @@ function plainError(status: number, error: string): string {
   return `Error ${status}: ${error}`;
 }
 
-// The management API's answers, as far as this CLI reads them (the contract is ../shared/spec/interface.md).
+// The management API's answers, as far as this CLI reads them (the routes are in README.md, "Management API and CLI").
 interface ValidationDetail {
   path?: string;
   message?: string;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BoundedMap } from '../lib/boundedMap.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan, pruneDeeperThan } from '../lib/jsonDepth.ts';
+import { MAX_JSON_DEPTH, pruneDeeperThan } from '../lib/jsonDepth.ts';
 import { loggableError, silentLog, type Log } from '../lib/log.ts';
 import { Spool, type SpoolOptions } from '../stores/spool/spool.ts';
 import { payloadOf, type SpooledRecord } from '../stores/spool/records.ts';
@@ -25,11 +25,19 @@ const FORMAT = 1;
  * schema later travel without a format change; `v` moves only if the envelope does.
  */
 export function encodeCrashRecord(projectId: string, crash: CrashReport): Buffer {
-  // A free-form field nested 50k deep parses, but JSON.stringify would overflow on it (a 500 the
-  // SDK retries forever). Cut below MAX_JSON_DEPTH: the field still nests deeper than its own
-  // limit, so the record step drops it with the same reason the report would have had.
-  const whole = nestsDeeperThan(crash, MAX_JSON_DEPTH) ? pruneDeeperThan(crash, MAX_JSON_DEPTH) : crash;
-  return Buffer.from(`{"v":${FORMAT},"projectId":${JSON.stringify(projectId)},"crash":${JSON.stringify(whole)}}\n`);
+  return Buffer.from(`{"v":${FORMAT},"projectId":${JSON.stringify(projectId)},"crash":${crashJson(crash)}}\n`);
+}
+
+function crashJson(crash: CrashReport): string {
+  try {
+    return JSON.stringify(crash);
+  } catch (err) {
+    // A free-form field nested 50k deep parses, but overflows JSON.stringify's stack (a 500 the
+    // SDK would retry forever). Only then, cut below MAX_JSON_DEPTH: the field still nests deeper
+    // than its own limit, so the record step drops it with the reason the report would have had.
+    if (!(err instanceof RangeError)) throw err;
+    return JSON.stringify(pruneDeeperThan(crash, MAX_JSON_DEPTH));
+  }
 }
 
 export function decodeCrashRecord(payload: Buffer): CrashRecord {

@@ -1,7 +1,6 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { mostSevere } from '../domain/crashContext.ts';
 import { aliasParams, canonical, aliasesOf, ONE_GROUP, type OccurrenceScope, scopeOf } from './occurrenceScope.ts';
-import type { OccurrenceFacts } from './crashOccurrences.ts';
+import { factsByKey, type FactsRow, type OccurrenceFacts } from './occurrenceFacts.ts';
 
 /**
  * The crash page's state (clickhouse/011_crash_group_daily.sql): a group's facts, breakdown
@@ -94,20 +93,7 @@ export function crashGroupState(ch: ClickHouse) {
       const scope = stateScope(only);
       const aliases = aliasesOf(groups);
       // Dimension rows carry empty id, device, user and latest states, so they add nothing to those.
-      const rows = await ch.query<{
-        k: string;
-        n: number;
-        d: number;
-        u: number;
-        first: number;
-        last: number;
-        latest: [string | null, string | null, string | null, string];
-        fatal: number;
-        handled: number;
-        versions: string[];
-        platforms: string[];
-        levels: string[];
-      }>(
+      const rows = await ch.query<FactsRow>(
         `SELECT k, sum(n) AS n, uniqExactMerge(ds) AS d, uniqExactMerge(us) AS u,
            toUnixTimestamp64Milli(min(f)) AS first, toUnixTimestamp64Milli(max(l)) AS last, argMaxMerge(lt) AS latest,
            max(fatal) AS fatal, min(handled) AS handled,
@@ -124,24 +110,7 @@ export function crashGroupState(ch: ClickHouse) {
          GROUP BY k`,
         { project: projectId, keys: groups.flat(), ...aliasParams(aliases), ...scope.params },
       );
-      return new Map(
-        rows.map((r) => [
-          r.k,
-          {
-            occurrences: Number(r.n),
-            devices: Number(r.d),
-            users: Number(r.u),
-            firstSeen: Number(r.first),
-            lastSeen: Number(r.last),
-            latest: [r.latest[0], r.latest[1], r.latest[2]],
-            isFatal: Boolean(Number(r.fatal)),
-            handled: Boolean(Number(r.handled)),
-            versions: r.versions,
-            platforms: r.platforms,
-            level: mostSevere(r.levels),
-          },
-        ]),
-      );
+      return factsByKey(rows);
     },
 
     /** The group's distinct users and the id of its latest occurrence (null: none). */

@@ -2,7 +2,7 @@ import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import { InsertBatcher, type QueueBudget } from '../stores/clickhouse/batcher.ts';
 import { isoMs } from '../lib/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
-import { mostSevere, type Breadcrumb, type CrashLevel, type DroppedField } from '../domain/crashContext.ts';
+import type { Breadcrumb, DroppedField } from '../domain/crashContext.ts';
 import {
   aliasParams,
   canonical,
@@ -13,8 +13,9 @@ import {
   scopeOf,
 } from './occurrenceScope.ts';
 import { crashGroupState, type StateDimension } from './crashGroupState.ts';
+import { factsByKey, type FactsRow, type OccurrenceFacts } from './occurrenceFacts.ts';
 
-export type { KeyAliases, OccurrenceScope };
+export type { KeyAliases, OccurrenceFacts, OccurrenceScope };
 
 /**
  * ClickHouse `crash_occurrences`: every occurrence of every group, append-only, keyed by the
@@ -113,25 +114,6 @@ const BREAKDOWN: Record<StateDimension, keyof CrashBreakdown> = {
   osVersion: 'osVersions',
   release: 'appVersions',
 };
-
-/** A group's aggregate over its occurrences. */
-export interface OccurrenceFacts {
-  occurrences: number;
-  devices: number;
-  /** distinct user ids (occurrences without one do not count) */
-  users: number;
-  firstSeen: number;
-  lastSeen: number;
-  /** platform, appVersion, osVersion of the latest occurrence */
-  latest: [string | null, string | null, string | null];
-  isFatal: boolean;
-  handled: boolean;
-  versions: string[];
-  /** every platform the group was seen on */
-  platforms: string[];
-  /** the most severe level among the occurrences counted */
-  level: CrashLevel;
-}
 
 /** An occurrence of a session, on its timeline. */
 export interface SessionOccurrence {
@@ -255,20 +237,7 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
     const aliases = aliasesOf(groups);
     // uniqExact(id), not count(): a retried report is a second physical row until a merge.
     // Duplicates are identical rows, so min, max and argMax need no FINAL.
-    const rows = await ch.query<{
-      k: string;
-      n: number;
-      d: number;
-      u: number;
-      first: number;
-      last: number;
-      latest: [string | null, string | null, string | null];
-      fatal: boolean | number;
-      handled: boolean | number;
-      versions: string[];
-      platforms: string[];
-      levels: string[];
-    }>(
+    const rows = await ch.query<FactsRow>(
       `SELECT ${canonical(aliases)} AS k, uniqExact(id) AS n, uniqExact(device_fingerprint) AS d, uniqExact(user_id) AS u,
          toUnixTimestamp64Milli(min(occurred_at)) AS first, toUnixTimestamp64Milli(max(occurred_at)) AS last,
          argMax(tuple(platform, app_version, os_version), (occurred_at, id)) AS latest,
@@ -279,24 +248,7 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
        GROUP BY k`,
       { project: projectId, keys: groups.flat(), ...aliasParams(aliases), ...scope.params },
     );
-    return new Map(
-      rows.map((r) => [
-        r.k,
-        {
-          occurrences: Number(r.n),
-          devices: Number(r.d),
-          users: Number(r.u),
-          firstSeen: Number(r.first),
-          lastSeen: Number(r.last),
-          latest: r.latest,
-          isFatal: Boolean(r.fatal),
-          handled: Boolean(r.handled),
-          versions: r.versions,
-          platforms: r.platforms,
-          level: mostSevere(r.levels),
-        },
-      ]),
-    );
+    return factsByKey(rows);
   }
 
   /** The breakdown read from the occurrences: one pass over the group's rows (GROUPING SETS). */

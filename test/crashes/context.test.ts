@@ -68,6 +68,31 @@ const FULL = {
   level: 'error',
 };
 
+/** A crash occurrence's exported columns, in the order the export gives them (written out, not imported). */
+const EXPORTED_COLUMNS = [
+  'id',
+  'groupId',
+  'sessionId',
+  'occurredAt',
+  'level',
+  'environment',
+  'userId',
+  'message',
+  'stackTrace',
+  'symbolicatedStack',
+  'isFatal',
+  'handled',
+  'platform',
+  'osVersion',
+  'appVersion',
+  'brand',
+  'model',
+  'tags',
+  'context',
+  'breadcrumbs',
+  'dropped',
+];
+
 describe('crash context at ingest', () => {
   it('keeps every field with the occurrence; the report user overrides the session user', async () => {
     const sid = await session();
@@ -287,29 +312,7 @@ describe('GET /export/crash-occurrences', () => {
     expect(body).toMatchObject({ total: 5, page: 1, limit: 2, pages: 3 });
     expect(body.data).toHaveLength(2);
     const first = body.data[0];
-    expect(Object.keys(first)).toEqual([
-      'id',
-      'groupId',
-      'sessionId',
-      'occurredAt',
-      'level',
-      'environment',
-      'userId',
-      'message',
-      'stackTrace',
-      'symbolicatedStack',
-      'isFatal',
-      'handled',
-      'platform',
-      'osVersion',
-      'appVersion',
-      'brand',
-      'model',
-      'tags',
-      'context',
-      'breadcrumbs',
-      'dropped',
-    ]);
+    expect(Object.keys(first)).toEqual(EXPORTED_COLUMNS);
     expect(first).toMatchObject({
       id: expect.stringMatching(/^[0-9a-f]{64}$/),
       groupId: groupA,
@@ -361,31 +364,7 @@ describe('GET /export/crash-occurrences', () => {
       expect(rows[1]!.tags).toBe(JSON.stringify({ k: '=HYPERLINK("x")' }));
     }
     const empty = await get('format=csv&stream=true&environment=none');
-    expect(empty.body.split('\r\n')[0]!.replaceAll('"', '')).toBe(
-      [
-        'id',
-        'groupId',
-        'sessionId',
-        'occurredAt',
-        'level',
-        'environment',
-        'userId',
-        'message',
-        'stackTrace',
-        'symbolicatedStack',
-        'isFatal',
-        'handled',
-        'platform',
-        'osVersion',
-        'appVersion',
-        'brand',
-        'model',
-        'tags',
-        'context',
-        'breadcrumbs',
-        'dropped',
-      ].join(','),
-    );
+    expect(empty.body.split('\r\n')[0]!.replaceAll('"', '')).toBe(EXPORTED_COLUMNS.join(','));
   });
 
   it('NDJSON (paged and streamed): one JSON row per line, equal to the JSON rows', async () => {
