@@ -127,6 +127,25 @@ describe.skipIf(!hasChromium)('crash pages in Chromium', () => {
       ).toEqual(['fatal', 'fatal']);
       await page.locator('#c-sort').selectOption('occurrences');
       await page.waitForFunction(() => location.hash.includes('sort=occurrences'));
+
+      // The search (message, type, function, file), from the whole list: one group names "Payment".
+      await page.goto(`${base}/#/p/${projectId}/crashes`);
+      await page.locator('table.crashes tbody tr').nth(2).waitFor();
+      const rowCount = () => page.locator('table.crashes tbody tr').count();
+      const all = await rowCount();
+      await page.locator('#c-search').fill('payment');
+      await page.locator('#c-search').press('Enter');
+      await page.waitForFunction(() => location.hash.includes('q=payment'));
+      await page.waitForFunction(() => document.querySelectorAll('table.crashes tbody tr').length === 1);
+      expect(await page.locator('table.crashes tbody').textContent()).toContain('Payment declined');
+      expect(await page.locator('#c-search').inputValue()).toBe('payment');
+      expect(await overflowX(page)).toBe(0);
+      await page.screenshot({ path: path.join(SHOTS, `${label}-crashes-search.png`), fullPage: true });
+      await page.locator('#c-search').fill('');
+      await page.locator('#c-search').press('Enter');
+      await page.waitForFunction(() => !location.hash.includes('q='));
+      await page.waitForFunction((n) => document.querySelectorAll('table.crashes tbody tr').length === n, all);
+      expect(await rowCount()).toBe(all);
       await page.context().close();
     });
 
