@@ -139,11 +139,15 @@ describe.skipIf(!pgUp)('a store goes away', () => {
     let seq = 0;
     const client = new Redis({ port: redis.port, host: '127.0.0.1' });
     client.on('error', () => {});
-    // The limiter counts in Redis (its key may land a moment after the answer).
-    await waitFor(
-      'the ingest limiter key',
-      async () => (await client.keys(`${s.svc.config.redisKeyPrefix}:rl:ingest*`)).length > 0,
-    );
+    // The limiter counts in Redis once its client is connected (until then a request is counted
+    // in process): ingest until a request has been counted there.
+    await waitFor('the ingest limiter key', async () => {
+      seq += 1;
+      expect((await post('/ingest/events', { sessionId: sid, events: [P.customEvent(sid, seq)] })).statusCode).toBe(
+        201,
+      );
+      return (await client.keys(`${s.svc.config.redisKeyPrefix}:rl:ingest*`)).length > 0;
+    });
     client.disconnect();
 
     await redis.stop();
