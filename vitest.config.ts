@@ -12,8 +12,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
     // One PGlite initdb per run instead of one per test server (test/globalSetup.ts).
     globalSetup: ['test/globalSetup.ts'],
-    // With DATABASE_URL, a database per test file (test/setupDatabase.ts).
-    setupFiles: ['test/setupDatabase.ts'],
+    // A temp directory per test file, removed when it ends; with DATABASE_URL, a database per file.
+    setupFiles: ['test/setupTempDir.ts', 'test/setupDatabase.ts'],
     // real servers in Docker: `npm run test:containers` (vitest.containers.config.ts)
     exclude: ['test/containers/**', '**/node_modules/**'],
   },

@@ -25,18 +25,26 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * With DATABASE_URL set the test servers use that Postgres, so nothing is prepared.
  */
 export default function setup(project: TestProject) {
+  // One directory for the run, set as TMPDIR before the test processes start, so they inherit it
+  // (test/setupTempDir.ts makes one per file inside it); removed when the run ends.
+  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-run-'));
+  process.env.TMPDIR = runDir;
+  const removeRunDir = () => fs.rmSync(runDir, { recursive: true, force: true });
   if (process.env.DATABASE_URL) {
     project.provide('pgliteTemplate', undefined);
     // A file drops its database when it ends; one that never runs its hooks (every test skipped)
     // or dies cannot, so the run drops whatever of its own is left.
     const prefix = `flightrec_test_${randomBytes(4).toString('hex')}_`;
     project.provide('pgRunPrefix', prefix);
-    return () => dropDatabasesNamed(process.env.DATABASE_URL!, prefix);
+    return async () => {
+      await dropDatabasesNamed(process.env.DATABASE_URL!, prefix);
+      removeRunDir();
+    };
   }
   project.provide('pgRunPrefix', 'flightrec_test_');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-pglite-template-'));
   // The server's own initdb script, in a process of its own as the server runs it (pglite.ts).
   execFileSync(process.execPath, [path.join(ROOT, 'src/stores/postgres/pgliteInitdb.mjs'), dir], { stdio: 'inherit' });
   project.provide('pgliteTemplate', dir);
-  return () => fs.rmSync(dir, { recursive: true, force: true });
+  return removeRunDir;
 }
