@@ -119,7 +119,7 @@ const RETAINED = [
   { table: 'network_logs', column: 'timestamp' },
   { table: 'crash_occurrences', column: 'occurred_at' },
   // the crash page's state forgets the days its occurrences no longer hold
-  { table: 'crash_group_daily', column: 'day' },
+  { table: 'crash_group_state', column: 'day' },
 ] as const;
 
 /**

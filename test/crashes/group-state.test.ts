@@ -7,8 +7,8 @@ import { migrateClickHouse } from '../../src/stores/migrations.ts';
 import { crashOccurrencesRepo } from '../../src/repos/crashOccurrences.ts';
 import { QueueBudget } from '../../src/stores/clickhouse/batcher.ts';
 
-// The crash page's state (clickhouse/011) on the real engine: migration 011 copies the
-// occurrences stored before it, the view follows new ones, and the page's figures read from
+// The crash page's state (clickhouse/011, moved by 012) on the real engine: migration 011 copies
+// the occurrences stored before it, 012 copies 011's state, the view follows new ones, and the page's figures read from
 // it are those the occurrences give, a retried report (a second physical row) counted once.
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-group-state-'));
@@ -53,17 +53,26 @@ const anyTag = (repo: ReturnType<typeof crashOccurrencesRepo>, only: { environme
 describe('the crash page state', () => {
   const repo = crashOccurrencesRepo(ch, new QueueBudget(1_000_000));
 
-  it('copies the occurrences stored before migration 011, follows new ones, and counts a retried report once', async () => {
-    const upTo010 = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-mig010-'));
-    for (const f of fs.readdirSync('clickhouse').filter((x) => x < '011')) {
-      fs.copyFileSync(path.join('clickhouse', f), path.join(upTo010, f));
-    }
-    await migrateClickHouse(ch, upTo010);
-    fs.rmSync(upTo010, { recursive: true, force: true });
+  it('copies the occurrences stored before migration 011 and the state 011 kept into 012, follows new ones, and counts a retried report once', async () => {
+    const migrateBefore = async (version: string) => {
+      const upTo = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-mig-'));
+      for (const f of fs.readdirSync('clickhouse').filter((x) => x < version)) {
+        fs.copyFileSync(path.join('clickhouse', f), path.join(upTo, f));
+      }
+      await migrateClickHouse(ch, upTo);
+      fs.rmSync(upTo, { recursive: true, force: true });
+    };
+    await migrateBefore('011');
     // no tag in the old rows: the tag scope "none = ''" matches them all
     await ch.insert(
       'crash_occurrences',
-      [1, 2, 3, 4, 5, 6].map((n) => occurrence(n, 1)),
+      [1, 2, 3].map((n) => occurrence(n, 1)),
+    );
+    // 011's state (crash_group_daily) holds these; 012 copies it to its finer-indexed table
+    await migrateBefore('012');
+    await ch.insert(
+      'crash_occurrences',
+      [4, 5, 6].map((n) => occurrence(n, 1)),
     );
     await migrateClickHouse(ch);
     await ch.insert(

@@ -46,6 +46,8 @@ export const SHARD_KEYS: Readonly<Record<string, string>> = {
   crash_dimensions_project_daily: 'cityHash64(project_id, dimension, value)',
   // the crash page's state (011), beside its group's occurrences
   crash_group_daily: 'cityHash64(project_id, group_key)',
+  // 012: the same state at a finer index
+  crash_group_state: 'cityHash64(project_id, group_key)',
 };
 
 export const localName = (table: string) => `${table}_local`;
