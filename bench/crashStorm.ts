@@ -16,6 +16,7 @@
  * | BENCH_CONNECTIONS | 64 | concurrent clients, one session each |
  * | BENCH_PG_ADMIN_URL | – | Postgres admin URL: run on a scratch database there instead of PGlite |
  * | BENCH_GROUPS | 1 | distinct stacks the reports cycle through; `new`: every report a stack of its own (a new group each) |
+ * | BENCH_SOURCEMAP | – | `1`: one minified stack whose release has its source map uploaded, so every report is symbolicated (one group) |
  * | BENCH_VISIBLE_TIMEOUT_S | 120 | how long to wait for the loader to record every acknowledged report |
  * | INGEST_SPOOL | – | `false`: crashes recorded inside the request (the path before the crash spool) |
  * | REDIS_URL, CLICKHOUSE_URL | – | passed to the service as they are |
@@ -28,6 +29,7 @@ import { Latencies } from './stats.ts';
 import { ProcWatcher } from './procStats.ts';
 import { createDatabase, dropDatabase } from '../scripts/databases.ts';
 import { createBenchProject, startBenchService } from './service.ts';
+import { BUNDLE_NAME, minifiedStorm } from './stormSourceMap.ts';
 
 const env = process.env;
 const seconds = Number(env.BENCH_SECONDS ?? 10);
@@ -36,6 +38,10 @@ const pgAdmin = env.BENCH_PG_ADMIN_URL;
 const groupsMode = env.BENCH_GROUPS ?? '1';
 const everyNew = groupsMode === 'new';
 const groupCount = everyNew ? Infinity : Math.max(1, Number(groupsMode));
+const symbolicated = env.BENCH_SOURCEMAP === '1';
+if (symbolicated && groupsMode !== '1')
+  throw new Error('BENCH_SOURCEMAP=1 storms one group (leave BENCH_GROUPS unset)');
+const RELEASES = ['1.0.0', '1.1.0', '1.2.0', '1.3.0'];
 
 /** A number in letters g-z: the group key reads digits and hex in a frame as variable, not these. */
 const letters = (n: number) => {
@@ -80,7 +86,7 @@ async function main() {
           device: {
             platform: i % 2 ? 'android' : 'ios',
             osVersion: '17.2',
-            appVersion: `1.${i % 4}.0`,
+            appVersion: RELEASES[i % RELEASES.length],
             model: `model ${i % 16}`,
           },
         });
@@ -89,7 +95,19 @@ async function main() {
       }),
     );
 
+    // With a source map, every release the sessions run has it: each report is read through it.
+    const minified = symbolicated ? await minifiedStorm() : undefined;
+    if (minified) {
+      for (const release of RELEASES) {
+        const r = await fetch(
+          `${url}/api/projects/${projectId}/releases/${release}/artifacts?name=${BUNDLE_NAME}.map`,
+          { method: 'POST', headers: { authorization: `Bearer ${svc.adminToken}` }, body: minified.map },
+        );
+        if (r.status !== 201) throw new Error(`source map upload: ${r.status} ${await r.text()}`);
+      }
+    }
     const stackOf = (g: number) =>
+      minified?.stack ??
       `TypeError: x is undefined\n  at render${g === 0 ? '' : letters(g)} (app.js:10:5)\n  at update (app.js:20:3)\n  at loop (app.js:30:1)\n  at main (app.js:40:1)`;
     const used = new Set<number>();
     let nextGroup = 0;
@@ -161,6 +179,19 @@ async function main() {
       groups = await readGroups();
     }
     const visibleAfterSeconds = Math.round((performance.now() - stormEnd) / 100) / 10;
+    // with a source map, the group's head frames as the map reads them (the original file and line)
+    const head =
+      minified && groups[0]
+        ? String(
+            (
+              (await (
+                await fetch(`${url}/api/projects/${projectId}/crash-groups/${groups[0].id}`, {
+                  headers: { authorization: `Bearer ${svc.adminToken}` },
+                })
+              ).json()) as { stackHead?: string }
+            ).stackHead,
+          )
+        : undefined;
     await pool.close();
     const l = lat.summary();
     const result = {
@@ -186,9 +217,17 @@ async function main() {
       occurrenceCount: sum(groups),
       affectedDevices: groups.length === 1 ? groups[0]?.affectedDevices : undefined,
       exactlyOnce: groups.length === expectedGroups && sum(groups) === acked,
+      // with a source map: its first frame read back to the original file and line
+      symbolicated: head === undefined ? undefined : groups.length === 1 && /src\/app\.js:2:\d+/.test(head),
       project: projectId,
     };
-    const shape = everyNew ? 'a new stack per report' : groupCount === 1 ? 'one stack trace' : `${groupCount} stacks`;
+    const shape = everyNew
+      ? 'a new stack per report'
+      : minified
+        ? 'one minified stack, symbolicated by its source map'
+        : groupCount === 1
+          ? 'one stack trace'
+          : `${groupCount} stacks`;
     console.log(`crash storm (${result.shape}): ${connections} connections, ${result.seconds} s, ${shape}`);
     console.log(
       `  ${result.reportsPerSecond} reports/s acknowledged (${acked}), latency p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, max ${l.max} ms`,
@@ -200,7 +239,7 @@ async function main() {
       `  recorded: all ${result.visibleAfterSeconds} s after the storm (${result.recordedPerSecond} reports/s end to end)`,
     );
     console.log(
-      `  groups ${result.groups} (${result.newGroupsPerSecond} new groups/s end to end), occurrences ${result.occurrenceCount}, affectedDevices ${result.affectedDevices ?? '-'}; exactly once: ${result.exactlyOnce}`,
+      `  groups ${result.groups} (${result.newGroupsPerSecond} new groups/s end to end), occurrences ${result.occurrenceCount}, affectedDevices ${result.affectedDevices ?? '-'}; exactly once: ${result.exactlyOnce}${head === undefined ? '' : `; symbolicated: ${result.symbolicated}\n  ${head.replaceAll('\n', '\n  ')}`}`,
     );
     console.log(JSON.stringify(result));
   } finally {

@@ -33,9 +33,13 @@ export async function startBenchService(
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), opts.dataDirPrefix ?? 'flightrec-bench-'));
   const port = await freePort();
   const adminToken = randomBytes(24).toString('hex');
+  // BENCH_CPU_PROF_DIR: the service under `node --cpu-prof`, written when it exits on SIGTERM
+  // (read with `npx tsx bench/profileTop.ts <file>`).
+  const profDir = process.env.BENCH_CPU_PROF_DIR;
+  const profArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profDir)}`] : [];
   const child = spawn(
     process.execPath,
-    [...SERVICE_NODE_ARGS, '--import', 'tsx', ...(opts.nodeArgs ?? []), 'src/main.ts'],
+    [...SERVICE_NODE_ARGS, ...profArgs, '--import', 'tsx', ...(opts.nodeArgs ?? []), 'src/main.ts'],
     {
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit'],
