@@ -247,8 +247,11 @@ function spool(env: Env, dataDir: string): Config['spool'] {
 /**
  * The crash spool sits inside the events spool's root under a dot name, which every version of
  * the events spool skips when it looks for orphaned directories (a plain name would be taken
- * over, found without segments of its own, and removed). Smaller loads than the events' (a
- * crash costs a record() each until the per-batch bulk step), a quarter of the byte budget.
+ * over, found without segments of its own, and removed). Its loads are smaller than the events':
+ * a batch's Postgres statements grow with its reports (the occurrence ledger takes a row each),
+ * and embedded Postgres runs them on the thread that answers requests. 256 KiB (~500 reports)
+ * kept a storm's p99 under 100 ms where 512 KiB blocked for 40-80 ms a statement (docs/bench.md,
+ * "Crash storm, the tail"); a quarter of the byte budget.
  */
 function crashPipeline(env: Env, events: Config['spool']): Config['crashPipeline'] {
   if (!events) return undefined;
@@ -257,7 +260,7 @@ function crashPipeline(env: Env, events: Config['spool']): Config['crashPipeline
       ...events,
       root: path.join(events.root, '.crashes'),
       maxBytes: Math.max(1024 * 1024, Math.floor(events.maxBytes / 4)),
-      loadBytes: Math.min(events.loadBytes, 512 * 1024),
+      loadBytes: Math.min(events.loadBytes, 256 * 1024),
     },
     concurrency: int(env, 'CRASH_PIPELINE_CONCURRENCY', 8, 1, 256),
   };

@@ -204,12 +204,14 @@ export const sessionQueries = {
     keys: { projectId: string; sessionId: string }[],
   ): Promise<Map<string, CrashingSession>> {
     if (keys.length === 0) return new Map();
+    // A storm's batch is many reports of few sessions: each session read once.
+    const unique = [...new Map(keys.map((k) => [`${k.projectId}:${k.sessionId}`, k])).values()];
     const r = await q.query<CrashingSession & { k: string }>(
       `SELECT s.project_id::text || ':' || s.id::text AS k, ${CRASHING_COLUMNS.split(', ')
         .map((c) => `s.${c}`)
         .join(', ')}
        FROM ${TABLE} s JOIN unnest($1::uuid[], $2::uuid[]) AS x(p, id) ON s.project_id = x.p AND s.id = x.id`,
-      [keys.map((k) => k.projectId), keys.map((k) => k.sessionId)],
+      [unique.map((k) => k.projectId), unique.map((k) => k.sessionId)],
     );
     return new Map(r.rows.map((x) => [x.k, x]));
   },

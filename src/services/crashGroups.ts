@@ -379,6 +379,37 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     };
     const prepared: Prepared[] = [];
     let storeError: unknown;
+    type Reading = Pick<Prepared, 'sym' | 'at' | 'raw'>;
+    const readings = new Map<string, Promise<Reading>>();
+    const readStack = async (
+      projectId: string,
+      session: CrashingSession,
+      c: CrashInput['crash'],
+      inAppPackages: string[],
+      rules: readonly FingerprintRuleSpec[],
+    ): Promise<Reading> => {
+      // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "One bug,
+      // one group: grouping on parsed frames"); the raw stack is kept as sent.
+      const sym = d.symbols
+        ? await d.symbols.symbolicate(projectId, session.app_version, session.app_build_number, c.stackTrace, c.message)
+        : { stack: c.stackTrace, message: c.message, mapped: 0 };
+      const keyOpts = { inAppPackages, fingerprint: c.fingerprint };
+      /** The key of a stack: the project's first matching fingerprint rule's, else the default key. */
+      const keyOf = (stack: string, message: string): Keyed => {
+        const base = crashGroupKey(stack, message, keyOpts);
+        const rule = rules.length
+          ? firstMatchingRule(rules, fingerprintInput(stack, message, inAppPackages))
+          : undefined;
+        const key = rule ? fingerprintKey(rule.fingerprint, base) : base;
+        // A project's rule names its group itself: the previous rule's key is not consulted.
+        return { base, key, legacy: key === base ? legacyGroupKey(stack) : key };
+      };
+      return {
+        sym,
+        at: keyOf(sym.stack, sym.message),
+        raw: sym.mapped > 0 ? keyOf(c.stackTrace, c.message) : null,
+      };
+    };
     const prepare = async ({ projectId, crash: c }: CrashInput, i: number) => {
       try {
         const session = sessions.get(`${projectId}:${c.sessionId}`);
@@ -391,28 +422,23 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         // the hash of the contract's fields: the context is what the SDK attached, not what
         // happened, and a retry that re-attaches it differently is still the same occurrence.
         const cx = boundCrashContext(c, c.isFatal);
-        // Grouped on the stack as the release's artifacts read it (docs/decisions.md, "One bug,
-        // one group: grouping on parsed frames"); the raw stack is kept as sent.
-        const sym = d.symbols
-          ? await d.symbols.symbolicate(
-              projectId,
-              session.app_version,
-              session.app_build_number,
-              c.stackTrace,
-              c.message,
-            )
-          : { stack: c.stackTrace, message: c.message, mapped: 0 };
-        const keyOpts = { inAppPackages, fingerprint: c.fingerprint };
-        /** The key of a stack: the project's first matching fingerprint rule's, else the default key. */
-        const keyOf = (stack: string, message: string): Keyed => {
-          const base = crashGroupKey(stack, message, keyOpts);
-          const rule = rules.length
-            ? firstMatchingRule(rules, fingerprintInput(stack, message, inAppPackages))
-            : undefined;
-          const key = rule ? fingerprintKey(rule.fingerprint, base) : base;
-          // A project's rule names its group itself: the previous rule's key is not consulted.
-          return { base, key, legacy: key === base ? legacyGroupKey(stack) : key };
-        };
+        // A storm is one stack many times over: a batch reads each distinct (release, stack,
+        // message, fingerprint) once. Its artifacts, packages and rules are fixed for the batch, so
+        // every copy would read the same.
+        const readKey = JSON.stringify([
+          projectId,
+          session.app_version,
+          session.app_build_number,
+          c.stackTrace,
+          c.message,
+          c.fingerprint ?? null,
+        ]);
+        let reading = readings.get(readKey);
+        if (!reading) {
+          reading = readStack(projectId, session, c, inAppPackages, rules);
+          readings.set(readKey, reading);
+        }
+        const { sym, at, raw } = await reading;
         prepared.push({
           i,
           projectId,
@@ -421,8 +447,8 @@ export function crashGroupsService(d: CrashGroupsDeps) {
           cx,
           sym,
           occurrenceId: crashOccurrenceId(c),
-          at: keyOf(sym.stack, sym.message),
-          raw: sym.mapped > 0 ? keyOf(c.stackTrace, c.message) : null,
+          at,
+          raw,
         });
       } catch (error) {
         if (classify(error).kind === 'retryable') storeError ??= error;

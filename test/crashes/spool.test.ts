@@ -410,6 +410,43 @@ describe('symbolication in the crash pipeline', () => {
     expect(g[0]!.stack_head).toContain('at findOrder (src/orders.ts:6:');
   });
 
+  it('one batch reads a stack once per release: copies share it, another release without the map keeps it raw', async () => {
+    const a = release('https://shop.example.com/assets/index-0ce0a1.js', '0ce0a1');
+    await uploadMap('6.2.0', '~/assets/index-0ce0a1.js.map', a.map);
+    const sessionIn = async (appVersion: string) => {
+      const st = P.sessionStart();
+      st.device = { ...st.device, appVersion, appBuildNumber: '1', platform: 'linux' };
+      expect((await post('/ingest/session', st)).statusCode).toBe(201);
+      return st.sessionId;
+    };
+    const mapped = await sessionIn('6.2.0');
+    const unmapped = await sessionIn('6.2.1');
+    const crash = (sessionId: string, timestamp: number) => ({
+      sessionId,
+      message: 'Error: Order 1042 not found',
+      stackTrace: a.stack,
+      isFatal: true,
+      handled: false,
+      timestamp,
+    });
+    // the same stack four times in one batch: three copies in the release with the map, one without
+    const batch = [
+      crash(mapped, P.T0 + 1),
+      crash(unmapped, P.T0 + 2),
+      crash(mapped, P.T0 + 3),
+      crash(mapped, P.T0 + 4),
+    ];
+    expect((await s.svc.crashPipeline!.runBatch(batch.map((c) => spooled(projectId, c)))).refused).toEqual([]);
+    const withMap = await groupsOf('6.2.0');
+    expect(withMap).toHaveLength(1);
+    expect(withMap[0]!.stack_head).toContain('at findOrder (src/orders.ts:6:');
+    const rows = await crashGroups(s, projectId);
+    expect(rows.find((g) => g.id === withMap[0]!.id)?.occurrence_count).toBe(3);
+    const raw = await groupsOf('6.2.1');
+    expect(raw).toHaveLength(1);
+    expect(raw[0]!.stack_head).toContain('index-0ce0a1.js');
+  });
+
   it('a bad artifact leaves the stack raw, and the crash page says which', async () => {
     const a = release('https://shop.example.com/assets/index-bad0a1.js', 'bad0a1');
     await uploadMap('6.1.0', '~/assets/index-bad0a1.js.map', a.map);
