@@ -64,7 +64,13 @@ async function main() {
   }
   const svc = await startBenchService({
     dataDirPrefix: 'flightrec-storm-',
-    env: { LOG_LEVEL: 'warn', RUN_WORKER: 'false', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
+    env: {
+      LOG_LEVEL: 'warn',
+      RUN_WORKER: 'false',
+      // the groups are read back page by page until every report is counted (thousands of pages with BENCH_GROUPS=new)
+      RATE_LIMIT_EXPORT_PER_MIN: '1000000',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    },
   });
   const { url, child } = svc;
   try {
@@ -156,6 +162,7 @@ async function main() {
     type Page = { data: Group[]; total: number };
     const page = async (n: number, limit: number) => {
       const ex = await fetch(`${url}/export/crashes?limit=${limit}&page=${n}`, { headers: auth });
+      if (ex.status !== 200) throw new Error(`/export/crashes page ${n}: ${ex.status} ${await ex.text()}`);
       return (await ex.json()) as Page;
     };
     /** Every group (the export's pages of 1000). */
