@@ -105,6 +105,7 @@ async function service(variant: string) {
   } finally {
     svc.child.kill('SIGTERM');
     await new Promise((res) => svc.child.once('exit', res));
+    fs.rmSync(svc.dataDir, { recursive: true, force: true });
   }
 }
 
