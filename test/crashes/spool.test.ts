@@ -411,12 +411,21 @@ describe('symbolication in the crash pipeline', () => {
   });
 
   it('one batch reads a stack once per release: copies share it, another release without the map keeps it raw', async () => {
+    // A project of its own: the other tests' groups of this bundle would take these reports in.
+    const own = await s.createProject('one reading per stack');
     const a = release('https://shop.example.com/assets/index-0ce0a1.js', '0ce0a1');
-    await uploadMap('6.2.0', '~/assets/index-0ce0a1.js.map', a.map);
+    const up = await s.app.inject({
+      method: 'POST',
+      url: `/api/projects/${own.projectId}/releases/6.2.0/artifacts?name=${encodeURIComponent('~/assets/index-0ce0a1.js.map')}`,
+      headers: { ...s.admin, 'content-type': 'application/octet-stream' },
+      payload: a.map,
+    });
+    expect(up.statusCode).toBe(201);
     const sessionIn = async (appVersion: string) => {
       const st = P.sessionStart();
       st.device = { ...st.device, appVersion, appBuildNumber: '1', platform: 'linux' };
-      expect((await post('/ingest/session', st)).statusCode).toBe(201);
+      const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: own.auth, payload: st });
+      expect(r.statusCode).toBe(201);
       return st.sessionId;
     };
     const mapped = await sessionIn('6.2.0');
@@ -436,15 +445,19 @@ describe('symbolication in the crash pipeline', () => {
       crash(mapped, P.T0 + 3),
       crash(mapped, P.T0 + 4),
     ];
-    expect((await s.svc.crashPipeline!.runBatch(batch.map((c) => spooled(projectId, c)))).refused).toEqual([]);
-    const withMap = await groupsOf('6.2.0');
-    expect(withMap).toHaveLength(1);
-    expect(withMap[0]!.stack_head).toContain('at findOrder (src/orders.ts:6:');
-    const rows = await crashGroups(s, projectId);
-    expect(rows.find((g) => g.id === withMap[0]!.id)?.occurrence_count).toBe(3);
-    const raw = await groupsOf('6.2.1');
-    expect(raw).toHaveLength(1);
-    expect(raw[0]!.stack_head).toContain('index-0ce0a1.js');
+    expect((await s.svc.crashPipeline!.runBatch(batch.map((c) => spooled(own.projectId, c)))).refused).toEqual([]);
+    const rows = (await crashGroups(s, own.projectId)) as {
+      app_version: string;
+      stack_head: string;
+      occurrence_count: number;
+    }[];
+    expect(rows).toHaveLength(2);
+    const withMap = rows.find((g) => g.app_version === '6.2.0');
+    expect(withMap?.stack_head).toContain('at findOrder (src/orders.ts:6:');
+    expect(withMap?.occurrence_count).toBe(3);
+    const raw = rows.find((g) => g.app_version === '6.2.1');
+    expect(raw?.stack_head).toContain('index-0ce0a1.js');
+    expect(raw?.occurrence_count).toBe(1);
   });
 
   it('a bad artifact leaves the stack raw, and the crash page says which', async () => {
