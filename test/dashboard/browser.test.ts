@@ -74,13 +74,20 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await s?.close();
   });
 
-  it('onboarding: sign up, create a named project and key, the setup guide, the first session arrives', async () => {
+  it('onboarding: sign up, create a named project and key, the setup guide, the first session arrives', {
+    timeout: 150_000,
+  }, async () => {
     await page.goto(base);
     await page.getByRole('heading', { name: 'Log in to flightrec' }).waitFor();
     await page.getByRole('link', { name: 'Create an account' }).click();
     await page.getByLabel('Email').fill(`browser-${Date.now()}@example.com`);
     await page.getByLabel('Password').fill('a long enough password');
+    // Once, on a loaded CI machine (kill -9 storms in the file beside this one), the projects page
+    // had not come 30 s after this click, and nothing said why: the sign-up's answer is now waited
+    // for on its own, with room, and its status checked, so a slow one passes and a failed one says so.
+    const signedUp = page.waitForResponse((r) => r.url().endsWith('/api/auth/signup'), { timeout: 90_000 });
     await page.getByRole('button', { name: 'Create account' }).click();
+    expect((await signedUp).status()).toBe(201);
 
     await page.getByRole('heading', { name: 'Projects & keys' }).waitFor();
     await noBadText(page, 'empty projects page');
