@@ -8,6 +8,7 @@ import { createServer, type Server } from '../../src/server.ts';
 import type { AppOptions } from '../../src/app.ts';
 import type { InjectOptions } from 'fastify';
 import { Writable } from 'node:stream';
+import { waitFor } from './wait.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -79,6 +80,13 @@ export async function startTestServer(
     ...env,
   };
   const server = await createServer(loadConfig(fullEnv), appOptions);
+  // The limiter never waits on Redis: a request before its client connects is counted in process.
+  // On the machine's Redis (.ci/run's second pass), tests count from a connected client; a test
+  // that passes a Redis of its own (down, behind a proxy) sees it as the server does.
+  const redis = server.svc.stores.redis;
+  if (redis && process.env.REDIS_URL && fullEnv.REDIS_URL === process.env.REDIS_URL) {
+    await waitFor('the Redis client connected', () => redis.status === 'ready', 30_000);
+  }
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const settled = async (timeoutMs = 30_000) => {
     // Each spool answers for what it acknowledged; both must have loaded it.
