@@ -250,8 +250,8 @@ function spool(env: Env, dataDir: string): Config['spool'] {
  * over, found without segments of its own, and removed). Its loads are smaller than the events':
  * a batch's Postgres statements grow with its reports (the occurrence ledger takes a row each),
  * and embedded Postgres runs them on the thread that answers requests. 256 KiB (~500 reports)
- * kept a storm's p99 under 100 ms where 512 KiB blocked for 40-80 ms a statement (docs/bench.md,
- * "Crash storm, the tail"); a quarter of the byte budget.
+ * kept a storm's p99 under 100 ms where 512 KiB blocked for 40-80 ms a statement (docs/decisions.md,
+ * "Crash batches": "A storm is read once per distinct stack"); a quarter of the byte budget.
  */
 function crashPipeline(env: Env, events: Config['spool']): Config['crashPipeline'] {
   if (!events) return undefined;

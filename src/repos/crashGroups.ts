@@ -458,7 +458,7 @@ export async function reopenIn(
     // is keyed by the version: resolving again snapshots it, so it can never reopen the group
     // twice and no retry makes a second job.
     if (reopened) await reopened(q);
-    await enqueueRegression(q, projectId, groupId, appVersion);
+    await enqueueNotices(q, projectId, groupId, 'crash_group.regressed', appVersion);
   }
   return done;
 }
@@ -526,12 +526,7 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           // group is the key's, and this one is not made.
           if (!(await insertKey(q, projectId, g.groupKey, id, g.ruleVersion))) throw new KeyTaken();
           // A group opened by a message alerts only through rules (g.alert false).
-          if (g.alert !== false) {
-            await enqueueJob(q, projectId, id, NEW_GROUP_JOB);
-            // Only for projects with a webhook that wants new groups: the others get no extra job.
-            if (await hasSubscribers(q, projectId, 'crash_group.new'))
-              await enqueueJob(q, projectId, id, NEW_GROUP_WEBHOOKS_JOB);
-          }
+          if (g.alert !== false) await enqueueNotices(q, projectId, id, 'crash_group.new');
           return true;
         });
       } catch (e) {
@@ -666,7 +661,7 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           // alert is keyed by the version: resolving again snapshots it, so it can never reopen
           // the group twice and no retry makes a second job.
           if (reopened) await reopened(q);
-          await enqueueRegression(q, projectId, groupId, appVersion);
+          await enqueueNotices(q, projectId, groupId, 'crash_group.regressed', appVersion);
         }
         return done;
       });
@@ -852,12 +847,25 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
 
 export type CrashGroupsRepo = ReturnType<typeof crashGroupsRepo>;
 
+/** A new group's and a regression's jobs: its email, and its webhook posts (the same job shape for both). */
+const NOTICE_JOBS = {
+  'crash_group.new': { email: NEW_GROUP_JOB, webhooks: NEW_GROUP_WEBHOOKS_JOB },
+  'crash_group.regressed': { email: REGRESSION_JOB, webhooks: REGRESSION_WEBHOOKS_JOB },
+} as const;
+
 /**
- * A regression's jobs, with the reopening: its email, and its webhook posts as a job of their
- * own (only for a project with a webhook that wants regressions), the same shape as a new group's.
+ * A group's notice jobs in the caller's transaction: the email job, and the webhook job only for a
+ * project with a webhook that wants the event (the others get no extra job). `ref`: the
+ * regression's version.
  */
-async function enqueueRegression(q: Queryable, projectId: string, groupId: string, appVersion: string) {
-  await enqueueJob(q, projectId, groupId, REGRESSION_JOB, appVersion);
-  if (await hasSubscribers(q, projectId, 'crash_group.regressed'))
-    await enqueueJob(q, projectId, groupId, REGRESSION_WEBHOOKS_JOB, appVersion);
+async function enqueueNotices(
+  q: Queryable,
+  projectId: string,
+  groupId: string,
+  event: keyof typeof NOTICE_JOBS,
+  ref?: string,
+) {
+  const jobs = NOTICE_JOBS[event];
+  await enqueueJob(q, projectId, groupId, jobs.email, ref);
+  if (await hasSubscribers(q, projectId, event)) await enqueueJob(q, projectId, groupId, jobs.webhooks, ref);
 }
