@@ -187,18 +187,13 @@ async function main() {
     }
     const visibleAfterSeconds = Math.round((performance.now() - stormEnd) / 100) / 10;
     // with a source map, the group's head frames as the map reads them (the original file and line)
-    const head =
-      minified && groups[0]
-        ? String(
-            (
-              (await (
-                await fetch(`${url}/api/projects/${projectId}/crash-groups/${groups[0].id}`, {
-                  headers: { authorization: `Bearer ${svc.adminToken}` },
-                })
-              ).json()) as { stackHead?: string }
-            ).stackHead,
-          )
-        : undefined;
+    const headOf = async (groupId: string) => {
+      const r = await fetch(`${url}/api/projects/${projectId}/crash-groups/${groupId}`, {
+        headers: { authorization: `Bearer ${svc.adminToken}` },
+      });
+      return String(((await r.json()) as { stackHead?: string }).stackHead);
+    };
+    const head = minified && groups[0] ? await headOf(groups[0].id) : undefined;
     await pool.close();
     const l = lat.summary();
     const result = {
