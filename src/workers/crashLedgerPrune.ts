@@ -22,8 +22,6 @@ export interface CrashLedgerPruneDeps {
 }
 
 export interface CrashLedgerPrune {
-  /** Deletes every ledger row older than the window, a chunk per statement; answers how many. */
-  pass(): Promise<number>;
   /**
    * The outbox worker's sweep: starts a pass at most once per LEDGER_PRUNE_INTERVAL_MS and
    * deletes at most `chunksPerSweep` chunks a round, so the round's jobs wait on one bounded
@@ -58,9 +56,6 @@ export function crashLedgerPrune(d: CrashLedgerPruneDeps): CrashLedgerPrune {
   }
 
   return {
-    async pass() {
-      return (await chunks(cutoff(), Number.POSITIVE_INFINITY)).deleted;
-    },
     async sweep() {
       const at = now();
       if (!unfinished && at < nextPassAt) return;

@@ -14,7 +14,7 @@ import { recipientConfirmations } from './recipientConfirmations.ts';
 import { noticeJobs } from './noticeJobs.ts';
 import { webhookJob } from './webhookJob.ts';
 import { alertRulesPass, type AlertRulesPass } from './alertRulesPass.ts';
-import { crashLedgerPrune, type CrashLedgerPrune } from './crashLedgerPrune.ts';
+import { crashLedgerPrune } from './crashLedgerPrune.ts';
 
 /** The alert outbox worker as a part of its process's lifecycle (src/compose.ts starts and stops it). */
 export interface AlertWorker extends Part {
@@ -22,8 +22,6 @@ export interface AlertWorker extends Part {
   mailer: Mailer;
   /** The spike and crash-free rules' pass; absent without ClickHouse (a standalone worker without CLICKHOUSE_URL). */
   rules: AlertRulesPass | undefined;
-  /** Prunes the crash occurrence ledger to CRASH_LEDGER_DAYS (a sweep of its rounds). */
-  ledger: CrashLedgerPrune;
   start(): void;
   wake(): void;
   /** Stops polling, waits for the jobs in hand, closes the mailer. */
@@ -95,7 +93,6 @@ export function createAlertWorker(config: Config, d: AlertWorkerDeps, log: Worke
     worker,
     mailer,
     rules,
-    ledger,
     start: () => worker.start(),
     wake: () => worker.wake(),
     async stop() {
