@@ -80,12 +80,14 @@ describe.skipIf(!hasChromium)(`dashboard in a real browser (Chromium at ${CHROMI
     await page.goto(base);
     await page.getByRole('heading', { name: 'Log in to flightrec' }).waitFor();
     await page.getByRole('link', { name: 'Create an account' }).click();
+    // The sign-up form replaces the log-in form only after the app has asked /api/auth/me again, and
+    // both forms have an Email and a Password field. On a loaded machine the fills went into the
+    // log-in form, the empty sign-up form then refused to submit (required fields), and the sign-up
+    // request was never sent: the form to fill is waited for by its own heading.
+    await page.getByRole('heading', { name: 'Create your flightrec account' }).waitFor();
     await page.getByLabel('Email').fill(`browser-${Date.now()}@example.com`);
     await page.getByLabel('Password').fill('a long enough password');
-    // Once, on a loaded CI machine (kill -9 storms in the file beside this one), the projects page
-    // had not come 30 s after this click, and nothing said why: the sign-up's answer is now waited
-    // for on its own, with room, and its status checked, so a slow one passes and a failed one says so.
-    const signedUp = page.waitForResponse((r) => r.url().endsWith('/api/auth/signup'), { timeout: 90_000 });
+    const signedUp = page.waitForResponse((r) => r.url().endsWith('/api/auth/signup'), { timeout: 60_000 });
     await page.getByRole('button', { name: 'Create account' }).click();
     expect((await signedUp).status()).toBe(201);
 
