@@ -603,19 +603,33 @@ export function crashGroupsService(d: CrashGroupsDeps) {
           alert: !pl.message,
         })),
       );
-      for (const [k, pl] of firsts) if (made.has(k)) pl.newGroup = true;
-      // The groups of the others: made just now, or by a concurrent first occurrence (groups are never deleted).
+      // A group made just now is known without reading it back: its row is what was inserted
+      // (a bad release's storm of new groups spent a key lookup per group on this read).
+      const fresh = new Map<string, GroupState>();
+      for (const [k, pl] of firsts) {
+        const id = made.get(k);
+        if (id === undefined) continue;
+        pl.newGroup = true;
+        fresh.set(k, {
+          id,
+          group_key: pl.groupKey,
+          status: 'open',
+          first_seen_at: pl.x.c.timestamp,
+          resolved_versions: [],
+        });
+      }
+      // The groups of the others: made by a concurrent first occurrence (groups are never deleted).
       for (const p of projects) {
         const open = plans.filter((pl) => !pl.group && pl.x.projectId === p);
         if (open.length === 0) continue;
         const now = await statesByKeys(
           q,
           p,
-          open.map((pl) => pl.groupKey),
+          open.filter((pl) => !fresh.has(`${p}\u0000${pl.groupKey}`)).map((pl) => pl.groupKey),
         );
         const late: { projectId: string; key: string; groupId: string; ruleVersion: number }[] = [];
         for (const pl of open) {
-          const g = now.get(pl.groupKey);
+          const g = fresh.get(`${p}\u0000${pl.groupKey}`) ?? now.get(pl.groupKey);
           if (!g) throw new Error(`crash group ${pl.groupKey} of project ${p} missing after its insert`);
           pl.group = g;
           if (pl.groupKey !== pl.at.key)

@@ -68,7 +68,10 @@ export async function openChdb(dir: string): Promise<ClickHouse> {
     },
     async queryRaw(sql, params, format, settings) {
       const res = await session.queryBindAsync(withSettings(sql, settings), params, { format });
-      return Buffer.from(res.bytes());
+      // The bytes are already JS-owned (chDB copies them off the engine): a view, not a second
+      // copy of each export chunk (up to EXPORT_CHUNK_BYTES).
+      const b = res.bytes();
+      return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
     },
     async ping() {
       await session.queryAsync('SELECT 1');
