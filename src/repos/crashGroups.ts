@@ -77,6 +77,69 @@ export interface NewGroup {
   firstSessionId: string;
   /** false: no new-group alert or webhook (a group opened by a message: rules alert on those) */
   alert?: boolean;
+  /**
+   * The counters of the batch's occurrences of this key, written with the row (`countersOf`):
+   * a group made with its counters is written once, not inserted and then updated (the update
+   * wrote every index of the row a second time). `countOccurrences` is then told the group is
+   * precounted.
+   */
+  counters?: GroupCounters;
+}
+
+/** A group's counters, as `countOccurrences` keeps them. */
+export interface GroupCounters {
+  crashOccurrences: number;
+  fatalOccurrences: number;
+  messageOccurrences: number;
+  crashUsers: number;
+  messageUsers: number;
+  crashLastSeenAt: number | null;
+  messageLastSeenAt: number | null;
+}
+
+/**
+ * The counters a group made for these occurrences starts with: each occurrence id once, each
+ * user once per class; what `countOccurrences` would add to a group with none.
+ */
+export function countersOf(os: readonly Omit<CountedOccurrence, 'projectId' | 'groupId'>[]): GroupCounters {
+  const c: GroupCounters = {
+    crashOccurrences: 0,
+    fatalOccurrences: 0,
+    messageOccurrences: 0,
+    crashUsers: 0,
+    messageUsers: 0,
+    crashLastSeenAt: null,
+    messageLastSeenAt: null,
+  };
+  const ids = new Set<string>();
+  const users = [new Set<string>(), new Set<string>()];
+  for (const o of os) {
+    if (ids.has(o.id)) continue;
+    ids.add(o.id);
+    if (o.user !== '') users[o.cls]?.add(o.user);
+    if (o.cls === 0) {
+      c.crashOccurrences++;
+      if (o.fatal) c.fatalOccurrences++;
+      c.crashLastSeenAt = Math.max(c.crashLastSeenAt ?? o.at, o.at);
+    } else {
+      c.messageOccurrences++;
+      c.messageLastSeenAt = Math.max(c.messageLastSeenAt ?? o.at, o.at);
+    }
+  }
+  c.crashUsers = users[0]?.size ?? 0;
+  c.messageUsers = users[1]?.size ?? 0;
+  return c;
+}
+
+/**
+ * A group made precounted has an occurrence the ledger already held (counted before, under
+ * another key, or by a concurrent batch): its counters are wrong, and the transaction must be
+ * rolled back and the batch decided again without precounting.
+ */
+export class PrecountedStaleError extends Error {
+  constructor(readonly stale: number) {
+    super(`${stale} precounted occurrence(s) were already in the ledger`);
+  }
 }
 
 /** The part of a group the crash workflow decides on. */
@@ -283,11 +346,15 @@ export async function createGroups(q: Queryable, gs: NewGroupOf[]): Promise<Map<
   if (gs.length === 0) return made;
   const ids: string[] = gs.map(() => randomUUID());
   const col = <T>(f: (g: NewGroupOf) => T) => gs.map(f);
+  const counter = <T>(f: (c: GroupCounters) => T, none: T) => gs.map((g) => (g.counters ? f(g.counters) : none));
   const created = await q.query<{ id: string; project_id: string; group_key: string }>(
     `INSERT INTO ${GROUPS} (id, project_id, group_key, message, stack_head, is_fatal, handled,
-       platform, app_version, os_version, first_seen_at, first_session_id)
+       platform, app_version, os_version, first_seen_at, first_session_id,
+       crash_occurrences, fatal_occurrences, message_occurrences, crash_users, message_users,
+       crash_last_seen_at, message_last_seen_at)
      SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::boolean[],
-       $8::text[], $9::text[], $10::text[], $11::bigint[], $12::uuid[])
+       $8::text[], $9::text[], $10::text[], $11::bigint[], $12::uuid[],
+       $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[])
      ON CONFLICT (project_id, group_key) DO NOTHING RETURNING id, project_id, group_key`,
     [
       ids,
@@ -302,6 +369,13 @@ export async function createGroups(q: Queryable, gs: NewGroupOf[]): Promise<Map<
       col((g) => g.osVersion),
       col((g) => g.firstSeenAt),
       col((g) => g.firstSessionId),
+      counter((c) => c.crashOccurrences, 0),
+      counter((c) => c.fatalOccurrences, 0),
+      counter((c) => c.messageOccurrences, 0),
+      counter((c) => c.crashUsers, 0),
+      counter((c) => c.messageUsers, 0),
+      counter((c) => c.crashLastSeenAt, null),
+      counter((c) => c.messageLastSeenAt, null),
     ],
   );
   if (created.rows.length === 0) return made;
@@ -361,17 +435,26 @@ export async function addKeys(
  * each occurrence id in once (a replay, a retry or another process counts nothing again), the
  * users' set each user once per group and class; each group's row is written once per batch.
  * Groups are locked in id order first, so two processes' batches wait rather than deadlock.
+ * `precounted`: groups this transaction made with these occurrences' counters (`countersOf`);
+ * their occurrences enter the ledger and the users' set but add nothing, and should one of them
+ * have been in the ledger already, PrecountedStaleError (the caller rolls back and decides again).
  */
-export async function countOccurrences(q: Queryable, os: CountedOccurrence[]): Promise<void> {
+export async function countOccurrences(
+  q: Queryable,
+  os: CountedOccurrence[],
+  precounted: ReadonlySet<string> = new Set(),
+): Promise<void> {
   if (os.length === 0) return;
   const seen = new Map<string, CountedOccurrence>();
   for (const o of os) seen.set(`${o.projectId}\u0000${o.id}`, o);
   const xs = [...seen.values()].sort((a, b) =>
     a.projectId < b.projectId ? -1 : a.projectId > b.projectId ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
   );
-  const groupIds = [...new Set(xs.map((o) => o.groupId))].sort();
-  await q.query(`SELECT 1 FROM ${GROUPS} WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [groupIds]);
-  await q.query(
+  const groupIds = [...new Set(xs.map((o) => o.groupId))].filter((g) => !precounted.has(g)).sort();
+  // A precounted group was made by this transaction: no other can hold or wait for its row.
+  if (groupIds.length)
+    await q.query(`SELECT 1 FROM ${GROUPS} WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [groupIds]);
+  const r = await q.query<{ stale: number }>(
     `WITH x AS (
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::smallint[], $5::boolean[], $6::bigint[], $7::text[])
          AS x(project_id, id, group_id, cls, fatal, at, user_key)),
@@ -385,17 +468,20 @@ export async function countOccurrences(q: Queryable, os: CountedOccurrence[]): P
        ON CONFLICT DO NOTHING RETURNING group_id, cls),
      nu AS (
        SELECT group_id, count(*) FILTER (WHERE cls = 0) AS cu, count(*) FILTER (WHERE cls = 1) AS mu
-       FROM u GROUP BY group_id),
+       FROM u WHERE NOT (group_id = ANY($8::uuid[])) GROUP BY group_id),
      agg AS (
        SELECT group_id, count(*) FILTER (WHERE cls = 0) AS co, count(*) FILTER (WHERE cls = 0 AND fatal) AS fo,
          count(*) FILTER (WHERE cls = 1) AS mo, max(at) FILTER (WHERE cls = 0) AS cl, max(at) FILTER (WHERE cls = 1) AS ml
-       FROM fresh GROUP BY group_id)
-     UPDATE ${GROUPS} g SET
-       crash_occurrences = g.crash_occurrences + agg.co, fatal_occurrences = g.fatal_occurrences + agg.fo,
-       message_occurrences = g.message_occurrences + agg.mo,
-       crash_users = g.crash_users + COALESCE(nu.cu, 0), message_users = g.message_users + COALESCE(nu.mu, 0),
-       crash_last_seen_at = GREATEST(g.crash_last_seen_at, agg.cl), message_last_seen_at = GREATEST(g.message_last_seen_at, agg.ml)
-     FROM agg LEFT JOIN nu ON nu.group_id = agg.group_id WHERE g.id = agg.group_id`,
+       FROM fresh WHERE NOT (group_id = ANY($8::uuid[])) GROUP BY group_id),
+     upd AS (
+       UPDATE ${GROUPS} g SET
+         crash_occurrences = g.crash_occurrences + agg.co, fatal_occurrences = g.fatal_occurrences + agg.fo,
+         message_occurrences = g.message_occurrences + agg.mo,
+         crash_users = g.crash_users + COALESCE(nu.cu, 0), message_users = g.message_users + COALESCE(nu.mu, 0),
+         crash_last_seen_at = GREATEST(g.crash_last_seen_at, agg.cl), message_last_seen_at = GREATEST(g.message_last_seen_at, agg.ml)
+       FROM agg LEFT JOIN nu ON nu.group_id = agg.group_id WHERE g.id = agg.group_id)
+     SELECT (SELECT count(*) FROM x WHERE group_id = ANY($8::uuid[]))
+       - (SELECT count(*) FROM fresh WHERE group_id = ANY($8::uuid[])) AS stale`,
     [
       xs.map((o) => o.projectId),
       xs.map((o) => o.id),
@@ -404,8 +490,11 @@ export async function countOccurrences(q: Queryable, os: CountedOccurrence[]): P
       xs.map((o) => o.fatal),
       xs.map((o) => o.at),
       xs.map((o) => o.user),
+      [...precounted],
     ],
   );
+  const stale = Number(r.rows[0]?.stale ?? 0);
+  if (stale > 0) throw new PrecountedStaleError(stale);
 }
 
 /**

@@ -28,7 +28,10 @@ import { pageEnvelope } from '../domain/paging.ts';
 import {
   addKeys,
   countOccurrences,
+  countersOf,
   createGroups,
+  PrecountedStaleError,
+  type CountedOccurrence,
   CRASH_FIELDS,
   moveFirstSeenMany,
   reopenIn,
@@ -572,132 +575,152 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     }
     await Promise.all([occurrences.addMany(plans.map((p) => p.row)), ...facts.values()]);
 
-    // 5. Postgres: the whole batch's decisions in one transaction.
-    const moved: (typeof plans)[number]['row'][] = [];
-    await groups.tx(async (q) => {
-      await addKeys(q, joins);
-      // First occurrences: one new group per key, its first the earliest report of the batch.
-      const firsts = new Map<string, (typeof plans)[number]>();
-      for (const pl of plans) {
-        if (pl.group) continue;
-        const k = `${pl.x.projectId}\u0000${pl.groupKey}`;
-        const f = firsts.get(k);
-        if (!f || pl.x.c.timestamp < f.x.c.timestamp) firsts.set(k, pl);
-      }
-      const made = await createGroups(
-        q,
-        [...firsts.values()].map((pl) => ({
-          projectId: pl.x.projectId,
-          groupKey: pl.groupKey,
-          ruleVersion: pl.ruleVersion,
-          message: pl.x.sym.message,
-          stackHead: stackHead(pl.x.sym.stack),
-          isFatal: pl.x.c.isFatal,
-          handled: pl.x.c.handled,
-          platform: pl.x.session.platform,
-          appVersion: pl.x.session.app_version,
-          osVersion: pl.x.session.os_version,
-          firstSeenAt: pl.x.c.timestamp,
-          firstSessionId: pl.x.c.sessionId,
-          // a message is not a new crash: no crash alert (spike rules with its levels alert on messages)
-          alert: !pl.message,
-        })),
-      );
-      // A group made just now is known without reading it back: its row is what was inserted
-      // (a bad release's storm of new groups spent a key lookup per group on this read).
-      const fresh = new Map<string, GroupState>();
-      for (const [k, pl] of firsts) {
-        const id = made.get(k);
-        if (id === undefined) continue;
-        pl.newGroup = true;
-        fresh.set(k, {
-          id,
-          group_key: pl.groupKey,
-          status: 'open',
-          first_seen_at: pl.x.c.timestamp,
-          resolved_versions: [],
-        });
-      }
-      // The groups of the others: made by a concurrent first occurrence (groups are never deleted).
-      for (const p of projects) {
-        const open = plans.filter((pl) => !pl.group && pl.x.projectId === p);
-        if (open.length === 0) continue;
-        const now = await statesByKeys(
-          q,
-          p,
-          open.filter((pl) => !fresh.has(`${p}\u0000${pl.groupKey}`)).map((pl) => pl.groupKey),
-        );
-        const late: { projectId: string; key: string; groupId: string; ruleVersion: number }[] = [];
-        for (const pl of open) {
-          const g = fresh.get(`${p}\u0000${pl.groupKey}`) ?? now.get(pl.groupKey);
-          if (!g) throw new Error(`crash group ${pl.groupKey} of project ${p} missing after its insert`);
-          pl.group = g;
-          if (pl.groupKey !== pl.at.key)
-            late.push({ projectId: p, key: pl.at.key, groupId: g.id, ruleVersion: GROUP_RULE_VERSION });
-          // The key joined another group meanwhile (a concurrent upgrade's join): the occurrence is
-          // that group's, stored under its key (the same row on every retry).
-          if (g.group_key !== pl.groupKey) moved.push({ ...pl.row, group_key: g.group_key });
-        }
-        await addKeys(q, late);
-      }
-      const known = plans.filter((pl): pl is typeof pl & { group: GroupState } => pl.group !== undefined);
-      // Regressions: a resolved group's occurrence from a version it had not had, once per (group, version).
-      const reopened = new Map<string, boolean>();
-      for (const pl of known) {
-        const v = pl.x.session.app_version;
-        if (pl.newGroup || v === null) continue;
-        if (statusAfterOccurrence(pl.group.status, v, pl.group.resolved_versions) !== 'open') continue;
-        const k = `${pl.group.id}\u0000${v}`;
-        if (!reopened.has(k)) {
-          const { projectId } = pl.x;
-          const groupId = pl.group.id;
-          const platform = pl.x.session.platform;
-          reopened.set(
-            k,
-            await reopenIn(q, projectId, groupId, v, (t) =>
-              recordHistory(t, {
-                projectId,
-                groupId,
-                kind: 'regression',
-                fromStatus: 'resolved',
-                toStatus: 'open',
-                actor: SYSTEM_ACTOR,
-                appVersion: v,
-                platform,
-              }),
-            ),
-          );
-          pl.regressed = reopened.get(k) ?? false;
-        }
-      }
-      await moveFirstSeenMany(
-        q,
-        known.filter((pl) => !pl.newGroup).map((pl) => ({ groupId: pl.group.id, at: pl.x.c.timestamp })),
-      );
-      await countOccurrences(
-        q,
-        known.map((pl) => ({
-          projectId: pl.x.projectId,
-          id: pl.x.occurrenceId,
-          groupId: pl.group.id,
-          cls: pl.message ? 1 : 0,
-          fatal: pl.x.c.isFatal,
-          at: pl.x.c.timestamp,
-          user: pl.row.user_id ?? '',
-        })),
-      );
-      await sessionQueries.markCrashedMany(
-        q,
-        plans
-          .filter((pl) => pl.flag)
-          .map((pl) => ({
-            projectId: pl.x.projectId,
-            sessionId: pl.x.c.sessionId,
-            isFatal: pl.x.c.isFatal,
-            at: pl.x.c.timestamp,
-          })),
-      );
+    // 5. Postgres: the whole batch's decisions in one transaction. A new group is written with
+    // its counters (precounted); should the ledger show one of its occurrences counted already,
+    // the transaction is rolled back and the batch decided again, every group counted by the ledger.
+    const counted = (pl: (typeof plans)[number], groupId: string): CountedOccurrence => ({
+      projectId: pl.x.projectId,
+      id: pl.x.occurrenceId,
+      groupId,
+      cls: pl.message ? 1 : 0,
+      fatal: pl.x.c.isFatal,
+      at: pl.x.c.timestamp,
+      user: pl.row.user_id ?? '',
     });
+    let moved: (typeof plans)[number]['row'][] = [];
+    const decide = (precount: boolean) =>
+      groups.tx(async (q) => {
+        moved = [];
+        for (const pl of plans) Object.assign(pl, { group: pl.at.group, newGroup: false, regressed: false });
+        await addKeys(q, joins);
+        // First occurrences: one new group per key, its first the earliest report of the batch.
+        const firsts = new Map<string, (typeof plans)[number]>();
+        for (const pl of plans) {
+          if (pl.group) continue;
+          const k = `${pl.x.projectId}\u0000${pl.groupKey}`;
+          const f = firsts.get(k);
+          if (!f || pl.x.c.timestamp < f.x.c.timestamp) firsts.set(k, pl);
+        }
+        const ofKey = new Map<string, (typeof plans)[number][]>();
+        for (const pl of plans) {
+          if (pl.group) continue;
+          const k = `${pl.x.projectId}\u0000${pl.groupKey}`;
+          ofKey.set(k, [...(ofKey.get(k) ?? []), pl]);
+        }
+        const made = await createGroups(
+          q,
+          [...firsts].map(([k, pl]) => ({
+            projectId: pl.x.projectId,
+            groupKey: pl.groupKey,
+            ruleVersion: pl.ruleVersion,
+            message: pl.x.sym.message,
+            stackHead: stackHead(pl.x.sym.stack),
+            isFatal: pl.x.c.isFatal,
+            handled: pl.x.c.handled,
+            platform: pl.x.session.platform,
+            appVersion: pl.x.session.app_version,
+            osVersion: pl.x.session.os_version,
+            firstSeenAt: pl.x.c.timestamp,
+            firstSessionId: pl.x.c.sessionId,
+            // a message is not a new crash: no crash alert (spike rules with its levels alert on messages)
+            alert: !pl.message,
+            counters: precount ? countersOf((ofKey.get(k) ?? []).map((o) => counted(o, ''))) : undefined,
+          })),
+        );
+        // A group made just now is known without reading it back: its row is what was inserted
+        // (a bad release's storm of new groups spent a key lookup per group on this read).
+        const fresh = new Map<string, GroupState>();
+        for (const [k, pl] of firsts) {
+          const id = made.get(k);
+          if (id === undefined) continue;
+          pl.newGroup = true;
+          fresh.set(k, {
+            id,
+            group_key: pl.groupKey,
+            status: 'open',
+            first_seen_at: pl.x.c.timestamp,
+            resolved_versions: [],
+          });
+        }
+        // The groups of the others: made by a concurrent first occurrence (groups are never deleted).
+        for (const p of projects) {
+          const open = plans.filter((pl) => !pl.group && pl.x.projectId === p);
+          if (open.length === 0) continue;
+          const now = await statesByKeys(
+            q,
+            p,
+            open.filter((pl) => !fresh.has(`${p}\u0000${pl.groupKey}`)).map((pl) => pl.groupKey),
+          );
+          const late: { projectId: string; key: string; groupId: string; ruleVersion: number }[] = [];
+          for (const pl of open) {
+            const g = fresh.get(`${p}\u0000${pl.groupKey}`) ?? now.get(pl.groupKey);
+            if (!g) throw new Error(`crash group ${pl.groupKey} of project ${p} missing after its insert`);
+            pl.group = g;
+            if (pl.groupKey !== pl.at.key)
+              late.push({ projectId: p, key: pl.at.key, groupId: g.id, ruleVersion: GROUP_RULE_VERSION });
+            // The key joined another group meanwhile (a concurrent upgrade's join): the occurrence is
+            // that group's, stored under its key (the same row on every retry).
+            if (g.group_key !== pl.groupKey) moved.push({ ...pl.row, group_key: g.group_key });
+          }
+          await addKeys(q, late);
+        }
+        const known = plans.filter((pl): pl is typeof pl & { group: GroupState } => pl.group !== undefined);
+        // Regressions: a resolved group's occurrence from a version it had not had, once per (group, version).
+        const reopened = new Map<string, boolean>();
+        for (const pl of known) {
+          const v = pl.x.session.app_version;
+          if (pl.newGroup || v === null) continue;
+          if (statusAfterOccurrence(pl.group.status, v, pl.group.resolved_versions) !== 'open') continue;
+          const k = `${pl.group.id}\u0000${v}`;
+          if (!reopened.has(k)) {
+            const { projectId } = pl.x;
+            const groupId = pl.group.id;
+            const platform = pl.x.session.platform;
+            reopened.set(
+              k,
+              await reopenIn(q, projectId, groupId, v, (t) =>
+                recordHistory(t, {
+                  projectId,
+                  groupId,
+                  kind: 'regression',
+                  fromStatus: 'resolved',
+                  toStatus: 'open',
+                  actor: SYSTEM_ACTOR,
+                  appVersion: v,
+                  platform,
+                }),
+              ),
+            );
+            pl.regressed = reopened.get(k) ?? false;
+          }
+        }
+        await moveFirstSeenMany(
+          q,
+          known.filter((pl) => !pl.newGroup).map((pl) => ({ groupId: pl.group.id, at: pl.x.c.timestamp })),
+        );
+        await countOccurrences(
+          q,
+          known.map((pl) => counted(pl, pl.group.id)),
+          precount ? new Set([...fresh.values()].map((g) => g.id)) : undefined,
+        );
+        await sessionQueries.markCrashedMany(
+          q,
+          plans
+            .filter((pl) => pl.flag)
+            .map((pl) => ({
+              projectId: pl.x.projectId,
+              sessionId: pl.x.c.sessionId,
+              isFatal: pl.x.c.isFatal,
+              at: pl.x.c.timestamp,
+            })),
+        );
+      });
+    try {
+      await decide(true);
+    } catch (err) {
+      if (!(err instanceof PrecountedStaleError)) throw err;
+      await decide(false);
+    }
     await occurrences.addMany(moved);
 
     for (const pl of plans) {

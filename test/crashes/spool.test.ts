@@ -12,6 +12,8 @@ import { crashGroups, outboxJobs, sessionRow } from '../helpers/inspect.ts';
 import { waitFor } from '../helpers/wait.ts';
 import * as P from '../helpers/payloads.ts';
 import { release } from '../helpers/bundle.ts';
+import { randomUUID } from 'node:crypto';
+import { crashOccurrenceId } from '../../src/domain/crashGrouping.ts';
 
 // Issues 31 item 1 and 34 item 2: /ingest/crash through the durable spool, recorded by the
 // crash pipeline's loader in named steps under one error policy. Real stores, real HTTP stack.
@@ -340,6 +342,98 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(stepRan('record', 'retryable'));
     expect(metrics).not.toMatch(/reason="clickhouse-down"/);
+  });
+
+  it('new groups are written with their counters; one whose occurrence the ledger already held is counted by the ledger', async () => {
+    // A project of its own, so its counters are only these reports'.
+    const own = await s.createProject('precounted groups');
+    const sessionOf = async (userId: string) => {
+      const st = P.sessionStart({ userId });
+      const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: own.auth, payload: st });
+      expect(r.statusCode).toBe(201);
+      return st.sessionId;
+    };
+    const [ann, bob] = [await sessionOf('ann'), await sessionOf('bob')];
+    const counters = async () =>
+      (
+        await s.svc.stores.pg.query<Record<string, unknown>>(
+          `SELECT message, crash_occurrences, fatal_occurrences, crash_users, crash_last_seen_at,
+             message_occurrences, message_users, message_last_seen_at
+           FROM crash_groups WHERE project_id = $1 ORDER BY message`,
+          [own.projectId],
+        )
+      ).rows.map((r) =>
+        Object.fromEntries(
+          Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && k !== 'message' ? Number(v) : v]),
+        ),
+      );
+    const run = async (crashes: object[]) =>
+      expect((await s.svc.crashPipeline!.runBatch(crashes.map((c) => spooled(own.projectId, c)))).refused).toEqual([]);
+
+    // Three new groups in one batch: one with two users and a report sent twice, one handled
+    // (not fatal), one a message (its own class of counters).
+    const a1 = crashOf(ann, 'Error: A', { timestamp: P.T0 + 1 });
+    await run([
+      a1,
+      crashOf(bob, 'Error: A', { timestamp: P.T0 + 3 }),
+      a1,
+      crashOf(ann, 'Error: A', { timestamp: P.T0 + 2 }),
+      crashOf(bob, 'Error: B', { isFatal: false, handled: true, timestamp: P.T0 + 5 }),
+      crashOf(ann, 'Note: C', { level: 'info', isFatal: false, handled: true, timestamp: P.T0 + 7 }),
+    ]);
+    const none = { message_occurrences: 0, message_users: 0, message_last_seen_at: null };
+    const after = [
+      {
+        message: 'Error: A',
+        crash_occurrences: 3,
+        fatal_occurrences: 3,
+        crash_users: 2,
+        crash_last_seen_at: P.T0 + 3,
+        ...none,
+      },
+      {
+        message: 'Error: B',
+        crash_occurrences: 1,
+        fatal_occurrences: 0,
+        crash_users: 1,
+        crash_last_seen_at: P.T0 + 5,
+        ...none,
+      },
+      {
+        message: 'Note: C',
+        crash_occurrences: 0,
+        fatal_occurrences: 0,
+        crash_users: 0,
+        crash_last_seen_at: null,
+        message_occurrences: 1,
+        message_users: 1,
+        message_last_seen_at: P.T0 + 7,
+      },
+    ];
+    expect(await counters()).toEqual(after);
+    // The same batch again (a replay): the ledger counts nothing twice.
+    await run([a1, crashOf(bob, 'Error: A', { timestamp: P.T0 + 3 })]);
+    expect(await counters()).toEqual(after);
+
+    // An occurrence the ledger holds already (counted under a key since changed: a new
+    // fingerprint rule, a source map) whose key now opens a new group: the group is made, and
+    // counts nothing, as the ledger says; the batch's other new group is counted.
+    const d = crashOf(ann, 'Error: D', { timestamp: P.T0 + 9 });
+    await s.svc.stores.pg.query('INSERT INTO crash_occurrence_ledger (project_id, id, group_id) VALUES ($1, $2, $3)', [
+      own.projectId,
+      crashOccurrenceId(d as never),
+      randomUUID(),
+    ]);
+    await run([d, crashOf(bob, 'Error: E', { timestamp: P.T0 + 11 })]);
+    const all = await counters();
+    const [gd, ge] = ['Error: D', 'Error: E'].map((m) => all.find((g) => g.message === m));
+    expect(gd).toMatchObject({ message: 'Error: D', crash_occurrences: 0, crash_users: 0, crash_last_seen_at: null });
+    expect(ge).toMatchObject({
+      message: 'Error: E',
+      crash_occurrences: 1,
+      crash_users: 1,
+      crash_last_seen_at: P.T0 + 11,
+    });
   });
 });
 
