@@ -55,6 +55,8 @@ const cfg = {
   // The ingest paths compared (issue 25): the spool and the synchronous group commit.
   pathSeconds: num('BENCH_PATH_SECONDS', quick ? 8 : 30),
   pathConnections: (env.BENCH_PATH_CONNECTIONS ?? '8,32').split(',').map(Number),
+  // `spool`, `sync` or both (the default): one path alone for a profile or an A/B.
+  paths: (env.BENCH_PATHS ?? 'spool,sync').split(','),
   pathsOnly: env.BENCH_PATHS_ONLY === '1',
 };
 const shape = cfg.url ? 'remote' : env.DATABASE_URL ? `postgres${env.REDIS_URL ? '+redis' : ''}+chdb` : 'embedded';
@@ -346,7 +348,7 @@ const percentile = (xs: number[], p: number) => {
  */
 async function ingestPaths(bare: Record<number, number>) {
   const out: Record<string, unknown> = {};
-  for (const spool of [true, false]) {
+  for (const spool of [true, false].filter((x) => cfg.paths.includes(x ? 'spool' : 'sync'))) {
     const name = spool ? 'spool' : 'sync';
     const svc = await startBenchService({
       env: { INGEST_SPOOL: String(spool), RATE_LIMIT_EXPORT_PER_MIN: '1000000000' },

@@ -44,6 +44,9 @@ export async function startBenchService(
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit'],
       env: {
+        // As `npm start` runs it (package.json): chDB's queries and inserts hold libuv pool threads
+        // while they run, and the spool's writes and fsyncs wait for one behind them.
+        UV_THREADPOOL_SIZE: '16',
         ...process.env,
         DATA_DIR: dataDir,
         HOST: '127.0.0.1',
