@@ -594,19 +594,19 @@ export function crashGroupsService(d: CrashGroupsDeps) {
         for (const pl of plans) Object.assign(pl, { group: pl.at.group, newGroup: false, regressed: false });
         await addKeys(q, joins);
         // First occurrences: one new group per key, its first the earliest report of the batch.
-        const firsts = new Map<string, (typeof plans)[number]>();
-        for (const pl of plans) {
-          if (pl.group) continue;
-          const k = `${pl.x.projectId}\u0000${pl.groupKey}`;
-          const f = firsts.get(k);
-          if (!f || pl.x.c.timestamp < f.x.c.timestamp) firsts.set(k, pl);
-        }
         const ofKey = new Map<string, (typeof plans)[number][]>();
         for (const pl of plans) {
           if (pl.group) continue;
           const k = `${pl.x.projectId}\u0000${pl.groupKey}`;
-          ofKey.set(k, [...(ofKey.get(k) ?? []), pl]);
+          const same = ofKey.get(k);
+          if (same) same.push(pl);
+          else ofKey.set(k, [pl]);
         }
+        const firsts = new Map(
+          [...ofKey].map(
+            ([k, same]) => [k, same.reduce((a, b) => (b.x.c.timestamp < a.x.c.timestamp ? b : a))] as const,
+          ),
+        );
         const made = await createGroups(
           q,
           [...firsts].map(([k, pl]) => ({
