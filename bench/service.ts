@@ -45,8 +45,10 @@ export async function startBenchService(
       stdio: ['ignore', 'inherit', 'inherit'],
       env: {
         // As `npm start` runs it (package.json): chDB's queries and inserts hold libuv pool threads
-        // while they run, and the spool's writes and fsyncs wait for one behind them.
+        // while they run, and the spool's writes and fsyncs wait for one behind them; every thread
+        // that allocates (the embedded Postgres's among them) would otherwise get a malloc arena.
         UV_THREADPOOL_SIZE: '16',
+        MALLOC_ARENA_MAX: '2',
         ...process.env,
         DATA_DIR: dataDir,
         HOST: '127.0.0.1',

@@ -3,26 +3,12 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import v8 from 'node:v8';
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { Worker } from 'node:worker_threads';
 import type { Postgres, Queryable } from './port.ts';
 
 /**
- * On Node 24 (V8 13) the optimizing compile of PGlite's WebAssembly takes ~500 MB for a few
- * seconds after the engine opens: opening a cluster and running 10k queries peaks at 710 MB of
- * resident memory against 217 MB with the baseline compiler (Liftoff) alone, and the queries take
- * the same time (2.1-2.2 s; Node 20 peaks at 225 MB either way; docs/bench.md). So WebAssembly in
- * this process stays on the baseline tier. A V8 without these flags says so on stderr and goes on.
- */
-function baselineWasmOnly(): void {
-  v8.setFlagsFromString('--no-wasm-dynamic-tiering');
-  v8.setFlagsFromString('--no-wasm-tier-up');
-}
-
-/**
- * PGlite: real Postgres in WASM, single connection. Its own mutex serialises queries and
- * transactions, so a query never runs inside another caller's transaction.
+ * PGlite: real Postgres in WASM, single connection, run on a thread of its own (startEngine).
+ * A query never runs inside another caller's transaction.
  */
 export async function openPglite(dir: string): Promise<Postgres> {
   fs.mkdirSync(dir, { recursive: true });
@@ -33,26 +19,105 @@ export async function openPglite(dir: string): Promise<Postgres> {
   if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
     await promisify(execFile)(process.execPath, [fileURLToPath(new URL('./pgliteInitdb.mjs', import.meta.url)), dir]);
   }
-  baselineWasmOnly();
-  const db = await PGlite.create(dir, {
-    parsers: { 20: (v: string) => Number(v) },
-    // The embedded store holds projects, keys, sessions and crash groups of one small install;
-    // Postgres's default 128 MB of shared buffers would be ~90 MB of resident memory for nothing.
-    postgresqlconf: ['shared_buffers=16MB'],
-    // the crash list's search index (postgres/018): loaded only when a migration creates the extension
-    extensions: { pg_trgm },
-  });
-  const wrap = (q: Pick<PGlite, 'query'>): Queryable => ({
-    async query<T>(sql: string, params: readonly unknown[] = []) {
-      const r = await q.query<T>(sql, params as unknown[]);
-      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
-    },
-  });
-  const base = wrap(db);
+  const engine = await startEngine(dir);
+  const direct: Queryable = { query: (sql, params = []) => engine.run(sql, params) };
   return {
     kind: 'pglite',
-    query: base.query,
-    tx: (fn) => db.transaction((t) => fn(wrap(t))),
-    close: () => db.close(),
+    query: (sql, params) => engine.exclusive(() => direct.query(sql, params)),
+    tx: (fn) =>
+      engine.exclusive(async () => {
+        await engine.run('BEGIN', []);
+        let out: Awaited<ReturnType<typeof fn>>;
+        try {
+          out = await fn(direct);
+        } catch (err) {
+          await engine.run('ROLLBACK', []).catch(() => undefined);
+          throw err;
+        }
+        await engine.run('COMMIT', []);
+        return out;
+      }),
+    close: () => engine.exclusive(() => engine.stop()),
+  };
+}
+
+type Reply =
+  | { id: number; rows: unknown[]; rowCount: number; error?: undefined }
+  | { id: number; error: { name: string; message: string; stack?: string; fields: Record<string, unknown> } };
+
+const ERRORS: Record<string, ErrorConstructor> = { TypeError, RangeError, ReferenceError, SyntaxError, URIError };
+
+/**
+ * The engine's thread (pgliteWorker.mjs). PGlite runs every statement on the thread that calls it,
+ * WebAssembly start to end: in the server's own thread, a storm of new crash groups spent half of
+ * that thread in it (docs/bench.md), while requests waited. On its own thread the statements run
+ * beside the requests. One connection still: `exclusive` lets one caller at a time in (a
+ * transaction holds it from BEGIN to COMMIT), and the thread runs what it is sent in order.
+ */
+async function startEngine(dir: string) {
+  const worker = new Worker(new URL('./pgliteWorker.mjs', import.meta.url), {
+    workerData: { dir },
+    resourceLimits: { maxYoungGenerationSizeMb: 4 },
+  });
+  const waiting = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
+  let next = 0;
+  let gone: Error | undefined;
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('error', reject);
+    worker.once('exit', (code) =>
+      reject(new Error(`the embedded Postgres thread exited (${code}) while opening ${dir}`)),
+    );
+  });
+  worker.removeAllListeners('error');
+  worker.removeAllListeners('exit');
+  // Idle, the thread does not keep the process alive; a statement in flight does.
+  worker.unref();
+  const fail = (e: Error) => {
+    gone ??= e;
+    for (const w of waiting.values()) w.reject(gone);
+    waiting.clear();
+  };
+  worker.on('message', (r: Reply) => {
+    const w = waiting.get(r.id);
+    if (!w) return;
+    waiting.delete(r.id);
+    if (waiting.size === 0) worker.unref();
+    w.resolve(r);
+  });
+  worker.on('error', (e) => fail(e));
+  worker.on('exit', (code) => fail(new Error(`the embedded Postgres thread exited (${code})`)));
+
+  const send = (m: { op?: 'close'; sql?: string; params?: readonly unknown[] }) =>
+    new Promise<Reply>((resolve, reject) => {
+      if (gone) return reject(gone);
+      const id = next++;
+      if (waiting.size === 0) worker.ref();
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ id, ...m });
+    });
+  let tail: Promise<unknown> = Promise.resolve();
+  return {
+    async run<T>(sql: string, params: readonly unknown[]): Promise<{ rows: T[]; rowCount: number }> {
+      const r = await send({ sql, params });
+      if (r.error) {
+        const E = ERRORS[r.error.name] ?? Error;
+        const e = Object.assign(new E(r.error.message), r.error.fields);
+        if (r.error.stack) e.stack = r.error.stack;
+        throw e;
+      }
+      return { rows: r.rows as T[], rowCount: r.rowCount };
+    },
+    exclusive<T>(fn: () => Promise<T>): Promise<T> {
+      const run = tail.then(fn);
+      tail = run.catch(() => undefined);
+      return run;
+    },
+    async stop(): Promise<void> {
+      if (gone) return;
+      await send({ op: 'close' });
+      gone = new Error('the embedded Postgres is closed');
+      await worker.terminate();
+    },
   };
 }
