@@ -20,6 +20,15 @@ export interface CrashRecord {
 const FORMAT = 1;
 
 /**
+ * Batches recorded at once. A batch waits on ClickHouse (its occurrences' insert) and then on
+ * Postgres (its transaction); with two in flight, one batch's insert and reads run while the
+ * other's transaction does. Exactly once does not rest on the order: the ledger and the groups'
+ * keys decide each occurrence and each first occurrence in the transaction, as they do for two
+ * processes.
+ */
+const LOADS_IN_FLIGHT = 2;
+
+/**
  * A spool record's payload: one JSON line `{"v":1,"projectId":…,"crash":{…}}`. The report is the
  * parsed body as validated (ids lower-cased, sanitised), kept whole, so fields added to the
  * schema later travel without a format change; `v` moves only if the envelope does.
@@ -121,7 +130,9 @@ export class CrashPipeline {
     private readonly opts: CrashPipelineOptions,
   ) {
     this.maxRepeats = opts.maxUnclassifiedRepeats ?? 5;
-    this.spool = new Spool({ ...opts.spool, asideLine: asideLine }, (records) => this.runBatch(records));
+    this.spool = new Spool({ loadConcurrency: LOADS_IN_FLIGHT, ...opts.spool, asideLine }, (records) =>
+      this.runBatch(records),
+    );
   }
 
   /** Resolves once the report is durable in the spool (QueueFullError when it is full: 503). */

@@ -18,6 +18,11 @@ export interface SpoolOptions {
   /** A lock whose heartbeat is older than this is free to take over (another host's process). */
   staleMs: number;
   heartbeatMs?: number;
+  /**
+   * Loads in flight at once (default 1): a sink whose steps wait on different stores (the crash
+   * path: ClickHouse, then a Postgres transaction) runs one load's first steps beside another's last.
+   */
+  loadConcurrency?: number;
   /** How a record set aside is written to the refused file (default: its payload as it is). */
   asideLine?: (record: SpooledRecord, error: unknown) => Buffer;
 }
@@ -89,7 +94,8 @@ export class Spool {
   /** The segment appends go to, and its open file. */
   private active: { seg: Segment; fd: number } | undefined;
   private closed: Segment[] = [];
-  private loading: Segment[] = [];
+  /** The segments of each load in flight. */
+  private inFlight = new Set<Segment[]>();
   private waiting: Waiting[] = [];
   private waitingBytes = 0;
   private writing: Promise<void> | undefined;
@@ -97,7 +103,10 @@ export class Spool {
   private memoryBytes = 0;
   private rollTimer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
-  private wake: (() => void) | undefined;
+  private wakers: (() => void)[] = [];
+  /** Loads failed in a row, and when the next may be tried (shared by every lane). */
+  private failures = 0;
+  private retryAt = 0;
   private loader: Promise<void> | undefined;
   private stopping = false;
   private adopted = new Set<string>();
@@ -119,7 +128,11 @@ export class Spool {
     opts: SpoolOptions,
     private readonly sink: SpoolSink,
   ) {
-    this.opts = { heartbeatMs: Math.max(100, Math.min(2000, Math.floor(opts.staleMs / 4))), ...opts };
+    this.opts = {
+      heartbeatMs: Math.max(100, Math.min(2000, Math.floor(opts.staleMs / 4))),
+      ...opts,
+      loadConcurrency: Math.max(1, opts.loadConcurrency ?? 1),
+    };
     this.locks = new DirLocks(opts.staleMs);
     fs.mkdirSync(opts.root, { recursive: true });
     this.dir = path.join(opts.root, opts.instance);
@@ -169,7 +182,7 @@ export class Spool {
           { dir, segments: segments.length, bytes: segments.reduce((n, s) => n + s.bytes, 0) },
           'spool: taking over the segments of a process that stopped',
         );
-      this.wake?.();
+      this.wakeLoaders();
     }
   }
 
@@ -300,16 +313,35 @@ export class Spool {
       return;
     }
     this.closed.push(seg);
-    this.wake?.();
+    this.wakeLoaders();
+  }
+
+  private get loading(): Segment[] {
+    return [...this.inFlight].flat();
+  }
+
+  private wakeLoaders(): void {
+    const w = this.wakers;
+    this.wakers = [];
+    for (const f of w) f();
   }
 
   private async loadLoop(): Promise<void> {
-    let failures = 0;
+    await Promise.all(Array.from({ length: this.opts.loadConcurrency }, () => this.loadLane()));
+  }
+
+  private async loadLane(): Promise<void> {
     while (true) {
       if (this.closed.length === 0) {
         if (this.stopping) return;
-        await new Promise<void>((r) => (this.wake = r));
-        this.wake = undefined;
+        await new Promise<void>((r) => this.wakers.push(r));
+        continue;
+      }
+      // A failing store is tried again by one lane at a time, after the shared backoff.
+      const wait = this.retryAt - Date.now();
+      if (wait > 0) {
+        if (this.stopping && this.failures >= 2) return;
+        await sleep(wait);
         continue;
       }
       const take: Segment[] = [];
@@ -323,19 +355,21 @@ export class Spool {
         take.push(s);
         size += s.bytes;
       }
-      this.loading = take;
+      this.inFlight.add(take);
       try {
         await this.load(take);
-        failures = 0;
+        this.failures = 0;
+        this.retryAt = 0;
       } catch (err) {
         this.closed.unshift(...take);
+        this.failures++;
+        const failures = this.failures;
+        this.retryAt = Date.now() + Math.min(5000, 250 * 2 ** Math.min(failures - 1, 5));
         if (this.stopping && failures >= 2) return;
-        failures++;
         if (failures === 1 || failures % 20 === 0)
           this.log.warn({ err: String(err), failures }, 'spool: loading failed; the segments are kept and tried again');
-        await sleep(Math.min(5000, 250 * 2 ** Math.min(failures - 1, 5)));
       } finally {
-        this.loading = [];
+        this.inFlight.delete(take);
       }
     }
   }
@@ -368,7 +402,7 @@ export class Spool {
       this.bytes -= s.bytes;
       this.dropFromMemory(s);
     }
-    this.loading = [];
+    this.inFlight.delete(segments);
     this.releaseEmptyAdopted();
   }
 
@@ -447,7 +481,7 @@ export class Spool {
       if (this.active && this.active.seg.bytes > 0) this.roll();
       if (this.closed.length === 0 && this.loading.length === 0 && !this.active && this.waiting.length === 0)
         return true;
-      this.wake?.();
+      this.wakeLoaders();
       await sleep(20);
     }
     return false;
@@ -461,7 +495,7 @@ export class Spool {
     this.stopping = true;
     if (this.writing) await this.writing;
     this.roll();
-    this.wake?.();
+    this.wakeLoaders();
     const left = await Promise.race([this.loader?.then(() => true), sleep(timeoutMs).then(() => false)]);
     clearInterval(this.heartbeat);
     if (!left || this.closed.length > 0 || this.loading.length > 0)

@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Spool, type SpoolSink } from '../../src/stores/spool/spool.ts';
+import { payloadOf } from '../../src/stores/spool/records.ts';
+import { sleep } from '../helpers/wait.ts';
+
+// The crash path loads two batches at once (LOADS_IN_FLIGHT, src/pipeline/crashPipeline.ts): one
+// batch's ClickHouse insert beside the other's Postgres transaction. The spool's lanes, on its
+// real segment files.
+const opts = (root: string, loadConcurrency: number) => ({
+  root,
+  instance: 'lanes',
+  maxBytes: 64 * 1024 * 1024,
+  // one small record per segment once a few are waiting: many loads, each of a few segments
+  loadBytes: 64,
+  loadIntervalMs: 5,
+  staleMs: 30_000,
+  loadConcurrency,
+});
+
+/** Appends `n` records, a few at a time so that they land in several segments. */
+async function appendAll(spool: Spool, n: number): Promise<void> {
+  for (let i = 0; i < n; i += 4) {
+    await Promise.all(
+      Array.from({ length: Math.min(4, n - i) }, (_, k) => spool.append([Buffer.from(`r${i + k}`)], 1)),
+    );
+    await sleep(2);
+  }
+}
+
+describe('spool loads in flight at once (loadConcurrency)', () => {
+  it('two loads run together, every record is loaded once, and a failed load is tried again without losing or doubling', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spool-lanes-'));
+    const loaded: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    let calls = 0;
+    const sink: SpoolSink = async (records) => {
+      calls++;
+      inFlight++;
+      most = Math.max(most, inFlight);
+      try {
+        // a load that waits on a store, long enough for the next segments to close meanwhile
+        await sleep(30);
+        // the third load fails once (a store away): its segments must be kept and loaded later
+        if (calls === 3) throw new Error('store away');
+        for (const r of records) loaded.push(payloadOf(r).toString());
+        return { refused: [] };
+      } finally {
+        inFlight--;
+      }
+    };
+    const spool = new Spool(opts(root, 2), sink);
+    spool.start({ warn() {}, error() {} });
+    await appendAll(spool, 60);
+    expect(await spool.settled(20_000)).toBe(true);
+    await spool.close();
+
+    expect(most).toBe(2);
+    expect(loaded.length).toBe(60);
+    expect(new Set(loaded).size).toBe(60);
+    expect(calls).toBeGreaterThan(3);
+    // every segment was deleted once loaded, and the directory went with the last
+    expect(fs.existsSync(path.join(root, 'lanes'))).toBe(false);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('by default one load at a time', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spool-lanes-'));
+    let inFlight = 0;
+    let most = 0;
+    let n = 0;
+    const spool = new Spool({ ...opts(root, 1), loadConcurrency: undefined }, async (records) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await sleep(20);
+      n += records.length;
+      inFlight--;
+      return { refused: [] };
+    });
+    spool.start({ warn() {}, error() {} });
+    await appendAll(spool, 24);
+    expect(await spool.settled(20_000)).toBe(true);
+    await spool.close();
+    expect(n).toBe(24);
+    expect(most).toBe(1);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+});
