@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from './server.ts';
-import { parseMail } from './smtp.ts';
+import { everyReceivedMail, parseMail } from './smtp.ts';
 import { waitFor } from './wait.ts';
 import { verificationMails } from '../../src/workers/accountMails.ts';
 import type { Mailer, OutgoingMail } from '../../src/workers/mailer.ts';
@@ -44,16 +44,20 @@ export async function verificationToken(s: TestServer, email: string): Promise<s
   const link = /token=([A-Za-z0-9_%-]+)/;
   const mine = kept.find((m) => m.to.includes(email));
   if (mine) return decodeURIComponent(link.exec(mine.text)![1]!);
+  // Sent by the server's worker: to DATA_DIR/mail, or to the test's SMTP server when it has SMTP_URL.
   const dir = path.join(s.dataDir, 'mail');
   return waitFor(`the verification email to ${email}`, () => {
-    if (!fs.existsSync(dir)) return null;
-    const mails = fs
-      .readdirSync(dir)
-      .filter((f) => f.endsWith('.eml'))
-      .sort()
-      .reverse()
-      .map((f) => parseMail(fs.readFileSync(path.join(dir, f), 'utf8')))
-      .filter((m) => m.headers.to === email && /verify/i.test(m.headers.subject ?? ''));
+    const files = fs.existsSync(dir)
+      ? fs
+          .readdirSync(dir)
+          .filter((f) => f.endsWith('.eml'))
+          .sort()
+          .reverse()
+          .map((f) => parseMail(fs.readFileSync(path.join(dir, f), 'utf8')))
+      : [];
+    const mails = [...files, ...[...everyReceivedMail()].reverse()].filter(
+      (m) => m.headers.to === email && /verify/i.test(m.headers.subject ?? ''),
+    );
     const m = mails[0] && link.exec(mails[0].body.replace(/=\n/g, '').replace(/=3D/g, '='));
     return m ? decodeURIComponent(m[1]!) : null;
   });

@@ -38,6 +38,10 @@ export interface TestSmtp {
   close(): Promise<void>;
 }
 
+/** Every mail any test SMTP server of this process received (a test server's worker may mail first). */
+const received: ReceivedMail[] = [];
+export const everyReceivedMail = (): readonly ReceivedMail[] => received;
+
 /** A real SMTP server on a free port that keeps what it receives. */
 export async function startSmtpServer(): Promise<TestSmtp> {
   const state: TestSmtp = { url: '', mails: [], refuse: null, close: async () => {} };
@@ -54,12 +58,14 @@ export async function startSmtpServer(): Promise<TestSmtp> {
           return cb(err);
         }
         const raw = Buffer.concat(chunks).toString('utf8');
-        state.mails.push({
+        const mail = {
           raw,
           ...parseMail(raw),
           rcptTo: session.envelope.rcptTo.map((a) => a.address),
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-        });
+        };
+        state.mails.push(mail);
+        received.push(mail);
         cb();
       });
     },
