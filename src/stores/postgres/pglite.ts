@@ -57,6 +57,7 @@ const ERRORS: Record<string, ErrorConstructor> = { TypeError, RangeError, Refere
 async function startEngine(dir: string) {
   const worker = new Worker(new URL('./pgliteWorker.mjs', import.meta.url), {
     workerData: { dir },
+    // The thread's own objects are one statement's parameters and rows at a time.
     resourceLimits: { maxYoungGenerationSizeMb: 4 },
   });
   const waiting = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
