@@ -20,13 +20,12 @@ const opts = (root: string, loadConcurrency: number) => ({
   loadConcurrency,
 });
 
-/** Appends `n` records, a few at a time so that they land in several segments. */
+/** Appends `n` records, four at a time: each four fill a segment past `loadBytes`, which closes it. */
 async function appendAll(spool: Spool, n: number): Promise<void> {
   for (let i = 0; i < n; i += 4) {
     await Promise.all(
       Array.from({ length: Math.min(4, n - i) }, (_, k) => spool.append([Buffer.from(`r${i + k}`)], 1)),
     );
-    await sleep(2);
   }
 }
 
@@ -37,13 +36,16 @@ describe('spool loads in flight at once (loadConcurrency)', () => {
     let inFlight = 0;
     let most = 0;
     let calls = 0;
+    // The first load is held until a second one has started: with one lane it never would.
+    let secondStarted: () => void = () => {};
+    const second = new Promise<void>((r) => (secondStarted = r));
     const sink: SpoolSink = async (records) => {
       calls++;
       inFlight++;
       most = Math.max(most, inFlight);
+      if (inFlight === 2) secondStarted();
       try {
-        // a load that waits on a store, long enough for the next segments to close meanwhile
-        await sleep(30);
+        if (calls === 1) await Promise.race([second, sleep(10_000)]);
         // the third load fails once (a store away): its segments must be kept and loaded later
         if (calls === 3) throw new Error('store away');
         for (const r of records) loaded.push(payloadOf(r).toString());
@@ -55,7 +57,7 @@ describe('spool loads in flight at once (loadConcurrency)', () => {
     const spool = new Spool(opts(root, 2), sink);
     spool.start({ warn() {}, error() {} });
     await appendAll(spool, 60);
-    expect(await spool.settled(20_000)).toBe(true);
+    expect(await spool.settled(30_000)).toBe(true);
     await spool.close();
 
     expect(most).toBe(2);
@@ -67,22 +69,30 @@ describe('spool loads in flight at once (loadConcurrency)', () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('by default one load at a time', async () => {
+  it('by default one load at a time, with segments waiting behind it', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spool-lanes-'));
     let inFlight = 0;
     let most = 0;
     let n = 0;
+    // The first load is held until every record is appended, so closed segments wait behind it.
+    let appended: () => void = () => {};
+    const allAppended = new Promise<void>((r) => (appended = r));
+    let first = true;
     const spool = new Spool({ ...opts(root, 1), loadConcurrency: undefined }, async (records) => {
       inFlight++;
       most = Math.max(most, inFlight);
-      await sleep(20);
+      if (first) {
+        first = false;
+        await allAppended;
+      }
       n += records.length;
       inFlight--;
       return { refused: [] };
     });
     spool.start({ warn() {}, error() {} });
     await appendAll(spool, 24);
-    expect(await spool.settled(20_000)).toBe(true);
+    appended();
+    expect(await spool.settled(30_000)).toBe(true);
     await spool.close();
     expect(n).toBe(24);
     expect(most).toBe(1);

@@ -8,9 +8,11 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 /**
  * On Node 24 (V8 13) the optimizing compile of PGlite's WebAssembly takes ~500 MB for a few
  * seconds after the engine opens: opening a cluster and running 10k queries peaks at 710 MB of
- * resident memory against 217 MB with the baseline compiler (Liftoff) alone, and the queries take
- * the same time (2.1-2.2 s; Node 20 peaks at 225 MB either way; docs/bench.md). So WebAssembly
- * stays on the baseline tier (the flags are the process's). A V8 without them says so and goes on.
+ * resident memory against 217 MB with the baseline compiler (Liftoff) alone (Node 20 peaks at
+ * 225 MB either way). Those queries took the same time; a batch insert of 700 crash groups runs
+ * about a quarter faster optimized (docs/decisions.md), which the memory budget does not allow.
+ * So WebAssembly stays on the baseline tier (the flags are the process's). A V8 without them says
+ * so and goes on.
  */
 v8.setFlagsFromString('--no-wasm-dynamic-tiering');
 v8.setFlagsFromString('--no-wasm-tier-up');

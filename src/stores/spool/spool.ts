@@ -65,6 +65,8 @@ interface Waiting {
 const SEGMENT = /^(\d{12})-(\d+)\.seg$/;
 const segmentName = (seq: number, createdMs: number) => `${String(seq).padStart(12, '0')}-${createdMs}.seg`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Failed loads in a row after which a stopping spool leaves the rest on disk. */
+const STOPPING_TRIES = 2;
 
 /**
  * The durable spool between acknowledgement and ClickHouse (docs/decisions.md, Ingestion spool).
@@ -337,10 +339,10 @@ export class Spool {
         await new Promise<void>((r) => this.wakers.push(r));
         continue;
       }
-      // A failing store is tried again by one lane at a time, after the shared backoff.
+      // After a failure no lane loads until the shared backoff has passed.
       const wait = this.retryAt - Date.now();
       if (wait > 0) {
-        if (this.stopping && this.failures >= 2) return;
+        if (this.stopping && this.failures > STOPPING_TRIES) return;
         await sleep(wait);
         continue;
       }
@@ -365,7 +367,7 @@ export class Spool {
         this.failures++;
         const failures = this.failures;
         this.retryAt = Date.now() + Math.min(5000, 250 * 2 ** Math.min(failures - 1, 5));
-        if (this.stopping && failures >= 2) return;
+        if (this.stopping && failures > STOPPING_TRIES) return;
         if (failures === 1 || failures % 20 === 0)
           this.log.warn({ err: String(err), failures }, 'spool: loading failed; the segments are kept and tried again');
       } finally {
