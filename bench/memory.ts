@@ -29,6 +29,34 @@ function statusMb(pid: number): Record<string, number> {
     out[k] = Math.round(Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? 0) / 1024);
   return out;
 }
+/**
+ * The process's resident memory by mapping (BENCH_MEM_SMAPS=1), taken at peak RSS: file-backed by
+ * file (libchdb.so's code), anonymous by the mapping's size, which sorts them roughly by owner:
+ * under 8 MB V8's heap pages and large malloc'd buffers, 8–64 MB malloc arenas, thread stacks and
+ * chDB's allocator, 64 MB–1 GB PGlite's WebAssembly memory; `[heap]` is glibc's main heap.
+ */
+function smapsByKind(pid: number): Record<string, number> {
+  const text = fs.readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  const out = new Map<string, number>();
+  let label = '';
+  for (const line of text.split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      const size = (Number.parseInt(head[2] as string, 16) - Number.parseInt(head[1] as string, 16)) / 1048576;
+      const file = head[3] ?? '';
+      label = file ? path.basename(file) : size >= 64 ? 'anon 64 MB–1 GB' : size >= 8 ? 'anon 8–64 MB' : 'anon < 8 MB';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) out.set(label, (out.get(label) ?? 0) + Number(rss[1]) / 1024);
+  }
+  return Object.fromEntries(
+    [...out]
+      .filter(([, v]) => v >= 2)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => [k, Math.round(v)]),
+  );
+}
 async function jsSide(url: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const v = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
@@ -89,11 +117,15 @@ async function service(variant: string) {
     const { apiKey } = await createBenchProject(svc, 'memory');
     const atStart = { ...statusMb(pid), ...(await jsSide(svc.url)) };
     let peak: Record<string, number> = { VmRSS: 0 };
+    let peakMaps: Record<string, number> | undefined;
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
         const st = statusMb(pid);
-        if ((st.VmRSS ?? 0) > (peak.VmRSS ?? 0)) peak = { ...st, ...(await jsSide(svc.url)) };
+        if ((st.VmRSS ?? 0) > (peak.VmRSS ?? 0)) {
+          peak = { ...st, ...(await jsSide(svc.url)) };
+          if (process.env.BENCH_MEM_SMAPS === '1') peakMaps = smapsByKind(pid);
+        }
         await new Promise((r) => setTimeout(r, 250));
       }
     })();
@@ -101,7 +133,12 @@ async function service(variant: string) {
     await new Promise((res) => setTimeout(res, 3000)); // the spool's last loads
     sampling = false;
     await sampler;
-    return { events100PerSecond: r.routes.events100?.eps ?? 0, atStart, peak: { ...peak, VmHWM: statusMb(pid).VmHWM } };
+    return {
+      events100PerSecond: r.routes.events100?.eps ?? 0,
+      atStart,
+      peak: { ...peak, VmHWM: statusMb(pid).VmHWM },
+      peakMaps,
+    };
   } finally {
     svc.child.kill('SIGTERM');
     await new Promise((res) => svc.child.once('exit', res));
@@ -122,6 +159,7 @@ for (let i = 0; i < rounds; i++) {
         bareEvents100PerSecond: Math.round(ceiling),
         atStartMb: s.atStart,
         peakMb: s.peak,
+        ...(s.peakMaps ? { peakMapsMb: s.peakMaps } : {}),
       }),
     );
   }

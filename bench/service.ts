@@ -46,9 +46,12 @@ export async function startBenchService(
       env: {
         // As `npm start` runs it (package.json): chDB's queries and inserts hold libuv pool threads
         // while they run, and the spool's writes and fsyncs wait for one behind them; every thread
-        // that allocates (the embedded Postgres's among them) would otherwise get a malloc arena.
+        // that allocates (the embedded Postgres's among them) would otherwise get a malloc arena;
+        // freed large buffers go back to the system rather than stay in glibc's heap.
         UV_THREADPOOL_SIZE: '16',
         MALLOC_ARENA_MAX: '2',
+        MALLOC_MMAP_THRESHOLD_: '131072',
+        MALLOC_TRIM_THRESHOLD_: '1048576',
         ...process.env,
         DATA_DIR: dataDir,
         HOST: '127.0.0.1',
