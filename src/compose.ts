@@ -10,6 +10,7 @@ import type { ClickHouse } from './stores/clickhouse/port.ts';
 import type { Queryable } from './stores/postgres/port.ts';
 import { postgresRepos, serverRepos, type ServerRepos } from './repos/index.ts';
 import { ingestRepo, spooledIngest } from './repos/ingest.ts';
+import { factsSpoolSink, spooledFacts } from './repos/sessionFacts.ts';
 import { sealPlaintextSecrets } from './repos/webhooks.ts';
 import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
 import { backfillSessionFacts } from './repos/sessionFactsBackfill.ts';
@@ -91,28 +92,43 @@ async function build(config: Config, logOf: LogOf, overrides: ComposeOverrides, 
   const changes = { changeLagMs: config.exportSyncLagMs };
   // The bytes of accepted bodies waiting for their insert, across every group commit (503 past it).
   const budget = new QueueBudget(config.ingestQueueBytes);
-  const repos = serverRepos(
+  const built = serverRepos(
     postgresRepos(stores.pg, { ...changes, clock: overrides.clock }),
     stores.ch,
     budget,
     changes,
   );
   const direct = ingestRepo(stores.ch, budget);
-  // The spool is a store of its own (it holds its directory's lock from construction on); its
-  // loader inserts through the ingest repo's group commit.
+  // The spools are stores of their own (each holds its directory's lock from construction on);
+  // their loaders insert through the repos' group commits.
   const spool = config.spool ? new Spool(config.spool, direct.spoolSink) : undefined;
   const ingest = spool ? spooledIngest(direct, spool) : direct;
+  const factsSpool = config.factsSpool ? new Spool(config.factsSpool, factsSpoolSink(built.sessionFacts)) : undefined;
+  const repos = factsSpool ? { ...built, sessionFacts: spooledFacts(built.sessionFacts, factsSpool) } : built;
   let crashPipeline: Services['crashPipeline'];
-  // Spooled bodies and crash reports are loaded while the stores answer, both spools at once
-  // (each within its own timeout, under the process's shutdown limit); what is left waits on
-  // the volume for the next process.
+  // Spooled bodies, crash reports and facts are loaded while the stores answer (each spool within
+  // its own timeout, under the process's shutdown limit); what is left waits on the volume for
+  // the next process. The crash loader appends facts (a session's first fatal crash): the facts
+  // spool closes after it.
   const closeSpools = async () => {
-    await Promise.all([spool?.close(), crashPipeline?.close()]);
+    await Promise.all([
+      spool?.close(),
+      (async () => {
+        await crashPipeline?.close();
+        await factsSpool?.close();
+      })(),
+    ]);
   };
   let svc: Services;
   let worker: AlertWorker | undefined;
   try {
-    svc = createServices(config, stores, { repos, budget, ingest, spool, secretsKey }, admin.token, logOf('services'));
+    svc = createServices(
+      config,
+      stores,
+      { repos, budget, ingest, spool, factsSpool, secretsKey },
+      admin.token,
+      logOf('services'),
+    );
     crashPipeline = svc.crashPipeline;
     worker = config.runWorker
       ? createAlertWorker(config, { repos, secretsKey, ch: stores.ch, ...overrides }, logOf('outbox'))
@@ -153,6 +169,7 @@ async function build(config: Config, logOf: LogOf, overrides: ComposeOverrides, 
     name: 'spools',
     start() {
       spool?.start(logOf('spool'));
+      factsSpool?.start(logOf('facts-spool'));
       crashPipeline?.start(logOf('crash-pipeline'));
     },
     stop: closeSpools,

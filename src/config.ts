@@ -48,6 +48,12 @@ export interface Config {
    * inside the request, as with INGEST_SPOOL=false.
    */
   crashPipeline: { spool: NonNullable<Config['spool']>; concurrency: number } | undefined;
+  /**
+   * With the spool: session facts (release health's rows: a session's start, its first fatal
+   * crash) are acknowledged once fsync'd to their own spool (`.facts` under SPOOL_DIR) and
+   * inserted by its loader. Undefined: each waits for its group-commit insert.
+   */
+  factsSpool: Config['spool'];
   /** Bytes of /ingest request bodies being received, parsed and handled at once; past it, 503 before reading. */
   ingestInflightBytes: number;
   redisUrl: string | undefined;
@@ -266,6 +272,20 @@ function crashPipeline(env: Env, events: Config['spool']): Config['crashPipeline
   };
 }
 
+/**
+ * The facts spool sits beside the crash spool under a dot name (see crashPipeline). A fact is a
+ * line of ~300 bytes; its loads are small and frequent, like the events'.
+ */
+function factsSpool(events: Config['spool']): Config['factsSpool'] {
+  if (!events) return undefined;
+  return {
+    ...events,
+    root: path.join(events.root, '.facts'),
+    maxBytes: Math.max(1024 * 1024, Math.floor(events.maxBytes / 16)),
+    loadBytes: Math.min(events.loadBytes, 256 * 1024),
+  };
+}
+
 function secretToken(env: Env, name: string): string | undefined {
   const v = str(env, name);
   if (v !== undefined && v.length < 16) throw new ConfigError(`${name} must be at least 16 characters`);
@@ -332,6 +352,7 @@ export function loadConfig(env: Env = process.env): Config {
     ingestQueueBytes: int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024),
     spool: eventsSpool,
     crashPipeline: crashPipeline(env, eventsSpool),
+    factsSpool: factsSpool(eventsSpool),
     ingestInflightBytes: int(env, 'INGEST_INFLIGHT_BYTES', 32 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisPrefix(env),

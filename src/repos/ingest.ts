@@ -1,9 +1,14 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { InsertBatcher, INGEST_BATCH, RowsRefusedError, type QueueBudget } from '../stores/clickhouse/batcher.ts';
+import {
+  addRefusable,
+  InsertBatcher,
+  INGEST_BATCH,
+  RowsRefusedError,
+  type QueueBudget,
+} from '../stores/clickhouse/batcher.ts';
 import type { Spool, SpoolSink } from '../stores/spool/spool.ts';
 import { payloadOf } from '../stores/spool/records.ts';
 import { ingestLineChunks, reserialisedLine } from './ingestLines.ts';
-import { present } from '../lib/invariant.ts';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -53,16 +58,8 @@ async function writeBody(
  * again, which the ReplacingMergeTree keys collapse).
  */
 function spoolSink(writer: InsertBatcher): SpoolSink {
-  const insert = async <T>(items: T[], line: (t: T) => readonly Buffer[], rows: (t: T) => number) => {
-    const outcomes = await Promise.allSettled(writer.addAll(items.map((t) => ({ chunks: line(t), rows: rows(t) }))));
-    const refused: { item: T; error: unknown }[] = [];
-    for (const [i, o] of outcomes.entries()) {
-      if (o.status === 'fulfilled') continue;
-      if (!(o.reason instanceof RowsRefusedError)) throw o.reason;
-      refused.push({ item: present(items[i], `spooled item ${i} (one outcome per item)`), error: o.reason });
-    }
-    return refused;
-  };
+  const insert = <T>(items: T[], line: (t: T) => readonly Buffer[], rows: (t: T) => number) =>
+    addRefusable(writer, items, line, rows);
   return async (records) => {
     const first = await insert(
       records,

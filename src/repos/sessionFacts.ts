@@ -1,5 +1,6 @@
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { InsertBatcher, type QueueBudget } from '../stores/clickhouse/batcher.ts';
+import { addRefusable, InsertBatcher, type QueueBudget } from '../stores/clickhouse/batcher.ts';
+import type { Spool, SpoolSink } from '../stores/spool/spool.ts';
 import { userKey } from '../domain/releaseHealth.ts';
 import { chTime } from './crashOccurrences.ts';
 import type { SessionFactSource } from './sessions.ts';
@@ -60,3 +61,26 @@ export function sessionFactsRepo(ch: ClickHouse, budget: QueueBudget) {
 }
 
 export type SessionFactsRepo = ReturnType<typeof sessionFactsRepo>;
+
+/**
+ * With INGEST_SPOOL: a fact is durable once fsync'd to the facts spool (a session start waits for
+ * that, not for an insert), and the spool's loader inserts a segment's facts at once through the
+ * repo's group commit. Every session_facts insert also writes the release views' parts, and in
+ * rounds of a few starts each they cost the engine as much as the events did (docs/bench.md).
+ */
+export function spooledFacts(repo: SessionFactsRepo, spool: Spool): SessionFactsRepo {
+  return { ...repo, add: (row) => spool.append([Buffer.from(`${JSON.stringify(row)}\n`)], 1) };
+}
+
+/** The facts spool's loader: a fact the engine refuses is set aside; a store that is down rejects the load. */
+export function factsSpoolSink(repo: SessionFactsRepo): SpoolSink {
+  return async (records) => {
+    const refused = await addRefusable(
+      repo.batcher,
+      records,
+      (r) => r.chunks,
+      (r) => r.rows,
+    );
+    return { refused: refused.map(({ item, error }) => ({ record: item, error })) };
+  };
+}

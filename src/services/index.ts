@@ -37,6 +37,8 @@ export interface ServiceInputs {
   ingest: IngestRepo;
   /** With INGEST_SPOOL: the ingest spool (a store; read by readiness and metrics). */
   spool: Spool | undefined;
+  /** With INGEST_SPOOL: the session facts' spool (repos.sessionFacts appends to it; metrics). */
+  factsSpool: Spool | undefined;
   /** The server key webhook secrets are sealed with. */
   secretsKey: Buffer;
 }
@@ -52,7 +54,7 @@ export function createServices(
   adminToken: string,
   log: Log = silentLog,
 ) {
-  const { repos, budget, ingest, spool } = inputs;
+  const { repos, budget, ingest, spool, factsSpool } = inputs;
   const { events, networkLogs, sessions, occurrences, activity } = repos;
   const projectRows = repos.projects;
   const accountRows = repos.accounts;
@@ -128,6 +130,7 @@ export function createServices(
     ingest,
     /** With INGEST_SPOOL: the ingest spool (readiness rides a ClickHouse outage on its room; metrics). */
     spool,
+    factsSpool,
     events,
     networkLogs,
     keys: new KeyResolver(projects, config.keyCacheTtlMs, stores.redis, config.redisKeyPrefix, log),
@@ -137,6 +140,7 @@ export function createServices(
       budget,
       spool,
       crashPipeline,
+      factsSpool,
       limiters: Object.values(limits),
       outboxBacklog: outbox.backlog,
     }),

@@ -12,6 +12,8 @@ export interface MetricSources {
   spool?: Spool;
   /** With INGEST_SPOOL: crash reports' spool and loader. */
   crashPipeline?: CrashPipeline;
+  /** With INGEST_SPOOL: session facts' spool. */
+  factsSpool?: Spool;
   limiters: RateLimiter[];
   outboxBacklog: () => Promise<{ pending: number; retrying: number; failed: number; oldestPendingSeconds: number }>;
 }
@@ -151,18 +153,36 @@ export function createMetrics(src: MetricSources) {
       },
     });
   }
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  const facts = src.factsSpool;
+  if (facts) {
+    gauge(
+      'flightrec_facts_spool_bytes',
+      'Bytes of acknowledged session facts (release health) not yet loaded (503 past a sixteenth of SPOOL_MAX_BYTES)',
+      () => facts.bytes,
+    );
+    gauge(
+      'flightrec_facts_spool_oldest_unloaded_seconds',
+      'Age of the oldest acknowledged session fact not yet loaded',
+      () => facts.oldestUnloadedSeconds(),
+    );
+    gauge(
+      'flightrec_facts_spool_refused_facts',
+      'Acknowledged session facts ClickHouse refused for good, set aside beside their spool since start',
+      () => facts.refusedRecords,
+    );
+  }
   const crashes = src.crashPipeline;
   if (crashes) {
     const cs = crashes.spool;
-    const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({
-        name,
-        help,
-        registers: [registry],
-        collect() {
-          this.set(read());
-        },
-      });
     gauge(
       'flightrec_crash_spool_bytes',
       'Bytes of acknowledged crash reports not yet recorded (503 past a quarter of SPOOL_MAX_BYTES)',

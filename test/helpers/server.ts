@@ -89,10 +89,13 @@ export async function startTestServer(
   }
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const settled = async (timeoutMs = 30_000) => {
-    // Each spool answers for what it acknowledged; both must have loaded it.
+    // Each spool answers for what it acknowledged; all must have loaded it. The crash loader
+    // appends facts (a session's first fatal crash), so the facts spool is asked after it.
     const crashes = (await server.svc.crashPipeline?.settled(timeoutMs)) ?? true;
+    const facts = (await server.svc.factsSpool?.settled(timeoutMs)) ?? true;
     const bodies = (await server.svc.spool?.settled(timeoutMs)) ?? true;
-    if (!crashes || !bodies) throw new Error(`the spools had not loaded what they acknowledged after ${timeoutMs} ms`);
+    if (!crashes || !facts || !bodies)
+      throw new Error(`the spools had not loaded what they acknowledged after ${timeoutMs} ms`);
   };
   if (readAfterSettled) {
     const inject = server.app.inject.bind(server.app);

@@ -1,5 +1,6 @@
 import type { ClickHouse } from './port.ts';
 import { QueueFullError } from '../../domain/errors.ts';
+import { present } from '../../lib/invariant.ts';
 
 // One insert in flight per table: the next block gathers everything that arrives meanwhile.
 // Each insert costs the engine a fixed ~14–17 ms of CPU whatever its size, so its CPU per row
@@ -231,4 +232,25 @@ export class InsertBatcher {
         });
     }
   }
+}
+
+/**
+ * Adds items' lines in one group commit and answers the items the store refused (each alone in
+ * its insert, RowsRefusedError); any other failure (the store is down) rejects the whole call.
+ * The spools' loaders: what is refused is set aside, the rest tried again later.
+ */
+export async function addRefusable<T>(
+  writer: InsertBatcher,
+  items: readonly T[],
+  line: (t: T) => readonly Buffer[],
+  rows: (t: T) => number,
+): Promise<{ item: T; error: unknown }[]> {
+  const outcomes = await Promise.allSettled(writer.addAll(items.map((t) => ({ chunks: line(t), rows: rows(t) }))));
+  const refused: { item: T; error: unknown }[] = [];
+  for (const [i, o] of outcomes.entries()) {
+    if (o.status === 'fulfilled') continue;
+    if (!(o.reason instanceof RowsRefusedError)) throw o.reason;
+    refused.push({ item: present(items[i], `item ${i} (one outcome per item)`), error: o.reason });
+  }
+  return refused;
 }

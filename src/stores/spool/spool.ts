@@ -245,7 +245,6 @@ export class Spool {
         const pieces: Buffer[] = [];
         for (const w of batch) pieces.push(recordHeader(w.chunks, w.rows), ...w.chunks);
         await writeAll(fd, pieces);
-        await new Promise<void>((res, rej) => fs.fdatasync(fd, (e) => (e ? rej(e) : res())));
         // A new file's name must be durable too (a power loss, not only a crash): once per segment.
         if (seg.bytes === 0) await syncDir(this.dir);
         seg.bytes += size;
@@ -292,7 +291,7 @@ export class Spool {
       inMemory: [],
       memoryBytes: 0,
     };
-    this.active = { seg, fd: fs.openSync(seg.file, 'wx') };
+    this.active = { seg, fd: fs.openSync(seg.file, SEGMENT_FLAGS) };
     this.rollTimer = setTimeout(() => this.rollWhenIdle(), this.opts.loadIntervalMs);
     this.rollTimer.unref();
     return this.active;
@@ -525,6 +524,14 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 /** writev until every byte is written (a short write continues where it stopped). */
+/**
+ * A segment is opened for synchronised writes (O_DSYNC): each write returns once its bytes are
+ * on disk, as a write followed by fdatasync would, in one call to the thread pool instead of two,
+ * so an append waits on the request thread once less.
+ */
+const SEGMENT_FLAGS =
+  fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_TRUNC | fs.constants.O_DSYNC;
+
 async function writeAll(fd: number, pieces: Buffer[]): Promise<void> {
   let rest = pieces;
   while (rest.length > 0) {
