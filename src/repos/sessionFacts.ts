@@ -65,8 +65,9 @@ export type SessionFactsRepo = ReturnType<typeof sessionFactsRepo>;
 /**
  * With INGEST_SPOOL: a fact is durable once fsync'd to the facts spool (a session start waits for
  * that, not for an insert), and the spool's loader inserts a segment's facts at once through the
- * repo's group commit. Every session_facts insert also writes the release views' parts, and in
- * rounds of a few starts each they cost the engine as much as the events did (docs/bench.md).
+ * repo's group commit. Every session_facts insert also writes a part for each release view: in
+ * rounds of a few starts each, those inserts took a third or more of the engine's CPU per stored
+ * event row under the ingest load (docs/bench.md, "Fifth session of 2026-11-27").
  */
 export function spooledFacts(repo: SessionFactsRepo, spool: Spool): SessionFactsRepo {
   return { ...repo, add: (row) => spool.append([Buffer.from(`${JSON.stringify(row)}\n`)], 1) };
