@@ -58,10 +58,9 @@ async function writeBody(
  * again, which the ReplacingMergeTree keys collapse).
  */
 function spoolSink(writer: InsertBatcher): SpoolSink {
-  const insert = <T>(items: T[], line: (t: T) => readonly Buffer[], rows: (t: T) => number) =>
-    addRefusable(writer, items, line, rows);
   return async (records) => {
-    const first = await insert(
+    const first = await addRefusable(
+      writer,
       records,
       (r) => r.chunks,
       (r) => r.rows,
@@ -74,7 +73,8 @@ function spoolSink(writer: InsertBatcher): SpoolSink {
         return { record: item, line: item.chunks };
       }
     });
-    const second = await insert(
+    const second = await addRefusable(
+      writer,
       again,
       (a) => a.line,
       (a) => a.record.rows,

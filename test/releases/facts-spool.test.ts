@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { sessionStart } from '../helpers/payloads.ts';
 import { failInserts } from '../helpers/insertFaults.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // Session facts (release health's rows) go through a spool of their own: a session start is
 // answered once its fact is on disk, not once an insert of it committed. On the real stores.
@@ -25,9 +26,12 @@ describe('the session facts spool', () => {
     const ch = s.svc.stores.ch;
     const ping = ch.ping;
     // Away: every session_facts insert fails and the store answers no ping (not a refusal of the rows).
-    const restore = failInserts(ch, (table) =>
-      table === 'session_facts' ? new Error('connect ECONNREFUSED (injected)') : null,
-    );
+    let tried = 0;
+    const restore = failInserts(ch, (table) => {
+      if (table !== 'session_facts') return null;
+      tried++;
+      return new Error('connect ECONNREFUSED (injected)');
+    });
     (ch as { ping: typeof ch.ping }).ping = async () => {
       throw new Error('connect ECONNREFUSED (injected)');
     };
@@ -43,8 +47,9 @@ describe('the session facts spool', () => {
       expect(s.svc.factsSpool?.bytes).toBeGreaterThan(0);
       const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
       expect(Number(/^flightrec_facts_spool_bytes (\S+)$/m.exec(metrics)?.[1])).toBe(s.svc.factsSpool?.bytes);
-      // nothing could be loaded: the spool still holds every fact after a load was tried
-      expect(await s.svc.factsSpool?.settled(1500)).toBe(false);
+      // the loader tried and failed: the spool still holds every fact
+      await waitFor('a load of the facts tried', () => tried > 0);
+      expect(s.svc.factsSpool?.bytes).toBeGreaterThan(0);
     } finally {
       restore();
       (ch as { ping: typeof ch.ping }).ping = ping;

@@ -65,6 +65,13 @@ interface Waiting {
 const SEGMENT = /^(\d{12})-(\d+)\.seg$/;
 const segmentName = (seq: number, createdMs: number) => `${String(seq).padStart(12, '0')}-${createdMs}.seg`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * A segment is opened for synchronised writes (O_DSYNC): each write returns once its bytes are
+ * on disk, as a write followed by fdatasync would, in one call to the thread pool instead of two,
+ * so an append waits on the request thread once less.
+ */
+const SEGMENT_FLAGS =
+  fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_TRUNC | fs.constants.O_DSYNC;
 /** Failed loads in a row after which a stopping spool leaves the rest on disk. */
 const STOPPING_TRIES = 2;
 
@@ -72,8 +79,8 @@ const STOPPING_TRIES = 2;
  * The durable spool between acknowledgement and ClickHouse (docs/decisions.md, Ingestion spool).
  *
  * Appends: an accepted body is one record in this process's current segment; concurrent
- * appends share one `writev` and one `fdatasync` (group commit), and each resolves once that
- * sync returned, which is when the API answers 201. One write is in flight at a time; what
+ * appends share one synchronised `writev` (group commit; see SEGMENT_FLAGS), and each resolves
+ * once that write returned, which is when the API answers 201. One write is in flight at a time; what
  * arrives meanwhile goes into the next.
  *
  * Loading: a segment is closed at `loadBytes` or `loadIntervalMs` after its first record, and
@@ -218,7 +225,7 @@ export class Spool {
     this.heartbeat.unref();
   }
 
-  /** Resolves once the record is on disk (fdatasync); QueueFullError past `maxBytes`. */
+  /** Resolves once the record is on disk (the group's O_DSYNC write); QueueFullError past `maxBytes`. */
   append(chunks: readonly Buffer[], rows: number): Promise<void> {
     if (this.stopping) return Promise.reject(new QueueFullError());
     let bytes = HEADER_BYTES;
@@ -524,14 +531,6 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 /** writev until every byte is written (a short write continues where it stopped). */
-/**
- * A segment is opened for synchronised writes (O_DSYNC): each write returns once its bytes are
- * on disk, as a write followed by fdatasync would, in one call to the thread pool instead of two,
- * so an append waits on the request thread once less.
- */
-const SEGMENT_FLAGS =
-  fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_TRUNC | fs.constants.O_DSYNC;
-
 async function writeAll(fd: number, pieces: Buffer[]): Promise<void> {
   let rest = pieces;
   while (rest.length > 0) {
