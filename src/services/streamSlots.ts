@@ -40,21 +40,27 @@ export class StreamSlots {
     private readonly ttlMs = SLOT_TTL_MS,
   ) {}
 
-  /** A release function (idempotent), or null when the project has `max` streams open. */
-  async acquire(projectId: string): Promise<(() => void) | null> {
+  /**
+   * A release function (idempotent), or null when the project has `max` streams open. The
+   * release frees this process's count at once; its promise settles when the shared slot is
+   * gone too, since another process asks Redis on a connection of its own.
+   */
+  async acquire(projectId: string): Promise<(() => Promise<void>) | null> {
     const n = this.active.get(projectId) ?? 0;
     if (n >= this.max) return null;
     const shared = this.redis ? await this.acquireShared(this.redis, projectId) : undefined;
     if (shared === null) return null;
     this.active.set(projectId, (this.active.get(projectId) ?? 0) + 1);
     let released = false;
+    let done: Promise<void> = Promise.resolve();
     return () => {
-      if (released) return;
+      if (released) return done;
       released = true;
-      shared?.();
+      if (shared) done = shared();
       const left = (this.active.get(projectId) ?? 1) - 1;
       if (left <= 0) this.active.delete(projectId);
       else this.active.set(projectId, left);
+      return done;
     };
   }
 
@@ -67,7 +73,7 @@ export class StreamSlots {
    * The shared slot: its release, null when every slot is taken, undefined when Redis did not
    * answer (then only this process's count applies, as the rate limiter falls back).
    */
-  private async acquireShared(redis: Redis, projectId: string): Promise<(() => void) | null | undefined> {
+  private async acquireShared(redis: Redis, projectId: string): Promise<(() => Promise<void>) | null | undefined> {
     const key = `${this.keyPrefix}:streams:${projectId}`;
     const slot = randomUUID();
     try {
@@ -85,7 +91,10 @@ export class StreamSlots {
     beat.unref();
     return () => {
       clearInterval(beat);
-      redis.zrem(key, slot).catch(() => {});
+      return redis.zrem(key, slot).then(
+        () => {},
+        () => {},
+      );
     };
   }
 }

@@ -34,8 +34,9 @@ describe.skipIf(!url)('the stream cap shared through Redis (REDIS_URL)', () => {
     expect(await a.acquire(project)).toBeNull();
     // Another project has its own slots.
     expect(await b.acquire(randomUUID())).not.toBeNull();
-    r1!();
-    r1!(); // idempotent
+    // The release reaches Redis on a's connection; b asks on its own, so wait for it.
+    await r1!();
+    await r1!(); // idempotent
     const r4 = await b.acquire(project);
     expect(r4).not.toBeNull();
     expect(await a.acquire(project)).toBeNull();
