@@ -26,7 +26,7 @@ import type { LoadConfig, LoadResult } from './load.ts';
 import { ProcWatcher, procSample, threadCores, threadCpu } from './procStats.ts';
 import type { StoreCeiling } from './storeCeiling.ts';
 import { routeTable } from './report.ts';
-import { createBenchProject, startBenchService } from './service.ts';
+import { createBenchProject, scrapeMetrics, startBenchService } from './service.ts';
 import { startClickHouseStandIn } from '../test/helpers/clickhouseStandIn.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -284,12 +284,6 @@ async function serverShape() {
 const NODE_THREADS = new Set(['node', 'V8 DefaultWorke', 'V8 DefaultWorker', 'libuv-worker', 'node-MainThread']);
 const engineCpuSec = (t: Map<string, number>) => [...t].reduce((n, [k, v]) => (NODE_THREADS.has(k) ? n : n + v), 0);
 
-async function metricValue(url: string, name: string): Promise<number | undefined> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : undefined;
-}
-
 /**
  * Visibility: one event at a time into a probe session, each after the last became visible;
  * the time from its 201 until the export API counts it. Runs until `stop` resolves.
@@ -368,7 +362,7 @@ async function ingestPaths(bare: Record<number, number>) {
           w,
         );
         const drainT0 = performance.now();
-        for (let i = 0; spool && i < 600 && ((await metricValue(svc.url, 'flightrec_spool_bytes')) ?? 0) > 0; i++)
+        for (let i = 0; spool && i < 600 && (await scrapeMetrics(svc.url)).value('flightrec_spool_bytes') > 0; i++)
           await sleep(100);
         const drainSeconds = Math.round((performance.now() - drainT0) / 100) / 10;
         const t1 = threadCpu(svc.child.pid!);

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LoadConfig, LoadResult } from './load.ts';
-import { createBenchProject, startBenchService } from './service.ts';
+import { createBenchProject, scrapeMetrics, startBenchService } from './service.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 20);
@@ -58,8 +58,8 @@ function smapsByKind(pid: number): Record<string, number> {
   );
 }
 async function jsSide(url: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const v = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  const m = await scrapeMetrics(url);
+  const v = (name: string) => m.value(name) || 0;
   return {
     heapTotal: mb(v('flightrec_nodejs_heap_size_total_bytes')),
     heapUsed: mb(v('flightrec_nodejs_heap_size_used_bytes')),

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/freePort.ts';
 import { TcpProxy } from '../test/reliability/tcpProxy.ts';
-import { createBenchProject, startBenchService } from './service.ts';
+import { createBenchProject, scrapeMetrics, startBenchService } from './service.ts';
 import type { LoadConfig, LoadResult } from './load.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,11 +29,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const exited = (c: ChildProcess) =>
   c.exitCode !== null ? Promise.resolve() : new Promise<void>((r) => c.once('exit', () => r()));
-
-async function metric(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-}
 
 async function main() {
   const chDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-outage-ch-'));
@@ -94,8 +89,9 @@ async function main() {
         restored = true;
         log(`${at()} s: ClickHouse back`);
       }
-      const spool = await metric(svc.url, 'flightrec_spool_bytes');
-      const oldest = await metric(svc.url, 'flightrec_spool_oldest_unloaded_seconds');
+      const m = await scrapeMetrics(svc.url);
+      const spool = m.value('flightrec_spool_bytes');
+      const oldest = m.value('flightrec_spool_oldest_unloaded_seconds');
       samples.push({ s: at(), spoolMb: Math.round(spool / 1e5) / 10, oldestS: Math.round(oldest * 10) / 10 });
       if (at() % 5 === 0)
         log(`${at()} s: spool ${samples.at(-1)!.spoolMb} MB, oldest unloaded body ${samples.at(-1)!.oldestS} s`);
@@ -105,7 +101,7 @@ async function main() {
     const r = await result;
     child.kill();
     const drain0 = performance.now();
-    while ((await metric(svc.url, 'flightrec_spool_bytes')) > 0 && performance.now() - drain0 < 300_000)
+    while ((await scrapeMetrics(svc.url)).value('flightrec_spool_bytes') > 0 && performance.now() - drain0 < 300_000)
       await sleep(200);
     log(`spool drained ${Math.round((performance.now() - drain0) / 100) / 10} s after the load ended`);
     svc.child.kill('SIGTERM');

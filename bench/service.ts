@@ -96,3 +96,9 @@ export async function createBenchProject(
   const body = (await r.json()) as { apiKey: string; project: { id: string } };
   return { projectId: body.project.id, apiKey: body.apiKey };
 }
+
+/** The service's `/metrics` as read once: `value(name)` is an unlabelled series' value (NaN when absent). */
+export async function scrapeMetrics(url: string): Promise<{ value(name: string): number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return { value: (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) };
+}
