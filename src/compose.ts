@@ -9,7 +9,7 @@ import { openClickHouseHttp } from './stores/clickhouse/http.ts';
 import type { ClickHouse } from './stores/clickhouse/port.ts';
 import type { Queryable } from './stores/postgres/port.ts';
 import { postgresRepos, serverRepos, type ServerRepos } from './repos/index.ts';
-import { ingestRepo, spooledIngest } from './repos/ingest.ts';
+import { flaggingSink, ingestRepo, spooledIngest } from './repos/ingest.ts';
 import { factsSpoolSink, spooledFacts } from './repos/sessionFacts.ts';
 import { sealPlaintextSecrets } from './repos/webhooks.ts';
 import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
@@ -101,7 +101,12 @@ async function build(config: Config, logOf: LogOf, overrides: ComposeOverrides, 
   const direct = ingestRepo(stores.ch, budget);
   // The spools are stores of their own (each holds its directory's lock from construction on);
   // their loaders insert through the repos' group commits.
-  const spool = config.spool ? new Spool(config.spool, direct.spoolSink) : undefined;
+  const spool = config.spool
+    ? new Spool(
+        config.spool,
+        flaggingSink(direct.spoolSink, (s) => built.sessions.markNetworkErrors(s).then(() => undefined)),
+      )
+    : undefined;
   const ingest = spool ? spooledIngest(direct, spool) : direct;
   const factsSpool = config.factsSpool ? new Spool(config.factsSpool, factsSpoolSink(built.sessionFacts)) : undefined;
   const repos = factsSpool ? { ...built, sessionFacts: spooledFacts(built.sessionFacts, factsSpool) } : built;

@@ -8,7 +8,7 @@ import {
 } from '../stores/clickhouse/batcher.ts';
 import type { Spool, SpoolSink } from '../stores/spool/spool.ts';
 import { payloadOf } from '../stores/spool/records.ts';
-import { ingestLineChunks, reserialisedLine } from './ingestLines.ts';
+import { flaggedSessionOf, ingestLineChunks, reserialisedLine } from './ingestLines.ts';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -23,9 +23,13 @@ export function bodyLine(
   projectId: string,
   raw: Buffer | undefined,
   body: object,
+  flagged?: string,
 ): { chunks: Buffer[]; asReceived: boolean } {
   const asReceived = raw !== undefined && raw.indexOf(LF) < 0 && raw.indexOf(CR) < 0;
-  return { chunks: ingestLineChunks(projectId, asReceived ? raw : Buffer.from(JSON.stringify(body))), asReceived };
+  return {
+    chunks: ingestLineChunks(projectId, asReceived ? raw : Buffer.from(JSON.stringify(body)), flagged),
+    asReceived,
+  };
 }
 
 /**
@@ -92,9 +96,14 @@ function spoolSink(writer: InsertBatcher): SpoolSink {
 export function ingestRepo(ch: ClickHouse, budget: QueueBudget) {
   const writer = new InsertBatcher(ch, 'ingest', budget, INGEST_BATCH);
   return {
-    /** Resolves once the body is committed, in a block shared with concurrent requests. */
-    add: (projectId: string, raw: Buffer | undefined, body: object, rows: number) =>
+    /**
+     * Resolves once the body is committed, in a block shared with concurrent requests.
+     * `flagged` (the session a body first shows a network error of) is the caller's to set
+     * here; the spool's loader sets it instead (`flagsOnLoad`).
+     */
+    add: (projectId: string, raw: Buffer | undefined, body: object, rows: number, _flagged?: string) =>
       writeBody(writer, projectId, raw, body, rows),
+    flagsOnLoad: false,
     /** Resolves once everything accepted so far is written (shutdown, tests). */
     drain: () => writer.drain(),
     /** The group commit (its queue and inserts are measured); the spool's loader inserts through it too. */
@@ -108,11 +117,40 @@ export type IngestRepo = ReturnType<typeof ingestRepo>;
 
 /**
  * With INGEST_SPOOL: a body is durable once fsync'd to the spool, whose loader inserts it later
- * through the repo's `spoolSink`.
+ * through the repo's `spoolSink`, and then sets the network-error flag the line carries
+ * (`flaggingSink`): the flag shows with the events that raised it, and no request waits on
+ * Postgres for it.
  */
 export function spooledIngest(repo: IngestRepo, spool: Spool): IngestRepo {
   return {
     ...repo,
-    add: (projectId, raw, body, rows) => spool.append(bodyLine(projectId, raw, body).chunks, rows),
+    add: (projectId, raw, body, rows, flagged) => spool.append(bodyLine(projectId, raw, body, flagged).chunks, rows),
+    flagsOnLoad: true,
+  };
+}
+
+/**
+ * The spool's loader, then the flags: the sessions whose network errors the loaded lines carry
+ * (those the engine refused excepted) are flagged in one write. Should it fail, the load fails
+ * and is tried again whole; the rows of the insert that committed collapse, the flag is set once.
+ */
+export function flaggingSink(
+  sink: SpoolSink,
+  flag: (sessions: { projectId: string; sessionId: string }[]) => Promise<void>,
+): SpoolSink {
+  return async (records) => {
+    const out = await sink(records);
+    const refused = new Set(out.refused.map((r) => r.record));
+    const seen = new Set<string>();
+    const sessions: { projectId: string; sessionId: string }[] = [];
+    for (const r of records) {
+      const head = r.chunks[0];
+      const s = head && !refused.has(r) ? flaggedSessionOf(head) : undefined;
+      if (!s || seen.has(`${s.projectId}:${s.sessionId}`)) continue;
+      seen.add(`${s.projectId}:${s.sessionId}`);
+      sessions.push(s);
+    }
+    if (sessions.length > 0) await flag(sessions);
+    return out;
   };
 }

@@ -10,14 +10,35 @@ const CLOSE = Buffer.from('}\n');
 /**
  * The line as three pieces, `[prefix, body, suffix]`: the body's bytes are not copied here; the
  * one copy is the insert's (or the spool's write, which takes the pieces as they are).
+ * `flagged`: the session this body first shows a network error of. The spool's loader sets the
+ * session's flag once the line is stored (`flaggedSessionOf`); the engine skips the key.
  */
-export function ingestLineChunks(projectId: string, body: Buffer): [Buffer, Buffer, Buffer] {
-  // projectId is this service's own UUID (from the key lookup), never client text.
-  return [Buffer.from(`{"project_id":"${projectId}","body":`), body, CLOSE];
+export function ingestLineChunks(projectId: string, body: Buffer, flagged?: string): [Buffer, Buffer, Buffer] {
+  // projectId is this service's own UUID (from the key lookup), flagged a validated UUID: never client text.
+  const flag = flagged === undefined ? '' : `${FLAG_KEY}${flagged}"`;
+  return [Buffer.from(`{"project_id":"${projectId}"${flag},"body":`), body, CLOSE];
 }
 
-export function ingestLine(projectId: string, body: Buffer): Buffer {
-  return Buffer.concat(ingestLineChunks(projectId, body));
+const FLAG_KEY = ',"network_errors":"';
+const UUID_CHARS = 36;
+/** Where the flag's key starts: after `{"project_id":"`, the project's UUID and its closing quote. */
+const FLAG_AT = '{"project_id":"'.length + UUID_CHARS + 1;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The project and session whose network-error flag a line carries, read from its prefix alone
+ * (`head`: the line's first bytes, at least its prefix); undefined for a line without one.
+ */
+export function flaggedSessionOf(head: Buffer): { projectId: string; sessionId: string } | undefined {
+  const keyEnd = FLAG_AT + FLAG_KEY.length;
+  if (head.length < keyEnd + UUID_CHARS + 1 || head.toString('latin1', FLAG_AT, keyEnd) !== FLAG_KEY) return undefined;
+  const projectId = head.toString('latin1', FLAG_AT - 1 - UUID_CHARS, FLAG_AT - 1);
+  const sessionId = head.toString('latin1', keyEnd, keyEnd + UUID_CHARS);
+  return UUID.test(projectId) && UUID.test(sessionId) ? { projectId, sessionId } : undefined;
+}
+
+export function ingestLine(projectId: string, body: Buffer, flagged?: string): Buffer {
+  return Buffer.concat(ingestLineChunks(projectId, body, flagged));
 }
 
 /**

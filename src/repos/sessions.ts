@@ -381,13 +381,16 @@ export function sessionsRepo(
       });
     },
 
-    /** Sets the flag once; returns whether this call changed it. */
-    async markNetworkErrors(projectId: string, sessionId: string): Promise<boolean> {
+    /** Sets the sessions' flag, once each (a session already flagged keeps its updatedAt); the count changed. */
+    async markNetworkErrors(sessions: readonly { projectId: string; sessionId: string }[]): Promise<number> {
+      if (sessions.length === 0) return 0;
       const r = await db.query(
-        `UPDATE ${TABLE} SET has_network_errors = true, ${STAMP} WHERE project_id = $1 AND id = $2 AND NOT has_network_errors`,
-        [projectId, sessionId],
+        `UPDATE ${TABLE} s SET has_network_errors = true, ${STAMP}
+         FROM unnest($1::uuid[], $2::uuid[]) AS x(project_id, id)
+         WHERE s.project_id = x.project_id AND s.id = x.id AND NOT s.has_network_errors`,
+        [sessions.map((x) => x.projectId), sessions.map((x) => x.sessionId)],
       );
-      return r.rowCount > 0;
+      return r.rowCount;
     },
 
     /**

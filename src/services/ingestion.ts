@@ -39,14 +39,34 @@ export function ingestion(d: IngestionDeps) {
     d.facts.markKnown(projectId, sessionId);
   }
 
-  async function flagNetworkErrors(
+  /** The session, when this body is the first this process sees of its network errors. */
+  function raisesFlag(
     projectId: string,
     sessionId: string,
     calls: { type?: string; statusCode?: number; error?: string | null }[],
+  ): string | undefined {
+    if (d.facts.hasNetworkErrors(projectId, sessionId)) return undefined;
+    return calls.some((c) => (c.type === undefined || c.type === 'network') && isNetworkError(c))
+      ? sessionId
+      : undefined;
+  }
+
+  /**
+   * Stores a body and, when it raises the session's network-error flag, the flag: through the
+   * spool, the line carries it and the loader sets it once the line is stored; without, here.
+   */
+  async function store(
+    projectId: string,
+    sessionId: string,
+    raw: Buffer | undefined,
+    body: object,
+    rows: number,
+    calls: Parameters<typeof raisesFlag>[2],
   ) {
-    if (d.facts.hasNetworkErrors(projectId, sessionId)) return;
-    if (!calls.some((c) => (c.type === undefined || c.type === 'network') && isNetworkError(c))) return;
-    await d.sessions.markNetworkErrors(projectId, sessionId);
+    const flagged = raisesFlag(projectId, sessionId, calls);
+    await d.ingest.add(projectId, raw, body, rows, flagged);
+    if (flagged === undefined) return;
+    if (!d.ingest.flagsOnLoad) await d.sessions.markNetworkErrors([{ projectId, sessionId }]);
     d.facts.markNetworkErrors(projectId, sessionId);
   }
 
@@ -84,16 +104,14 @@ export function ingestion(d: IngestionDeps) {
       if (foreign.length) throw new ValidationError(foreign.slice(0, MAX_DETAILS));
       await requireSession(projectId, sessionId);
       // One insert writes the events and, through the ingest table's views, their network mirror.
-      await d.ingest.add(projectId, raw, { sessionId, events }, events.length);
+      await store(projectId, sessionId, raw, { sessionId, events }, events.length, events);
       d.touches?.mark(projectId, sessionId);
-      await flagNetworkErrors(projectId, sessionId, events);
       return events.length;
     },
 
     async network(projectId: string, sessionId: string, requests: NetworkRequest[], raw?: Buffer): Promise<number> {
       await requireSession(projectId, sessionId);
-      await d.ingest.add(projectId, raw, { sessionId, requests }, requests.length);
-      await flagNetworkErrors(projectId, sessionId, requests);
+      await store(projectId, sessionId, raw, { sessionId, requests }, requests.length, requests);
       return requests.length;
     },
 

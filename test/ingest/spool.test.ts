@@ -160,7 +160,7 @@ describe('the spool in the service (embedded stores)', () => {
       headers: auth,
     });
     expect(net.json().total).toBe(41); // 40 mirrored network events and one request
-    // the session's Postgres side effect (the network-error flag) is synchronous, as before
+    // the session's Postgres side effect (the network-error flag) is the loader's, with the lines
     const sess = await s.app.inject({ method: 'GET', url: '/export/sessions?limit=1000', headers: auth });
     expect(sess.json().data.find((x: { id: string }) => x.id === sid)).toMatchObject({ hasNetworkErrors: true });
     expect(fs.readdirSync(s.svc.spool!.dir).filter((f) => f.endsWith('.seg'))).toEqual([]);

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flaggedSessionOf, ingestLine } from '../../src/repos/ingestLines.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import * as P from '../helpers/payloads.ts';
+import { failInserts } from '../helpers/insertFaults.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+// A session's network-error flag through the ingest spool: the line that first shows an error
+// carries it, and the spool's loader sets it once the line is stored. No events request waits on
+// Postgres for it; the flag shows with the events that raised it.
+
+describe('the flag a spooled line carries', () => {
+  const project = randomUUID();
+  const session = randomUUID();
+  const body = Buffer.from(JSON.stringify({ sessionId: session, events: [] }));
+
+  it('is read back from the line alone', () => {
+    expect(flaggedSessionOf(ingestLine(project, body, session))).toEqual({ projectId: project, sessionId: session });
+    expect(flaggedSessionOf(ingestLine(project, body))).toBeUndefined();
+    // as the schema lets an id through: upper case too
+    const upper = session.toUpperCase();
+    expect(flaggedSessionOf(ingestLine(project, body, upper))?.sessionId).toBe(upper);
+  });
+
+  it('is never read from the body: a body that names the key itself carries no flag', () => {
+    const forged = Buffer.from(`{"network_errors":"${session}","sessionId":"${session}","events":[]}`);
+    expect(flaggedSessionOf(ingestLine(project, forged))).toBeUndefined();
+    expect(flaggedSessionOf(Buffer.from(`{"project_id":"${project}","network_errors":"not-a-uuid"}`))).toBeUndefined();
+  });
+});
+
+let s: TestServer;
+beforeAll(async () => {
+  // Reads here must not wait for the spool: it cannot load while the store is away.
+  s = await startTestServer({}, undefined, undefined, { readAfterSettled: false });
+});
+afterAll(async () => {
+  await s?.app.close();
+});
+
+async function flagOf(projectId: string, sessionId: string) {
+  const r = await s.svc.stores.pg.query<{ has_network_errors: boolean; updated_at: string }>(
+    'SELECT has_network_errors, updated_at FROM sessions WHERE project_id = $1 AND id = $2',
+    [projectId, sessionId],
+  );
+  return r.rows[0];
+}
+
+describe('the network-error flag through the spool', () => {
+  it('a request is answered while ClickHouse is away; the flag is set once its line is stored', async () => {
+    const { projectId, auth } = await s.createProject('flag while away');
+    const start = P.sessionStart();
+    const sid = start.sessionId;
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode,
+    ).toBe(201);
+    const ch = s.svc.stores.ch;
+    const ping = ch.ping;
+    let tried = 0;
+    const restore = failInserts(ch, (table) => {
+      if (table !== 'ingest') return null;
+      tried++;
+      return new Error('connect ECONNREFUSED (injected)');
+    });
+    (ch as { ping: typeof ch.ping }).ping = async () => {
+      throw new Error('connect ECONNREFUSED (injected)');
+    };
+    try {
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/network',
+        headers: auth,
+        payload: { sessionId: sid, requests: [P.networkRequest({ statusCode: 503 })] },
+      });
+      expect(r.statusCode, r.body).toBe(201);
+      await waitFor('a load of the line tried', () => tried > 0);
+      // the request did not set it, and the loader sets it only with the line stored
+      expect((await flagOf(projectId, sid))?.has_network_errors).toBe(false);
+    } finally {
+      restore();
+      (ch as { ping: typeof ch.ping }).ping = ping;
+    }
+    expect(await s.svc.spool?.settled(60_000)).toBe(true);
+    expect((await flagOf(projectId, sid))?.has_network_errors).toBe(true);
+    const sessions = await s.app.inject({ method: 'GET', url: '/export/sessions?limit=100', headers: auth });
+    expect(sessions.json().data).toEqual([expect.objectContaining({ id: sid, hasNetworkErrors: true })]);
+  }, 120_000);
+
+  it('a flag Postgres does not take fails the load, which is tried again: the flag set, the rows once', async () => {
+    const { projectId, auth } = await s.createProject('flag write fails');
+    const start = P.sessionStart();
+    const sid = start.sessionId;
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode,
+    ).toBe(201);
+    const pg = s.svc.stores.pg;
+    const query = pg.query;
+    let refused = 0;
+    let flagWrites = 0;
+    (pg as { query: typeof pg.query }).query = (async (sql: string, params?: unknown[]) => {
+      if (sql.includes('has_network_errors = true')) {
+        flagWrites++;
+        if (refused === 0) {
+          refused++;
+          throw Object.assign(new Error('terminating connection (injected)'), { code: '57P01' });
+        }
+      }
+      return query.call(pg, sql, params);
+    }) as typeof pg.query;
+    try {
+      const events = [P.navigate(sid, 0), P.networkEvent(sid, 1, 500), P.networkEvent(sid, 2, 200)];
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/events',
+        headers: auth,
+        payload: { sessionId: sid, events },
+      });
+      expect(r.statusCode, r.body).toBe(201);
+      await waitFor('the flag refused once', () => refused > 0);
+      expect(await s.svc.spool?.settled(60_000)).toBe(true);
+      expect(flagWrites).toBe(2);
+      expect((await flagOf(projectId, sid))?.has_network_errors).toBe(true);
+      // a later error of the same session carries no flag again (this process knows it is set)
+      const again = await s.app.inject({
+        method: 'POST',
+        url: '/ingest/network',
+        headers: auth,
+        payload: { sessionId: sid, requests: [P.networkRequest({ statusCode: 502 })] },
+      });
+      expect(again.statusCode).toBe(201);
+      expect(await s.svc.spool?.settled(60_000)).toBe(true);
+      expect(flagWrites).toBe(2);
+    } finally {
+      (pg as { query: typeof pg.query }).query = query;
+    }
+    const ev = await s.app.inject({ method: 'GET', url: `/export/events?sessionId=${sid}&limit=100`, headers: auth });
+    expect(ev.json().data.map((e: { sequenceNumber: number }) => e.sequenceNumber)).toEqual([0, 1, 2]);
+  }, 120_000);
+});
