@@ -17,11 +17,12 @@ export const healthRoutes =
   async (app) => {
     const ready = async (_req: unknown, reply: import('fastify').FastifyReply) => {
       try {
-        // With the ingest spool, ClickHouse away is ridden through while the spool has room: the
+        // With the spools, ClickHouse away is ridden through while every one has room: the
         // replica stays in its balancer (a Kubernetes readiness probe) and keeps acknowledging.
-        const spool = svc.spool;
+        // One full (crash reports, session facts) answers 503 on its route: not ready then.
+        const spools = [svc.spool, svc.factsSpool, svc.crashPipeline?.spool];
         const ch = svc.stores.ch.ping().catch((err: unknown) => {
-          if (!spool?.hasRoom()) throw err;
+          if (!svc.spool || !spools.every((s) => !s || s.hasRoom())) throw err;
         });
         await Promise.all([svc.stores.pg.query('SELECT 1'), ch]);
         return { status: 'ok' };
