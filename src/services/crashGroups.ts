@@ -346,6 +346,9 @@ export function crashGroupsService(d: CrashGroupsDeps) {
    * error on it: `refused`) leaves the rest of its batch going on; an error of the stores fails
    * the whole batch (thrown), to be tried again.
    */
+  /** Batches whose precounted new groups met the ledger, rolled back and decided again, since start. */
+  let recounted = 0;
+
   async function recordBatch(items: readonly CrashInput[]): Promise<BatchOutcome[]> {
     const out: BatchOutcome[] = items.map(() => ({ outcome: 'refused', error: new Error('not recorded') }));
     const sessions = await d.sessions.forCrashMany(
@@ -719,6 +722,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
       await decide(true);
     } catch (err) {
       if (!(err instanceof PrecountedStaleError)) throw err;
+      recounted++;
       await decide(false);
     }
     await occurrences.addMany(moved);
@@ -734,6 +738,8 @@ export function crashGroupsService(d: CrashGroupsDeps) {
 
   return {
     recordBatch,
+    /** Batches decided twice: a new group's occurrence was in the ledger already (since start). */
+    recountedBatches: () => recounted,
 
     /** One report: a batch of one (recordBatch). */
     async record(projectId: string, c: CrashPayload & RawCrashContext): Promise<RecordCrashResult> {

@@ -140,6 +140,7 @@ export function createServices(
       budget,
       spool,
       crashPipeline,
+      recountedCrashBatches: crashGroups.recountedBatches,
       factsSpool,
       limiters: Object.values(limits),
       outboxBacklog: outbox.backlog,

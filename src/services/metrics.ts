@@ -12,6 +12,8 @@ export interface MetricSources {
   spool?: Spool;
   /** With INGEST_SPOOL: crash reports' spool and loader. */
   crashPipeline?: CrashPipeline;
+  /** Batches of crash reports decided twice (their precounted groups met the ledger). */
+  recountedCrashBatches?: () => number;
   /** With INGEST_SPOOL: session facts' spool. */
   factsSpool?: Spool;
   limiters: RateLimiter[];
@@ -203,6 +205,14 @@ export function createMetrics(src: MetricSources) {
       'Crash batches failed by a retryable error (a store down) since start',
       () => crashes.batchRetries,
     );
+    const recounted = src.recountedCrashBatches;
+    if (recounted) {
+      gauge(
+        'flightrec_crash_batches_recounted',
+        "Crash batches rolled back and decided again since start: a new group's occurrence was counted already (a new fingerprint rule or source map moved it)",
+        recounted,
+      );
+    }
     const steps = new Histogram({
       name: 'flightrec_pipeline_step_duration_seconds',
       help: "Steps of the crash pipeline's loader, by step and outcome (ok, retryable, permanent)",

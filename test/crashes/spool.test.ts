@@ -420,7 +420,16 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
       crashOccurrenceId(d as never),
       randomUUID(),
     ]);
+    const recounted = async () =>
+      Number(
+        /^flightrec_crash_batches_recounted (\S+)$/m.exec(
+          (await s.app.inject({ method: 'GET', url: '/metrics' })).body,
+        )?.[1],
+      );
+    const before = await recounted();
     await run([d, crashOf(bob, 'Error: E', { timestamp: P.T0 + 11 })]);
+    // the batch was decided twice, and says so
+    expect(await recounted()).toBe(before + 1);
     const all = await counters();
     const [gd, ge] = ['Error: D', 'Error: E'].map((m) => all.find((g) => g.message === m));
     expect(gd).toMatchObject({ message: 'Error: D', crash_occurrences: 0, crash_users: 0, crash_last_seen_at: null });
