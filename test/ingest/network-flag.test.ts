@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flaggedSessionOf, ingestLine } from '../../src/repos/ingestLines.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import * as P from '../helpers/payloads.ts';
-import { failInserts } from '../helpers/insertFaults.ts';
+import { clickHouseAway } from '../helpers/insertFaults.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 // A session's network-error flag through the ingest spool: the line that first shows an error
@@ -55,17 +55,7 @@ describe('the network-error flag through the spool', () => {
     expect(
       (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode,
     ).toBe(201);
-    const ch = s.svc.stores.ch;
-    const ping = ch.ping;
-    let tried = 0;
-    const restore = failInserts(ch, (table) => {
-      if (table !== 'ingest') return null;
-      tried++;
-      return new Error('connect ECONNREFUSED (injected)');
-    });
-    (ch as { ping: typeof ch.ping }).ping = async () => {
-      throw new Error('connect ECONNREFUSED (injected)');
-    };
+    const away = clickHouseAway(s.svc.stores.ch, ['ingest']);
     try {
       const r = await s.app.inject({
         method: 'POST',
@@ -74,12 +64,11 @@ describe('the network-error flag through the spool', () => {
         payload: { sessionId: sid, requests: [P.networkRequest({ statusCode: 503 })] },
       });
       expect(r.statusCode, r.body).toBe(201);
-      await waitFor('a load of the line tried', () => tried > 0);
+      await waitFor('a load of the line tried', () => away.tried() > 0);
       // the request did not set it, and the loader sets it only with the line stored
       expect((await flagOf(projectId, sid))?.has_network_errors).toBe(false);
     } finally {
-      restore();
-      (ch as { ping: typeof ch.ping }).ping = ping;
+      away.restore();
     }
     expect(await s.svc.spool?.settled(60_000)).toBe(true);
     expect((await flagOf(projectId, sid))?.has_network_errors).toBe(true);

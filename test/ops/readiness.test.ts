@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import * as P from '../helpers/payloads.ts';
-import { failInserts } from '../helpers/insertFaults.ts';
+import { clickHouseAway } from '../helpers/insertFaults.ts';
 
 // Readiness with ClickHouse away: the replica stays in its balancer while its spools take what
 // it acknowledges, and leaves it once one of them is full, whichever (here the crash reports').
@@ -27,12 +27,7 @@ describe('/health/ready with ClickHouse away', () => {
     const start = P.sessionStart();
     expect((await post('/ingest/session', start)).statusCode).toBe(201);
     const ready = async () => (await s.app.inject({ method: 'GET', url: '/health/ready' })).statusCode;
-    const ch = s.svc.stores.ch;
-    const ping = ch.ping;
-    const restore = failInserts(ch, () => new Error('connect ECONNREFUSED (injected)'));
-    (ch as { ping: typeof ch.ping }).ping = async () => {
-      throw new Error('connect ECONNREFUSED (injected)');
-    };
+    const away = clickHouseAway(s.svc.stores.ch);
     const stack = Array.from({ length: 1500 }, (_, i) => `at frame${i} (app/src/module${i}.js:${i}:1)`).join('\n');
     try {
       expect(await ready()).toBe(200);
@@ -46,8 +41,7 @@ describe('/health/ready with ClickHouse away', () => {
       expect(s.svc.spool?.bytes).toBe(0);
       expect(await ready()).toBe(503);
     } finally {
-      restore();
-      (ch as { ping: typeof ch.ping }).ping = ping;
+      away.restore();
     }
     expect(await s.svc.crashPipeline?.settled(60_000)).toBe(true);
     expect(await ready()).toBe(200);

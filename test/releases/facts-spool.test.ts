@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { sessionStart } from '../helpers/payloads.ts';
-import { failInserts } from '../helpers/insertFaults.ts';
+import { clickHouseAway } from '../helpers/insertFaults.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 // Session facts (release health's rows) go through a spool of their own: a session start is
@@ -23,18 +23,8 @@ afterAll(async () => {
 describe('the session facts spool', () => {
   it('starts are answered while ClickHouse is away; once it is back, the release counts each session once', async () => {
     const { auth } = await s.createProject('facts spool');
-    const ch = s.svc.stores.ch;
-    const ping = ch.ping;
     // Away: every session_facts insert fails and the store answers no ping (not a refusal of the rows).
-    let tried = 0;
-    const restore = failInserts(ch, (table) => {
-      if (table !== 'session_facts') return null;
-      tried++;
-      return new Error('connect ECONNREFUSED (injected)');
-    });
-    (ch as { ping: typeof ch.ping }).ping = async () => {
-      throw new Error('connect ECONNREFUSED (injected)');
-    };
+    const away = clickHouseAway(s.svc.stores.ch, ['session_facts']);
     const starts = Array.from({ length: 6 }, (_, i) =>
       sessionStart({ startedAt: at + i, userId: `u${i % 3}`, device: { ...sessionStart().device, appVersion: '7.0' } }),
     );
@@ -48,11 +38,10 @@ describe('the session facts spool', () => {
       const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
       expect(Number(/^flightrec_facts_spool_bytes (\S+)$/m.exec(metrics)?.[1])).toBe(s.svc.factsSpool?.bytes);
       // the loader tried and failed: the spool still holds every fact
-      await waitFor('a load of the facts tried', () => tried > 0);
+      await waitFor('a load of the facts tried', () => away.tried() > 0);
       expect(s.svc.factsSpool?.bytes).toBeGreaterThan(0);
     } finally {
-      restore();
-      (ch as { ping: typeof ch.ping }).ping = ping;
+      away.restore();
     }
     expect(await s.svc.factsSpool?.settled(60_000)).toBe(true);
     const r = await s.app.inject({ method: 'GET', url: `/export/releases?from=${day}&to=${day}`, headers: auth });
