@@ -9,7 +9,7 @@ import { openClickHouseHttp } from './stores/clickhouse/http.ts';
 import type { ClickHouse } from './stores/clickhouse/port.ts';
 import type { Queryable } from './stores/postgres/port.ts';
 import { postgresRepos, serverRepos, type ServerRepos } from './repos/index.ts';
-import { flaggingSink, ingestRepo, spooledIngest } from './repos/ingest.ts';
+import { flaggingSink, flagOnlyLine, ingestRepo, spooledIngest } from './repos/ingest.ts';
 import { factsSpoolSink, spooledFacts } from './repos/sessionFacts.ts';
 import { sealPlaintextSecrets } from './repos/webhooks.ts';
 import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
@@ -101,10 +101,18 @@ async function build(config: Config, logOf: LogOf, overrides: ComposeOverrides, 
   const direct = ingestRepo(stores.ch, budget);
   // The spools are stores of their own (each holds its directory's lock from construction on);
   // their loaders insert through the repos' group commits.
-  const spool = config.spool
+  // The loader sets the network-error flags its lines carry; those Postgres does not take wait
+  // in this same spool, appended again.
+  const spool: Spool | undefined = config.spool
     ? new Spool(
         config.spool,
-        flaggingSink(direct.spoolSink, (s) => built.sessions.markNetworkErrors(s).then(() => undefined)),
+        flaggingSink(direct.spoolSink, {
+          flag: (s) => built.sessions.markNetworkErrors(s).then(() => undefined),
+          keep: async (s) => {
+            await Promise.all(s.map((x) => spool?.append(flagOnlyLine(x), 0)));
+          },
+          log: logOf('spool'),
+        }),
       )
     : undefined;
   const ingest = spool ? spooledIngest(direct, spool) : direct;

@@ -7,6 +7,7 @@ import {
   type QueueBudget,
 } from '../stores/clickhouse/batcher.ts';
 import type { Spool, SpoolSink } from '../stores/spool/spool.ts';
+import { loggableError, type Log } from '../lib/log.ts';
 import { payloadOf } from '../stores/spool/records.ts';
 import { flaggedSessionOf, ingestLineChunks, reserialisedLine } from './ingestLines.ts';
 
@@ -129,14 +130,23 @@ export function spooledIngest(repo: IngestRepo, spool: Spool): IngestRepo {
   };
 }
 
+type FlaggedSession = { projectId: string; sessionId: string };
+
 /**
  * The spool's loader, then the flags: the sessions whose network errors the loaded lines carry
- * (those the engine refused excepted) are flagged in one write. Should it fail, the load fails
- * and is tried again whole; the rows of the insert that committed collapse, the flag is set once.
+ * (those the engine refused excepted) are flagged in one write. Should Postgres not take it, the
+ * rows stay stored and the flags wait in the spool (`keep`: appended again as lines of their own,
+ * which write no rows), tried by a later load: events keep reaching ClickHouse while Postgres is
+ * away. Only when they cannot be kept either does the load fail, to be tried again whole (its
+ * rows collapse).
  */
 export function flaggingSink(
   sink: SpoolSink,
-  flag: (sessions: { projectId: string; sessionId: string }[]) => Promise<void>,
+  o: {
+    flag: (sessions: FlaggedSession[]) => Promise<void>;
+    keep: (sessions: FlaggedSession[]) => Promise<void>;
+    log: Pick<Log, 'warn'>;
+  },
 ): SpoolSink {
   return async (records) => {
     const out = await sink(records);
@@ -150,7 +160,22 @@ export function flaggingSink(
       seen.add(`${s.projectId}:${s.sessionId}`);
       sessions.push(s);
     }
-    if (sessions.length > 0) await flag(sessions);
+    if (sessions.length === 0) return out;
+    try {
+      await o.flag(sessions);
+    } catch (err) {
+      await o.keep(sessions).catch(() => {
+        throw err;
+      });
+      o.log.warn(
+        { err: loggableError(err), sessions: sessions.length },
+        'network-error flags not written; kept in the spool for a later load',
+      );
+    }
     return out;
   };
 }
+
+/** A line that carries a session's flag and no rows (`flaggingSink`'s `keep`). */
+export const flagOnlyLine = (s: FlaggedSession): Buffer[] => ingestLineChunks(s.projectId, EMPTY_BODY, s.sessionId);
+const EMPTY_BODY = Buffer.from('{}');
