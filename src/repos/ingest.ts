@@ -152,7 +152,7 @@ export function flaggingSink(
     const out = await sink(records);
     const refused = new Set(out.refused.map((r) => r.record));
     const seen = new Set<string>();
-    const sessions: { projectId: string; sessionId: string }[] = [];
+    const sessions: FlaggedSession[] = [];
     for (const r of records) {
       const head = r.chunks[0];
       const s = head && !refused.has(r) ? flaggedSessionOf(head) : undefined;
