@@ -151,15 +151,13 @@ export function flaggingSink(
   return async (records) => {
     const out = await sink(records);
     const refused = new Set(out.refused.map((r) => r.record));
-    const seen = new Set<string>();
-    const sessions: FlaggedSession[] = [];
+    const flagged = new Map<string, FlaggedSession>();
     for (const r of records) {
       const head = r.chunks[0];
       const s = head && !refused.has(r) ? flaggedSessionOf(head) : undefined;
-      if (!s || seen.has(`${s.projectId}:${s.sessionId}`)) continue;
-      seen.add(`${s.projectId}:${s.sessionId}`);
-      sessions.push(s);
+      if (s) flagged.set(`${s.projectId}:${s.sessionId}`, s);
     }
+    const sessions = [...flagged.values()];
     if (sessions.length === 0) return out;
     try {
       await o.flag(sessions);

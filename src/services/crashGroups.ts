@@ -333,6 +333,9 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     counted.add(projectId);
   }
 
+  /** Batches whose precounted new groups met the ledger, rolled back and decided again, since start. */
+  let recounted = 0;
+
   /**
    * Records a batch of crash reports (docs/decisions.md, "Crash batches"): each report is read
    * (its session, its stack through the release's cached artifacts, its group key), the
@@ -346,9 +349,6 @@ export function crashGroupsService(d: CrashGroupsDeps) {
    * error on it: `refused`) leaves the rest of its batch going on; an error of the stores fails
    * the whole batch (thrown), to be tried again.
    */
-  /** Batches whose precounted new groups met the ledger, rolled back and decided again, since start. */
-  let recounted = 0;
-
   async function recordBatch(items: readonly CrashInput[]): Promise<BatchOutcome[]> {
     const out: BatchOutcome[] = items.map(() => ({ outcome: 'refused', error: new Error('not recorded') }));
     const sessions = await d.sessions.forCrashMany(

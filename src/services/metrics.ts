@@ -182,6 +182,15 @@ export function createMetrics(src: MetricSources) {
       () => facts.refusedRecords,
     );
   }
+  // With or without the crash spool: a report recorded in its request is a batch of one.
+  const recounted = src.recountedCrashBatches;
+  if (recounted) {
+    gauge(
+      'flightrec_crash_batches_recounted',
+      "Crash batches rolled back and decided again since start: a new group's occurrence was counted already (a new fingerprint rule or source map moved it)",
+      recounted,
+    );
+  }
   const crashes = src.crashPipeline;
   if (crashes) {
     const cs = crashes.spool;
@@ -205,14 +214,6 @@ export function createMetrics(src: MetricSources) {
       'Crash batches failed by a retryable error (a store down) since start',
       () => crashes.batchRetries,
     );
-    const recounted = src.recountedCrashBatches;
-    if (recounted) {
-      gauge(
-        'flightrec_crash_batches_recounted',
-        "Crash batches rolled back and decided again since start: a new group's occurrence was counted already (a new fingerprint rule or source map moved it)",
-        recounted,
-      );
-    }
     const steps = new Histogram({
       name: 'flightrec_pipeline_step_duration_seconds',
       help: "Steps of the crash pipeline's loader, by step and outcome (ok, retryable, permanent)",

@@ -51,12 +51,10 @@ export class StreamSlots {
     const shared = this.redis ? await this.acquireShared(this.redis, projectId) : undefined;
     if (shared === null) return null;
     this.active.set(projectId, (this.active.get(projectId) ?? 0) + 1);
-    let released = false;
-    let done: Promise<void> = Promise.resolve();
+    let done: Promise<void> | undefined;
     return () => {
-      if (released) return done;
-      released = true;
-      if (shared) done = shared();
+      if (done) return done;
+      done = shared ? shared() : Promise.resolve();
       const left = (this.active.get(projectId) ?? 1) - 1;
       if (left <= 0) this.active.delete(projectId);
       else this.active.set(projectId, left);

@@ -39,22 +39,27 @@ afterAll(async () => {
   await s?.app.close();
 });
 
+/** The flag as Postgres holds it, read directly: the spool is not waited for. */
 async function flagOf(projectId: string, sessionId: string) {
-  const r = await s.svc.stores.pg.query<{ has_network_errors: boolean; updated_at: string }>(
-    'SELECT has_network_errors, updated_at FROM sessions WHERE project_id = $1 AND id = $2',
+  const r = await s.svc.stores.pg.query<{ has_network_errors: boolean }>(
+    'SELECT has_network_errors FROM sessions WHERE project_id = $1 AND id = $2',
     [projectId, sessionId],
   );
-  return r.rows[0];
+  return r.rows[0]?.has_network_errors;
+}
+
+/** A project of its own with one session started. */
+async function projectWithSession(name: string) {
+  const { projectId, auth } = await s.createProject(name);
+  const start = P.sessionStart();
+  const r = await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start });
+  expect(r.statusCode).toBe(201);
+  return { projectId, auth, sid: start.sessionId };
 }
 
 describe('the network-error flag through the spool', () => {
   it('a request is answered while ClickHouse is away; the flag is set once its line is stored', async () => {
-    const { projectId, auth } = await s.createProject('flag while away');
-    const start = P.sessionStart();
-    const sid = start.sessionId;
-    expect(
-      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode,
-    ).toBe(201);
+    const { projectId, auth, sid } = await projectWithSession('flag while away');
     const away = clickHouseAway(s.svc.stores.ch, ['ingest']);
     try {
       const r = await s.app.inject({
@@ -66,23 +71,18 @@ describe('the network-error flag through the spool', () => {
       expect(r.statusCode, r.body).toBe(201);
       await waitFor('a load of the line tried', () => away.tried() > 0);
       // the request did not set it, and the loader sets it only with the line stored
-      expect((await flagOf(projectId, sid))?.has_network_errors).toBe(false);
+      expect(await flagOf(projectId, sid)).toBe(false);
     } finally {
       away.restore();
     }
     expect(await s.svc.spool?.settled(60_000)).toBe(true);
-    expect((await flagOf(projectId, sid))?.has_network_errors).toBe(true);
+    expect(await flagOf(projectId, sid)).toBe(true);
     const sessions = await s.app.inject({ method: 'GET', url: '/export/sessions?limit=100', headers: auth });
     expect(sessions.json().data).toEqual([expect.objectContaining({ id: sid, hasNetworkErrors: true })]);
   }, 120_000);
 
   it('flags Postgres does not take wait in the spool while the rows are stored; set once it takes them', async () => {
-    const { projectId, auth } = await s.createProject('flag write fails');
-    const start = P.sessionStart();
-    const sid = start.sessionId;
-    expect(
-      (await s.app.inject({ method: 'POST', url: '/ingest/session', headers: auth, payload: start })).statusCode,
-    ).toBe(201);
+    const { projectId, auth, sid } = await projectWithSession('flag write fails');
     const pg = s.svc.stores.pg;
     const query = pg.query;
     let down = true;
@@ -120,14 +120,14 @@ describe('the network-error flag through the spool', () => {
       await waitFor('the flag refused twice', () => refused >= 2);
       await waitFor('the events stored', async () => (await seqs()).length === 3);
       expect(await seqs()).toEqual([0, 1, 2]);
-      expect((await flagOf(projectId, sid))?.has_network_errors).toBe(false);
+      expect(await flagOf(projectId, sid)).toBe(false);
       // the body's segment is loaded and gone; the spool holds the flag alone, a line of its own
       const held = s.svc.spool?.bytes ?? 0;
       expect(held).toBeGreaterThan(0);
       expect(held).toBeLessThan(1000);
       down = false;
       expect(await s.svc.spool?.settled(60_000)).toBe(true);
-      expect((await flagOf(projectId, sid))?.has_network_errors).toBe(true);
+      expect(await flagOf(projectId, sid)).toBe(true);
       const writes = flagWrites;
       // a later error of the same session carries no flag again (this process knows it is set)
       const again = await s.app.inject({
