@@ -387,11 +387,20 @@ async function ingestPaths(bare: Record<number, number>) {
       const rps = Math.max(1, Math.round(lastRps / 2));
       let stopProbe!: () => void;
       const probe = visibilityProbe(svc.url, apiKey, new Promise<void>((r) => (stopProbe = r)));
+      // The server's event-loop delay during the paced phase (prom-client resets its histogram at
+      // each scrape), to tell a tail made on the JS thread from one made waiting for a core.
+      const lag = eventLoopLag(svc.url);
+      const pacedT0 = threadCpu(svc.child.pid!);
       const paced = await load(
         `${name} path @ ${rps} req/s`,
         { ...base, connections: Math.max(...cfg.pathConnections), seconds: cfg.pacedSeconds, rps },
         w,
-      ).finally(() => stopProbe());
+      ).finally(() => {
+        stopProbe();
+        lag.stop();
+      });
+      const pacedThreads = threadCores(pacedT0, threadCpu(svc.child.pid!), paced.seconds);
+      const loopLag = await lag.result;
       const visible = await probe;
       w.stop();
       log(routeTable(`${name} path, paced at half (${rps} req/s)`, paced));
@@ -404,12 +413,17 @@ async function ingestPaths(bare: Record<number, number>) {
       log(
         `${name} path: visibility (201 → counted by the export API) ms ${JSON.stringify(vis)}; peak RSS ${w.peakRssMb} MB`,
       );
+      log(
+        `${name} path, paced: event-loop delay ms ${JSON.stringify(loopLag)}; cores by thread ${JSON.stringify(pacedThreads)}`,
+      );
       svc.child.kill('SIGTERM');
       await exited(svc.child, 120_000);
       out[name] = {
         saturated,
         pacedHalf: paced,
         p99AtHalfLoadMs: paced.routes.events100?.latency.p99 ?? null,
+        pacedEventLoopDelayMs: loopLag,
+        pacedCoresByThread: pacedThreads,
         visibilityMs: vis,
         peakRssMb: w.peakRssMb,
       };
@@ -419,6 +433,27 @@ async function ingestPaths(bare: Record<number, number>) {
     }
   }
   return out;
+}
+
+/**
+ * Samples the server's event-loop delay once a second until stopped: the worst p99 and max of
+ * the one-second windows (prom-client's `nodejs_eventloop_lag_*`, reset at each scrape).
+ */
+function eventLoopLag(url: string) {
+  let stopped = false;
+  const result = (async () => {
+    let p99 = 0;
+    let max = 0;
+    await scrapeMetrics(url); // starts the first window
+    while (!stopped) {
+      await sleep(1000);
+      const m = await scrapeMetrics(url);
+      p99 = Math.max(p99, m.value('flightrec_nodejs_eventloop_lag_p99_seconds') * 1000);
+      max = Math.max(max, m.value('flightrec_nodejs_eventloop_lag_max_seconds') * 1000);
+    }
+    return { worstP99: Math.round(p99 * 10) / 10, max: Math.round(max * 10) / 10 };
+  })();
+  return { result, stop: () => (stopped = true) };
 }
 
 function ratioOf(a: number, b: number | undefined): number | null {

@@ -37,9 +37,12 @@ export async function startBenchService(
   // (read with `npx tsx bench/profileTop.ts <file>`).
   const profDir = process.env.BENCH_CPU_PROF_DIR;
   const profArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profDir)}`] : [];
+  // BENCH_NODE_ARGS: more Node flags for the service, space-separated (e.g. `--trace-gc`, which
+  // NODE_OPTIONS does not take).
+  const extraArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(
     process.execPath,
-    [...SERVICE_NODE_ARGS, ...profArgs, '--import', 'tsx', ...(opts.nodeArgs ?? []), 'src/main.ts'],
+    [...SERVICE_NODE_ARGS, ...profArgs, ...extraArgs, '--import', 'tsx', ...(opts.nodeArgs ?? []), 'src/main.ts'],
     {
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit'],
