@@ -253,7 +253,14 @@ export class Spool {
         for (const w of batch) pieces.push(recordHeader(w.chunks, w.rows), ...w.chunks);
         // A new file's name must be durable too (a power loss, not only a crash): once per segment,
         // beside the write (the name exists once the file is open), not one disk round trip after it.
-        await Promise.all([writeAll(fd, pieces), seg.bytes === 0 ? syncDir(this.dir) : undefined]);
+        // Both are settled before a failure is handled: the handler closes the file, which must not
+        // happen under a write still in flight (its descriptor could be reused meanwhile).
+        const [wrote, synced] = await Promise.allSettled([
+          writeAll(fd, pieces),
+          seg.bytes === 0 ? syncDir(this.dir) : undefined,
+        ]);
+        if (wrote.status === 'rejected') throw wrote.reason;
+        if (synced.status === 'rejected') throw synced.reason;
         seg.bytes += size;
         this.keepInMemory(seg, batch, size);
         for (const w of batch) w.resolve();
