@@ -8,7 +8,7 @@ import { classify, DeferJobError, PermanentError, PermanentJobError } from '../.
 import { QueueFullError } from '../../src/domain/errors.ts';
 import { RowsRefusedError, StoreDownError } from '../../src/stores/clickhouse/batcher.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { crashGroups, outboxJobs, sessionRow } from '../helpers/inspect.ts';
+import { crashGroups, metricValue, outboxJobs, sessionRow } from '../helpers/inspect.ts';
 import { waitFor } from '../helpers/wait.ts';
 import * as P from '../helpers/payloads.ts';
 import { release } from '../helpers/bundle.ts';
@@ -421,11 +421,7 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
       randomUUID(),
     ]);
     const recounted = async () =>
-      Number(
-        /^flightrec_crash_batches_recounted (\S+)$/m.exec(
-          (await s.app.inject({ method: 'GET', url: '/metrics' })).body,
-        )?.[1],
-      );
+      metricValue((await s.app.inject({ method: 'GET', url: '/metrics' })).body, 'flightrec_crash_batches_recounted');
     const before = await recounted();
     await run([d, crashOf(bob, 'Error: E', { timestamp: P.T0 + 11 })]);
     // the batch was decided twice, and says so

@@ -11,6 +11,7 @@ import { TcpProxy } from '../reliability/tcpProxy.ts';
 import { startClickHouseStandIn, type ClickHouseStandIn } from '../helpers/clickhouseStandIn.ts';
 import { failInserts, refusingRowsWith } from '../helpers/insertFaults.ts';
 import { sleep } from '../helpers/wait.ts';
+import { metricValue } from '../helpers/inspect.ts';
 
 // Issue 25: the durable spool between acknowledgement and ClickHouse, on the real stores.
 const record = (payload: Buffer, rows: number) => Buffer.concat([recordHeader([payload], rows), payload]);
@@ -294,8 +295,8 @@ describe('a ClickHouse outage with the spool (HTTP ClickHouse behind a TCP proxy
     expect(refused).toEqual({ status: 503, retryAfter: '1', body: { error: expect.any(String), code: 'queue_full' } });
     expect((await s.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(503); // full: no longer ready
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(Number(/^flightrec_spool_bytes (\S+)$/m.exec(metrics)![1])).toBeGreaterThan(900_000);
-    expect(Number(/^flightrec_spool_oldest_unloaded_seconds (\S+)$/m.exec(metrics)![1])).toBeGreaterThan(1);
+    expect(metricValue(metrics, 'flightrec_spool_bytes')).toBeGreaterThan(900_000);
+    expect(metricValue(metrics, 'flightrec_spool_oldest_unloaded_seconds')).toBeGreaterThan(1);
     // exports need ClickHouse too: none is read while it is away
 
     proxy.restore();

@@ -3,6 +3,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { sessionStart } from '../helpers/payloads.ts';
 import { clickHouseAway } from '../helpers/insertFaults.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { metricValue } from '../helpers/inspect.ts';
 
 // Session facts (release health's rows) go through a spool of their own: a session start is
 // answered once its fact is on disk, not once an insert of it committed. On the real stores.
@@ -36,7 +37,7 @@ describe('the session facts spool', () => {
       }
       expect(s.svc.factsSpool?.bytes).toBeGreaterThan(0);
       const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
-      expect(Number(/^flightrec_facts_spool_bytes (\S+)$/m.exec(metrics)?.[1])).toBe(s.svc.factsSpool?.bytes);
+      expect(metricValue(metrics, 'flightrec_facts_spool_bytes')).toBe(s.svc.factsSpool?.bytes);
       // the loader tried and failed: the spool still holds every fact
       await waitFor('a load of the facts tried', () => away.tried() > 0);
       expect(s.svc.factsSpool?.bytes).toBeGreaterThan(0);

@@ -10,6 +10,7 @@ import { ADMIN_TOKEN } from '../helpers/server.ts';
 import { sleep, waitFor } from '../helpers/wait.ts';
 import * as P from '../helpers/payloads.ts';
 import { crashGroupKey, crashOccurrenceId, type CrashPayload } from '../../src/domain/crashGrouping.ts';
+import { metricValue } from '../helpers/inspect.ts';
 
 // Issues 31 and 34: kill -9 during a crash storm, with crashes acknowledged once fsync'd to the
 // crash spool and recorded by its loader. Each restart takes over the spool and replays what
@@ -70,11 +71,7 @@ function crashStorm(opts: { baseUrl: () => string; auth: { authorization: string
   };
 }
 
-const metric = async (url: string, name: string) => {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : NaN;
-};
+const metric = async (url: string, name: string) => metricValue(await (await fetch(`${url}/metrics`)).text(), name);
 
 describe('kill -9 during a crash storm (crashes through the spool)', () => {
   it(`survives ${KILLS} SIGKILLs: every acknowledged crash counted once, each new group alerted once`, async () => {
