@@ -162,7 +162,9 @@ export function flaggingSink(
     try {
       await o.flag(sessions);
     } catch (err) {
-      await o.keep(sessions).catch(() => {
+      await o.keep(sessions).catch((keepErr: unknown) => {
+        // The load fails on the flag's error; why the flags could not wait either is said here.
+        o.log.warn({ err: loggableError(keepErr), sessions: sessions.length }, 'network-error flags could not be kept');
         throw err;
       });
       o.log.warn(
