@@ -45,6 +45,8 @@ export interface GroupRow {
   resolved_versions: string[];
   /** The own keys of the groups merged into this one: their occurrences are stored under them. */
   merged_keys: string[];
+  /** The group this one was merged into (null: not merged). */
+  merged_into: string | null;
 }
 
 /** Every key a group's occurrences are stored under in ClickHouse: its own and its merged groups'. */
@@ -54,7 +56,7 @@ export const storageKeys = (r: Pick<GroupRow, 'group_key' | 'merged_keys'>): str
 ];
 
 const COLUMNS =
-  'id, group_key, message, status, is_fatal, handled, platform, app_version, os_version, first_seen_at, updated_at, stack_head, summary, summary_source, summary_at, resolved_versions, ' +
+  'id, group_key, message, status, is_fatal, handled, platform, app_version, os_version, first_seen_at, updated_at, stack_head, summary, summary_source, summary_at, resolved_versions, merged_into, ' +
   `ARRAY(SELECT m.group_key FROM crash_groups m WHERE m.merged_into = crash_groups.id ORDER BY m.group_key) AS merged_keys`;
 
 /** The id a group id answers for: the group it was merged into, or itself (`$1` the project, `n` the id's parameter). */
@@ -176,6 +178,7 @@ export const CRASH_PARQUET: ParquetColumn[] = [
   { name: 'firstSeenAt', type: 'timestamp', nullable: false },
   { name: 'lastSeenAt', type: 'timestamp', nullable: false },
   { name: 'updatedAt', type: 'timestamp', nullable: false },
+  { name: 'mergedInto', type: 'string', nullable: true },
 ];
 
 export const CRASH_FIELDS = CRASH_PARQUET.map((c) => c.name);
@@ -925,8 +928,10 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           table: GROUPS,
           columns: COLUMNS,
           key: ['first_seen_at', 'id'],
-          // a merged group is part of the one it was merged into
-          where: () => ' AND merged_into IS NULL',
+          // A merged group is part of the one it was merged into, so a full export leaves it out. A
+          // change window keeps it, once, with `mergedInto`: a consumer syncing by changes holds
+          // its last row and must learn to drop it (the merge stamps it).
+          where: (f) => (f.changes ? '' : ' AND merged_into IS NULL'),
           shape,
         },
         { lagMs: opts.changeLagMs },

@@ -178,8 +178,12 @@ function toGroup(r: GroupRow, f: OccurrenceFacts | undefined): CrashGroup {
   };
 }
 
-/** The contract's crash-group fields (the export row), in the contract's order. */
-const exportFields = (g: CrashGroup) => Object.fromEntries(CRASH_FIELDS.map((k) => [k, g[k as keyof CrashGroup]]));
+/**
+ * The export row: the contract's crash-group fields in its order, then `updatedAt` and
+ * `mergedInto` (set only on a merged group's last row, which only a change window returns).
+ */
+const exportFields = (g: CrashGroup, row: GroupRow) =>
+  Object.fromEntries(CRASH_FIELDS.map((k) => [k, k === 'mergedInto' ? row.merged_into : g[k as keyof CrashGroup]]));
 
 export interface CrashGroupsDeps {
   groups: CrashGroupsRepo;
@@ -953,7 +957,9 @@ export function crashGroupsService(d: CrashGroupsDeps) {
     },
 
     /** The crash-group export: each page's counters come from ClickHouse. */
-    export: groups.exportResource(async (projectId, rows) => (await withFacts(projectId, rows)).map(exportFields)),
+    export: groups.exportResource(async (projectId, rows) =>
+      (await withFacts(projectId, rows)).map((g, i) => exportFields(g, rows[i] as GroupRow)),
+    ),
 
     /** Moves the updatedAt of groups that had new occurrences. */
     touch: groups.touch,

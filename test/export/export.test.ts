@@ -312,6 +312,7 @@ describe('GET /export/crashes', () => {
       firstSeenAt: iso(T0 + 30_000),
       lastSeenAt: iso(T0 + 30_000),
       updatedAt: isoTime,
+      mergedInto: null,
     });
     expect(body.data[1]).toMatchObject({
       message: 'TypeError: undefined is not a function',
@@ -438,7 +439,7 @@ describe('CSV', () => {
     sessions:
       'id String, userId Nullable(String), status String, platform Nullable(String), osVersion Nullable(String), appVersion Nullable(String), networkType Nullable(String), eventCount UInt64, hasCrash Bool, hasNetworkErrors Bool, duration Nullable(Int64), startedAt String, endedAt Nullable(String), updatedAt String',
     crashes:
-      'id String, message String, status String, isFatal Bool, handled Bool, occurrenceCount UInt64, affectedDevices UInt64, platform Nullable(String), appVersion Nullable(String), osVersion Nullable(String), firstSeenAt String, lastSeenAt String, updatedAt String',
+      'id String, message String, status String, isFatal Bool, handled Bool, occurrenceCount UInt64, affectedDevices UInt64, platform Nullable(String), appVersion Nullable(String), osVersion Nullable(String), firstSeenAt String, lastSeenAt String, updatedAt String, mergedInto Nullable(String)',
     events: 'id String, type String, timestamp String, sequenceNumber UInt64, data String',
     network:
       'id String, sessionId String, method String, url String, statusCode Nullable(Int32), duration Int64, error Nullable(String), timestamp String',

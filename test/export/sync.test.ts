@@ -55,9 +55,12 @@ async function pull(
   }
 }
 
-/** The warehouse side: rows upserted by id, the later pull winning. */
+/** The warehouse side: rows upserted by id, the later pull winning; a merged group's row deletes it. */
 function upsert(table: Map<string, Row>, rows: Row[]) {
-  for (const r of rows) table.set(r.id, r);
+  for (const r of rows) {
+    if (r.mergedInto) table.delete(r.id);
+    else table.set(r.id, r);
+  }
 }
 
 async function everything(p: Project, resource: string): Promise<Map<string, Row>> {
@@ -98,6 +101,11 @@ describe('incremental export: updatedSince and cursor', () => {
       '/ingest/crash',
       crash(ids[1]!, { stackTrace: 'at b (b.js:1:1)', isFatal: false, timestamp: T0 + 20 }),
     );
+    await post(
+      A,
+      '/ingest/crash',
+      crash(ids[1]!, { stackTrace: 'at c (c.js:1:1)', isFatal: false, timestamp: T0 + 25 }),
+    );
     // Another project's changes never show.
     const other = sessionStart();
     await post(B, '/ingest/session', other);
@@ -116,7 +124,8 @@ describe('incremental export: updatedSince and cursor', () => {
     expect(night1.rows.map((r) => r.id)).not.toContain(other.sessionId);
     const crashNight1 = await pull(A, 'crashes', { updatedSince: '2020-01-01' });
     upsert(crashes, crashNight1.rows);
-    expect(crashNight1.rows).toHaveLength(2);
+    expect(crashNight1.rows).toHaveLength(3);
+    expect(crashNight1.rows.every((r) => r.mergedInto === null)).toBe(true);
 
     // During the day: every kind of change to an exported field.
     await post(
@@ -138,6 +147,16 @@ describe('incremental export: updatedSince and cursor', () => {
       payload: { status: 'acknowledged' },
     });
     expect(patch.statusCode, patch.body).toBe(200);
+    // Group c is merged into group a: the warehouse holds c's row from night 1.
+    const groupOf = (at: number) => [...crashes.values()].find((g) => g.lastSeenAt === new Date(at).toISOString())!;
+    const [groupA, groupC] = [groupOf(T0 + 10), groupOf(T0 + 25)];
+    const merge = await s.app.inject({
+      method: 'POST',
+      url: `/api/projects/${A.projectId}/crash-groups/${groupA.id}/merge`,
+      headers: s.admin,
+      payload: { groupIds: [groupC.id] },
+    });
+    expect(merge.statusCode, merge.body).toBe(200);
     // A late report of an old crash: lastSeenAt does not move, occurrenceCount does.
     await post(
       A,
@@ -150,7 +169,11 @@ describe('incremental export: updatedSince and cursor', () => {
     upsert(sessions, (await pull(A, 'sessions', { cursor: night1.cursor })).rows);
     const crashNight2 = await pull(A, 'crashes', { cursor: crashNight1.cursor });
     upsert(crashes, crashNight2.rows);
-    expect(crashNight2.rows.map((r) => r.id).sort()).toEqual([...crashes.keys()].sort());
+    expect(crashNight2.rows.map((r) => r.id).sort()).toEqual([...crashes.keys(), groupC.id].sort());
+    // the merged group's last row names the kept group; the warehouse dropped it
+    expect(crashNight2.rows.find((r) => r.id === groupC.id)).toMatchObject({ mergedInto: groupA.id });
+    expect(crashes.has(groupC.id)).toBe(false);
+    expect(crashes.get(groupA.id)).toMatchObject({ occurrenceCount: 3, mergedInto: null });
 
     expect(sessions).toEqual(await everything(A, 'sessions'));
     expect(crashes).toEqual(await everything(A, 'crashes'));

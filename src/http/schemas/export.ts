@@ -165,7 +165,12 @@ export const crashRow = {
     updatedAt: {
       ...iso,
       description:
-        'latest of creation, status or summary change, and the recording of its latest occurrence; server clock',
+        'latest of creation, status or summary change, the recording of its latest occurrence, and its merge; server clock',
+    },
+    mergedInto: {
+      ...nStr,
+      description:
+        "the id of the group this one was merged into: only on a merged group's last row, which only updatedSince/cursor return (drop the row); otherwise null",
     },
   },
 } as const;
