@@ -63,7 +63,11 @@ async function writeBody(
  * again, which the ReplacingMergeTree keys collapse).
  */
 function spoolSink(writer: InsertBatcher): SpoolSink {
-  return async (records) => {
+  return async (loaded) => {
+    // A line with no rows (a network-error flag kept while Postgres is away: flagOnlyLine) writes
+    // nothing, so the engine is not asked: an insert costs its fixed ~15 ms even when empty.
+    const records = loaded.filter((r) => r.rows > 0);
+    if (records.length === 0) return { refused: [] };
     const first = await addRefusable(
       writer,
       records,

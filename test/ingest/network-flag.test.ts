@@ -125,6 +125,21 @@ describe('the network-error flag through the spool', () => {
       const held = s.svc.spool?.bytes ?? 0;
       expect(held).toBeGreaterThan(0);
       expect(held).toBeLessThan(1000);
+      // and its loads, which write no rows, leave the engine alone
+      const ch = s.svc.stores.ch;
+      const insertBytes = ch.insertBytes;
+      let inserts = 0;
+      (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = (...a) => {
+        inserts++;
+        return insertBytes.apply(ch, a);
+      };
+      try {
+        const before = refused;
+        await waitFor('the flag refused twice more', () => refused >= before + 2);
+      } finally {
+        (ch as { insertBytes: typeof ch.insertBytes }).insertBytes = insertBytes;
+      }
+      expect(inserts).toBe(0);
       down = false;
       expect(await s.svc.spool?.settled(60_000)).toBe(true);
       expect(await flagOf(projectId, sid)).toBe(true);
