@@ -1,6 +1,6 @@
 /**
  * Export benchmark: starts the service in a child process on a temporary DATA_DIR (embedded
- * chDB + PGlite), loads network-log rows through the real POST /ingest/network route (batches
+ * chDB + PGlite) as the benches start it (bench/service.ts: `npm start`'s settings), loads network-log rows through the real POST /ingest/network route (batches
  * of 200), then pulls them back with stream=true as CSV, NDJSON, gzipped CSV and Parquet (one
  * file, its footer read back with hyparquet), measuring rows/s, time to first byte and the
  * server's peak RSS during each export. Then it stops the service and, in this process, opens
@@ -13,7 +13,6 @@
  *   BENCH_ROWS=200000 npm run bench:export
  *   BENCH_CPU_PROF_DIR=/tmp/prof npm run bench:export   # the service under node --cpu-prof
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -22,14 +21,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { parquetMetadata } from 'hyparquet';
-import { freePort } from '../scripts/freePort.ts';
 import { procSample } from './procStats.ts';
-import { SERVICE_NODE_ARGS } from './service.ts';
+import { createBenchProject, startBenchService } from './service.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const BATCH = 200;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
-const ADMIN = 'bench-admin-token-0123456789abcdef';
 const T0 = 1_767_225_600_000;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -51,56 +48,26 @@ function resetPeak(pid: number): boolean {
 const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
 
 async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-bench-export-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const profDir = process.env.BENCH_CPU_PROF_DIR;
-  const profArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profDir)}`] : [];
-  const child = spawn(
-    process.execPath,
-    [...SERVICE_NODE_ARGS, ...profArgs, '--import', 'tsx', path.join(root, 'src/main.ts')],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        ADMIN_TOKEN: ADMIN,
-        LOG_LEVEL: 'warn',
-        RUN_WORKER: 'false',
-        RATE_LIMIT_INGEST_PER_MIN: '1000000000',
-        RATE_LIMIT_EXPORT_PER_MIN: '1000',
-        DATABASE_URL: '',
-        CLICKHOUSE_URL: '',
-        REDIS_URL: '',
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
+  // As `npm start` runs it (its thread pool and glibc's settings), with no servers and no worker.
+  const svc = await startBenchService({
+    env: {
+      RUN_WORKER: 'false',
+      RATE_LIMIT_EXPORT_PER_MIN: '1000',
+      DATABASE_URL: '',
+      CLICKHOUSE_URL: '',
+      REDIS_URL: '',
     },
-  );
-  const pid = child.pid!;
+    dataDirPrefix: 'flightrec-bench-export-',
+  });
+  const { child, dataDir, url: base } = svc;
+  const pid = child.pid ?? 0;
   const stop = () => {
     if (child.exitCode === null) child.kill('SIGTERM');
   };
   process.on('exit', stop);
 
   try {
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${base}/health`)).ok) break;
-      } catch {
-        // not listening yet
-      }
-      if (i > 600) throw new Error('server did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const created = (await (
-      await fetch(`${base}/api/projects`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'bench' }),
-      })
-    ).json()) as { apiKey: string; project: { id: string } };
+    const created = await createBenchProject(svc, 'bench');
     const auth = { authorization: `Bearer ${created.apiKey}` };
     const sessions = Array.from({ length: 100 }, () => randomUUID());
     for (const id of sessions) {
@@ -242,7 +209,7 @@ async function main() {
     // The ceilings: the same rows, read by the same engine on the same data directory.
     stop();
     if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
-    const ceilings = await ceilingsOf(path.join(dataDir, 'clickhouse'), created.project.id);
+    const ceilings = await ceilingsOf(path.join(dataDir, 'clickhouse'), created.projectId, svc.adminToken);
     for (const r of runs) {
       const c = ceilings.find((x) => x.format === (r.export === 'csv+gzip' ? 'csv' : r.export));
       if (c) {
@@ -329,11 +296,11 @@ async function timed(f: () => Promise<number>): Promise<Timed> {
 }
 
 /** Per format: one query of every row (the engine's own rate) and the stream's chunks without HTTP. */
-async function ceilingsOf(chDir: string, projectId: string) {
+async function ceilingsOf(chDir: string, projectId: string, adminToken: string) {
   const { openChdb } = await import('../src/stores/clickhouse/chdb.ts');
   const { networkLogsRepo } = await import('../src/repos/networkLogs.ts');
   const { loadConfig } = await import('../src/config.ts');
-  const config = loadConfig({ ADMIN_TOKEN: ADMIN });
+  const config = loadConfig({ ADMIN_TOKEN: adminToken });
   const ch = await openChdb(chDir);
   const repo = networkLogsRepo(ch).export;
   const size = { rows: config.exportChunkRows, bytes: config.exportChunkBytes };
