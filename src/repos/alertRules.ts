@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../stores/postgres/port.ts';
+import type { Postgres, Queryable } from '../stores/postgres/port.ts';
+import { lockProjectRow } from './projects.ts';
 import { isoTime } from '../lib/time.ts';
 import type { AlertRule, RuleKind } from '../domain/alertRules.ts';
 
@@ -41,32 +42,35 @@ const toRule = (r: Row): AlertRule => ({
 
 export type NewRule = Omit<AlertRule, 'id' | 'projectId' | 'createdAt'>;
 
-export function alertRulesRepo(db: Queryable) {
+export function alertRulesRepo(db: Postgres) {
   return {
-    /** The new rule, or null when the project already has `max` rules. */
+    /** The new rule, or null when the project already has `max` rules (creates take turns: lockProjectRow). */
     async create(projectId: string, r: NewRule, max: number): Promise<AlertRule | null> {
-      const x = await db.query<Row>(
-        `INSERT INTO ${TABLE} (id, project_id, name, kind, threshold, window_minutes, min_sessions, cooldown_minutes,
-           emails, webhook_ids, enabled, levels)
-         SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12
-         WHERE (SELECT count(*) FROM ${TABLE} WHERE project_id = $2) < $13
-         RETURNING ${COLUMNS}`,
-        [
-          randomUUID(),
-          projectId,
-          r.name,
-          r.kind,
-          r.threshold,
-          r.windowMinutes,
-          r.minSessions,
-          r.cooldownMinutes,
-          r.emails,
-          r.webhookIds,
-          r.enabled,
-          r.levels,
-          max,
-        ],
-      );
+      const x = await db.tx(async (q) => {
+        await lockProjectRow(q, projectId);
+        return q.query<Row>(
+          `INSERT INTO ${TABLE} (id, project_id, name, kind, threshold, window_minutes, min_sessions, cooldown_minutes,
+             emails, webhook_ids, enabled, levels)
+           SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12
+           WHERE (SELECT count(*) FROM ${TABLE} WHERE project_id = $2) < $13
+           RETURNING ${COLUMNS}`,
+          [
+            randomUUID(),
+            projectId,
+            r.name,
+            r.kind,
+            r.threshold,
+            r.windowMinutes,
+            r.minSessions,
+            r.cooldownMinutes,
+            r.emails,
+            r.webhookIds,
+            r.enabled,
+            r.levels,
+            max,
+          ],
+        );
+      });
       return x.rows[0] ? toRule(x.rows[0]) : null;
     },
 

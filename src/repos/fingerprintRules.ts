@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../stores/postgres/port.ts';
 import { isoTime } from '../lib/time.ts';
+import { lockProjectRow } from './projects.ts';
 import type { FingerprintMatch, FingerprintRule } from '../domain/fingerprintRules.ts';
 
 /** The Postgres `fingerprint_rules` table: a project's rules, in their order. */
@@ -79,9 +80,6 @@ export function fingerprintRulesRepo(db: Queryable) {
     },
 
     /** Holds the project's row until the transaction ends: rule edits of one project take turns (the cap, the order). */
-    async lockProject(projectId: string): Promise<boolean> {
-      const r = await db.query('SELECT id FROM projects WHERE id = $1 FOR UPDATE', [projectId]);
-      return r.rows.length > 0;
-    },
+    lockProject: (projectId: string): Promise<boolean> => lockProjectRow(db, projectId),
   };
 }

@@ -50,6 +50,16 @@ export interface ProjectChange {
   inAppPackages?: string[];
 }
 
+/**
+ * Holds the project's row until the transaction ends, so that a project's capped lists take
+ * turns: a count and an insert in one statement read one snapshot, and concurrent creates on a
+ * server Postgres would all see the same count and pass the cap together. False: no such project.
+ */
+export async function lockProjectRow(q: Queryable, projectId: string): Promise<boolean> {
+  const r = await q.query(`SELECT id FROM ${TABLE} WHERE id = $1 FOR UPDATE`, [projectId]);
+  return r.rows.length > 0;
+}
+
 /** The projects of some teams, inside the accounts transaction of a suspension. */
 export async function projectIdsOfTeams(q: Queryable, teamIds: string[]): Promise<string[]> {
   const r = await q.query<{ id: string }>(`SELECT id FROM ${TABLE} WHERE team_id = ANY($1::uuid[])`, [teamIds]);

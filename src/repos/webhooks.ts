@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../stores/postgres/port.ts';
+import type { Postgres, Queryable } from '../stores/postgres/port.ts';
+import { lockProjectRow } from './projects.ts';
 import { isoTime } from '../lib/time.ts';
 
 /** The Postgres `webhooks` table: a project's endpoints and the secrets that sign their deliveries. */
@@ -33,20 +34,23 @@ const toWebhook = (r: Row): Webhook => ({
   createdAt: isoTime(r.created_at),
 });
 
-export function webhooksRepo(db: Queryable) {
+export function webhooksRepo(db: Postgres) {
   return {
-    /** The new webhook, or null when the project already has `max` webhooks. */
+    /** The new webhook, or null when the project already has `max` webhooks (creates take turns: lockProjectRow). */
     async create(
       projectId: string,
       w: { url: string; events: string[]; secret: string },
       max: number,
     ): Promise<Webhook | null> {
-      const r = await db.query<Row>(
-        `INSERT INTO ${TABLE} (id, project_id, url, events, secret)
-         SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM ${TABLE} WHERE project_id = $2) < $6
-         RETURNING ${COLUMNS}`,
-        [randomUUID(), projectId, w.url, w.events, w.secret, max],
-      );
+      const r = await db.tx(async (q) => {
+        await lockProjectRow(q, projectId);
+        return q.query<Row>(
+          `INSERT INTO ${TABLE} (id, project_id, url, events, secret)
+           SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM ${TABLE} WHERE project_id = $2) < $6
+           RETURNING ${COLUMNS}`,
+          [randomUUID(), projectId, w.url, w.events, w.secret, max],
+        );
+      });
       return r.rows[0] ? toWebhook(r.rows[0]) : null;
     },
 
