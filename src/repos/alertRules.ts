@@ -42,6 +42,20 @@ const toRule = (r: Row): AlertRule => ({
 
 export type NewRule = Omit<AlertRule, 'id' | 'projectId' | 'createdAt'>;
 
+/** A rule's settings as parameters, in the column order of `create` and `replace` (name … levels). */
+const settingsParams = (r: NewRule) => [
+  r.name,
+  r.kind,
+  r.threshold,
+  r.windowMinutes,
+  r.minSessions,
+  r.cooldownMinutes,
+  r.emails,
+  r.webhookIds,
+  r.enabled,
+  r.levels,
+];
+
 export function alertRulesRepo(db: Postgres) {
   return {
     /** The new rule, or null when the project already has `max` rules (creates take turns: lockProjectRow). */
@@ -54,21 +68,7 @@ export function alertRulesRepo(db: Postgres) {
            SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12
            WHERE (SELECT count(*) FROM ${TABLE} WHERE project_id = $2) < $13
            RETURNING ${COLUMNS}`,
-          [
-            randomUUID(),
-            projectId,
-            r.name,
-            r.kind,
-            r.threshold,
-            r.windowMinutes,
-            r.minSessions,
-            r.cooldownMinutes,
-            r.emails,
-            r.webhookIds,
-            r.enabled,
-            r.levels,
-            max,
-          ],
+          [randomUUID(), projectId, ...settingsParams(r), max],
         );
       });
       return x.rows[0] ? toRule(x.rows[0]) : null;
@@ -95,20 +95,7 @@ export function alertRulesRepo(db: Postgres) {
         `UPDATE ${TABLE} SET name = $3, kind = $4, threshold = $5, window_minutes = $6, min_sessions = $7, cooldown_minutes = $8,
            emails = $9, webhook_ids = $10, enabled = $11, levels = $12
          WHERE project_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-        [
-          projectId,
-          id,
-          r.name,
-          r.kind,
-          r.threshold,
-          r.windowMinutes,
-          r.minSessions,
-          r.cooldownMinutes,
-          r.emails,
-          r.webhookIds,
-          r.enabled,
-          r.levels,
-        ],
+        [projectId, id, ...settingsParams(r)],
       );
       return x.rows[0] ? toRule(x.rows[0]) : null;
     },
