@@ -9,6 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/freePort.ts';
+import { metricValue } from '../scripts/metricValue.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -103,5 +104,5 @@ export async function createBenchProject(
 /** The service's `/metrics` as read once: `value(name)` is an unlabelled series' value (NaN when absent). */
 export async function scrapeMetrics(url: string): Promise<{ value(name: string): number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return { value: (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) };
+  return { value: (name) => metricValue(text, name) };
 }

@@ -101,8 +101,4 @@ export async function outboxIdle(s: TestServer, timeoutMs = 30_000): Promise<voi
   );
 }
 
-/** An unlabelled series' value in the text `/metrics` answers (NaN when the series is absent). */
-export function metricValue(text: string, name: string): number {
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : Number.NaN;
-}
+export { metricValue } from '../../scripts/metricValue.ts';

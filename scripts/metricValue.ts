@@ -1,0 +1,8 @@
+/**
+ * An unlabelled series' value in the text `/metrics` answers (NaN when the series is absent):
+ * the one reader of the service's metrics for the tests and the benches.
+ */
+export function metricValue(text: string, name: string): number {
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : Number.NaN;
+}
