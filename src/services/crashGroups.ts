@@ -182,8 +182,10 @@ function toGroup(r: GroupRow, f: OccurrenceFacts | undefined): CrashGroup {
  * The export row: the contract's crash-group fields in its order, then `updatedAt` and
  * `mergedInto` (set only on a merged group's last row, which only a change window returns).
  */
-const exportFields = (g: CrashGroup, row: GroupRow) =>
-  Object.fromEntries(CRASH_FIELDS.map((k) => [k, k === 'mergedInto' ? row.merged_into : g[k as keyof CrashGroup]]));
+function exportFields(g: CrashGroup, row: GroupRow) {
+  const all: Record<string, unknown> = { ...g, mergedInto: row.merged_into };
+  return Object.fromEntries(CRASH_FIELDS.map((k) => [k, all[k]]));
+}
 
 export interface CrashGroupsDeps {
   groups: CrashGroupsRepo;
