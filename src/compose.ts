@@ -12,6 +12,7 @@ import { postgresRepos, serverRepos, type ServerRepos } from './repos/index.ts';
 import { flaggingSink, flagOnlyLine, ingestRepo, spooledIngest } from './repos/ingest.ts';
 import { factsSpoolSink, spooledFacts } from './repos/sessionFacts.ts';
 import { sealPlaintextSecrets } from './repos/webhooks.ts';
+import { verifySecretsKey } from './repos/secretsKeyCheck.ts';
 import { moveLegacyOccurrences } from './repos/legacyCrashOccurrences.ts';
 import { backfillSessionFacts } from './repos/sessionFactsBackfill.ts';
 import { createServices, type Services } from './services/index.ts';
@@ -83,7 +84,13 @@ async function build(config: Config, logOf: LogOf, overrides: ComposeOverrides, 
   const admin = resolveAdminToken(config);
   const { key: secretsKey } = resolveSecretsKey(config);
   const sealSecrets = (q: Queryable) => sealPlaintextSecrets(q, (plain) => sealSecret(secretsKey, plain));
-  const stores = await openStores(config, [moveLegacyOccurrences, backfillSessionFacts, sealSecrets]);
+  // The key is checked before anything is sealed with it.
+  const stores = await openStores(config, [
+    (q) => verifySecretsKey(q, secretsKey),
+    moveLegacyOccurrences,
+    backfillSessionFacts,
+    sealSecrets,
+  ]);
   lifecycle.add({ name: 'stores', stop: () => stores.close() });
   // PGlite rewrites its relcache init files at open with modes of its own (past the umask); DATA_DIR
   // itself is 0700, so they were never reachable, but they are tightened like the rest.
@@ -210,11 +217,13 @@ export async function composeWorker(config: Config & { databaseUrl: string }, lo
     lifecycle.add({ name: 'postgres', stop: () => pg.close() });
     // The server normally owns the schema; migrating here too (under the same advisory lock) lets the worker start first.
     await migratePostgres(pg);
+    const { key: secretsKey } = resolveSecretsKey(config);
+    await pg.tx((q) => verifySecretsKey(q, secretsKey));
     // Spike rules read ClickHouse: a server's (CLICKHOUSE_URL). Without one the rules' pass runs in the API process instead.
     const ch = config.clickhouse ? await openClickHouseHttp({ ...config.clickhouse, asyncInsert: false }) : undefined;
     if (ch) lifecycle.add({ name: 'clickhouse', stop: () => ch.close() });
     const repos = postgresRepos(pg, { changeLagMs: config.exportSyncLagMs });
-    const worker = createAlertWorker(config, { repos, secretsKey: resolveSecretsKey(config).key, ch }, logOf('outbox'));
+    const worker = createAlertWorker(config, { repos, secretsKey, ch }, logOf('outbox'));
     lifecycle.add(worker);
     return { worker, ch, lifecycle };
   } catch (err) {

@@ -28,3 +28,14 @@ export function openSecret(key: Buffer, stored: string): string {
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
 }
+
+/** Whether `key` opens a sealed value (and, given `expected`, finds that text in it). */
+export function opensWith(key: Buffer, sealed: string, expected?: string): boolean {
+  if (!isSealed(sealed)) return false;
+  try {
+    const plain = openSecret(key, sealed);
+    return expected === undefined || plain === expected;
+  } catch {
+    return false;
+  }
+}

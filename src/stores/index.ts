@@ -31,15 +31,22 @@ export async function openStores(config: Config, moves: readonly DataMove[] = []
         asyncInsert: config.clickhouseAsyncInsert,
       })
     : await (await import('./clickhouse/chdb.ts')).openChdb(path.join(config.dataDir, 'clickhouse'));
-  await migratePostgres(pg);
-  // Any number of API processes may start at once on one ClickHouse: its DDL has no lock of its
-  // own, so its migrations run while this process holds a Postgres advisory lock.
-  await pg.tx(async (q) => {
-    await q.query('SELECT pg_advisory_xact_lock(7263540113)');
-    await migrateClickHouse(ch, undefined, config.clickhouse?.cluster);
-    await applyRetention(ch, config.retentionDays, config.clickhouse?.cluster);
-    for (const move of moves) await move(q, ch);
-  });
+  try {
+    await migratePostgres(pg);
+    // Any number of API processes may start at once on one ClickHouse: its DDL has no lock of its
+    // own, so its migrations run while this process holds a Postgres advisory lock.
+    await pg.tx(async (q) => {
+      await q.query('SELECT pg_advisory_xact_lock(7263540113)');
+      await migrateClickHouse(ch, undefined, config.clickhouse?.cluster);
+      await applyRetention(ch, config.retentionDays, config.clickhouse?.cluster);
+      for (const move of moves) await move(q, ch);
+    });
+  } catch (err) {
+    // A start-up that stops here (a failed migration, a refused server key) leaves the embedded
+    // engines free for the next open in this process.
+    await Promise.allSettled([ch.close(), pg.close()]);
+    throw err;
+  }
   const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
   return {
     pg,

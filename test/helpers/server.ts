@@ -71,6 +71,7 @@ export async function startTestServer(
     // a moment after their 201 (see `settled()` and `readAfterSettled`). Tests of the synchronous
     // path set INGEST_SPOOL=false themselves.
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(process.env.SECRETS_KEY ? { SECRETS_KEY: process.env.SECRETS_KEY } : {}),
     ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
     // Each test server counts its limits in its own Redis namespace: test files run in parallel
     // from one IP, and the per-IP auth limit would otherwise be shared between them.

@@ -25,7 +25,13 @@ export class ChildService {
   async start(timeoutMs = 60_000): Promise<void> {
     const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        // test/setupDatabase.ts: the processes on one Postgres share its server key
+        ...(process.env.SECRETS_KEY ? { SECRETS_KEY: process.env.SECRETS_KEY } : {}),
+        ...this.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.proc = proc;
