@@ -53,6 +53,8 @@ export interface OutboxLaneHead {
   /** The webhook a delivery job posts to; null for the other jobs. */
   webhookId: string | null;
   lane: string;
+  /** The project's webhook deliveries leased now, by any worker. */
+  projectHooksLeased: number;
 }
 
 export interface OutboxRow {
@@ -174,28 +176,50 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
 
     /**
      * The first due job of each lane, round-robin across projects (each project's oldest lane
-     * head first, then each project's second, …): the fair queue's candidates. Read without locks;
-     * claimIds takes the ones the worker has room for.
+     * head first, then each project's second, …): the fair queue's candidates. A lane with a job
+     * leased by any worker has none (its jobs run one at a time across workers, in order), and
+     * each head carries how many webhook deliveries its project has leased across workers. Read
+     * without locks; claimIds takes the ones the worker has room for.
      */
     async laneHeads(limit: number, maxAttempts: number): Promise<OutboxLaneHead[]> {
-      const r = await db.query<{ id: number | string; project_id: string; webhook_id: string | null; lane: string }>(
-        `WITH due AS (
-           SELECT o.id, o.project_id, o.next_attempt_at, d.webhook_id,
-                  COALESCE('webhook:' || d.webhook_id::text, 'project:' || o.project_id::text) AS lane
+      const r = await db.query<{
+        id: number | string;
+        project_id: string;
+        webhook_id: string | null;
+        lane: string;
+        hooks_leased: number;
+      }>(
+        `WITH jobs AS (
+           SELECT o.id, o.project_id, o.next_attempt_at, o.attempts, o.locked_until, d.webhook_id,
+                  COALESCE('webhook:' || d.webhook_id::text, 'project:' || o.project_id::text) AS lane,
+                  o.locked_until > to_timestamp($3::float8 / 1000) AS leased
            FROM ${TABLE} o
            LEFT JOIN webhook_deliveries d ON d.id = (CASE WHEN o.kind = $4 THEN o.ref::uuid END)
-           WHERE o.status = 'pending' AND o.next_attempt_at <= to_timestamp($3::float8 / 1000) AND o.attempts < $2
-             AND (o.locked_until IS NULL OR o.locked_until <= to_timestamp($3::float8 / 1000))
+           WHERE o.status = 'pending'
+         ), leased AS (
+           SELECT project_id, lane, webhook_id FROM jobs WHERE leased
+         ), due AS (
+           SELECT * FROM jobs
+           WHERE next_attempt_at <= to_timestamp($3::float8 / 1000) AND attempts < $2 AND leased IS NOT TRUE
+             AND lane NOT IN (SELECT lane FROM leased)
          ), heads AS (
            SELECT *, row_number() OVER (PARTITION BY lane ORDER BY next_attempt_at, id) AS in_lane FROM due
          ), ranked AS (
            SELECT *, row_number() OVER (PARTITION BY project_id ORDER BY next_attempt_at, id) AS in_project
            FROM heads WHERE in_lane = 1
          )
-         SELECT id, project_id, webhook_id, lane FROM ranked ORDER BY in_project, next_attempt_at, id LIMIT $1`,
+         SELECT id, project_id, webhook_id, lane,
+                (SELECT count(*) FROM leased l WHERE l.project_id = ranked.project_id AND l.webhook_id IS NOT NULL)::int AS hooks_leased
+         FROM ranked ORDER BY in_project, next_attempt_at, id LIMIT $1`,
         [limit, maxAttempts, clock(), WEBHOOK_JOB],
       );
-      return r.rows.map((x) => ({ id: Number(x.id), projectId: x.project_id, webhookId: x.webhook_id, lane: x.lane }));
+      return r.rows.map((x) => ({
+        id: Number(x.id),
+        projectId: x.project_id,
+        webhookId: x.webhook_id,
+        lane: x.lane,
+        projectHooksLeased: x.hooks_leased,
+      }));
     },
 
     /**

@@ -91,7 +91,8 @@ export class OutboxWorker {
   /**
    * Runs every job that is due now and returns how many ran. Jobs run side by side through a fair
    * queue (docs/alerts.md, "Delivery queue"): each lane (one webhook; a project's emails) runs one
-   * job at a time, a project at most `projectConcurrency` webhook deliveries, the worker at most
+   * job at a time and a project at most `projectConcurrency` webhook deliveries, both across
+   * workers (the lane heads say what every worker has leased), the worker at most
    * `concurrency` jobs; the claim takes lanes round-robin across projects. So a receiver that
    * never answers holds one lane of its project until its timeout, and no other project's alerts.
    */
@@ -119,7 +120,9 @@ export class OutboxWorker {
         for (const c of candidates) {
           if (pick.length >= free) break;
           if (lanes.has(c.lane) || takenLanes.has(c.lane)) continue;
-          const hooks = (projectHooks.get(c.projectId) ?? 0) + (takenHooks.get(c.projectId) ?? 0);
+          // Leased by every worker (this one's included), or this one's own if a lease it still runs lapsed.
+          const inHand = Math.max(projectHooks.get(c.projectId) ?? 0, c.projectHooksLeased);
+          const hooks = inHand + (takenHooks.get(c.projectId) ?? 0);
           if (c.webhookId && hooks >= perProject) continue;
           pick.push(c);
           takenLanes.add(c.lane);

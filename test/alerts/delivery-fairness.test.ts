@@ -6,6 +6,10 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startSmtpServer, type TestSmtp } from '../helpers/smtp.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { crash, sessionStart } from '../helpers/payloads.ts';
+import { createAlertWorker } from '../../src/workers/index.ts';
+import { postgresRepos } from '../../src/repos/index.ts';
+import { resolveSecretsKey } from '../../src/services/secretsKey.ts';
+import { silentLog } from '../../src/lib/log.ts';
 
 // Issue 32, finding 4: one project's webhooks to a receiver that never answers held every other
 // project's alerts (an email after 199 s, a webhook after 379 s): the outbox ran its jobs one at a
@@ -126,6 +130,57 @@ describe('a fair delivery queue', () => {
     expect(dead.open()).toBeGreaterThanOrEqual(1);
     // and A never had more than its cap in flight
     expect(dead.got()).toBeLessThanOrEqual(2);
+  }, 90_000);
+});
+
+describe('the queue across workers', () => {
+  it("a second worker (another process's) neither runs a webhook's next delivery beside the one in flight nor passes the project's cap", async () => {
+    // As another process on this Postgres would: its own repos and worker, the same caps.
+    const other = createAlertWorker(
+      s.svc.config,
+      {
+        repos: postgresRepos(s.svc.stores.pg, { changeLagMs: 0 }),
+        secretsKey: resolveSecretsKey(s.svc.config).key,
+      },
+      silentLog,
+    );
+    other.start();
+    try {
+      const c = await s.createProject('C, three dead receivers');
+      for (let i = 0; i < 3; i++) {
+        const r = await api('POST', `/api/projects/${c.projectId}/webhooks`, {
+          url: `${dead.url}/c${i}`,
+          events: ['crash_group.new'],
+        });
+        expect(r.statusCode, r.body).toBe(201);
+      }
+      const d = await s.createProject('D, one dead receiver');
+      expect(
+        (
+          await api('POST', `/api/projects/${d.projectId}/webhooks`, {
+            url: `${dead.url}/d`,
+            events: ['crash_group.new'],
+          })
+        ).statusCode,
+      ).toBe(201);
+      const gotBefore = dead.got();
+      // C: three deliveries, one per webhook; D: two deliveries to its one webhook
+      await crashIn(c);
+      await crashIn(d);
+      await crashIn(d);
+      await waitFor('deliveries held by the dead receiver', () => dead.got() - gotBefore >= 3, 30_000);
+      // Each worker polls every 100 ms: give both several rounds to take more than they may.
+      for (let i = 0; i < 10; i++) {
+        other.wake();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // C: two at once (OUTBOX_PROJECT_CONCURRENCY) across both workers, not two each; D: one
+      // delivery at a time to its webhook, not one per worker.
+      expect(dead.got() - gotBefore).toBe(3);
+    } finally {
+      // the dead receiver holds the second worker's deliveries: they end when the file's receiver closes
+      void other.stop();
+    }
   }, 90_000);
 });
 
