@@ -21,18 +21,24 @@ async function refusal(env: Record<string, string>, dataDir: string): Promise<st
   return started!;
 }
 
+/** A server on `dataDir` with one project holding one webhook (its secret sealed at creation). */
+async function withWebhook(dataDir: string) {
+  const s = await startTestServer({}, dataDir);
+  const p = await s.createProject();
+  const made = await s.app.inject({
+    method: 'POST',
+    url: `/api/projects/${p.projectId}/webhooks`,
+    headers: s.admin,
+    payload: { url: 'https://example.com/hook' },
+  });
+  expect(made.statusCode).toBe(201);
+  return { s, projectId: p.projectId };
+}
+
 describe('the server key is the one that sealed the stored secrets', () => {
   it('a process with another key refuses to start; the key that sealed them starts', async () => {
     const dataDir = tempDataDir();
-    let s = await startTestServer({}, dataDir);
-    const p = await s.createProject();
-    const made = await s.app.inject({
-      method: 'POST',
-      url: `/api/projects/${p.projectId}/webhooks`,
-      headers: s.admin,
-      payload: { url: 'https://example.com/hook' },
-    });
-    expect(made.statusCode).toBe(201);
+    let { s, projectId } = await withWebhook(dataDir);
     // the key this process ran with: SECRETS_KEY when the run sets one, else its generated file
     const key = process.env.SECRETS_KEY ?? fs.readFileSync(path.join(dataDir, 'secrets.key'), 'utf8').trim();
     await s.close();
@@ -41,7 +47,7 @@ describe('the server key is the one that sealed the stored secrets', () => {
     // nothing was sealed with the refused key meanwhile: the right one still opens everything
     s = await startTestServer({ SECRETS_KEY: key }, dataDir);
     try {
-      const hooks = await s.app.inject({ url: `/api/projects/${p.projectId}/webhooks`, headers: s.admin });
+      const hooks = await s.app.inject({ url: `/api/projects/${projectId}/webhooks`, headers: s.admin });
       expect(hooks.statusCode).toBe(200);
       expect(hooks.json().items).toHaveLength(1);
     } finally {
@@ -51,14 +57,7 @@ describe('the server key is the one that sealed the stored secrets', () => {
 
   it('a database from before the check is told the key by its sealed webhook secrets', async () => {
     const dataDir = tempDataDir();
-    let s = await startTestServer({}, dataDir);
-    const p = await s.createProject();
-    await s.app.inject({
-      method: 'POST',
-      url: `/api/projects/${p.projectId}/webhooks`,
-      headers: s.admin,
-      payload: { url: 'https://example.com/hook' },
-    });
+    let { s } = await withWebhook(dataDir);
     // as the release before this check left it: sealed secrets, no check value
     await s.svc.stores.pg.query('DELETE FROM secrets_key_check');
     await s.close();
