@@ -1,5 +1,5 @@
 import { afterAll } from 'vitest';
-import { isolatedDatabase } from './helpers/isolatedDb.ts';
+import { SHARED_SECRETS_KEY, isolatedDatabase } from './helpers/isolatedDb.ts';
 
 // With DATABASE_URL (the second pass of .ci/run), every test file gets a database of its own for
 // its whole run: the background sweeps (alert jobs, verification mails, retention) claim every due
@@ -8,9 +8,7 @@ import { isolatedDatabase } from './helpers/isolatedDb.ts';
 // all see the same one. Embedded (no DATABASE_URL) each DATA_DIR is its own database already.
 if (process.env.DATABASE_URL) {
   const db = await isolatedDatabase();
-  // The processes on one Postgres share one server key, as a deployment's must (each DATA_DIR
-  // would otherwise generate its own, and the second process to start refuses to).
-  process.env.SECRETS_KEY ??= 'flightrec-test-secrets-key-0123456789abcdef';
+  process.env.SECRETS_KEY ??= SHARED_SECRETS_KEY;
   process.env.DATABASE_URL = db.env.DATABASE_URL;
   afterAll(db.drop);
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedNetwork, StartedTestContainer } from 'testcontainers';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { SHARED_SECRETS_KEY } from '../helpers/isolatedDb.ts';
 import { exercise, noDocker, startClickHouseCluster, startPostgres, startRedis } from './docker.ts';
 
 // The clustered schema (CLICKHOUSE_CLUSTER) on two shards × two replicas with Keeper: the
@@ -21,7 +22,7 @@ beforeAll(async () => {
   const [cluster, pg, redis] = await Promise.all([startClickHouseCluster(), startPostgres(), startRedis()]);
   network = cluster.network;
   containers = [...cluster.nodes, pg.container, redis.container];
-  env = { ...cluster.env, DATABASE_URL: pg.url, REDIS_URL: redis.url };
+  env = { ...cluster.env, DATABASE_URL: pg.url, REDIS_URL: redis.url, SECRETS_KEY: SHARED_SECRETS_KEY };
 });
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));

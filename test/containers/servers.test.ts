@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedTestContainer } from 'testcontainers';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { SHARED_SECRETS_KEY } from '../helpers/isolatedDb.ts';
 import { exercise, noDocker, startClickHouse, startPostgres, startRedis } from './docker.ts';
 
 // The service on a real ClickHouse server, Postgres and Redis (one of each), through the same
@@ -18,7 +19,13 @@ beforeAll(async () => {
   if (why) return;
   const [ch, pg, redis] = await Promise.all([startClickHouse(), startPostgres(), startRedis()]);
   containers = [ch.container, pg.container, redis.container];
-  env = { ...ch.env, DATABASE_URL: pg.url, REDIS_URL: redis.url, RETENTION_DAYS: '3650' };
+  env = {
+    ...ch.env,
+    DATABASE_URL: pg.url,
+    REDIS_URL: redis.url,
+    RETENTION_DAYS: '3650',
+    SECRETS_KEY: SHARED_SECRETS_KEY,
+  };
 });
 afterAll(async () => {
   await s?.close();

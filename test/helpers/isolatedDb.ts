@@ -16,3 +16,9 @@ export async function isolatedDatabase(): Promise<{ env: Record<string, string>;
   u.pathname = `/${name}`;
   return { env: { DATABASE_URL: u.toString() }, drop: () => dropDatabase(base, name) };
 }
+
+/**
+ * The server key of test processes that share one Postgres server, as a deployment's must share
+ * one (each DATA_DIR would otherwise generate its own, and the second process refuses to start).
+ */
+export const SHARED_SECRETS_KEY = 'flightrec-test-secrets-key-0123456789abcdef';
