@@ -69,7 +69,7 @@ const posted = (path: string, n: number) =>
 describe('crash-free regression rule', () => {
   it('fires only when a release is significantly below the previous one, with a link to the Releases page', async () => {
     const p = await s.createProject('Rollout');
-    const hook = (await api('POST', `/api/projects/${p.projectId}/webhooks`, { url: `${rxUrl}/regression` })).json();
+    const hook = await s.createWebhook(p.projectId, { url: `${rxUrl}/regression` });
     const r = await api('POST', `/api/projects/${p.projectId}/alert-rules`, {
       name: 'Rollout watch',
       kind: 'crash_free_regression',

@@ -87,17 +87,14 @@ async function settle() {
   await outboxIdle(s);
 }
 
-async function webhook(projectId: string, body: object) {
-  const r = await api('POST', `/api/projects/${projectId}/webhooks`, body);
-  expect(r.statusCode, r.body).toBe(201);
-  return r.json() as { id: string; secret: string; url: string };
-}
-
 describe('regression alert', () => {
   it('a resolved group reopened by a new version sends one alert to the new-group recipients and its webhooks; an old version sends none', async () => {
     const p = await s.createProject('Regressions');
-    const hook = await webhook(p.projectId, { url: `${rx.url}/regressions`, events: ['crash_group.regressed'] });
-    const both = await webhook(p.projectId, {
+    const hook = await s.createWebhook(p.projectId, {
+      url: `${rx.url}/regressions`,
+      events: ['crash_group.regressed'],
+    });
+    const both = await s.createWebhook(p.projectId, {
       url: `${rx.url}/both`,
       events: ['crash_group.new', 'crash_group.regressed'],
     });
@@ -210,7 +207,7 @@ describe('regression alert', () => {
 describe('spike rule', () => {
   it('fires once when a group passes N occurrences in M minutes, re-arms below, and mails and posts', async () => {
     const p = await s.createProject('Spikes');
-    const hook = await webhook(p.projectId, { url: `${rx.url}/spikes` });
+    const hook = await s.createWebhook(p.projectId, { url: `${rx.url}/spikes` });
     const r = await api('POST', `/api/projects/${p.projectId}/alert-rules`, {
       name: 'Crash storm',
       kind: 'spike',
@@ -269,7 +266,7 @@ describe('spike rule', () => {
 describe('crash-free rule', () => {
   it('fires for a release whose crash-free sessions fall below X %, not for one under its minimum sessions', async () => {
     const p = await s.createProject('Health');
-    const hook = await webhook(p.projectId, { url: `${rx.url}/health` });
+    const hook = await s.createWebhook(p.projectId, { url: `${rx.url}/health` });
     const r = await api('POST', `/api/projects/${p.projectId}/alert-rules`, {
       name: 'Release health',
       kind: 'crash_free',
@@ -318,7 +315,7 @@ describe('crash-free rule', () => {
 describe('webhooks', () => {
   it('signs each delivery, retries after a 500 with backoff, and logs every attempt', async () => {
     const p = await s.createProject('Hooks');
-    const created = await webhook(p.projectId, { url: `${rx.url}/retry`, events: ['crash_group.regressed'] });
+    const created = await s.createWebhook(p.projectId, { url: `${rx.url}/retry`, events: ['crash_group.regressed'] });
     expect(created.secret).toMatch(/^whsec_/);
     // the secret is shown once
     const listed = (await api('GET', `/api/projects/${p.projectId}/webhooks`)).json().items;
@@ -389,7 +386,7 @@ describe('webhooks', () => {
 
   it("the delivery log shows a failed attempt's status and timing, never the receiver's answer", async () => {
     const p = await s.createProject('Answer text');
-    const created = await webhook(p.projectId, { url: `${rx.url}/answer`, events: ['crash_group.new'] });
+    const created = await s.createWebhook(p.projectId, { url: `${rx.url}/answer`, events: ['crash_group.new'] });
     rx.answers.push(503, 503, 503, 503, 503, 503);
     await ingestCrash(p.auth, await session(p.auth, '4.1'), {
       stackTrace: stack(),
@@ -410,7 +407,7 @@ describe('webhooks', () => {
 
   it("a Slack incoming-webhook URL gets Slack's {text} payload and no signature", async () => {
     const p = await s.createProject('Slack');
-    const slack = await webhook(p.projectId, { url: 'https://hooks.slack.com/services/T000/B000/XXXX' });
+    const slack = await s.createWebhook(p.projectId, { url: 'https://hooks.slack.com/services/T000/B000/XXXX' });
     await api('POST', `/api/projects/${p.projectId}/alert-rules`, {
       name: 'To Slack',
       kind: 'spike',

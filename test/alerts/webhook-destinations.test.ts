@@ -49,13 +49,7 @@ describe('webhook destinations', () => {
       headers: s.admin,
     });
     expect(listed.json().items).toEqual([]);
-    const ok = await s.app.inject({
-      method: 'POST',
-      url: `/api/projects/${p.projectId}/webhooks`,
-      headers: s.admin,
-      payload: { url: 'https://hooks.example.com/flightrec' },
-    });
-    expect(ok.statusCode).toBe(201);
+    await s.createWebhook(p.projectId, { url: 'https://hooks.example.com/flightrec' });
   });
 
   it('an operator who allows private destinations can still use them', () => {

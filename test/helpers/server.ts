@@ -18,6 +18,11 @@ export interface TestServer extends Server {
   /** Authorization header for the admin API. */
   admin: { authorization: string };
   createProject(name?: string): Promise<{ projectId: string; apiKey: string; auth: { authorization: string } }>;
+  /** A webhook through the management API (throws unless 201): its id, url and signing secret. */
+  createWebhook(
+    projectId: string,
+    body: { url: string; events?: string[] },
+  ): Promise<{ id: string; url: string; secret: string }>;
   /** Listens on a free loopback port (for a browser or a child process) and answers its base URL. */
   listen(): Promise<string>;
   /**
@@ -118,6 +123,16 @@ export async function startTestServer(
       if (r.statusCode !== 201) throw new Error(`project create failed: ${r.statusCode} ${r.body}`);
       const body = r.json();
       return { projectId: body.project.id, apiKey: body.apiKey, auth: { authorization: `Bearer ${body.apiKey}` } };
+    },
+    async createWebhook(projectId: string, body: { url: string; events?: string[] }) {
+      const r = await server.app.inject({
+        method: 'POST',
+        url: `/api/projects/${projectId}/webhooks`,
+        headers: admin,
+        payload: body,
+      });
+      if (r.statusCode !== 201) throw new Error(`webhook create failed: ${r.statusCode} ${r.body}`);
+      return r.json();
     },
     async listen() {
       await server.app.listen({ host: '127.0.0.1', port: 0 });

@@ -65,41 +65,27 @@ describe.skipIf(!embedded)("DATA_DIR is the owner's alone", () => {
     const dataDir = tempDataDir();
     let s = await startTestServer({}, dataDir);
     const p = await s.createProject();
-    const made = await s.app.inject({
-      method: 'POST',
-      url: `/api/projects/${p.projectId}/webhooks`,
-      headers: s.admin,
-      payload: { url: 'https://example.com/hook' },
-    });
-    expect(made.statusCode).toBe(201);
-    const secret = made.json().secret as string;
+    const made = await s.createWebhook(p.projectId, { url: 'https://example.com/hook' });
+    const secret = made.secret;
     const row = async (id: string) =>
       (await s.svc.stores.pg.query<{ secret: string }>('SELECT secret FROM webhooks WHERE id = $1', [id])).rows[0]!
         .secret;
-    const stored = await row(made.json().id);
+    const stored = await row(made.id);
     expect(isSealed(stored)).toBe(true);
     expect(stored).not.toContain(secret);
     const key = secretsKeyOf(fs.readFileSync(path.join(dataDir, 'secrets.key'), 'utf8').trim());
     expect(openSecret(key, stored)).toBe(secret);
     // a row as an older version wrote it
-    const old = await s.app.inject({
-      method: 'POST',
-      url: `/api/projects/${p.projectId}/webhooks`,
-      headers: s.admin,
-      payload: { url: 'https://example.com/old' },
-    });
-    await s.svc.stores.pg.query('UPDATE webhooks SET secret = $2 WHERE id = $1', [
-      old.json().id,
-      'whsec_plain_from_before',
-    ]);
+    const old = await s.createWebhook(p.projectId, { url: 'https://example.com/old' });
+    await s.svc.stores.pg.query('UPDATE webhooks SET secret = $2 WHERE id = $1', [old.id, 'whsec_plain_from_before']);
     await s.close();
     s = await startTestServer({}, dataDir);
     try {
-      const sealed = await row(old.json().id);
+      const sealed = await row(old.id);
       expect(isSealed(sealed)).toBe(true);
       expect(openSecret(key, sealed)).toBe('whsec_plain_from_before');
       // the one sealed already is left as it was
-      expect(await row(made.json().id)).toBe(stored);
+      expect(await row(made.id)).toBe(stored);
     } finally {
       await s.close();
     }

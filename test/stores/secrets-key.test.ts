@@ -25,13 +25,7 @@ async function refusal(env: Record<string, string>, dataDir: string): Promise<st
 async function withWebhook(dataDir: string) {
   const s = await startTestServer({}, dataDir);
   const p = await s.createProject();
-  const made = await s.app.inject({
-    method: 'POST',
-    url: `/api/projects/${p.projectId}/webhooks`,
-    headers: s.admin,
-    payload: { url: 'https://example.com/hook' },
-  });
-  expect(made.statusCode).toBe(201);
+  await s.createWebhook(p.projectId, { url: 'https://example.com/hook' });
   return { s, projectId: p.projectId };
 }
 
