@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startSmtpServer, type TestSmtp } from '../helpers/smtp.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { crash, sessionStart } from '../helpers/payloads.ts';
-import { createAlertWorker } from '../../src/workers/index.ts';
+import { createAlertWorker, type AlertWorker } from '../../src/workers/index.ts';
 import { postgresRepos } from '../../src/repos/index.ts';
 import { resolveSecretsKey } from '../../src/services/secretsKey.ts';
 import { silentLog } from '../../src/lib/log.ts';
@@ -59,6 +59,8 @@ let s: TestServer;
 let smtp: TestSmtp;
 let dead: Awaited<ReturnType<typeof startHangingReceiver>>;
 let rx: Awaited<ReturnType<typeof startReceiver>>;
+/** A second worker, as another process on this Postgres would run (the queue-across-workers test). */
+let other: AlertWorker | undefined;
 
 beforeAll(async () => {
   [smtp, dead, rx] = await Promise.all([startSmtpServer(), startHangingReceiver(), startReceiver()]);
@@ -76,6 +78,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await dead?.close();
+  // its jobs in hand end with the dead receiver's connections, and record into this server's Postgres
+  await other?.stop();
   await s?.close();
   await Promise.all([smtp?.close(), rx?.close()]);
 });
@@ -104,16 +108,9 @@ describe('a fair delivery queue', () => {
     const a = await s.createProject('A with dead receivers');
     const b = await s.createProject('B');
     for (let i = 0; i < 20; i++) {
-      const r = await api('POST', `/api/projects/${a.projectId}/webhooks`, {
-        url: `${dead.url}/a${i}`,
-        events: ['crash_group.new'],
-      });
-      expect(r.statusCode, r.body).toBe(201);
+      await s.createWebhook(a.projectId, { url: `${dead.url}/a${i}`, events: ['crash_group.new'] });
     }
-    expect(
-      (await api('POST', `/api/projects/${b.projectId}/webhooks`, { url: `${rx.url}/b`, events: ['crash_group.new'] }))
-        .statusCode,
-    ).toBe(201);
+    await s.createWebhook(b.projectId, { url: `${rx.url}/b`, events: ['crash_group.new'] });
 
     await crashIn(a);
     // A's deliveries are out and held by its receiver (two at a time: OUTBOX_PROJECT_CONCURRENCY)
@@ -136,51 +133,35 @@ describe('a fair delivery queue', () => {
 describe('the queue across workers', () => {
   it("a second worker (another process's) neither runs a webhook's next delivery beside the one in flight nor passes the project's cap", async () => {
     // As another process on this Postgres would: its own repos and worker, the same caps.
-    const other = createAlertWorker(
-      s.svc.config,
-      {
-        repos: postgresRepos(s.svc.stores.pg, { changeLagMs: 0 }),
-        secretsKey: resolveSecretsKey(s.svc.config).key,
-      },
-      silentLog,
-    );
+    const repos = postgresRepos(s.svc.stores.pg, { changeLagMs: 0 });
+    // Its rounds, counted on the real query: what the test waits for below.
+    let rounds = 0;
+    const laneHeads = repos.outbox.laneHeads;
+    repos.outbox.laneHeads = (...a) => {
+      rounds++;
+      return laneHeads(...a);
+    };
+    other = createAlertWorker(s.svc.config, { repos, secretsKey: resolveSecretsKey(s.svc.config).key }, silentLog);
     other.start();
-    try {
-      const c = await s.createProject('C, three dead receivers');
-      for (let i = 0; i < 3; i++) {
-        const r = await api('POST', `/api/projects/${c.projectId}/webhooks`, {
-          url: `${dead.url}/c${i}`,
-          events: ['crash_group.new'],
-        });
-        expect(r.statusCode, r.body).toBe(201);
-      }
-      const d = await s.createProject('D, one dead receiver');
-      expect(
-        (
-          await api('POST', `/api/projects/${d.projectId}/webhooks`, {
-            url: `${dead.url}/d`,
-            events: ['crash_group.new'],
-          })
-        ).statusCode,
-      ).toBe(201);
-      const gotBefore = dead.got();
-      // C: three deliveries, one per webhook; D: two deliveries to its one webhook
-      await crashIn(c);
-      await crashIn(d);
-      await crashIn(d);
-      await waitFor('deliveries held by the dead receiver', () => dead.got() - gotBefore >= 3, 30_000);
-      // Each worker polls every 100 ms: give both several rounds to take more than they may.
-      for (let i = 0; i < 10; i++) {
-        other.wake();
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      // C: two at once (OUTBOX_PROJECT_CONCURRENCY) across both workers, not two each; D: one
-      // delivery at a time to its webhook, not one per worker.
-      expect(dead.got() - gotBefore).toBe(3);
-    } finally {
-      // the dead receiver holds the second worker's deliveries: they end when the file's receiver closes
-      void other.stop();
+    const c = await s.createProject('C, three dead receivers');
+    for (let i = 0; i < 3; i++) {
+      await s.createWebhook(c.projectId, { url: `${dead.url}/c${i}`, events: ['crash_group.new'] });
     }
+    const d = await s.createProject('D, one dead receiver');
+    await s.createWebhook(d.projectId, { url: `${dead.url}/d`, events: ['crash_group.new'] });
+    const gotBefore = dead.got();
+    // C: three deliveries, one per webhook; D: two deliveries to its one webhook
+    await crashIn(c);
+    await crashIn(d);
+    await crashIn(d);
+    await waitFor('deliveries held by the dead receiver', () => dead.got() - gotBefore >= 3, 30_000);
+    // Both workers poll every 100 ms: five more rounds of the second one, each a chance to take
+    // more than it may (the server's worker goes round beside it).
+    const seen = rounds;
+    await waitFor('five more rounds of the second worker', () => rounds >= seen + 5, 30_000);
+    // C: two at once (OUTBOX_PROJECT_CONCURRENCY) across both workers, not two each; D: one
+    // delivery at a time to its webhook, not one per worker.
+    expect(dead.got() - gotBefore).toBe(3);
   }, 90_000);
 });
 
