@@ -1,3 +1,4 @@
+import { present } from '../lib/invariant.ts';
 import {
   crashGroupKey,
   crashOccurrenceId,
@@ -960,7 +961,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
 
     /** The crash-group export: each page's counters come from ClickHouse. */
     export: groups.exportResource(async (projectId, rows) =>
-      (await withFacts(projectId, rows)).map((g, i) => exportFields(g, rows[i] as GroupRow)),
+      (await withFacts(projectId, rows)).map((g, i) => exportFields(g, present(rows[i], `export row ${i}`))),
     ),
 
     /** Moves the updatedAt of groups that had new occurrences. */
