@@ -112,6 +112,18 @@ describe('ClickHouse migrations', () => {
     expect(settings.map((t) => /merge_selector_base = 20\b/.test(t.q))).toEqual([true, true]);
   });
 
+  it('fsyncs the parts of every table it writes, inserted and merged (013), so a spool segment is deleted only after its rows are on disk', async () => {
+    const tables = await ch.query<{ name: string; q: string }>(
+      "SELECT name, create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree' AND name NOT LIKE 'schema_migration%' ORDER BY name",
+    );
+    expect(tables.length).toBeGreaterThanOrEqual(13);
+    const durable = (q: string) =>
+      ['fsync_after_insert', 'fsync_part_directory', 'min_rows_to_fsync_after_merge'].every((k) =>
+        new RegExp(`\\b${k} = 1\\b`).test(q),
+      );
+    expect(tables.filter((t) => !durable(t.q)).map((t) => t.name)).toEqual([]);
+  });
+
   it('writes through the ingest table the same rows the API used to build, mirrored network events and requests included', async () => {
     const sid2 = P.sessionStart().sessionId.toUpperCase();
     const batch = events.map((e) => ({ ...e, sessionId: sid2 }));
