@@ -1,8 +1,9 @@
 /**
  * Export benchmark: starts the service in a child process on a temporary DATA_DIR (embedded
  * chDB + PGlite) as the benches start it (bench/service.ts: `npm start`'s settings), loads
- * network-log rows through the real POST /ingest/network route (batches of 200), then pulls them back with stream=true as CSV, NDJSON, gzipped CSV and Parquet (one
- * file, its footer read back with hyparquet), measuring rows/s, time to first byte and the
+ * network-log rows through the real POST /ingest/network route (batches of 200), then pulls
+ * them back with stream=true as CSV, NDJSON, gzipped CSV and Parquet (one file, its footer read
+ * back with hyparquet), measuring rows/s, time to first byte and the
  * server's peak RSS during each export. Then it stops the service and, in this process, opens
  * the same ClickHouse data directory for the ceilings of the same rows in the same run: one
  * query of every row in the export's own format (`pageEncoded`: FINAL, in key order, the same

@@ -113,6 +113,7 @@ describe('ClickHouse migrations', () => {
   });
 
   it('fsyncs the parts of every table it writes, inserted and merged (013), so a spool segment is deleted only after its rows are on disk', async () => {
+    await migrateClickHouse(ch); // nothing to do after the test above; the whole schema when run alone
     const tables = await ch.query<{ name: string; q: string }>(
       "SELECT name, create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree' AND name NOT LIKE 'schema_migration%' ORDER BY name",
     );

@@ -65,8 +65,7 @@ describe.skipIf(!embedded)("DATA_DIR is the owner's alone", () => {
     const dataDir = tempDataDir();
     let s = await startTestServer({}, dataDir);
     const p = await s.createProject();
-    const made = await s.createWebhook(p.projectId, { url: 'https://example.com/hook' });
-    const secret = made.secret;
+    const { secret, ...made } = await s.createWebhook(p.projectId, { url: 'https://example.com/hook' });
     const row = async (id: string) =>
       (await s.svc.stores.pg.query<{ secret: string }>('SELECT secret FROM webhooks WHERE id = $1', [id])).rows[0]!
         .secret;
