@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LoadConfig, LoadResult } from './load.ts';
-import { ProcWatcher, procSample, threadCores, threadCpu } from './procStats.ts';
+import { JS_THREAD, ProcWatcher, procSample, threadCores, threadCpu } from './procStats.ts';
 import type { StoreCeiling } from './storeCeiling.ts';
 import { routeTable } from './report.ts';
 import { createBenchProject, scrapeMetrics, startBenchService } from './service.ts';
@@ -58,6 +58,9 @@ const cfg = {
   // `spool`, `sync` or both (the default): one path alone for a profile or an A/B.
   paths: (env.BENCH_PATHS ?? 'spool,sync').split(','),
   pathsOnly: env.BENCH_PATHS_ONLY === '1',
+  // The paced phase's rate in requests/s (default: half the saturated phase's): the same offered
+  // load for every build of an A/B, whose saturated rates differ.
+  pacedRps: env.BENCH_PACED_RPS ? num('BENCH_PACED_RPS', 0) : undefined,
 };
 const shape = cfg.url ? 'remote' : env.DATABASE_URL ? `postgres${env.REDIS_URL ? '+redis' : ''}+chdb` : 'embedded';
 
@@ -281,7 +284,14 @@ async function serverShape() {
 }
 
 /** Node's own threads (the JS thread, V8's and libuv's helpers); every other thread is the embedded engine's. */
-const NODE_THREADS = new Set(['node', 'V8 DefaultWorke', 'V8 DefaultWorker', 'libuv-worker', 'node-MainThread']);
+const NODE_THREADS = new Set([
+  JS_THREAD,
+  'node',
+  'V8 DefaultWorke',
+  'V8 DefaultWorker',
+  'libuv-worker',
+  'node-MainThread',
+]);
 const engineCpuSec = (t: Map<string, number>) => [...t].reduce((n, [k, v]) => (NODE_THREADS.has(k) ? n : n + v), 0);
 
 /**
@@ -328,6 +338,21 @@ async function visibilityProbe(url: string, apiKey: string, stop: Promise<void>)
   return out;
 }
 
+const GC_KINDS = ['minor', 'major', 'incremental', 'weakcb'] as const;
+type GcSeconds = Record<(typeof GC_KINDS)[number], number>;
+
+/** Seconds the service's JS thread has spent in GC pauses so far, by kind (prom-client's histogram). */
+async function gcSeconds(url: string): Promise<GcSeconds> {
+  const m = await scrapeMetrics(url);
+  return Object.fromEntries(
+    GC_KINDS.map((k) => [k, m.value(`flightrec_nodejs_gc_duration_seconds_sum{kind="${k}"}`) || 0]),
+  ) as GcSeconds;
+}
+
+/** The share of a phase's wall time the JS thread spent in each kind of GC pause. */
+const gcShare = (a: GcSeconds, b: GcSeconds, seconds: number) =>
+  Object.fromEntries(GC_KINDS.map((k) => [k, Math.round(((b[k] - a[k]) / seconds) * 1000) / 1000]));
+
 const percentile = (xs: number[], p: number) => {
   if (xs.length === 0) return null;
   const s = [...xs].sort((a, b) => a - b);
@@ -356,6 +381,7 @@ async function ingestPaths(bare: Record<number, number>) {
       let lastRps = 0;
       for (const connections of cfg.pathConnections) {
         const t0 = threadCpu(svc.child.pid!);
+        const gc0 = await gcSeconds(svc.url);
         const r = await load(
           `${name} path, ${connections} connections`,
           { ...base, connections, seconds: cfg.pathSeconds },
@@ -375,22 +401,24 @@ async function ingestPaths(bare: Record<number, number>) {
           engineCpuUsPerStoredRow:
             Math.round(((engineSec * 1e6) / Math.max(1, r.ackedEvents + r.ackedNetworkRows)) * 100) / 100,
           cpuCoresByThread: threadCores(t0, t1, r.seconds + drainSeconds),
+          jsThreadGcShare: gcShare(gc0, await gcSeconds(svc.url), r.seconds + drainSeconds),
           spoolDrainSecondsAfter: spool ? drainSeconds : null,
         };
         log(routeTable(`${name} path, ${connections} connections, saturated`, r));
         log(
-          `${name} path, ${connections} connections: events100 ${ev100.toLocaleString('en-US')}/s = ${ratioOf(ev100, bare[connections])} of bare Fastify; engine ${(saturated[connections] as { engineCpuUsPerStoredRow: number }).engineCpuUsPerStoredRow} µs CPU per stored row${spool ? `; spool drained ${drainSeconds} s after the phase` : ''}`,
+          `${name} path, ${connections} connections: events100 ${ev100.toLocaleString('en-US')}/s = ${ratioOf(ev100, bare[connections])} of bare Fastify; engine ${(saturated[connections] as { engineCpuUsPerStoredRow: number }).engineCpuUsPerStoredRow} µs CPU per stored row${spool ? `; spool drained ${drainSeconds} s after the phase` : ''}; JS thread in GC pauses ${JSON.stringify((saturated[connections] as { jsThreadGcShare: object }).jsThreadGcShare)}`,
         );
         lastRps = Object.values(r.routes).reduce((a, x) => a + x.rps, 0);
       }
       await sleep(cfg.settleSeconds * 1000);
-      const rps = Math.max(1, Math.round(lastRps / 2));
+      const rps = cfg.pacedRps ?? Math.max(1, Math.round(lastRps / 2));
       let stopProbe!: () => void;
       const probe = visibilityProbe(svc.url, apiKey, new Promise<void>((r) => (stopProbe = r)));
       // The server's event-loop delay during the paced phase (prom-client resets its histogram at
       // each scrape), to tell a tail made on the JS thread from one made waiting for a core.
       const lag = eventLoopLag(svc.url);
       const pacedT0 = threadCpu(svc.child.pid!);
+      const pacedGc0 = await gcSeconds(svc.url);
       const paced = await load(
         `${name} path @ ${rps} req/s`,
         { ...base, connections: Math.max(...cfg.pathConnections), seconds: cfg.pacedSeconds, rps },
@@ -400,6 +428,7 @@ async function ingestPaths(bare: Record<number, number>) {
         lag.stop();
       });
       const pacedThreads = threadCores(pacedT0, threadCpu(svc.child.pid!), paced.seconds);
+      const pacedGc = gcShare(pacedGc0, await gcSeconds(svc.url), paced.seconds);
       const loopLag = await lag.result;
       const visible = await probe;
       w.stop();
@@ -414,7 +443,7 @@ async function ingestPaths(bare: Record<number, number>) {
         `${name} path: visibility (201 → counted by the export API) ms ${JSON.stringify(vis)}; peak RSS ${w.peakRssMb} MB`,
       );
       log(
-        `${name} path, paced: event-loop delay ms ${JSON.stringify(loopLag)}; cores by thread ${JSON.stringify(pacedThreads)}`,
+        `${name} path, paced: event-loop delay ms ${JSON.stringify(loopLag)}; cores by thread ${JSON.stringify(pacedThreads)}; share of the JS thread's time in GC pauses ${JSON.stringify(pacedGc)}`,
       );
       svc.child.kill('SIGTERM');
       await exited(svc.child, 120_000);
@@ -424,6 +453,7 @@ async function ingestPaths(bare: Record<number, number>) {
         p99AtHalfLoadMs: paced.routes.events100?.latency.p99 ?? null,
         pacedEventLoopDelayMs: loopLag,
         pacedCoresByThread: pacedThreads,
+        pacedJsThreadGcShare: pacedGc,
         visibilityMs: vis,
         peakRssMb: w.peakRssMb,
       };

@@ -54,6 +54,8 @@ export class ProcWatcher {
   }
 }
 
+export const JS_THREAD = 'JS thread';
+
 /** CPU seconds per thread name of a process (/proc/<pid>/task/*), to tell JS from engine threads. */
 export function threadCpu(pid: number): Map<string, number> {
   const out = new Map<string, number>();
@@ -67,7 +69,11 @@ export function threadCpu(pid: number): Map<string, number> {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       // Thread pools are named "Name:N" or "Name-N": group them.
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[:\-_]?\d+$/, '');
+      // The process's first thread is its JS thread, told apart from helpers that share its name.
+      const name =
+        tid === String(pid)
+          ? JS_THREAD
+          : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[:\-_]?\d+$/, '');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / TICKS);
     } catch {

@@ -65,6 +65,14 @@ function concat(batch: readonly Pending[]): Buffer {
   return Buffer.concat(pieces, total);
 }
 
+/**
+ * Inserts up to this size are copied into one buffer each batcher reuses (one insert in flight
+ * takes it): a buffer allocated per insert lives for the insert, long enough to be promoted, and
+ * promoted buffers drive V8's full collections (src/stores/spool/arenas.ts).
+ */
+const SCRATCH_MAX_BYTES = 16 * 1024 * 1024;
+const SCRATCH_STEP = 64 * 1024;
+
 /** What a batcher reports of each insert (metrics), without knowing who listens. */
 export type InsertObserver = (table: string, rows: number, bytes: number, seconds: number, ok: boolean) => void;
 
@@ -87,6 +95,8 @@ export class InsertBatcher {
   observe: InsertObserver | undefined;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
+  private scratch: Buffer | undefined;
+  private scratchBusy = false;
 
   constructor(
     private readonly ch: ClickHouse,
@@ -179,6 +189,19 @@ export class InsertBatcher {
     }
   }
 
+  /** The batch's bytes: its one piece as it is, else copied into the scratch buffer when free and large enough. */
+  private bytesOf(batch: readonly Pending[], size: number): { bytes: Buffer; scratch: boolean } {
+    const [first] = batch;
+    if (this.scratchBusy || size > SCRATCH_MAX_BYTES || (batch.length === 1 && first?.chunks.length === 1))
+      return { bytes: concat(batch), scratch: false };
+    if (this.scratch === undefined || this.scratch.length < size)
+      this.scratch = Buffer.allocUnsafeSlow(Math.ceil(size / SCRATCH_STEP) * SCRATCH_STEP);
+    let off = 0;
+    for (const p of batch) for (const c of p.chunks) off += c.copy(this.scratch, off);
+    this.scratchBusy = true;
+    return { bytes: this.scratch.subarray(0, off), scratch: true };
+  }
+
   private pump(): void {
     while (this.queue.length > 0 && this.inFlight < this.opts.maxConcurrent) {
       const batch: Pending[] = [];
@@ -196,7 +219,7 @@ export class InsertBatcher {
       }
       this.queuedRows -= n;
       this.inFlight++;
-      const bytes = concat(batch);
+      const { bytes, scratch } = this.bytesOf(batch, size);
       const t0 = performance.now();
       const seen = (ok: boolean) => this.observe?.(this.table, n, bytes.length, (performance.now() - t0) / 1000, ok);
       this.ch
@@ -221,6 +244,7 @@ export class InsertBatcher {
           for (const p of batch) p.reject(err);
         })
         .finally(() => {
+          if (scratch) this.scratchBusy = false;
           this.budget.bytes -= size;
           this.inFlight--;
           this.pump();

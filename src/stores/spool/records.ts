@@ -23,6 +23,20 @@ export function recordHeader(chunks: readonly Buffer[], rows: number): Buffer {
   return h;
 }
 
+/**
+ * Writes a record (header, then `chunks` as its payload) into `target` at `offset`; answers the
+ * offset after it. The caller has checked that it fits.
+ */
+export function writeRecordInto(target: Buffer, offset: number, chunks: readonly Buffer[], rows: number): number {
+  let end = offset + HEADER_BYTES;
+  for (const c of chunks) end += c.copy(target, end);
+  target.writeUInt32LE(end - offset - HEADER_BYTES, offset);
+  target.writeUInt32LE(rows, offset + 4);
+  const crc = crc32(target.subarray(offset + HEADER_BYTES, end), crc32(target.subarray(offset, offset + 8)));
+  target.writeUInt32LE(crc, offset + 8);
+  return end;
+}
+
 export interface SpooledRecord {
   /** The payload, as consecutive pieces (a view into a segment's bytes, or the appended pieces). */
   chunks: readonly Buffer[];

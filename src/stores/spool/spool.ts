@@ -1,8 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { QueueFullError } from '../../domain/errors.ts';
+import { Arenas } from './arenas.ts';
 import { DirLocks, LOCK_FILE } from './dirLock.ts';
-import { HEADER_BYTES, payloadOf, readRecords, recordHeader, type CorruptSpan, type SpooledRecord } from './records.ts';
+import {
+  HEADER_BYTES,
+  payloadOf,
+  readRecords,
+  recordHeader,
+  writeRecordInto,
+  type CorruptSpan,
+  type SpooledRecord,
+} from './records.ts';
 
 export interface SpoolOptions {
   /** The volume's spool root; this process's directory is `<root>/<instance>`. */
@@ -46,12 +55,11 @@ interface Segment {
   createdMs: number;
   bytes: number;
   /**
-   * The records as appended, while this process holds them within its memory budget: loaded
-   * from here, the segment is not read back from disk nor its CRCs checked again. Undefined for
-   * segments of an earlier run or another process, or once dropped for the budget.
+   * The segment's bytes as written, copied into an arena while one is free: loaded from here,
+   * the segment is not read back from disk nor its CRCs checked again. Undefined for segments of
+   * an earlier run or another process, when every arena was in use, or once a write did not fit.
    */
-  inMemory?: SpooledRecord[];
-  memoryBytes?: number;
+  memory?: { arena: Buffer; used: number; records: SpooledRecord[] };
 }
 
 interface Waiting {
@@ -74,6 +82,8 @@ const SEGMENT_FLAGS =
   fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_TRUNC | fs.constants.O_DSYNC;
 /** Failed loads in a row after which a stopping spool leaves the rest on disk. */
 const STOPPING_TRIES = 2;
+/** Segments kept in memory at once: the one being written, and the loads in flight or next. */
+const ARENAS = 3;
 
 /**
  * The durable spool between acknowledgement and ClickHouse (docs/decisions.md, Ingestion spool).
@@ -108,8 +118,7 @@ export class Spool {
   private waiting: Waiting[] = [];
   private waitingBytes = 0;
   private writing: Promise<void> | undefined;
-  /** Bytes of the segments' in-memory copies (at most two segments' worth). */
-  private memoryBytes = 0;
+  private arenas: Arenas;
   private rollTimer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private wakers: (() => void)[] = [];
@@ -143,6 +152,7 @@ export class Spool {
       loadConcurrency: Math.max(1, opts.loadConcurrency ?? 1),
     };
     this.locks = new DirLocks(opts.staleMs);
+    this.arenas = new Arenas(opts.loadBytes, ARENAS + this.opts.loadConcurrency - 1);
     fs.mkdirSync(opts.root, { recursive: true });
     this.dir = path.join(opts.root, opts.instance);
     if (fs.existsSync(this.dir)) {
@@ -248,9 +258,12 @@ export class Spool {
       this.waiting = [];
       this.waitingBytes = 0;
       try {
+        // A segment held in memory ends where its arena does: a batch that does not fit starts the next.
+        const current = this.active?.seg;
+        if (current?.memory && current.bytes > 0 && current.memory.used + size > current.memory.arena.length)
+          this.roll();
         const { seg, fd } = this.openSegment();
-        const pieces: Buffer[] = [];
-        for (const w of batch) pieces.push(recordHeader(w.chunks, w.rows), ...w.chunks);
+        const { pieces, kept } = this.piecesOf(seg, batch, size);
         // A new file's name must be durable too (a power loss, not only a crash): once per segment,
         // beside the write (the name exists once the file is open), not one disk round trip after it.
         // Both are settled before a failure is handled: the handler closes the file, which must not
@@ -262,7 +275,10 @@ export class Spool {
         if (wrote.status === 'rejected') throw wrote.reason;
         if (synced.status === 'rejected') throw synced.reason;
         seg.bytes += size;
-        this.keepInMemory(seg, batch, size);
+        if (kept && seg.memory) {
+          seg.memory.records.push(...kept);
+          seg.memory.used += size;
+        }
         for (const w of batch) w.resolve();
         if (seg.bytes >= this.opts.loadBytes) this.roll();
       } catch (err) {
@@ -276,34 +292,47 @@ export class Spool {
     this.writing = undefined;
   }
 
-  private keepInMemory(seg: Segment, batch: Waiting[], size: number): void {
-    if (!seg.inMemory) return;
-    if (this.memoryBytes + size > 2 * this.opts.loadBytes) {
-      this.dropFromMemory(seg);
-      return;
+  /**
+   * What a write sends: the batch's records copied into the segment's arena, one piece, and the
+   * records as views of it (kept once the write succeeds); or, for a segment not in memory (or a
+   * batch larger than its arena, which then leaves memory), header and body pieces as appended.
+   */
+  private piecesOf(seg: Segment, batch: Waiting[], size: number): { pieces: Buffer[]; kept?: SpooledRecord[] } {
+    const mem = seg.memory;
+    if (mem && mem.used + size <= mem.arena.length) {
+      const kept: SpooledRecord[] = [];
+      let off = mem.used;
+      for (const w of batch) {
+        const end = writeRecordInto(mem.arena, off, w.chunks, w.rows);
+        kept.push({ chunks: [mem.arena.subarray(off + HEADER_BYTES, end)], rows: w.rows });
+        off = end;
+      }
+      return { pieces: [mem.arena.subarray(mem.used, off)], kept };
     }
-    for (const w of batch) seg.inMemory.push({ chunks: w.chunks, rows: w.rows });
-    seg.memoryBytes = (seg.memoryBytes ?? 0) + size;
-    this.memoryBytes += size;
+    this.dropFromMemory(seg);
+    const pieces: Buffer[] = [];
+    for (const w of batch) pieces.push(recordHeader(w.chunks, w.rows), ...w.chunks);
+    return { pieces };
   }
 
+  /** Only once nothing reads the segment's in-memory records any more: its arena is reused. */
   private dropFromMemory(seg: Segment): void {
-    this.memoryBytes -= seg.memoryBytes ?? 0;
-    seg.inMemory = undefined;
-    seg.memoryBytes = 0;
+    if (!seg.memory) return;
+    this.arenas.give(seg.memory.arena);
+    seg.memory = undefined;
   }
 
   private openSegment(): { seg: Segment; fd: number } {
     if (this.active) return this.active;
     const createdMs = Date.now();
+    const arena = this.arenas.take();
     const seg: Segment = {
       dir: this.dir,
       file: path.join(this.dir, segmentName(++this.seq, createdMs)),
       seq: this.seq,
       createdMs,
       bytes: 0,
-      inMemory: [],
-      memoryBytes: 0,
+      memory: arena ? { arena, used: 0, records: [] } : undefined,
     };
     this.active = { seg, fd: fs.openSync(seg.file, SEGMENT_FLAGS) };
     this.rollTimer = setTimeout(() => this.rollWhenIdle(), this.opts.loadIntervalMs);
@@ -325,6 +354,7 @@ export class Spool {
     this.active = undefined;
     if (seg.bytes === 0) {
       fs.rmSync(seg.file, { force: true });
+      this.dropFromMemory(seg);
       return;
     }
     this.closed.push(seg);
@@ -392,8 +422,8 @@ export class Spool {
   private async load(segments: Segment[]): Promise<void> {
     const records: SpooledRecord[] = [];
     for (const s of segments) {
-      if (s.inMemory) {
-        records.push(...s.inMemory);
+      if (s.memory) {
+        records.push(...s.memory.records);
         continue;
       }
       const read = readRecords(await fs.promises.readFile(s.file));
