@@ -68,7 +68,10 @@ function concat(batch: readonly Pending[]): Buffer {
 /**
  * Inserts up to this size are copied into one buffer each batcher reuses (one insert in flight
  * takes it): a buffer allocated per insert lives for the insert, long enough to be promoted, and
- * promoted buffers drive V8's full collections (src/stores/spool/arenas.ts).
+ * promoted buffers drive V8's full collections (src/stores/spool/arenas.ts). It is free again
+ * when the insert settles, which is when the store is done with the bytes: chDB's native insert
+ * has returned (no abort signal or timeout is given it), the HTTP client has sent the body or
+ * destroyed its request.
  */
 const SCRATCH_MAX_BYTES = 16 * 1024 * 1024;
 const SCRATCH_STEP = 64 * 1024;
