@@ -89,9 +89,9 @@ const ARENAS = 3;
  * The durable spool between acknowledgement and ClickHouse (docs/decisions.md, Ingestion spool).
  *
  * Appends: an accepted body is one record in this process's current segment; concurrent
- * appends share one synchronised `writev` (group commit; see SEGMENT_FLAGS), and each resolves
- * once that write returned, which is when the API answers 201. One write is in flight at a time; what
- * arrives meanwhile goes into the next.
+ * appends share one synchronised write (group commit; see SEGMENT_FLAGS), made from the
+ * segment's arena (`piecesOf`), and each resolves once that write returned, which is when the API
+ * answers 201. One write is in flight at a time; what arrives meanwhile goes into the next.
  *
  * Loading: a segment is closed at `loadBytes` or `loadIntervalMs` after its first record, and
  * the loader hands closed segments (several at once, up to `loadBytes`) to the sink in one
