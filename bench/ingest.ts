@@ -394,6 +394,7 @@ async function ingestPaths(bare: Record<number, number>) {
         const t1 = threadCpu(svc.child.pid!);
         const engineSec = engineCpuSec(t1) - engineCpuSec(t0);
         const ev100 = r.routes.events100?.eps ?? 0;
+        const gcSat = gcShare(gc0, await gcSeconds(svc.url), r.seconds + drainSeconds);
         saturated[connections] = {
           load: r,
           events100PerSecond: ev100,
@@ -401,12 +402,12 @@ async function ingestPaths(bare: Record<number, number>) {
           engineCpuUsPerStoredRow:
             Math.round(((engineSec * 1e6) / Math.max(1, r.ackedEvents + r.ackedNetworkRows)) * 100) / 100,
           cpuCoresByThread: threadCores(t0, t1, r.seconds + drainSeconds),
-          jsThreadGcShare: gcShare(gc0, await gcSeconds(svc.url), r.seconds + drainSeconds),
+          jsThreadGcShare: gcSat,
           spoolDrainSecondsAfter: spool ? drainSeconds : null,
         };
         log(routeTable(`${name} path, ${connections} connections, saturated`, r));
         log(
-          `${name} path, ${connections} connections: events100 ${ev100.toLocaleString('en-US')}/s = ${ratioOf(ev100, bare[connections])} of bare Fastify; engine ${(saturated[connections] as { engineCpuUsPerStoredRow: number }).engineCpuUsPerStoredRow} µs CPU per stored row${spool ? `; spool drained ${drainSeconds} s after the phase` : ''}; JS thread in GC pauses ${JSON.stringify((saturated[connections] as { jsThreadGcShare: object }).jsThreadGcShare)}`,
+          `${name} path, ${connections} connections: events100 ${ev100.toLocaleString('en-US')}/s = ${ratioOf(ev100, bare[connections])} of bare Fastify; engine ${(saturated[connections] as { engineCpuUsPerStoredRow: number }).engineCpuUsPerStoredRow} µs CPU per stored row${spool ? `; spool drained ${drainSeconds} s after the phase` : ''}; JS thread in GC pauses ${JSON.stringify(gcSat)}`,
         );
         lastRps = Object.values(r.routes).reduce((a, x) => a + x.rps, 0);
       }

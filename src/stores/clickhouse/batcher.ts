@@ -51,11 +51,21 @@ export interface Lines {
 
 const sizeOf = (chunks: readonly Buffer[]) => chunks.reduce((n, c) => n + c.length, 0);
 
-/** The one copy of a batch's bytes: every piece of every pending entry, in order. */
-function concat(batch: readonly Pending[]): Buffer {
+/** A batch that is one piece: it goes to the store as it is, with no copy. */
+function onePiece(batch: readonly Pending[]): Buffer | undefined {
   const [first] = batch;
-  const [piece] = first?.chunks ?? [];
-  if (batch.length === 1 && first?.chunks.length === 1 && piece) return piece;
+  return batch.length === 1 && first?.chunks.length === 1 ? first.chunks[0] : undefined;
+}
+
+/** The one copy of a batch's bytes: every piece of every pending entry, in order (into `target` when given). */
+function concat(batch: readonly Pending[], target?: Buffer): Buffer {
+  const piece = onePiece(batch);
+  if (piece) return piece;
+  if (target) {
+    let off = 0;
+    for (const p of batch) for (const c of p.chunks) off += c.copy(target, off);
+    return target.subarray(0, off);
+  }
   const pieces: Buffer[] = [];
   let total = 0;
   for (const p of batch) {
@@ -192,17 +202,14 @@ export class InsertBatcher {
     }
   }
 
-  /** The batch's bytes: its one piece as it is, else copied into the scratch buffer when free and large enough. */
+  /** The batch's bytes: its one piece as it is, else copied into the scratch buffer when it is free. */
   private bytesOf(batch: readonly Pending[], size: number): { bytes: Buffer; scratch: boolean } {
-    const [first] = batch;
-    if (this.scratchBusy || size > SCRATCH_MAX_BYTES || (batch.length === 1 && first?.chunks.length === 1))
+    if (this.scratchBusy || size > SCRATCH_MAX_BYTES || onePiece(batch))
       return { bytes: concat(batch), scratch: false };
     if (this.scratch === undefined || this.scratch.length < size)
       this.scratch = Buffer.allocUnsafeSlow(Math.ceil(size / SCRATCH_STEP) * SCRATCH_STEP);
-    let off = 0;
-    for (const p of batch) for (const c of p.chunks) off += c.copy(this.scratch, off);
     this.scratchBusy = true;
-    return { bytes: this.scratch.subarray(0, off), scratch: true };
+    return { bytes: concat(batch, this.scratch), scratch: true };
   }
 
   private pump(): void {

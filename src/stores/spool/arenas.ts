@@ -2,7 +2,7 @@
  * Buffers a spool reuses for its segments' in-memory copies. Bodies the spool kept as they
  * arrived lived until their load committed (half a second and more), long enough for V8 to
  * promote them, and every promoted buffer counts towards the old generation's limit as external
- * memory until a full collection frees it: at 50 MB/s of bodies the JS thread ran 4-7 full
+ * memory until a full collection frees it: at ~50 MB/s of bodies the JS thread ran 4-7 full
  * collections a second (docs/bench.md, "Session of 2026-11-28 (fourth)"). Copied into buffers
  * allocated once, the bodies die young and the arenas are never collected.
  */

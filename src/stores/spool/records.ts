@@ -28,12 +28,8 @@ export function recordHeader(chunks: readonly Buffer[], rows: number): Buffer {
  * offset after it. The caller has checked that it fits.
  */
 export function writeRecordInto(target: Buffer, offset: number, chunks: readonly Buffer[], rows: number): number {
-  let end = offset + HEADER_BYTES;
+  let end = offset + recordHeader(chunks, rows).copy(target, offset);
   for (const c of chunks) end += c.copy(target, end);
-  target.writeUInt32LE(end - offset - HEADER_BYTES, offset);
-  target.writeUInt32LE(rows, offset + 4);
-  const crc = crc32(target.subarray(offset + HEADER_BYTES, end), crc32(target.subarray(offset, offset + 8)));
-  target.writeUInt32LE(crc, offset + 8);
   return end;
 }
 
