@@ -45,6 +45,11 @@ export interface LoadResult {
   unackedNetworkRows: number;
   eventsPerSecond: number;
   loadgenCpuPercent: number;
+  /**
+   * Paced runs: every route's latency by the second its response came, to tell a tail spread
+   * over the run from a few slow seconds (a merge, a large insert, a slow minute of the host).
+   */
+  bySecond?: { second: number; n: number; p99: number; max: number }[];
 }
 
 /**
@@ -118,6 +123,7 @@ export async function runLoad(
   const start = performance.now();
   const deadline = start + cfg.seconds * 1000;
   let slot = 0;
+  const bySecond: Latencies[] = [];
 
   async function send(b: Body): Promise<boolean> {
     const s = route(b.kind);
@@ -131,7 +137,13 @@ export async function runLoad(
     let first = true;
     const transport = sdkTransport(pool, cfg.url, cfg.apiKey, (status, ms) => {
       s.attempts++;
-      s.latency.add(first ? ms + lateness : ms);
+      const latency = first ? ms + lateness : ms;
+      s.latency.add(latency);
+      if (cfg.rps) {
+        const second = Math.floor((performance.now() - start) / 1000);
+        bySecond[second] ??= new Latencies();
+        bySecond[second].add(latency);
+      }
       first = false;
       if (status < 200 || status >= 300) {
         s.statuses[status] = (s.statuses[status] ?? 0) + 1;
@@ -204,6 +216,12 @@ export async function runLoad(
     unackedNetworkRows,
     eventsPerSecond: Math.round(totalEvents / seconds),
     loadgenCpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / (seconds * 1000)) * 100),
+    bySecond: cfg.rps
+      ? bySecond.flatMap((l, second) => {
+          const { n, p99, max } = l.summary();
+          return n ? [{ second, n, p99, max }] : [];
+        })
+      : undefined,
   };
 }
 

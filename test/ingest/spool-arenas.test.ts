@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Spool, type SpoolSink } from '../../src/stores/spool/spool.ts';
 import { payloadOf, type SpooledRecord } from '../../src/stores/spool/records.ts';
 import { sleep } from '../helpers/wait.ts';
@@ -27,6 +27,8 @@ const body = (i: number) => {
 };
 
 describe('spool arenas', () => {
+  afterEach(() => vi.useRealTimers());
+
   it('loads every record once with its own bytes while arenas are reused, a load in flight keeping its arena', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spool-arenas-'));
     const loaded: string[] = [];
@@ -81,6 +83,37 @@ describe('spool arenas', () => {
     expect(await spool.settled(30_000)).toBe(true);
     await spool.close();
     expect(loaded).toEqual(['{"small":1}', big, '{"small":2}']);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a segment that could not be created holds no arena: later segments are still kept in memory', async () => {
+    // Segment names are "<seq>-<Date.now()>.seg": with the clock held, the next names are known,
+    // and a file already there makes creating that segment fail (O_EXCL).
+    const now = Date.UTC(2026, 10, 28, 12);
+    vi.useFakeTimers({ toFake: ['Date'], now });
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spool-arenas-'));
+    const fromArena: boolean[] = [];
+    const loaded: string[] = [];
+    const spool = new Spool(opts(root), async (records) => {
+      for (const r of records) {
+        fromArena.push(r.chunks[0]?.buffer.byteLength === LOAD_BYTES);
+        loaded.push(payloadOf(r).toString());
+      }
+      return { refused: [] };
+    });
+    spool.start({ warn() {}, error() {} });
+    const failing = 4; // more than the spool's three arenas
+    for (let seq = 1; seq <= failing; seq++)
+      fs.writeFileSync(path.join(spool.dir, `${String(seq).padStart(12, '0')}-${now}.seg`), '');
+    for (let i = 0; i < failing; i++)
+      await expect(spool.append([Buffer.from(body(i))], 1)).rejects.toMatchObject({ code: 'EEXIST' });
+    for (let i = 0; i < failing; i++) fs.rmSync(path.join(spool.dir, `${String(i + 1).padStart(12, '0')}-${now}.seg`));
+
+    for (let i = 10; i < 16; i++) await spool.append([Buffer.from(body(i))], 1);
+    expect(await spool.settled(30_000)).toBe(true);
+    await spool.close();
+    expect(loaded).toEqual(Array.from({ length: 6 }, (_, k) => body(10 + k)));
+    expect(fromArena.every(Boolean)).toBe(true);
     fs.rmSync(root, { recursive: true, force: true });
   });
 });

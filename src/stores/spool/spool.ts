@@ -262,7 +262,7 @@ export class Spool {
         const current = this.active?.seg;
         if (current?.memory && current.bytes > 0 && current.memory.used + size > current.memory.arena.length)
           this.roll();
-        const { seg, fd } = this.openSegment();
+        const { seg, fd } = this.active ?? (await this.openSegment());
         const { pieces, kept } = this.piecesOf(seg, batch, size);
         // A new file's name must be durable too (a power loss, not only a crash): once per segment,
         // beside the write (the name exists once the file is open), not one disk round trip after it.
@@ -322,19 +322,28 @@ export class Spool {
     seg.memory = undefined;
   }
 
-  private openSegment(): { seg: Segment; fd: number } {
-    if (this.active) return this.active;
+  /**
+   * Creates the next segment in the thread pool: creating a file allocates its inode, which took
+   * the request thread 0.7 ms at the median and up to 6 ms on the bench machine's ext4, ten
+   * times a second at half load (docs/bench.md, "Session of 2026-11-28 (fifth)"). Only the write
+   * loop calls this, so nothing else opens a segment meanwhile; `roll` finds none to close.
+   */
+  private async openSegment(): Promise<{ seg: Segment; fd: number }> {
     const createdMs = Date.now();
-    const arena = this.arenas.take();
     const seg: Segment = {
       dir: this.dir,
       file: path.join(this.dir, segmentName(++this.seq, createdMs)),
       seq: this.seq,
       createdMs,
       bytes: 0,
-      memory: arena ? { arena, used: 0, records: [] } : undefined,
     };
-    this.active = { seg, fd: fs.openSync(seg.file, SEGMENT_FLAGS) };
+    const fd = await new Promise<number>((resolve, reject) =>
+      fs.open(seg.file, SEGMENT_FLAGS, (err, fd) => (err ? reject(err) : resolve(fd))),
+    );
+    // Taken once the file exists: a segment that could not be created holds no arena.
+    const arena = this.arenas.take();
+    if (arena) seg.memory = { arena, used: 0, records: [] };
+    this.active = { seg, fd };
     this.rollTimer = setTimeout(() => this.rollWhenIdle(), this.opts.loadIntervalMs);
     this.rollTimer.unref();
     return this.active;
