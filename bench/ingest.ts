@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LoadConfig, LoadResult } from './load.ts';
-import { JS_THREAD, ProcWatcher, procSample, threadCores, threadCpu } from './procStats.ts';
+import { JS_THREAD, ProcWatcher, procSample, schedShare, schedStat, threadCores, threadCpu } from './procStats.ts';
 import type { StoreCeiling } from './storeCeiling.ts';
 import { routeTable } from './report.ts';
 import { createBenchProject, scrapeMetrics, startBenchService } from './service.ts';
@@ -382,11 +382,13 @@ async function ingestPaths(bare: Record<number, number>) {
       for (const connections of cfg.pathConnections) {
         const t0 = threadCpu(svc.child.pid!);
         const gc0 = await gcSeconds(svc.url);
+        const sched0 = schedStat(svc.child.pid!);
         const r = await load(
           `${name} path, ${connections} connections`,
           { ...base, connections, seconds: cfg.pathSeconds },
           w,
         );
+        const jsSched = schedShare(sched0, schedStat(svc.child.pid!), r.seconds);
         const drainT0 = performance.now();
         for (let i = 0; spool && i < 600 && (await scrapeMetrics(svc.url)).value('flightrec_spool_bytes') > 0; i++)
           await sleep(100);
@@ -403,11 +405,12 @@ async function ingestPaths(bare: Record<number, number>) {
             Math.round(((engineSec * 1e6) / Math.max(1, r.ackedEvents + r.ackedNetworkRows)) * 100) / 100,
           cpuCoresByThread: threadCores(t0, t1, r.seconds + drainSeconds),
           jsThreadGcShare: gcSat,
+          jsThreadSchedule: jsSched,
           spoolDrainSecondsAfter: spool ? drainSeconds : null,
         };
         log(routeTable(`${name} path, ${connections} connections, saturated`, r));
         log(
-          `${name} path, ${connections} connections: events100 ${ev100.toLocaleString('en-US')}/s = ${ratioOf(ev100, bare[connections])} of bare Fastify; engine ${(saturated[connections] as { engineCpuUsPerStoredRow: number }).engineCpuUsPerStoredRow} µs CPU per stored row${spool ? `; spool drained ${drainSeconds} s after the phase` : ''}; JS thread in GC pauses ${JSON.stringify(gcSat)}`,
+          `${name} path, ${connections} connections: events100 ${ev100.toLocaleString('en-US')}/s = ${ratioOf(ev100, bare[connections])} of bare Fastify; engine ${(saturated[connections] as { engineCpuUsPerStoredRow: number }).engineCpuUsPerStoredRow} µs CPU per stored row${spool ? `; spool drained ${drainSeconds} s after the phase` : ''}; JS thread in GC pauses ${JSON.stringify(gcSat)}, its time ${JSON.stringify(jsSched)}`,
         );
         lastRps = Object.values(r.routes).reduce((a, x) => a + x.rps, 0);
       }
@@ -419,6 +422,7 @@ async function ingestPaths(bare: Record<number, number>) {
       // each scrape), to tell a tail made on the JS thread from one made waiting for a core.
       const lag = eventLoopLag(svc.url);
       const pacedT0 = threadCpu(svc.child.pid!);
+      const pacedSched0 = schedStat(svc.child.pid!);
       const pacedGc0 = await gcSeconds(svc.url);
       const paced = await load(
         `${name} path @ ${rps} req/s`,
@@ -429,6 +433,7 @@ async function ingestPaths(bare: Record<number, number>) {
         lag.stop();
       });
       const pacedThreads = threadCores(pacedT0, threadCpu(svc.child.pid!), paced.seconds);
+      const pacedJsSched = schedShare(pacedSched0, schedStat(svc.child.pid!), paced.seconds);
       const pacedGc = gcShare(pacedGc0, await gcSeconds(svc.url), paced.seconds);
       const loopLag = await lag.result;
       const visible = await probe;
@@ -444,7 +449,7 @@ async function ingestPaths(bare: Record<number, number>) {
         `${name} path: visibility (201 → counted by the export API) ms ${JSON.stringify(vis)}; peak RSS ${w.peakRssMb} MB`,
       );
       log(
-        `${name} path, paced: requests' p99 by second ms ${JSON.stringify(paced.bySecond?.map((b) => Math.round(b.p99)))}`,
+        `${name} path, paced: requests' p99 by second ms ${JSON.stringify(paced.bySecond?.map((b) => Math.round(b.p99)))}; the JS thread's time ${JSON.stringify(pacedJsSched)}`,
       );
       log(
         `${name} path, paced: event-loop delay ms ${JSON.stringify(loopLag)}; cores by thread ${JSON.stringify(pacedThreads)}; share of the JS thread's time in GC pauses ${JSON.stringify(pacedGc)}`,
@@ -457,6 +462,7 @@ async function ingestPaths(bare: Record<number, number>) {
         p99AtHalfLoadMs: paced.routes.events100?.latency.p99 ?? null,
         pacedEventLoopDelayMs: loopLag,
         pacedCoresByThread: pacedThreads,
+        pacedJsThreadSchedule: pacedJsSched,
         pacedJsThreadGcShare: pacedGc,
         visibilityMs: vis,
         peakRssMb: w.peakRssMb,

@@ -92,3 +92,34 @@ export function threadCores(
   const rows = [...after].map(([k, v]) => [k, Math.round(((v - (before.get(k) ?? 0)) / seconds) * 100) / 100] as const);
   return Object.fromEntries(rows.filter(([, v]) => v >= 0.01).sort((a, b) => b[1] - a[1]));
 }
+
+/**
+ * A thread's scheduler counters (/proc/<pid>/task/<tid>/schedstat): seconds on a core, seconds
+ * runnable but waiting for one, and its time slices. Undefined where the kernel does not keep them.
+ */
+export function schedStat(pid: number, tid = pid): { runSec: number; waitSec: number; slices: number } | undefined {
+  try {
+    const [run, wait, slices] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(' ');
+    return { runSec: Number(run) / 1e9, waitSec: Number(wait) / 1e9, slices: Number(slices) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Of each second between two schedStat() snapshots, how long the thread ran and how long it was
+ * ready but waited for a core (ms): on a machine whose cores are all busy, the second is the
+ * latency no code on the thread can remove.
+ */
+export function schedShare(
+  before: ReturnType<typeof schedStat>,
+  after: ReturnType<typeof schedStat>,
+  seconds: number,
+): { ranMsPerSecond: number; waitedForCoreMsPerSecond: number } | null {
+  if (!before || !after || seconds <= 0) return null;
+  const per = (x: number) => Math.round((x * 1000) / seconds);
+  return {
+    ranMsPerSecond: per(after.runSec - before.runSec),
+    waitedForCoreMsPerSecond: per(after.waitSec - before.waitSec),
+  };
+}
