@@ -94,13 +94,14 @@ export function threadCores(
 }
 
 /**
- * A thread's scheduler counters (/proc/<pid>/task/<tid>/schedstat): seconds on a core, seconds
- * runnable but waiting for one, and its time slices. Undefined where the kernel does not keep them.
+ * A process's JS thread (its first) by its scheduler counters (/proc/<pid>/task/<pid>/schedstat):
+ * seconds on a core and seconds runnable but waiting for one. Undefined where the kernel does not
+ * keep them.
  */
-export function schedStat(pid: number, tid = pid): { runSec: number; waitSec: number; slices: number } | undefined {
+export function schedStat(pid: number): { runSec: number; waitSec: number } | undefined {
   try {
-    const [run, wait, slices] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(' ');
-    return { runSec: Number(run) / 1e9, waitSec: Number(wait) / 1e9, slices: Number(slices) };
+    const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ');
+    return { runSec: Number(run) / 1e9, waitSec: Number(wait) / 1e9 };
   } catch {
     return undefined;
   }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Spool, type SpoolSink } from '../../src/stores/spool/spool.ts';
+import { Spool, segmentName, type SpoolSink } from '../../src/stores/spool/spool.ts';
 import { payloadOf, type SpooledRecord } from '../../src/stores/spool/records.ts';
 import { sleep } from '../helpers/wait.ts';
 
@@ -102,12 +102,12 @@ describe('spool arenas', () => {
       return { refused: [] };
     });
     spool.start({ warn() {}, error() {} });
-    const failing = 4; // more than the spool's three arenas
-    for (let seq = 1; seq <= failing; seq++)
-      fs.writeFileSync(path.join(spool.dir, `${String(seq).padStart(12, '0')}-${now}.seg`), '');
-    for (let i = 0; i < failing; i++)
+    // The next four segments' names, taken: more failures than the spool has arenas (three).
+    const taken = [1, 2, 3, 4].map((seq) => path.join(spool.dir, segmentName(seq, now)));
+    for (const file of taken) fs.writeFileSync(file, '');
+    for (let i = 0; i < taken.length; i++)
       await expect(spool.append([Buffer.from(body(i))], 1)).rejects.toMatchObject({ code: 'EEXIST' });
-    for (let i = 0; i < failing; i++) fs.rmSync(path.join(spool.dir, `${String(i + 1).padStart(12, '0')}-${now}.seg`));
+    for (const file of taken) fs.rmSync(file);
 
     for (let i = 10; i < 16; i++) await spool.append([Buffer.from(body(i))], 1);
     expect(await spool.settled(30_000)).toBe(true);

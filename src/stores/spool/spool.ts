@@ -71,7 +71,8 @@ interface Waiting {
 }
 
 const SEGMENT = /^(\d{12})-(\d+)\.seg$/;
-const segmentName = (seq: number, createdMs: number) => `${String(seq).padStart(12, '0')}-${createdMs}.seg`;
+/** A segment's file name: its sequence number (the load order) and when it was created. */
+export const segmentName = (seq: number, createdMs: number) => `${String(seq).padStart(12, '0')}-${createdMs}.seg`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * A segment is opened for synchronised writes (O_DSYNC): each write returns once its bytes are
