@@ -192,6 +192,20 @@ async function main() {
       groups = await readGroups();
     }
     const visibleAfterSeconds = Math.round((performance.now() - stormEnd) / 100) / 10;
+    // Where a batch's time went: the recording steps' histograms (src/pipeline/recordCrashes/).
+    const metrics = await scrapeMetrics(url);
+    const stepSeries = (step: string, part: 'sum' | 'count') =>
+      metrics.value(`flightrec_pipeline_step_duration_seconds_${part}{pipeline="crash",step="${step}",outcome="ok"}`);
+    const batchSteps = Object.fromEntries(
+      ['record.read', 'record.group', 'record.store', 'record.decide'].map((step) => [
+        step,
+        {
+          batches: stepSeries(step, 'count'),
+          meanMs: Math.round((stepSeries(step, 'sum') / stepSeries(step, 'count')) * 10_000) / 10,
+          totalS: Math.round(stepSeries(step, 'sum') * 100) / 100,
+        },
+      ]),
+    );
     // with a source map, the group's head frames as the map reads them (the original file and line)
     const headOf = async (groupId: string) => {
       const r = await fetch(`${url}/api/projects/${projectId}/crash-groups/${groupId}`, {
@@ -225,6 +239,7 @@ async function main() {
       occurrenceCount: sum(groups),
       affectedDevices: groups.length === 1 ? groups[0]?.affectedDevices : undefined,
       exactlyOnce: groups.length === expectedGroups && sum(groups) === acked,
+      batchSteps,
       // with a source map: its first frame read back to the original file and line
       symbolicated: head === undefined ? undefined : groups.length === 1 && /src\/app\.js:2:\d+/.test(head),
       project: projectId,
@@ -248,6 +263,11 @@ async function main() {
     );
     console.log(
       `  groups ${result.groups} (${result.newGroupsPerSecond} new groups/s end to end), occurrences ${result.occurrenceCount}, affectedDevices ${result.affectedDevices ?? '-'}; exactly once: ${result.exactlyOnce}${head === undefined ? '' : `; symbolicated: ${result.symbolicated}\n  ${head.replaceAll('\n', '\n  ')}`}`,
+    );
+    console.log(
+      `  a batch's steps (mean ms, total s, batches): ${Object.entries(batchSteps)
+        .map(([step, x]) => `${step} ${x.meanMs} ms (${x.totalS} s, ${x.batches})`)
+        .join('; ')}`,
     );
     console.log(JSON.stringify(result));
   } finally {

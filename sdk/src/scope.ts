@@ -2,30 +2,10 @@
 // environment, tags, named contexts and the breadcrumbs that led up to it. Bounded everywhere:
 // a crash report must stay far below a batch, whatever the app puts in.
 import * as clean from './sanitize.js';
+import type { Breadcrumb, Level, ReportContext } from './types.js';
 
-export type Level = 'fatal' | 'error' | 'warning' | 'info';
+export type { Breadcrumb, Level, ReportContext } from './types.js';
 export const LEVELS: readonly Level[] = ['fatal', 'error', 'warning', 'info'];
-
-export interface Breadcrumb {
-  /** Epoch ms. */
-  timestamp: number;
-  /** What kind: `console`, `ui.click`, `navigation`, `fetch`, `xhr`, or the app's own. */
-  category: string;
-  message: string;
-  level: Level;
-  data?: Record<string, unknown>;
-}
-
-/** The fields a crash report gets from the scope (the service's optional crash fields). */
-export interface ReportContext {
-  environment?: string;
-  userId?: string;
-  tags?: Record<string, string>;
-  context?: Record<string, unknown>;
-  breadcrumbs?: Breadcrumb[];
-  level?: Level;
-  fingerprint?: string[];
-}
 
 export const MAX_BREADCRUMBS = 100;
 const MAX_TAGS = 50;

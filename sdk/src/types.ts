@@ -1,5 +1,28 @@
 // Wire shapes of the ingestion contract (the service's interface), as the SDK sends them.
-import type { ReportContext } from './scope.js';
+
+/** A report's severity and a breadcrumb's. */
+export type Level = 'fatal' | 'error' | 'warning' | 'info';
+
+export interface Breadcrumb {
+  /** Epoch ms. */
+  timestamp: number;
+  /** What kind: `console`, `ui.click`, `navigation`, `fetch`, `xhr`, or the app's own. */
+  category: string;
+  message: string;
+  level: Level;
+  data?: Record<string, unknown>;
+}
+
+/** The fields a crash report gets from the scope (the service's optional crash fields). */
+export interface ReportContext {
+  environment?: string;
+  userId?: string;
+  tags?: Record<string, string>;
+  context?: Record<string, unknown>;
+  breadcrumbs?: Breadcrumb[];
+  level?: Level;
+  fingerprint?: string[];
+}
 
 export type Platform = 'ios' | 'android' | 'macos' | 'linux' | 'windows';
 export type NetworkType = 'wifi' | 'cellular' | 'none' | 'unknown';

@@ -4,12 +4,12 @@ import { MAX_JSON_DEPTH, pruneDeeperThan } from '../lib/jsonDepth.ts';
 import { loggableError, silentLog, type Log } from '../lib/log.ts';
 import { Spool, type SpoolOptions } from '../stores/spool/spool.ts';
 import { payloadOf, type SpooledRecord } from '../stores/spool/records.ts';
-import type { BatchOutcome, CrashGroupsService, RecordCrashResult } from '../services/crashGroups.ts';
+import type { BatchOutcome, CrashInput, RecordCrashResult } from './recordCrashes/index.ts';
 import { classify, PermanentError } from './errors.ts';
-import { StepError, stepRunner, type StepObserver } from './steps.ts';
+import { StepError, stepRunner, type RunStep, type StepObserver } from './steps.ts';
 
 /** A crash report exactly as `record()` takes it, every field the schema let through included. */
-export type CrashReport = Parameters<CrashGroupsService['record']>[1];
+export type CrashReport = CrashInput['crash'];
 
 /** One spooled crash: the project it was accepted for and the parsed report. */
 export interface CrashRecord {
@@ -71,12 +71,13 @@ export function decodeCrashRecord(payload: Buffer): CrashRecord {
 
 export interface CrashPipelineDeps {
   /** The unit of work: records one crash (grouping, first occurrence, session flags); repeatable. */
-  record: (projectId: string, crash: CrashReport) => Promise<RecordCrashResult>;
+  record: (projectId: string, crash: CrashReport, runStep: RunStep) => Promise<RecordCrashResult>;
   /**
-   * The batch's unit of work (services/crashGroups.ts recordBatch): every report of a batch in
-   * one ClickHouse insert and one Postgres transaction; absent, reports are recorded one by one.
+   * The batch's unit of work (src/pipeline/recordCrashes/): every report of a batch in one
+   * ClickHouse insert and one Postgres transaction, its own steps timed by `runStep`; absent,
+   * reports are recorded one by one.
    */
-  recordBatch?: (items: CrashRecord[]) => Promise<BatchOutcome[]>;
+  recordBatch?: (items: CrashRecord[], runStep: RunStep) => Promise<BatchOutcome[]>;
   /** A new group's or a regression's job is in the outbox: wake the worker. */
   onNewCrashGroup?: () => void;
 }
@@ -103,7 +104,7 @@ export interface SetAside {
  * appends a record and is answered once it is fsync'd; the spool's loader hands batches of
  * records to `runBatch`, which takes each record through named steps:
  *
- *   decode → record → notify
+ *   decode → record (record.read → record.group → record.store → record.decide) → notify
  *
  * One error policy (src/pipeline/errors.ts): a retryable error of any record (a store down)
  * fails the batch once the records in flight have settled, and the spool keeps the segments
@@ -204,7 +205,7 @@ export class CrashPipeline {
 
   private recordAll(recs: CrashRecord[]): Promise<BatchOutcome[]> {
     const batch = this.d.recordBatch;
-    return batch ? batch(recs) : Promise.resolve([]);
+    return batch ? batch(recs, this.runStep) : Promise.resolve([]);
   }
 
   /** The batch one report at a time (several in flight), each failure its own report's. */
@@ -239,7 +240,7 @@ export class CrashPipeline {
   private async one(r: SpooledRecord): Promise<void> {
     const rec = await this.runStep('decode', () => decodeCrashRecord(payloadOf(r)));
     const out = await this.runStep('record', async () => {
-      const res = await this.d.record(rec.projectId, rec.crash);
+      const res = await this.d.record(rec.projectId, rec.crash, this.runStep);
       // Checked at the request; deleted since (retention, a project removed): never recordable.
       if (res.outcome === 'no-session') throw new PermanentError('session-gone', 'the session no longer exists');
       return res;

@@ -17,8 +17,8 @@ import type { ChangeFilter } from './exportCore/types.ts';
 /**
  * Postgres `crash_groups`: each group's identity (created by its first occurrence), its
  * workflow and the first-occurrence decision. The occurrences and the counters aggregated from
- * them live in ClickHouse (repos/crashOccurrences.ts); the crash workflow that combines both is
- * services/crashGroups.ts. No row here is written once per occurrence: a storm of one crash
+ * them live in ClickHouse (repos/crashOccurrences.ts); recording combines both in
+ * pipeline/recordCrashes/, the workflow by hand and the read model in services/crashGroups.ts. No row here is written once per occurrence: a storm of one crash
  * must not queue on the group's row lock (docs/decisions.md, Crashes).
  */
 const GROUPS = 'crash_groups';

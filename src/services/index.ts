@@ -27,6 +27,7 @@ import { fingerprintRulesService } from './fingerprintRules.ts';
 import { ttlCache } from './ttlCache.ts';
 import { crashInsightsService } from './crashInsights.ts';
 import { CrashPipeline } from '../pipeline/crashPipeline.ts';
+import { crashRecorder } from '../pipeline/recordCrashes/index.ts';
 
 /** What src/compose.ts built before the services: the shared repos, the ingest writer and spool. */
 export interface ServiceInputs {
@@ -99,12 +100,19 @@ export function createServices(
   });
   const fingerprintRules = fingerprintRulesService(repos);
   const crashGroups = crashGroupsService({
-    fingerprintRulesOf: (p) => fingerprintRules.rulesOf(p),
     symbols,
     groups: groupRows,
     occurrences,
     sessions,
     outbox,
+    touched: (p, g) => crashTouches.mark(p, g),
+  });
+  const crashes = crashRecorder({
+    fingerprintRulesOf: (p) => fingerprintRules.rulesOf(p),
+    symbols,
+    groups: groupRows,
+    occurrences,
+    sessions,
     touched: (p, g) => crashTouches.mark(p, g),
     inAppPackagesOf: (p) => inAppPackages.get(p),
     crashedSession: releases.crashed,
@@ -115,7 +123,7 @@ export function createServices(
   // With the spool, crash reports are recorded by the pipeline's loader, not inside the request.
   const crashPipeline = config.crashPipeline
     ? new CrashPipeline(
-        { record: crashGroups.record, recordBatch: crashGroups.recordBatch, onNewCrashGroup: notifyNewGroup },
+        { record: crashes.record, recordBatch: crashes.recordBatch, onNewCrashGroup: notifyNewGroup },
         config.crashPipeline,
       )
     : undefined;
@@ -140,7 +148,7 @@ export function createServices(
       budget,
       spool,
       crashPipeline,
-      recountedCrashBatches: crashGroups.recountedBatches,
+      recountedCrashBatches: crashes.recountedBatches,
       factsSpool,
       limiters: Object.values(limits),
       outboxBacklog: outbox.backlog,
@@ -202,7 +210,7 @@ export function createServices(
     crashPipeline,
     ingestion: ingestion({
       sessions,
-      crashGroups,
+      crashes,
       ingest,
       releases,
       facts: new SessionFacts(),

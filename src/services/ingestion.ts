@@ -5,14 +5,14 @@ import type { CrashReport } from '../pipeline/crashPipeline.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../lib/jsonDepth.ts';
 import type { SessionsRepo } from '../repos/sessions.ts';
 import type { SessionStart } from '../domain/session.ts';
-import type { CrashGroupsService } from './crashGroups.ts';
+import type { CrashRecorder } from '../pipeline/recordCrashes/index.ts';
 import type { IngestRepo } from '../repos/ingest.ts';
 import type { SessionFacts } from './sessionCache.ts';
 import type { SessionTouches } from './sessionTouches.ts';
 
 export interface IngestionDeps {
   sessions: SessionsRepo;
-  crashGroups: CrashGroupsService;
+  crashes: Pick<CrashRecorder, 'record'>;
   /** The group commit of /ingest/events and /ingest/network bodies. */
   ingest: IngestRepo;
   facts: SessionFacts;
@@ -122,7 +122,7 @@ export function ingestion(d: IngestionDeps) {
         await d.crashSpool.append(projectId, c);
         return;
       }
-      const r = await d.crashGroups.record(projectId, c);
+      const r = await d.crashes.record(projectId, c);
       if (r.outcome === 'no-session') throw sessionNotFound();
       // A regression's alert job is in the outbox too: wake the worker for it as well.
       if (r.outcome === 'recorded' && (r.newGroup || r.regressed)) d.onNewCrashGroup?.();

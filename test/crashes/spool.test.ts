@@ -30,7 +30,7 @@ const spooled = (projectId: string, crash: object): SpooledRecord => ({
 /** A step's histogram has counted at least one run with this outcome. */
 const stepRan = (step: string, outcome: string) =>
   new RegExp(
-    `^flightrec_pipeline_step_duration_seconds_count\\{pipeline="crash",step="${step}",` +
+    `^flightrec_pipeline_step_duration_seconds_count\\{pipeline="crash",step="${step.replace('.', '\\.')}",` +
       `outcome="${outcome}"\\} [1-9]`,
     'm',
   );
@@ -142,6 +142,9 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(stepRan('record', 'ok'));
     expect(metrics).toMatch(stepRan('decode', 'ok'));
+    // the record step's own steps, each timed
+    for (const step of ['record.read', 'record.group', 'record.store', 'record.decide'])
+      expect(metrics).toMatch(stepRan(step, 'ok'));
     expect(metrics).toMatch(/^flightrec_crash_spool_loaded_reports [1-9]/m);
   });
 
@@ -314,7 +317,8 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     expect(await groupOf('Error: healthy neighbour')).toMatchObject({ occurrenceCount: 1 });
     expect(await groupOf('Error: poisoned')).toBeUndefined();
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(metrics).toMatch(setAsideOnce('record', 'unclassified-repeated'));
+    // set aside at the step that failed: the poisoned session's read
+    expect(metrics).toMatch(setAsideOnce('record.read', 'unclassified-repeated'));
   }, 90_000);
 
   it('a ClickHouse outage fails the batch: the spool keeps it and records it once ClickHouse is back', async () => {
@@ -341,6 +345,7 @@ describe('/ingest/crash with the spool (embedded stores)', () => {
     expect((await outboxJobs(s, projectId)).filter((j) => j.group_id === g.id)).toHaveLength(1);
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(stepRan('record', 'retryable'));
+    expect(metrics).toMatch(stepRan('record.store', 'retryable'));
     expect(metrics).not.toMatch(/reason="clickhouse-down"/);
   });
 
