@@ -260,24 +260,6 @@ export function crashGroupAlerts(db: Postgres) {
   };
 }
 
-/** A group's first key was taken by another group inside the creating transaction: it rolls back. */
-class KeyTaken extends Error {}
-
-async function insertKey(
-  q: Queryable,
-  projectId: string,
-  key: string,
-  groupId: string,
-  ruleVersion: number,
-): Promise<boolean> {
-  const r = await q.query(
-    `INSERT INTO ${KEYS} (project_id, key, group_id, rule_version) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (project_id, key) DO NOTHING RETURNING 1`,
-    [projectId, key, groupId, ruleVersion],
-  );
-  return r.rows.length > 0;
-}
-
 /** A group a batch opens, with the project it is of. */
 export type NewGroupOf = NewGroup & { projectId: string };
 
@@ -563,88 +545,10 @@ export type MergeResult =
   | { outcome: 'ok'; keptId: string; merged: string[] };
 
 export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { changeLagMs: 0 }) {
-  /**
-   * The group a key leads to: through crash_group_keys (a group answers to several keys,
-   * migration 013), else the group whose own key it is (a row written without its key entry).
-   */
-  const byKey = async (projectId: string, groupKey: string): Promise<GroupState | undefined> =>
-    (
-      await db.query<GroupState>(
-        `WITH k AS (SELECT COALESCE(
-         (SELECT group_id FROM ${KEYS} WHERE project_id = $1 AND key = $2),
-         (SELECT id FROM ${GROUPS} WHERE project_id = $1 AND group_key = $2)) AS id)
-       SELECT id, group_key, status, first_seen_at, resolved_versions FROM ${GROUPS}
-       WHERE project_id = $1 AND id = (SELECT COALESCE(g.merged_into, g.id) FROM ${GROUPS} g, k WHERE g.project_id = $1 AND g.id = k.id)`,
-        [projectId, groupKey],
-      )
-    ).rows[0];
-
   return {
     ...crashGroupAlerts(db),
 
-    byKey,
-
-    /**
-     * Creates the group of a first occurrence and enqueues its alert in the same transaction.
-     * INSERT … ON CONFLICT DO NOTHING decides the first occurrence exactly once: true when this
-     * call created it, false when it existed (or a concurrent first occurrence won).
-     */
-    async createFirst(projectId: string, g: NewGroup): Promise<boolean> {
-      try {
-        return await db.tx(async (q) => {
-          const created = await q.query<{ id: string }>(
-            `INSERT INTO ${GROUPS} (id, project_id, group_key, message, stack_head, is_fatal, handled,
-               platform, app_version, os_version, first_seen_at, first_session_id)
-             VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
-             ON CONFLICT (project_id, group_key) DO NOTHING RETURNING id`,
-            [
-              randomUUID(),
-              projectId,
-              g.groupKey,
-              g.message,
-              g.stackHead,
-              g.isFatal,
-              g.handled,
-              g.platform,
-              g.appVersion,
-              g.osVersion,
-              g.firstSeenAt,
-              g.firstSessionId,
-            ],
-          );
-          const id = created.rows[0]?.id;
-          if (id === undefined) return false;
-          // The key may have joined another group meanwhile (an upgrade's join, a merge): that
-          // group is the key's, and this one is not made.
-          if (!(await insertKey(q, projectId, g.groupKey, id, g.ruleVersion))) throw new KeyTaken();
-          // A group opened by a message alerts only through rules (g.alert false).
-          if (g.alert !== false) await enqueueNotices(q, projectId, id, 'crash_group.new');
-          return true;
-        });
-      } catch (e) {
-        if (e instanceof KeyTaken) return false;
-        throw e;
-      }
-    },
-
-    /**
-     * Lets a key lead to an existing group (the current rule's key of a crash that joined the
-     * group under the previous rule's). A key that leads somewhere already keeps its group.
-     */
-    async addKey(projectId: string, key: string, groupId: string, ruleVersion: number): Promise<void> {
-      await insertKey(db, projectId, key, groupId, ruleVersion);
-    },
-
-    /** The keys that lead to a group, oldest first. */
-    async keysOf(projectId: string, groupId: string): Promise<{ key: string; ruleVersion: number }[]> {
-      const r = await db.query<{ key: string; rule_version: number }>(
-        `SELECT key, rule_version FROM ${KEYS} WHERE project_id = $1 AND group_id = $2 ORDER BY created_at, key`,
-        [projectId, groupId],
-      );
-      return r.rows.map((x) => ({ key: x.key, ruleVersion: Number(x.rule_version) }));
-    },
-
-    /** The group each key of a project leads to (byKey for many keys). */
+    /** The group each key of a project leads to. */
     statesByKeys: (projectId: string, keys: string[]) => statesByKeys(db, projectId, keys),
 
     /** Runs `fn` in one transaction (a batch of crashes). */
@@ -728,42 +632,6 @@ export function crashGroupsRepo(db: Postgres, opts: { changeLagMs: number } = { 
           xs.map((x) => x.messageUsers),
           xs.map((x) => x.messageLast),
         ],
-      );
-    },
-
-    /**
-     * Reopens a resolved group for an occurrence of a version it had not had, re-checked under
-     * the row lock (a status change or a new resolution since the caller's read wins). True when it reopened.
-     */
-    async reopen(
-      projectId: string,
-      groupId: string,
-      appVersion: string,
-      reopened?: (q: Queryable) => Promise<void>,
-    ): Promise<boolean> {
-      return db.tx(async (q) => {
-        const r = await q.query(
-          `UPDATE ${GROUPS} SET status = 'open', ${STAMP}
-           WHERE project_id = $1 AND id = $2 AND status = 'resolved' AND NOT ($3 = ANY(resolved_versions))`,
-          [projectId, groupId, appVersion],
-        );
-        const done = (r.rowCount ?? 0) > 0;
-        if (done) {
-          // The regression's record (its history) and its alert commit with the reopening. The
-          // alert is keyed by the version: resolving again snapshots it, so it can never reopen
-          // the group twice and no retry makes a second job.
-          if (reopened) await reopened(q);
-          await enqueueNotices(q, projectId, groupId, 'crash_group.regressed', appVersion);
-        }
-        return done;
-      });
-    },
-
-    /** An occurrence older than the group's firstSeenAt moves it back. */
-    async moveFirstSeen(projectId: string, groupId: string, at: number): Promise<void> {
-      await db.query(
-        `UPDATE ${GROUPS} SET first_seen_at = $3, ${STAMP} WHERE project_id = $1 AND id = $2 AND first_seen_at > $3`,
-        [projectId, groupId, at],
       );
     },
 
