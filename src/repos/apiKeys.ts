@@ -186,15 +186,6 @@ export function apiKeysRepo(db: Queryable) {
       return row ? { projectId: row.project_id, keyHash: row.key_hash } : null;
     },
 
-    /** The project's keys, newest first (never the plaintext: only its hash is stored). */
-    async list(projectId: string): Promise<KeyInfo[]> {
-      const r = await db.query<KeyRow>(
-        `SELECT ${KEY_COLUMNS} FROM ${TABLE} WHERE project_id = $1 ORDER BY created_at DESC, id`,
-        [projectId],
-      );
-      return r.rows.map(toKey);
-    },
-
     /** The keys of several projects in one query, newest first within each. */
     async listForProjects(projectIds: string[]): Promise<Map<string, KeyInfo[]>> {
       const out = new Map<string, KeyInfo[]>(projectIds.map((id) => [id, []]));

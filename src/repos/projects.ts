@@ -119,14 +119,6 @@ export function projectsRepo(db: Postgres) {
       return r.rows.length > 0;
     },
 
-    async setAlertEmails(id: string, emails: string[] | null): Promise<Project | null> {
-      const r = await db.query<ProjectRow>(`UPDATE ${TABLE} SET alert_emails = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [
-        id,
-        emails,
-      ]);
-      return r.rows[0] ? toProject(r.rows[0]) : null;
-    },
-
     /** Sets the given fields in one statement; null when there is no such project. */
     async update(id: string, c: ProjectChange): Promise<Project | null> {
       const sets: string[] = [];

@@ -157,7 +157,6 @@ export function projectsService(
     },
 
     deactivateKey: keys.deactivate,
-    listKeys: keys.list,
     findKeyByHash: keys.findByHash,
 
     // ---- the dashboard, for a signed-in user ------------------------------------------------
