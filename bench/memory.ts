@@ -5,7 +5,8 @@
  * ceiling, then the service as the benches start it, both under the same load (bench/load.ts,
  * BENCH_CONNECTIONS for BENCH_SECONDS). Every 250 ms it samples the service's RSS by kind
  * (/proc: anonymous, file-backed) and its JS side (its own metrics: V8 heap, external memory);
- * it prints the sample taken at peak RSS and the service's events/s as a ratio to the ceiling.
+ * it prints the sample taken at peak RSS and the service's events/s as a ratio to the ceiling
+ * (BENCH_MEM_SERIES=1: the JS side and the RSS every second as well).
  */
 import { fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -119,9 +120,14 @@ async function service(variant: string) {
     let peak: Record<string, number> = { VmRSS: 0 };
     let peakMaps: Record<string, number> | undefined;
     let sampling = true;
+    // BENCH_MEM_SERIES=1: the JS side every second too (external memory between peaks).
+    const series: Record<string, number>[] = [];
+    let tick = 0;
     const sampler = (async () => {
       while (sampling) {
         const st = statusMb(pid);
+        if (process.env.BENCH_MEM_SERIES === '1' && tick++ % 4 === 0)
+          series.push({ rss: st.VmRSS ?? 0, ...(await jsSide(svc.url)) });
         if ((st.VmRSS ?? 0) > (peak.VmRSS ?? 0)) {
           peak = { ...st, ...(await jsSide(svc.url)) };
           if (process.env.BENCH_MEM_SMAPS === '1') peakMaps = smapsByKind(pid);
@@ -138,6 +144,7 @@ async function service(variant: string) {
       atStart,
       peak: { ...peak, VmHWM: statusMb(pid).VmHWM },
       peakMaps,
+      ...(series.length ? { series } : {}),
     };
   } finally {
     svc.child.kill('SIGTERM');
@@ -160,6 +167,7 @@ for (let i = 0; i < rounds; i++) {
         atStartMb: s.atStart,
         peakMb: s.peak,
         ...(s.peakMaps ? { peakMapsMb: s.peakMaps } : {}),
+        ...(s.series ? { bySecondMb: s.series } : {}),
       }),
     );
   }
