@@ -192,19 +192,24 @@ async function main() {
       groups = await readGroups();
     }
     const visibleAfterSeconds = Math.round((performance.now() - stormEnd) / 100) / 10;
-    // Where a batch's time went: the recording steps' histograms (src/pipeline/recordCrashes/).
+    // Where a batch's time went: the recording steps' histograms (src/pipeline/recordCrashes/;
+    // absent with INGEST_SPOOL=false, where the request records and nothing times the steps).
     const metrics = await scrapeMetrics(url);
     const stepSeries = (step: string, part: 'sum' | 'count') =>
-      metrics.value(`flightrec_pipeline_step_duration_seconds_${part}{pipeline="crash",step="${step}",outcome="ok"}`);
+      metrics.value(`flightrec_pipeline_step_duration_seconds_${part}{pipeline="crash",step="${step}",outcome="ok"}`) ||
+      0;
     const batchSteps = Object.fromEntries(
-      ['record.read', 'record.group', 'record.store', 'record.decide'].map((step) => [
-        step,
-        {
-          batches: stepSeries(step, 'count'),
-          meanMs: Math.round((stepSeries(step, 'sum') / stepSeries(step, 'count')) * 10_000) / 10,
-          totalS: Math.round(stepSeries(step, 'sum') * 100) / 100,
-        },
-      ]),
+      ['record.read', 'record.group', 'record.store', 'record.decide'].map((step) => {
+        const [sum, batches] = [stepSeries(step, 'sum'), stepSeries(step, 'count')];
+        return [
+          step,
+          {
+            batches,
+            meanMs: batches ? Math.round((sum / batches) * 10_000) / 10 : null,
+            totalS: Math.round(sum * 100) / 100,
+          },
+        ];
+      }),
     );
     // with a source map, the group's head frames as the map reads them (the original file and line)
     const headOf = async (groupId: string) => {

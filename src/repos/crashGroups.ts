@@ -320,6 +320,9 @@ export async function statesByKeys(q: Queryable, projectId: string, keys: string
   return new Map(r.rows.map(({ key, ...g }) => [key, g]));
 }
 
+/** A group key within its project, as createGroups' answer holds it. */
+export const keyInProject = (projectId: string, groupKey: string) => `${projectId}\u0000${groupKey}`;
+
 /**
  * Opens the groups of a batch's first occurrences in one statement, each with its key and (when
  * it alerts) its outbox jobs. ON CONFLICT decides each first occurrence exactly once: the map
@@ -381,7 +384,7 @@ export async function createGroups(q: Queryable, gs: NewGroupOf[]): Promise<Map<
   const taken = mine.filter((m) => !ok.has(m.id)).map((m) => m.id);
   if (taken.length) await q.query(`DELETE FROM ${GROUPS} WHERE id = ANY($1::uuid[])`, [taken]);
   const kept = mine.filter((m) => ok.has(m.id));
-  for (const m of kept) made.set(`${m.g.projectId}\u0000${m.g.groupKey}`, m.id);
+  for (const m of kept) made.set(keyInProject(m.g.projectId, m.g.groupKey), m.id);
   // A group opened by a message alerts only through rules (alert false).
   const alerting = kept.filter((m) => m.g.alert !== false);
   if (alerting.length) {

@@ -209,6 +209,9 @@ const toDetail = (r: OccurrenceReadRow & DetailRow): OccurrenceDetail => ({
   dropped: jsonOr<DroppedField[]>(r.dropped, []),
 });
 
+/** A (group key, occurrence id) pair as `hasMany`'s answer holds it. */
+export const storedPair = (groupKey: string, id: string) => `${groupKey}\u0000${id}`;
+
 export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
   const writer = new InsertBatcher(ch, OCCURRENCES, budget, OCCURRENCE_BATCH);
   const state = crashGroupState(ch);
@@ -313,7 +316,7 @@ export function crashOccurrencesRepo(ch: ClickHouse, budget: QueueBudget) {
          WHERE project_id = {p:String} AND group_key IN {gs:Array(String)} AND id IN {ids:Array(String)}`,
         { p: projectId, gs: [...new Set(pairs.map((x) => x.groupKey))], ids: [...new Set(pairs.map((x) => x.id))] },
       );
-      return new Set(r.map((x) => `${x.g}\u0000${x.id}`));
+      return new Set(r.map((x) => storedPair(x.g, x.id)));
     },
 
     /** Whether this occurrence is stored under this group key (a primary-key lookup). */

@@ -1,6 +1,6 @@
 import type { Queryable } from '../stores/postgres/port.ts';
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
-import { sessionQueries } from './sessions.ts';
+import { sessionKey, sessionQueries } from './sessions.ts';
 import { chTime, OCCURRENCES, type OccurrenceRow } from './crashOccurrences.ts';
 
 /** Postgres tables of the layout before 006_crash_facts.sql, until start-up has copied them. */
@@ -54,7 +54,7 @@ export async function moveLegacyOccurrences(q: Queryable, ch: ClickHouse): Promi
       r.rows.map((o) => ({ projectId: o.project_id, sessionId: o.session_id })),
     );
     const rows: OccurrenceRow[] = r.rows.map((o) => {
-      const s = sessions.get(`${o.project_id}:${o.session_id}`);
+      const s = sessions.get(sessionKey(o.project_id, o.session_id));
       return {
         project_id: o.project_id,
         group_key: o.group_key,

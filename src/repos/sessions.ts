@@ -188,6 +188,9 @@ export type EventCounts = (projectId: string, sessionIds: string[]) => Promise<M
  * Reads and writes of a session made from another aggregate's transaction (a crash report
  * reads its session, then flags it) or from the worker process, which has no ClickHouse.
  */
+/** A session within its project, as `forCrashMany`'s answer holds it (its SQL spells the same). */
+export const sessionKey = (projectId: string, sessionId: string) => `${projectId}:${sessionId}`;
+
 export const sessionQueries = {
   /** Read without a lock: a crash storm from one session must not queue on its row. */
   async forCrash(q: Queryable, projectId: string, sessionId: string): Promise<CrashingSession | null> {
@@ -205,7 +208,7 @@ export const sessionQueries = {
   ): Promise<Map<string, CrashingSession>> {
     if (keys.length === 0) return new Map();
     // A storm's batch is many reports of few sessions: each session read once.
-    const unique = [...new Map(keys.map((k) => [`${k.projectId}:${k.sessionId}`, k])).values()];
+    const unique = [...new Map(keys.map((k) => [sessionKey(k.projectId, k.sessionId), k])).values()];
     const r = await q.query<CrashingSession & { k: string }>(
       `SELECT s.project_id::text || ':' || s.id::text AS k, ${CRASHING_COLUMNS.split(', ')
         .map((c) => `s.${c}`)
@@ -244,7 +247,7 @@ export const sessionQueries = {
     if (xs.length === 0) return;
     const one = new Map<string, { projectId: string; sessionId: string; isFatal: boolean; at: number }>();
     for (const x of xs) {
-      const k = `${x.projectId}:${x.sessionId}`;
+      const k = sessionKey(x.projectId, x.sessionId);
       const y = one.get(k);
       if (!y) one.set(k, { ...x });
       else if (x.isFatal && (!y.isFatal || x.at < y.at)) one.set(k, { ...x });

@@ -10,23 +10,13 @@ import {
   symbolicate,
   SourceMapTooLargeError,
   type ProguardMapping,
+  type SymbolicatedStack,
 } from '../domain/symbolication/index.ts';
 import { releaseCandidates } from '../domain/symbolication/release.ts';
 import { sourceContext, type FrameSource } from '../domain/symbolication/sourceContext.ts';
 import type { ArtifactInfo, ArtifactKind, ArtifactsRepo } from '../repos/artifacts.ts';
 import { WeightedLru } from './weightedLru.ts';
 import { BoundedMap } from '../lib/boundedMap.ts';
-
-/**
- * `unreadable`: the release's artifacts this stack needed that could not be parsed (a bad map
- * or mapping); the frames they would have mapped stay raw, and the crash page says so.
- */
-export interface SymbolicatedStack {
-  stack: string;
-  message: string;
-  mapped: number;
-  unreadable?: string[];
-}
 
 type Parsed =
   | { kind: 'map'; map: TraceMap }

@@ -6,7 +6,7 @@ import {
   LEGACY_RULE_VERSION,
   type CrashPayload,
 } from '../../src/domain/crashGrouping.ts';
-import type { GroupState } from '../../src/repos/crashGroups.ts';
+import { keyInProject, type GroupState } from '../../src/repos/crashGroups.ts';
 import type { CrashingSession } from '../../src/repos/sessions.ts';
 import {
   earlierKeys,
@@ -198,9 +198,9 @@ describe('newKeys', () => {
     const other = place('b', 200);
     const grouped = place('c', 50, group('g-c', 'c'));
     const keys = newKeys([later, earliest, tie, other, grouped]);
-    expect([...keys.keys()]).toEqual([`${P}\u0000a`, `${P}\u0000b`]);
-    expect(keys.get(`${P}\u0000a`)?.first).toBe(earliest);
-    expect(keys.get(`${P}\u0000a`)?.all).toEqual([later, earliest, tie]);
-    expect(keys.get(`${P}\u0000b`)?.first).toBe(other);
+    expect([...keys.keys()]).toEqual([keyInProject(P, 'a'), keyInProject(P, 'b')]);
+    expect(keys.get(keyInProject(P, 'a'))?.first).toBe(earliest);
+    expect(keys.get(keyInProject(P, 'a'))?.all).toEqual([later, earliest, tie]);
+    expect(keys.get(keyInProject(P, 'b'))?.first).toBe(other);
   });
 });

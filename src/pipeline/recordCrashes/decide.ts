@@ -6,6 +6,7 @@ import {
   countOccurrences,
   countersOf,
   createGroups,
+  keyInProject,
   moveFirstSeenMany,
   PrecountedStaleError,
   reopenIn,
@@ -13,10 +14,11 @@ import {
   type CountedOccurrence,
   type GroupState,
 } from '../../repos/crashGroups.ts';
+import type { OccurrenceRow } from '../../repos/crashOccurrences.ts';
 import type { Queryable } from '../../stores/postgres/port.ts';
 import { sessionQueries } from '../../repos/sessions.ts';
 import { GROUP_RULE_VERSION } from '../../domain/crashGrouping.ts';
-import { keyOf, newKeys, type GroupJoin, type OccurrencePlan } from './plan.ts';
+import { newKeys, type GroupJoin, type OccurrencePlan } from './plan.ts';
 import type { CrashRecorderDeps } from './types.ts';
 
 /**
@@ -33,7 +35,7 @@ export async function decideBatch(
   joins: readonly GroupJoin[],
   projects: readonly string[],
 ): Promise<boolean> {
-  let moved: OccurrencePlan['row'][] = [];
+  let moved: OccurrenceRow[] = [];
   const decide = (precount: boolean) =>
     d.groups.tx(async (q) => {
       moved = await decideIn(q, plans, joins, projects, precount);
@@ -57,8 +59,8 @@ async function decideIn(
   joins: readonly GroupJoin[],
   projects: readonly string[],
   precount: boolean,
-): Promise<OccurrencePlan['row'][]> {
-  const moved: OccurrencePlan['row'][] = [];
+): Promise<OccurrenceRow[]> {
+  const moved: OccurrenceRow[] = [];
   for (const pl of plans) Object.assign(pl, { group: pl.at.group, newGroup: false, regressed: false });
   await addKeys(q, [...joins]);
   const counted = (pl: OccurrencePlan, groupId: string): CountedOccurrence => ({
@@ -114,11 +116,11 @@ async function decideIn(
     const now = await statesByKeys(
       q,
       p,
-      open.filter((pl) => !fresh.has(keyOf(p, pl.groupKey))).map((pl) => pl.groupKey),
+      open.filter((pl) => !fresh.has(keyInProject(p, pl.groupKey))).map((pl) => pl.groupKey),
     );
     const late: GroupJoin[] = [];
     for (const pl of open) {
-      const g = fresh.get(keyOf(p, pl.groupKey)) ?? now.get(pl.groupKey);
+      const g = fresh.get(keyInProject(p, pl.groupKey)) ?? now.get(pl.groupKey);
       if (!g) throw new Error(`crash group ${pl.groupKey} of project ${p} missing after its insert`);
       pl.group = g;
       if (pl.groupKey !== pl.at.key)

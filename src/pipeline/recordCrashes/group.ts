@@ -1,4 +1,5 @@
 import type { GroupState } from '../../repos/crashGroups.ts';
+import { storedPair } from '../../repos/crashOccurrences.ts';
 import {
   earlierKeys,
   planOccurrence,
@@ -43,7 +44,7 @@ export async function placeReports(
     stored.set(p, await d.occurrences.hasMany(p, pairs));
   }
   const plans = resolved.map(({ x, at, raw }) =>
-    planOccurrence(x, at, raw, (key) => stored.get(x.projectId)?.has(`${key}\u0000${x.occurrenceId}`) ?? false),
+    planOccurrence(x, at, raw, (key) => stored.get(x.projectId)?.has(storedPair(key, x.occurrenceId)) ?? false),
   );
   return { plans, joins };
 }

@@ -1,8 +1,8 @@
 import type { CrashPayload } from '../../domain/crashGrouping.ts';
 import { GROUP_RULE_VERSION, LEGACY_RULE_VERSION } from '../../domain/crashGrouping.ts';
 import { isMessageLevel, type boundCrashContext, type RawCrashContext } from '../../domain/crashContext.ts';
-import { chTime } from '../../repos/crashOccurrences.ts';
-import type { GroupState } from '../../repos/crashGroups.ts';
+import { chTime, type OccurrenceRow } from '../../repos/crashOccurrences.ts';
+import { keyInProject, type GroupState } from '../../repos/crashGroups.ts';
 import type { CrashingSession } from '../../repos/sessions.ts';
 
 /**
@@ -85,7 +85,7 @@ export interface OccurrencePlan {
   /** the key its occurrence is stored under, and its group made under */
   groupKey: string;
   ruleVersion: number;
-  row: ReturnType<typeof occurrenceRow>;
+  row: OccurrenceRow;
   /** a message (level info or warning), not a crash */
   message: boolean;
   /** its session is flagged crashed by it */
@@ -137,7 +137,7 @@ export function planOccurrence(
 }
 
 /** The occurrence's ClickHouse row (crash_occurrences). */
-export function occurrenceRow(x: ReadReport, groupKey: string) {
+export function occurrenceRow(x: ReadReport, groupKey: string): OccurrenceRow {
   const { c, session, cx, sym } = x;
   return {
     project_id: x.projectId,
@@ -168,8 +168,8 @@ export function occurrenceRow(x: ReadReport, groupKey: string) {
 }
 
 /**
- * The reports without a group, by key (project and key): each key's reports, and its first
- * (the earliest of the batch), which makes the group.
+ * The reports without a group, by `keyInProject`: each key's reports, and its first (the
+ * earliest of the batch), which makes the group.
  */
 export function newKeys(
   plans: readonly OccurrencePlan[],
@@ -177,7 +177,7 @@ export function newKeys(
   const byKey = new Map<string, { first: OccurrencePlan; all: OccurrencePlan[] }>();
   for (const pl of plans) {
     if (pl.group) continue;
-    const k = keyOf(pl.x.projectId, pl.groupKey);
+    const k = keyInProject(pl.x.projectId, pl.groupKey);
     const same = byKey.get(k);
     if (!same) byKey.set(k, { first: pl, all: [pl] });
     else {
@@ -186,9 +186,4 @@ export function newKeys(
     }
   }
   return byKey;
-}
-
-/** A group key within its project, as the maps of a batch hold it. */
-export function keyOf(projectId: string, groupKey: string): string {
-  return `${projectId}\u0000${groupKey}`;
 }

@@ -6,7 +6,7 @@ import {
   firstMatchingRule,
   type FingerprintRuleSpec,
 } from '../../domain/fingerprintRules.ts';
-import type { CrashingSession } from '../../repos/sessions.ts';
+import { sessionKey, type CrashingSession } from '../../repos/sessions.ts';
 import { classify } from '../errors.ts';
 import type { Keyed, ReadReport } from './plan.ts';
 import type { BatchOutcome, CrashInput, CrashRecorderDeps } from './types.ts';
@@ -76,7 +76,7 @@ export async function readReports(
   const readings = new Map<string, Promise<Reading>>();
   const readOne = async ({ projectId, crash: c }: CrashInput, i: number) => {
     try {
-      const session = sessions.get(`${projectId}:${c.sessionId}`);
+      const session = sessions.get(sessionKey(projectId, c.sessionId));
       if (!session) {
         out[i] = { outcome: 'no-session' };
         return;
@@ -112,7 +112,7 @@ export async function readReports(
   // One report of each release first: its artifacts are read and cached once, and the rest of
   // the batch finds them cached instead of each reading them at once.
   const release = (x: CrashInput) => {
-    const s = sessions.get(`${x.projectId}:${x.crash.sessionId}`);
+    const s = sessions.get(sessionKey(x.projectId, x.crash.sessionId));
     return `${x.projectId}:${s?.app_version ?? ''}:${s?.app_build_number ?? ''}`;
   };
   const firstOf = new Map<string, number>();

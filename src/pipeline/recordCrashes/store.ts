@@ -1,3 +1,4 @@
+import { sessionKey } from '../../repos/sessions.ts';
 import type { OccurrencePlan } from './plan.ts';
 import type { CrashRecorderDeps } from './types.ts';
 
@@ -14,7 +15,7 @@ export async function storeOccurrences(
   const facts = new Map<string, Promise<void>>();
   for (const pl of plans) {
     const { c, session, projectId } = pl.x;
-    const k = `${projectId}:${c.sessionId}`;
+    const k = sessionKey(projectId, c.sessionId);
     if (pl.flag && c.isFatal && session.status !== 'crashed' && d.crashedSession && !facts.has(k)) {
       facts.set(k, d.crashedSession(projectId, c.sessionId, session));
     }

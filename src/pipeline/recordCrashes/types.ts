@@ -1,6 +1,7 @@
 import type { CrashPayload } from '../../domain/crashGrouping.ts';
 import type { RawCrashContext } from '../../domain/crashContext.ts';
 import type { FingerprintRuleSpec } from '../../domain/fingerprintRules.ts';
+import type { SymbolicatedStack } from '../../domain/symbolication/index.ts';
 import type { CrashGroupsRepo } from '../../repos/crashGroups.ts';
 import type { CrashOccurrencesRepo } from '../../repos/crashOccurrences.ts';
 import type { CrashingSession, SessionsRepo } from '../../repos/sessions.ts';
@@ -32,7 +33,7 @@ export interface CrashRecorderDeps {
       buildNumber: string | null,
       stack: string,
       message: string,
-    ): Promise<{ stack: string; message: string; mapped: number }>;
+    ): Promise<SymbolicatedStack>;
   };
   /** The project's own packages, which the group key reads as app frames (absent: none). */
   inAppPackagesOf?: (projectId: string) => Promise<string[]>;
