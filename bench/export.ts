@@ -22,8 +22,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { parquetMetadata } from 'hyparquet';
-import { procSample } from './procStats.ts';
-import { createBenchProject, startBenchService } from './service.ts';
+import { procSample, statusMb } from './procStats.ts';
+import { createBenchProject, jsSide, startBenchService } from './service.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const BATCH = 200;
@@ -143,8 +143,18 @@ async function main() {
       const rssBefore = procStatus(pid, 'VmRSS');
       const peakReset = resetPeak(pid);
       let peakSampled = rssBefore;
+      // What the highest sample was made of: anonymous and file-backed pages, and the JS side.
+      let atPeak: Record<string, number> = {};
+      let jsAtPeak: Promise<Record<string, number>> | undefined;
       const sampler = setInterval(() => {
-        peakSampled = Math.max(peakSampled, procStatus(pid, 'VmRSS'));
+        const st = statusMb(pid);
+        if ((st.VmRSS ?? 0) * 1048576 <= peakSampled) return;
+        peakSampled = (st.VmRSS ?? 0) * 1048576;
+        atPeak = st;
+        jsAtPeak ??= jsSide(base).finally(() => {
+          jsAtPeak = undefined;
+        });
+        jsAtPeak.then((js) => Object.assign(atPeak, js)).catch(() => {});
       }, 25);
       const cpuBefore = procSample(pid)?.cpuSec ?? NaN;
       const start = performance.now();
@@ -204,6 +214,12 @@ async function main() {
         rssBeforeMB: +mb(rssBefore),
         peakRssMB: +mb(Math.max(peak, peakSampled)),
         peakSource: peakReset ? 'VmHWM after reset' : 'VmRSS sampled every 25 ms',
+        atPeakMB: {
+          anon: atPeak.RssAnon,
+          file: atPeak.RssFile,
+          heapTotal: atPeak.heapTotal,
+          external: atPeak.external,
+        },
       });
     }
 
@@ -257,6 +273,8 @@ async function main() {
         'rows/s × one query': x.ofOneQuery,
       })),
     );
+    console.log('the highest RSS sample of each export, by kind (MB; the JS side read just after it):');
+    console.table(runs.map((x) => ({ export: x.export, ...(x.atPeakMB as object) })));
     console.table(
       ceilings.flatMap((c) => [
         { ceiling: `${c.format}: one query`, ...c.oneQuery },

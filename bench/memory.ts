@@ -13,7 +13,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LoadConfig, LoadResult } from './load.ts';
-import { createBenchProject, scrapeMetrics, startBenchService } from './service.ts';
+import { smapsByKind, statusMb } from './procStats.ts';
+import { createBenchProject, jsSide, startBenchService } from './service.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 20);
@@ -21,52 +22,6 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const rounds = Number(process.env.BENCH_MEM_ROUNDS ?? 1);
 const variants = (process.env.BENCH_MEM_VARIANTS ?? 'default').split(';');
 const mix = process.env.BENCH_MIX ?? 'events100=80,events500=8,network200=10,crash=0.2';
-
-const mb = (b: number) => Math.round(b / 1048576);
-function statusMb(pid: number): Record<string, number> {
-  const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const out: Record<string, number> = {};
-  for (const k of ['VmRSS', 'VmHWM', 'RssAnon', 'RssFile'])
-    out[k] = Math.round(Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? 0) / 1024);
-  return out;
-}
-/**
- * The process's resident memory by mapping (BENCH_MEM_SMAPS=1), taken at peak RSS: file-backed by
- * file (libchdb.so's code), anonymous by the mapping's size, which sorts them roughly by owner:
- * under 8 MB V8's heap pages and large malloc'd buffers, 8–64 MB malloc arenas, thread stacks and
- * chDB's allocator, 64 MB–1 GB PGlite's WebAssembly memory; `[heap]` is glibc's main heap.
- */
-function smapsByKind(pid: number): Record<string, number> {
-  const text = fs.readFileSync(`/proc/${pid}/smaps`, 'utf8');
-  const out = new Map<string, number>();
-  let label = '';
-  for (const line of text.split('\n')) {
-    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
-    if (head) {
-      const size = (Number.parseInt(head[2] as string, 16) - Number.parseInt(head[1] as string, 16)) / 1048576;
-      const file = head[3] ?? '';
-      label = file ? path.basename(file) : size >= 64 ? 'anon 64 MB–1 GB' : size >= 8 ? 'anon 8–64 MB' : 'anon < 8 MB';
-      continue;
-    }
-    const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (rss) out.set(label, (out.get(label) ?? 0) + Number(rss[1]) / 1024);
-  }
-  return Object.fromEntries(
-    [...out]
-      .filter(([, v]) => v >= 2)
-      .sort((a, b) => b[1] - a[1])
-      .map(([k, v]) => [k, Math.round(v)]),
-  );
-}
-async function jsSide(url: string): Promise<Record<string, number>> {
-  const m = await scrapeMetrics(url);
-  const v = (name: string) => m.value(name) || 0;
-  return {
-    heapTotal: mb(v('flightrec_nodejs_heap_size_total_bytes')),
-    heapUsed: mb(v('flightrec_nodejs_heap_size_used_bytes')),
-    external: mb(v('flightrec_nodejs_external_memory_bytes')),
-  };
-}
 
 function load(lc: LoadConfig): Promise<LoadResult> {
   const child = fork(path.join(root, 'bench/load.ts'), [], {

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 
 const TICKS = 100; // USER_HZ on Linux
 
@@ -123,4 +124,40 @@ export function schedShare(
     ranMsPerSecond: per(after.runSec - before.runSec),
     waitedForCoreMsPerSecond: per(after.waitSec - before.waitSec),
   };
+}
+
+export function statusMb(pid: number): Record<string, number> {
+  const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const out: Record<string, number> = {};
+  for (const k of ['VmRSS', 'VmHWM', 'RssAnon', 'RssFile'])
+    out[k] = Math.round(Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? 0) / 1024);
+  return out;
+}
+/**
+ * The process's resident memory by mapping (BENCH_MEM_SMAPS=1), taken at peak RSS: file-backed by
+ * file (libchdb.so's code), anonymous by the mapping's size, which sorts them roughly by owner:
+ * under 8 MB V8's heap pages and large malloc'd buffers, 8–64 MB malloc arenas, thread stacks and
+ * chDB's allocator, 64 MB–1 GB PGlite's WebAssembly memory; `[heap]` is glibc's main heap.
+ */
+export function smapsByKind(pid: number): Record<string, number> {
+  const text = fs.readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  const out = new Map<string, number>();
+  let label = '';
+  for (const line of text.split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      const size = (Number.parseInt(head[2] as string, 16) - Number.parseInt(head[1] as string, 16)) / 1048576;
+      const file = head[3] ?? '';
+      label = file ? path.basename(file) : size >= 64 ? 'anon 64 MB–1 GB' : size >= 8 ? 'anon 8–64 MB' : 'anon < 8 MB';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) out.set(label, (out.get(label) ?? 0) + Number(rss[1]) / 1024);
+  }
+  return Object.fromEntries(
+    [...out]
+      .filter(([, v]) => v >= 2)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => [k, Math.round(v)]),
+  );
 }

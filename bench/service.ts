@@ -106,3 +106,16 @@ export async function scrapeMetrics(url: string): Promise<{ value(name: string):
   const text = await (await fetch(`${url}/metrics`)).text();
   return { value: (name) => metricValue(text, name) };
 }
+
+const mb = (b: number) => Math.round(b / 1048576);
+
+/** The service's JS side from its own metrics: V8 heap (committed, used) and external memory, MB. */
+export async function jsSide(url: string): Promise<Record<string, number>> {
+  const m = await scrapeMetrics(url);
+  const v = (name: string) => m.value(name) || 0;
+  return {
+    heapTotal: mb(v('flightrec_nodejs_heap_size_total_bytes')),
+    heapUsed: mb(v('flightrec_nodejs_heap_size_used_bytes')),
+    external: mb(v('flightrec_nodejs_external_memory_bytes')),
+  };
+}
