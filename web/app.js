@@ -6,7 +6,8 @@ import { authView } from './views/auth.js';
 import { projectsView } from './views/projects.js';
 import { sessionsView } from './views/sessions.js';
 import { sessionView } from './views/session.js';
-import { crashesView, crashView } from './views/crashes.js';
+import { crashesView } from './views/crashes.js';
+import { crashView } from './views/crash.js';
 import { teamView } from './views/team.js';
 import { renderVerifyBanner } from './lib/verify.js';
 

@@ -4,7 +4,7 @@ import { api, dash, get, qs } from './api.js';
 // A crash group's activity on its page: the "new" / "regressed" badge, the first and last
 // release it was seen in, occurrences and users over 24 h / 14 d / 90 d, who it is assigned to,
 // what happened to it (status history: who, when, from what; regressions) and a comment thread.
-// Called from views/crashes.js; the server's rules are in src/services/crashGroupActivity.ts.
+// Called from views/crash.js; the server's rules are in src/services/crashGroupActivity.ts.
 
 const RANGES = [
   ['24h', 'Last 24 hours'],

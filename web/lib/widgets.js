@@ -45,3 +45,7 @@ export function pager(page, pages, hrefFor, label = 'Pages') {
 
 const STATUS_KIND = { open: 'bad', acknowledged: 'warn', resolved: 'ok', ignored: 'muted' };
 export const groupStatus = (st) => badge(st, STATUS_KIND[st] ?? 'muted');
+
+// Fatal crashes and (handled or unhandled) non-fatal errors, told apart at a glance.
+export const kindBadge = (g) =>
+  g.isFatal ? badge('Fatal crash', 'bad') : badge(g.handled ? 'Handled error' : 'Non-fatal error', 'warn');
