@@ -63,6 +63,15 @@ describe('the built CLI', () => {
     expect(bad.stderr).toContain('--project "my-app" is not a project id');
     expect(bad.stderr).toContain('projects list');
     expect(bad.stderr).not.toContain('Invalid params');
+    const projectsBefore = (
+      await s.app.inject({ url: '/api/projects', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    ).json().items.length;
+    const badTeam = await failed('projects', 'create', '--name', 'Gamma app', '--team', 'not-a-uuid');
+    expect(badTeam.code).toBe(2);
+    expect(badTeam.stderr).toContain('--team "not-a-uuid" is not a team id');
+    expect(
+      (await s.app.inject({ url: '/api/projects', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json().items,
+    ).toHaveLength(projectsBefore);
     const missing = await failed(
       'alert-rules',
       'create',
