@@ -51,7 +51,10 @@ export function id(v: string | undefined, flag: string, what: string): string {
   if (v === undefined) return fail(`Missing ${flag}\n\n${USAGE}`);
   if (!UUID.test(v)) {
     const hint = what === 'project' ? ' (`npm run cli -- projects list` shows them)' : '';
-    return fail(`${flag} "${v}" is not a ${what} id: ids look like 2b0d7b3e-5c1a-4e0f-9d3b-1f2a3b4c5d6e${hint}`);
+    const article = /^[aeiou]/i.test(what) ? 'an' : 'a';
+    return fail(
+      `${flag} "${v}" is not ${article} ${what} id: ids look like 2b0d7b3e-5c1a-4e0f-9d3b-1f2a3b4c5d6e${hint}`,
+    );
   }
   return v;
 }

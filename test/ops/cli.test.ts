@@ -140,6 +140,11 @@ describe('the built CLI', () => {
     );
     expect(edited.stdout).toContain('Rule "Rollout"');
     expect(edited.stdout).toContain('in 60 min, off');
+    const both = await failed('alert-rules', 'update', '--project', p.projectId, ruleId, '--enable', '--disable');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('Give --enable or --disable, not both');
+    const notRule = await failed('alert-rules', 'delete', '--project', p.projectId, 'nope');
+    expect(notRule.stderr).toContain('RULE_ID "nope" is not an alert rule id');
     const list = (await cli('alert-rules', 'list', '--project', p.projectId)).stdout.split('\n');
     expect(list[0]).toMatch(/^ID\s+NAME\s+FIRES WHEN\s+ON$/);
     expect(list[1]).toMatch(new RegExp(`^${ruleId}\\s+Rollout\\s+crash_free_regression .+\\s+no$`));

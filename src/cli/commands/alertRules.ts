@@ -63,6 +63,7 @@ export const alertRules: Record<string, ApiCommand> = {
     request(a) {
       const route = `${rulesRoute(a)}/${id(a.arg, 'RULE_ID', 'alert rule')}`;
       const change = ruleFields(a);
+      if (a.values.enable && a.values.disable) fail('Give --enable or --disable, not both');
       if (a.values.enable || a.values.disable) change.enabled = a.values.enable;
       if (Object.values(change).every((v) => v === undefined)) {
         fail(
