@@ -7,7 +7,7 @@ import { projectIdsOfTeams, projectsRepo } from './projects.ts';
 import { apiKeysRepo, keysOnSuspension } from './apiKeys.ts';
 import { accountsRepo } from './accounts.ts';
 import { alertRecipientsRepo } from './alertRecipients.ts';
-import { crashGroupAlerts, crashGroupsRepo } from './crashGroups.ts';
+import { crashGroupAlerts, crashGroupsRepo } from './crashGroups/index.ts';
 import { aiUsageRepo } from './aiUsage.ts';
 import { alertRulesRepo } from './alertRules.ts';
 import { alertRuleStateRepo } from './alertRuleState.ts';

@@ -4,7 +4,10 @@
  * kept group's, and a scope of levels, environment and tag.
  */
 
-/** One group's rows: those stored under any of its keys (its own and its merged groups', repos/crashGroups.ts). */
+/**
+ * One group's rows: those stored under any of its keys (its own and its merged groups',
+ * `storageKeys` of repos/crashGroups/rows.ts).
+ */
 export const ONE_GROUP = 'project_id = {project:String} AND group_key IN {keys:Array(String)}';
 
 /**

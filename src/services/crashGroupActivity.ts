@@ -1,7 +1,7 @@
 import { ACTIVITY_RANGES, buckets, groupBadge, type ActivityRange } from '../domain/releaseHealth.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { isoMs } from '../lib/time.ts';
-import { storageKeys, type CrashGroupsRepo } from '../repos/crashGroups.ts';
+import { storageKeys, type CrashGroupsRepo } from '../repos/crashGroups/index.ts';
 import type { CrashOccurrencesRepo } from '../repos/crashOccurrences.ts';
 import type { Actor, CrashGroupActivityRepo } from '../repos/crashGroupActivity.ts';
 import type { AccountsRepo } from '../repos/accounts.ts';

@@ -4,7 +4,7 @@ import { isoMs, isoTime } from '../lib/time.ts';
 import { CRASH_LIST_LEVELS, MESSAGE_LEVELS, type CrashLevel } from '../domain/crashContext.ts';
 import { InvalidParameterError, ValidationError } from '../domain/errors.ts';
 import { pageEnvelope } from '../domain/paging.ts';
-import { CRASH_FIELDS, storageKeys, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups.ts';
+import { CRASH_FIELDS, storageKeys, type CrashGroupsRepo, type GroupRow } from '../repos/crashGroups/index.ts';
 import type { OccurrenceScope } from '../repos/crashOccurrences.ts';
 import type {
   CrashBreakdown,
@@ -296,7 +296,7 @@ export function crashGroupsService(d: CrashGroupsDeps) {
 
     /**
      * Most recently seen first (or another order), filtered, sorted and cut in Postgres on the
-     * groups' counters (repos/crashGroups.ts listPage; docs/decisions.md, "The paged crash
+     * groups' counters (repos/crashGroups/list.ts listPage; docs/decisions.md, "The paged crash
      * list"); the page's figures are then read from ClickHouse for its groups alone. Counts of
      * one environment or tag, or of levels other than the crashes' or the messages', exist only
      * in ClickHouse: those lists are still cut after reading every group (listScanned).

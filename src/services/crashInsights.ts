@@ -2,7 +2,7 @@ import { NotFoundError } from '../domain/errors.ts';
 import { MIN_SUSPECT_COUNT, rankSuspects } from '../domain/suspects.ts';
 import { commonTrails, TRAIL_RAW_STEPS, TRAIL_SAMPLE } from '../domain/crashTrail.ts';
 import type { CrashInsightsRepo } from '../repos/crashInsights.ts';
-import type { CrashGroupsRepo } from '../repos/crashGroups.ts';
+import type { CrashGroupsRepo } from '../repos/crashGroups/index.ts';
 
 /** Suspects are compared over this many UTC days ending at the group's last occurrence, unless asked. */
 export const SUSPECT_PERIOD_DAYS = { default: 30, min: 1, max: 90 } as const;

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Queryable } from '../stores/postgres/port.ts';
-import { pruneLedger } from '../repos/crashGroups.ts';
+import { pruneLedger } from '../repos/crashGroups/index.ts';
 import type { Clock } from '../lib/time.ts';
 import type { Sweep } from './outbox.ts';
 import type { WorkerLog } from './log.ts';

@@ -5,7 +5,7 @@ import { dashboardProject, signup, type Account } from '../helpers/accounts.ts';
 import { crash, sessionStart, T0 } from '../helpers/payloads.ts';
 import { mergePlan } from '../../src/domain/crashGroupMerge.ts';
 import { busyGroups } from '../../src/repos/crashOccurrences.ts';
-import { crashGroupsRepo } from '../../src/repos/crashGroups.ts';
+import { crashGroupsRepo } from '../../src/repos/crashGroups/index.ts';
 
 // Merging crash groups by hand, over HTTP and the real stores (Postgres for the groups and their
 // keys, ClickHouse for the occurrences): the merged group's keys lead to the kept group, its

@@ -6,7 +6,7 @@ import {
   LEGACY_RULE_VERSION,
   type CrashPayload,
 } from '../../src/domain/crashGrouping.ts';
-import { keyInProject, type GroupState } from '../../src/repos/crashGroups.ts';
+import { keyInProject, type GroupState } from '../../src/repos/crashGroups/index.ts';
 import type { CrashingSession } from '../../src/repos/sessions.ts';
 import {
   earlierKeys,

@@ -13,7 +13,7 @@ import {
   statesByKeys,
   type CountedOccurrence,
   type GroupState,
-} from '../../repos/crashGroups.ts';
+} from '../../repos/crashGroups/index.ts';
 import type { OccurrenceRow } from '../../repos/crashOccurrences.ts';
 import type { Queryable } from '../../stores/postgres/port.ts';
 import { sessionQueries } from '../../repos/sessions.ts';

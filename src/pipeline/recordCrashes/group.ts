@@ -1,4 +1,4 @@
-import type { GroupState } from '../../repos/crashGroups.ts';
+import type { GroupState } from '../../repos/crashGroups/index.ts';
 import { storedPair } from '../../repos/crashOccurrences.ts';
 import {
   earlierKeys,

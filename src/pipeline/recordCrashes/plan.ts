@@ -2,7 +2,7 @@ import type { CrashPayload } from '../../domain/crashGrouping.ts';
 import { GROUP_RULE_VERSION, LEGACY_RULE_VERSION } from '../../domain/crashGrouping.ts';
 import { isMessageLevel, type boundCrashContext, type RawCrashContext } from '../../domain/crashContext.ts';
 import { chTime, type OccurrenceRow } from '../../repos/crashOccurrences.ts';
-import { keyInProject, type GroupState } from '../../repos/crashGroups.ts';
+import { keyInProject, type GroupState } from '../../repos/crashGroups/index.ts';
 import type { CrashingSession } from '../../repos/sessions.ts';
 
 /**

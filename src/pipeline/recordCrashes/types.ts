@@ -2,7 +2,7 @@ import type { CrashPayload } from '../../domain/crashGrouping.ts';
 import type { RawCrashContext } from '../../domain/crashContext.ts';
 import type { FingerprintRuleSpec } from '../../domain/fingerprintRules.ts';
 import type { SymbolicatedStack } from '../../domain/symbolication/index.ts';
-import type { CrashGroupsRepo } from '../../repos/crashGroups.ts';
+import type { CrashGroupsRepo } from '../../repos/crashGroups/index.ts';
 import type { CrashOccurrencesRepo } from '../../repos/crashOccurrences.ts';
 import type { CrashingSession, SessionsRepo } from '../../repos/sessions.ts';
 
