@@ -1,5 +1,5 @@
 import { InvalidParameterError } from './errors.ts';
-import { canonicalId } from './ids.ts';
+import { canonicalId, UUID_PATTERN as UUID } from './ids.ts';
 import { parseIsoDate } from './exportParams.ts';
 
 /** A position in a resource's change order: (updatedAt in Unix ms, row id). */
@@ -11,7 +11,6 @@ export interface ChangeKey {
 // Row ids of the incremental resources (sessions, crash groups) are UUIDs; this one sorts
 // after all of them, so (t − 1, MAX_ID) starts a window exactly at t.
 const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The cursor is opaque to clients (docs/export.md): `v1.` and the base64url of "t:id", so its

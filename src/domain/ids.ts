@@ -10,6 +10,9 @@ NAMESPACE.copy(scratch);
 const MAX_SCRATCH_CHARS = 85; // 256 bytes / 3 bytes per UTF-16 unit, the UTF-8 worst case
 const VARIANT = '89ab89ab89ab89ab'; // RFC 4122 variant: the high bits of byte 8 become 10
 
+/** A UUID as text, any letter case (the wire's spelling; stored lower-case). */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
  * The one UUID spelling of a hash (RFC 4122 layout, version 5): its first 32 hex digits with the
  * version digit and the variant digit put in place. `variant` is that digit (8, 9, a or b).

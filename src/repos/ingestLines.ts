@@ -1,3 +1,5 @@
+import { UUID_PATTERN as UUID } from '../domain/ids.ts';
+
 /**
  * The ingest path's wire format to ClickHouse: one JSON line per accepted request, the project
  * and the request body as it arrived, read by the `ingest` Null table whose materialized views
@@ -23,7 +25,6 @@ const FLAG_KEY = ',"network_errors":"';
 const UUID_CHARS = 36;
 /** Where the flag's key starts: after `{"project_id":"`, the project's UUID and its closing quote. */
 const FLAG_AT = '{"project_id":"'.length + UUID_CHARS + 1;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The project and session whose network-error flag a line carries, read from its prefix alone
