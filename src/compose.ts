@@ -3,9 +3,7 @@ import { openStores, type Stores } from './stores/index.ts';
 import { lockDataDir, setOwnerOnlyUmask, tightenModes } from './stores/dataDirLock.ts';
 import { QueueBudget } from './stores/clickhouse/batcher.ts';
 import { Spool } from './stores/spool/spool.ts';
-import { openPg } from './stores/postgres/pg.ts';
 import { migratePostgres } from './stores/migrations.ts';
-import { openClickHouseHttp } from './stores/clickhouse/http.ts';
 import type { ClickHouse } from './stores/clickhouse/port.ts';
 import type { Queryable } from './stores/postgres/port.ts';
 import { postgresRepos, serverRepos, type ServerRepos } from './repos/index.ts';
@@ -213,14 +211,20 @@ export interface ComposedWorker {
 export async function composeWorker(config: Config & { databaseUrl: string }, logOf: LogOf): Promise<ComposedWorker> {
   const lifecycle = new Lifecycle(logOf('lifecycle'));
   try {
-    const pg = await openPg(config.databaseUrl);
+    // The server clients load only where a URL asks for them, as in openStores.
+    const pg = await (await import('./stores/postgres/pg.ts')).openPg(config.databaseUrl);
     lifecycle.add({ name: 'postgres', stop: () => pg.close() });
     // The server normally owns the schema; migrating here too (under the same advisory lock) lets the worker start first.
     await migratePostgres(pg);
     const { key: secretsKey } = resolveSecretsKey(config);
     await pg.tx((q) => verifySecretsKey(q, secretsKey));
     // Spike rules read ClickHouse: a server's (CLICKHOUSE_URL). Without one the rules' pass runs in the API process instead.
-    const ch = config.clickhouse ? await openClickHouseHttp({ ...config.clickhouse, asyncInsert: false }) : undefined;
+    const ch = config.clickhouse
+      ? await (await import('./stores/clickhouse/http.ts')).openClickHouseHttp({
+          ...config.clickhouse,
+          asyncInsert: false,
+        })
+      : undefined;
     if (ch) lifecycle.add({ name: 'clickhouse', stop: () => ch.close() });
     const repos = postgresRepos(pg, { changeLagMs: config.exportSyncLagMs });
     const worker = createAlertWorker(config, { repos, secretsKey, ch }, logOf('outbox'));

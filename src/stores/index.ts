@@ -4,7 +4,6 @@ import type { Config } from '../config.ts';
 import type { ClickHouse } from './clickhouse/port.ts';
 import type { Postgres, Queryable } from './postgres/port.ts';
 import { applyRetention, migrateClickHouse, migratePostgres } from './migrations.ts';
-import { openRedis } from './redis.ts';
 
 export interface Stores {
   pg: Postgres;
@@ -20,7 +19,11 @@ export interface Stores {
  */
 export type DataMove = (q: Queryable, ch: ClickHouse) => Promise<unknown>;
 
-/** Opens each store, embedded unless its URL is set, and brings both schemas up to date. */
+/**
+ * Opens each store, embedded unless its URL is set, and brings both schemas up to date. A server
+ * store's client (pg, @clickhouse/client, ioredis) is loaded only when its URL is set: the
+ * embedded service does not carry them (~15 MB of RSS at start, docs/bench.md).
+ */
 export async function openStores(config: Config, moves: readonly DataMove[] = []): Promise<Stores> {
   const pg = config.databaseUrl
     ? await (await import('./postgres/pg.ts')).openPg(config.databaseUrl)
@@ -47,7 +50,7 @@ export async function openStores(config: Config, moves: readonly DataMove[] = []
     await Promise.allSettled([ch.close(), pg.close()]);
     throw err;
   }
-  const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
+  const redis = config.redisUrl ? (await import('./redis.ts')).openRedis(config.redisUrl) : undefined;
   return {
     pg,
     ch,

@@ -1,4 +1,3 @@
-import OpenAI from 'openai';
 import type { Config } from '../config.ts';
 import {
   cleanAiSummary,
@@ -28,11 +27,16 @@ export function createSummarizer(config: Pick<Config, 'openai' | 'summaryTimeout
   if (!ai) return async (c) => fallback(c);
 
   const budget = config.summaryTimeoutMs;
-  const client = new OpenAI({ apiKey: ai.apiKey, baseURL: ai.baseUrl, timeout: budget, maxRetries: 2 });
+  // The SDK loads with the first summary: a service without a key does not carry it.
+  let client: Promise<import('openai').OpenAI> | undefined;
+  const openai = () =>
+    (client ??= import('openai').then(
+      ({ OpenAI }) => new OpenAI({ apiKey: ai.apiKey, baseURL: ai.baseUrl, timeout: budget, maxRetries: 2 }),
+    ));
   return async (c) => {
     const p = summaryPrompt(c);
     try {
-      const res = await client.chat.completions.create(
+      const res = await (await openai()).chat.completions.create(
         {
           model: ai.model,
           messages: [
