@@ -10,6 +10,7 @@ import { dashboardProject, signup } from '../helpers/accounts.ts';
 import { createAlertWorker, type AlertWorker } from '../../src/workers/index.ts';
 import { resolveSecretsKey } from '../../src/services/secretsKey.ts';
 import { silentLog } from '../../src/lib/log.ts';
+import { MIN_DEFER_MS } from '../../src/domain/outboxBackoff.ts';
 
 // Finding 4 of the third probe: one account mailed 150 strangers in 16 s, one address got 5
 // alerts in 8 s from 5 projects, 40 new groups made 40 model calls (the summary ran before the
@@ -82,6 +83,25 @@ async function summaries(projectId: string) {
   return r.rows.map((x) => x.summary_source).sort();
 }
 
+/**
+ * Rounds of the worker until none of the project's alert jobs waits. On a server Postgres each of
+ * the round's concurrent jobs has its own transaction time: one that claims the alert slot a
+ * moment "before" the job holding it is deferred (MIN_DEFER_MS) and runs in a later round.
+ */
+async function runUntilSent(projectId: string) {
+  const pg = (await s.stores()).pg;
+  for (let round = 0; round < 40; round++) {
+    await w.worker.runDue();
+    const r = await pg.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM alert_outbox WHERE project_id = $1 AND status = 'pending'",
+      [projectId],
+    );
+    if (r.rows[0]?.n === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, MIN_DEFER_MS));
+  }
+  throw new Error(`alert jobs of project ${projectId} still pending after 40 rounds`);
+}
+
 describe('bounded outbound mail and AI', () => {
   it('one account cannot mail more strangers a day than its cap', async () => {
     const alice = await signup(s);
@@ -121,7 +141,7 @@ describe('bounded outbound mail and AI', () => {
     const asked = ai.requests.length;
     // A burst of new groups before the worker's round: one digest, no model call at all.
     for (let i = 0; i < 5; i++) await newGroup(p);
-    await w.worker.runDue();
+    await runUntilSent(p.projectId);
     expect(ai.requests.length).toBe(asked);
     expect(await summaries(p.projectId)).toEqual(Array(5).fill('deterministic'));
 
