@@ -43,6 +43,10 @@ const cfg = {
   seconds: num('BENCH_SECONDS', quick ? 10 : 60),
   serverSeconds: num('BENCH_SERVER_SECONDS', quick ? 10 : 30),
   ceilingSeconds: num('BENCH_CEILING_SECONDS', quick ? 5 : 20),
+  // Before each saturated phase and ceiling, load that is not measured (a fresh process's JIT, the
+  // engine's first inserts): the figures are the steady state. 0 turns it off. Paced phases get
+  // none: the seconds after a saturated phase are part of what they measure.
+  warmupSeconds: env.BENCH_WARMUP_SECONDS === '0' ? 0 : num('BENCH_WARMUP_SECONDS', quick ? 2 : 5),
   pacedSeconds: num('BENCH_PACED_SECONDS', quick ? 5 : 20),
   // Lets background merges left by the saturated phase finish before the paced phase.
   settleSeconds: num('BENCH_SETTLE_SECONDS', quick ? 2 : 5),
@@ -100,7 +104,9 @@ async function load(label: string, lc: LoadConfig, watcher?: ProcWatcher): Promi
           if (m.type === 'progress') {
             const srv = watcher?.last ? ` | server RSS ${watcher.last.rssMb} MB` : '';
             process.stdout.write(
-              `\r${label}: ${m.elapsed!.toFixed(0)}/${lc.seconds} s  ${m.requests} req  ${Math.round(m.events! / m.elapsed!).toLocaleString('en-US')} events/s  ${m.errors} errors${srv}   `,
+              m.elapsed! < 0.5
+                ? `\r${label}: warming up${srv}   `
+                : `\r${label}: ${m.elapsed!.toFixed(0)}/${lc.seconds} s  ${m.requests} req  ${Math.round(m.events! / m.elapsed!).toLocaleString('en-US')} events/s  ${m.errors} errors${srv}   `,
             );
           } else if (m.type === 'done') {
             process.stdout.write('\n');
@@ -155,6 +161,7 @@ async function bareCeiling(
         apiKey: 'none',
         connections,
         seconds,
+        warmupSeconds: cfg.warmupSeconds,
         mix: cfg.mix,
         batchesPerSession: cfg.batchesPerSession,
       },
@@ -385,10 +392,11 @@ async function ingestPaths(bare: Record<number, number>) {
         const sched0 = schedStat(svc.child.pid!);
         const r = await load(
           `${name} path, ${connections} connections`,
-          { ...base, connections, seconds: cfg.pathSeconds },
+          { ...base, connections, seconds: cfg.pathSeconds, warmupSeconds: cfg.warmupSeconds },
           w,
         );
-        const jsSched = schedShare(sched0, schedStat(svc.child.pid!), r.seconds);
+        const phaseSeconds = r.seconds + r.warmupSeconds;
+        const jsSched = schedShare(sched0, schedStat(svc.child.pid!), phaseSeconds);
         const drainT0 = performance.now();
         for (let i = 0; spool && i < 600 && (await scrapeMetrics(svc.url)).value('flightrec_spool_bytes') > 0; i++)
           await sleep(100);
@@ -396,14 +404,14 @@ async function ingestPaths(bare: Record<number, number>) {
         const t1 = threadCpu(svc.child.pid!);
         const engineSec = engineCpuSec(t1) - engineCpuSec(t0);
         const ev100 = r.routes.events100?.eps ?? 0;
-        const gcSat = gcShare(gc0, await gcSeconds(svc.url), r.seconds + drainSeconds);
+        const gcSat = gcShare(gc0, await gcSeconds(svc.url), phaseSeconds + drainSeconds);
         saturated[connections] = {
           load: r,
           events100PerSecond: ev100,
           events100VsBareFastify: ratioOf(ev100, bare[connections]),
           engineCpuUsPerStoredRow:
             Math.round(((engineSec * 1e6) / Math.max(1, r.ackedEvents + r.ackedNetworkRows)) * 100) / 100,
-          cpuCoresByThread: threadCores(t0, t1, r.seconds + drainSeconds),
+          cpuCoresByThread: threadCores(t0, t1, phaseSeconds + drainSeconds),
           jsThreadGcShare: gcSat,
           jsThreadSchedule: jsSched,
           spoolDrainSecondsAfter: spool ? drainSeconds : null,
@@ -524,7 +532,7 @@ async function main() {
     `flightrec ingestion bench — shape ${shape}${quick ? ' (quick)' : ''}; ${m0.nproc} × ${m0.cpuModel}, ${m0.memoryGb} GB; load average ${m0.uptimeLoadAvg.join(' ')}`,
   );
   log(
-    `mix ${cfg.mix}; ${cfg.connections} connections; service ${cfg.seconds} s, ceilings ${cfg.ceilingSeconds} s, paced ${cfg.pacedSeconds} s`,
+    `mix ${cfg.mix}; ${cfg.connections} connections; service ${cfg.seconds} s, ceilings ${cfg.ceilingSeconds} s, each after ${cfg.warmupSeconds} s of warm-up; paced ${cfg.pacedSeconds} s`,
   );
 
   if (cfg.pathsOnly) return pathsReport(startedAt, m0);
@@ -541,7 +549,9 @@ async function main() {
   const bare = await bareCeiling();
   log(routeTable('bare Fastify ceiling', bare.load));
   const bareCpuUsPerEvent =
-    Math.round(((bare.cpuCores * bare.load.seconds * 1e6) / Math.max(1, bare.load.ackedEvents)) * 100) / 100;
+    Math.round(
+      ((bare.cpuCores * bare.load.seconds * 1e6) / Math.max(1, bare.load.eventsPerSecond * bare.load.seconds)) * 100,
+    ) / 100;
   const server = cfg.url ? undefined : await serverShape();
   if (server) {
     log(routeTable('server shape (ClickHouse out of process), saturated', server.load));
@@ -565,8 +575,9 @@ async function main() {
     batchesPerSession: cfg.batchesPerSession,
   };
   const threads0 = svc.child ? threadCpu(svc.child.pid!) : undefined;
-  const sat = await load('service', { ...base, seconds: cfg.seconds }, watcher);
-  const satThreads = svc.child && threads0 ? threadCores(threads0, threadCpu(svc.child.pid!), sat.seconds) : null;
+  const sat = await load('service', { ...base, seconds: cfg.seconds, warmupSeconds: cfg.warmupSeconds }, watcher);
+  const satThreads =
+    svc.child && threads0 ? threadCores(threads0, threadCpu(svc.child.pid!), sat.seconds + sat.warmupSeconds) : null;
   watcher?.sample();
   const satCpu = watcher?.cpuCores() ?? 0;
   const totalRps = Object.values(sat.routes).reduce((a, r) => a + r.rps, 0);
@@ -628,7 +639,7 @@ async function main() {
             shutdownMs,
             // The whole embedded system (API, PGlite and the in-process ClickHouse) per acknowledged event.
             cpuUsPerEventSaturated:
-              Math.round(((satCpu * sat.seconds * 1e6) / Math.max(1, sat.ackedEvents)) * 100) / 100,
+              Math.round(((satCpu * sat.seconds * 1e6) / Math.max(1, sat.eventsPerSecond * sat.seconds)) * 100) / 100,
           }
         : null,
     },
