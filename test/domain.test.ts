@@ -211,6 +211,16 @@ describe('numbers beyond a double, found before the parsed body is walked', () =
     expect(mayHoldHugeNumber('{"a":1e400}')).toBe(true);
     expect(mayHoldHugeNumber('{"a":[2E+308]}')).toBe(true);
     expect(mayHoldHugeNumber('{"a":1e99,"b":1e-400}')).toBe(false);
+    // An exponent is a number's only where a number can stand: after `:`, `,`, `[` or nothing.
+    for (const t of ['1e400', '{"a": -1.5e400}', '[1,2E+400]', '{"a":\n\t 1e400}', '{"a":[ -0.5e999 ]}'])
+      expect(mayHoldHugeNumber(t), t).toBe(true);
+    // Hex ids that hold digit-e-digits (one random UUID in nine) are not numbers: no walk.
+    for (const t of [
+      '{"id":"9e1234ab-1c2d-4e3f-8a9b-0c1d2e3f4a5b"}',
+      '{"sessionId":"0b1c2d3e-4f5a-4b6c-8d7e-ab4e1230ffee","events":[]}',
+      '{"requests":[{"id":"5d41402a-bc4b-2a76-b971-9d911017c592-7e500"}]}',
+    ])
+      expect(mayHoldHugeNumber(t), t).toBe(false);
     expect(
       mayHoldHugeNumber(
         JSON.stringify({
