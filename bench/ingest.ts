@@ -550,7 +550,8 @@ async function main() {
   log(routeTable('bare Fastify ceiling', bare.load));
   const bareCpuUsPerEvent =
     Math.round(
-      ((bare.cpuCores * bare.load.seconds * 1e6) / Math.max(1, bare.load.eventsPerSecond * bare.load.seconds)) * 100,
+      ((bare.cpuCores * (bare.load.seconds + bare.load.warmupSeconds) * 1e6) / Math.max(1, bare.load.ackedEvents)) *
+        100,
     ) / 100;
   const server = cfg.url ? undefined : await serverShape();
   if (server) {
@@ -639,7 +640,8 @@ async function main() {
             shutdownMs,
             // The whole embedded system (API, PGlite and the in-process ClickHouse) per acknowledged event.
             cpuUsPerEventSaturated:
-              Math.round(((satCpu * sat.seconds * 1e6) / Math.max(1, sat.eventsPerSecond * sat.seconds)) * 100) / 100,
+              Math.round(((satCpu * (sat.seconds + sat.warmupSeconds) * 1e6) / Math.max(1, sat.ackedEvents)) * 100) /
+              100,
           }
         : null,
     },

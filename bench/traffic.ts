@@ -1,8 +1,8 @@
 /**
  * SDK-shaped request bodies, built as strings from pre-rendered fragments so that the load
- * generator spends its CPU sending, not serialising. Every session id and request id is
- * unique (a per-process random prefix plus a counter) and sequence numbers only grow, so no
- * two acknowledged rows can collapse into one by accident.
+ * generator spends its CPU sending, not serialising. Every session id and request id is a
+ * random v4 UUID (`Ids`) and sequence numbers only grow, so no two acknowledged rows can
+ * collapse into one by accident.
  */
 import { randomUUID } from 'node:crypto';
 

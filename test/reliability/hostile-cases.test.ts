@@ -138,8 +138,8 @@ describe('hostile input, pinned', () => {
   });
 
   it('__proto__ and constructor.prototype keys are refused with 400, nothing polluted', async () => {
-    // Spelled out, spaced, and escaped: the parser skips the check only for text with no
-    // backslash and neither key in quotes, so each of these must still be refused.
+    // Spelled out, spaced before the colon, escaped, and after another escape: each is the same
+    // key once parsed, so each must be refused alike.
     for (const prefix of [
       '{"__proto__":{"polluted":1},',
       '{"constructor":{"prototype":{"polluted":1}},',
