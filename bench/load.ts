@@ -59,6 +59,8 @@ export interface LoadResult {
    * over the run from a few slow seconds (a merge, a large insert, a slow minute of the host).
    */
   bySecond?: { second: number; n: number; p99: number; max: number }[];
+  /** Paced runs with a warm-up: its latencies, left out of every figure above but shown. */
+  warmup?: { n: number; p99: number; max: number };
 }
 
 /**
@@ -149,6 +151,7 @@ export async function runLoad(
       : undefined;
   let slot = 0;
   const bySecond: Latencies[] = [];
+  const warmupLatency = new Latencies();
 
   async function send(b: Body): Promise<boolean> {
     const s = route(b.kind);
@@ -168,7 +171,7 @@ export async function runLoad(
         const second = Math.floor((performance.now() - measureFrom) / 1000);
         bySecond[second] ??= new Latencies();
         bySecond[second].add(latency);
-      }
+      } else if (cfg.rps) warmupLatency.add(latency);
       first = false;
       if (status < 200 || status >= 300) {
         s.statuses[status] = (s.statuses[status] ?? 0) + 1;
@@ -249,6 +252,8 @@ export async function runLoad(
           return n ? [{ second, n, p99, max }] : [];
         })
       : undefined,
+    warmup:
+      cfg.rps && warmupSeconds > 0 ? (({ n, p99, max }) => ({ n, p99, max }))(warmupLatency.summary()) : undefined,
   };
 }
 

@@ -97,12 +97,10 @@ async function build(config: Config, logOf: LogOf, overrides: ComposeOverrides, 
   const changes = { changeLagMs: config.exportSyncLagMs };
   // The bytes of accepted bodies waiting for their insert, across every group commit (503 past it).
   const budget = new QueueBudget(config.ingestQueueBytes);
-  const built = serverRepos(
-    postgresRepos(stores.pg, { ...changes, clock: overrides.clock }),
-    stores.ch,
-    budget,
-    changes,
-  );
+  const built = serverRepos(postgresRepos(stores.pg, { ...changes, clock: overrides.clock }), stores.ch, budget, {
+    ...changes,
+    releaseDayQuietMs: config.releaseDayQuietMs,
+  });
   const direct = ingestRepo(stores.ch, budget);
   // The spools are stores of their own (each holds its directory's lock from construction on);
   // their loaders insert through the repos' group commits.

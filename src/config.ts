@@ -105,6 +105,8 @@ export interface Config {
   exportSyncLagMs: number;
   /** Event batches move their session's updatedAt at most this often (SessionTouches). */
   exportTouchIntervalMs: number;
+  /** A day is counted once for the Releases page when it has been over and untouched this long. */
+  releaseDayQuietMs: number;
   /** Streamed exports open at once per project (per API process); 429 beyond. */
   exportMaxStreams: number;
   /** A streamed export whose client reads nothing for this long is cut. */
@@ -410,6 +412,8 @@ export function loadConfig(env: Env = process.env): Config {
     exportChunkBytes: int(env, 'EXPORT_CHUNK_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     exportSyncLagMs: int(env, 'EXPORT_SYNC_LAG_MS', 5000, 0, 3_600_000),
     exportTouchIntervalMs: int(env, 'EXPORT_TOUCH_INTERVAL_MS', 10_000, 1, 3_600_000),
+    // Far longer than an insert takes and than ClickHouse nodes' clocks drift (src/domain/releaseHealth.ts).
+    releaseDayQuietMs: int(env, 'RELEASE_DAY_QUIET_MS', 600_000, 0, 30 * 86_400_000),
     exportMaxStreams: int(env, 'EXPORT_MAX_STREAMS', 4, 1, 10_000),
     exportIdleTimeoutMs: int(env, 'EXPORT_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     signupEnabled: bool(env, 'SIGNUP_ENABLED', true),

@@ -195,3 +195,50 @@ export function buckets(range: ActivityRange, now: number): number[] {
   const n = Math.round(spanMs / bucketMs);
   return Array.from({ length: n }, (_, i) => last - (n - 1 - i) * bucketMs);
 }
+
+/**
+ * Which days of a range the Releases page reads from kept counts, and which it counts from
+ * session rows (docs/decisions.md, "Exact release counts of quiet days"). Counting rows exactly
+ * means reading every session of the range; a day's counts stop changing once no fact about its
+ * sessions arrives, so they are kept per day once the day has been over and untouched for
+ * `quietMs`, and used while no fact has touched the day since. A fact whose insert started
+ * before the counts were taken but committed after may be missing from them: its touch is then
+ * younger than `quietMs` before them, which makes them stale (inserts take far less than
+ * `quietMs`). Times are the store's clock, in ms.
+ */
+export interface DayState {
+  /** the day's latest session-fact insert, if any */
+  touchedAt?: number;
+  /** when the day's kept counts were taken, if any */
+  countedAt?: number;
+}
+
+export interface DayPlan {
+  /** days whose kept counts hold */
+  kept: string[];
+  /** days counted from session rows */
+  counted: string[];
+  /** of `counted`, the days whose counts can be kept, as of `now` */
+  toKeep: string[];
+}
+
+/** `days`: 'YYYY-MM-DD' UTC days of the range, in order; `now`: the store's clock. */
+export function planDays(
+  days: readonly string[],
+  state: ReadonlyMap<string, DayState>,
+  now: number,
+  quietMs: number,
+): DayPlan {
+  const plan: DayPlan = { kept: [], counted: [], toKeep: [] };
+  const quietSince = (t: number | undefined, at: number) => t === undefined || t < at - quietMs;
+  for (const day of days) {
+    const s = state.get(day) ?? {};
+    if (s.countedAt !== undefined && quietSince(s.touchedAt, s.countedAt)) {
+      plan.kept.push(day);
+      continue;
+    }
+    plan.counted.push(day);
+    if (Date.parse(`${day}T00:00:00Z`) + DAY_MS <= now - quietMs && quietSince(s.touchedAt, now)) plan.toKeep.push(day);
+  }
+  return plan;
+}

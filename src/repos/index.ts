@@ -63,7 +63,12 @@ export type PostgresRepos = ReturnType<typeof postgresRepos>;
  * export are built beside them by src/compose.ts and src/services/index.ts (the spool wraps the
  * one; the other reads through the crash-group service).
  */
-export function serverRepos(pg: PostgresRepos, ch: ClickHouse, budget: QueueBudget, opts: { changeLagMs: number }) {
+export function serverRepos(
+  pg: PostgresRepos,
+  ch: ClickHouse,
+  budget: QueueBudget,
+  opts: { changeLagMs: number; releaseDayQuietMs: number },
+) {
   const events = eventsRepo(ch);
   return {
     ...pg,
@@ -73,7 +78,7 @@ export function serverRepos(pg: PostgresRepos, ch: ClickHouse, budget: QueueBudg
     networkLogs: networkLogsRepo(ch),
     occurrences: crashOccurrencesRepo(ch, budget),
     sessionFacts: sessionFactsRepo(ch, budget),
-    releaseHealth: releaseHealthRepo(ch),
+    releaseHealth: releaseHealthRepo(ch, { quietMs: opts.releaseDayQuietMs }),
     crashInsights: crashInsightsRepo(ch),
     sessions: sessionsRepo(pg.pg, events.countBySession, opts),
   };

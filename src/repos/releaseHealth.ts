@@ -1,3 +1,5 @@
+import { DAY_MS } from '../domain/exportParams.ts';
+import { type DayState, planDays } from '../domain/releaseHealth.ts';
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
 
 /**
@@ -5,12 +7,16 @@ import type { ClickHouse } from '../stores/clickhouse/port.ts';
  * sessions and crashed sessions counted exactly, clickhouse/010_exact_release_sessions.sql),
  * `release_health_daily` (sketches of users and crashed users), `release_adoption_hourly`
  * (sketches of sessions per hour, for adoption) and `release_seen` (first and latest session
- * start), all kept by their views over session_facts.
+ * start), all kept by their views over session_facts; `release_day_counts` keeps the exact
+ * counts of quiet days (clickhouse/014_release_day_counts.sql).
  */
 const DAILY = 'release_health_daily';
 const HOURLY = 'release_adoption_hourly';
 const SESSIONS = 'release_sessions';
 const SEEN = 'release_seen';
+const TOUCHED = 'release_day_touched';
+const DAY_COUNTS = 'release_day_counts';
+const COUNTED = 'release_day_counted';
 // the same states per environment (clickhouse/008_crash_context.sql), read when one is asked for
 const ENV_DAILY = 'release_health_env_daily';
 
@@ -53,7 +59,103 @@ const setKey = (x: { d: string; v: string; p: string; noDay: number; noPlatform:
   `${Number(x.noDay) ? '' : x.d}\u0000${x.v}\u0000${Number(x.noPlatform) ? '\u0001' : x.p}`;
 const oneEnvironment = (e: string | undefined) => (e === undefined ? '' : ' AND environment = {env:String}');
 
-export function releaseHealthRepo(ch: ClickHouse) {
+/** The UTC days 'YYYY-MM-DD' of [fromMs, toMs), both whole days. */
+const daysOf = (fromMs: number, toMs: number) =>
+  Array.from({ length: Math.max(0, Math.round((toMs - fromMs) / DAY_MS)) }, (_, i) => date(fromMs + i * DAY_MS));
+
+type DayRow = { d: string; v: string; p: string; s: number; cs: number };
+
+/** Per day, release and platform, the four grouping sets the page reads, as the SQL of the sketches gives them. */
+function groupingSets(rows: readonly DayRow[]) {
+  const out = new Map<string, DayRow & { noDay: number; noPlatform: number }>();
+  const add = (d: string, v: string, p: string, noDay: number, noPlatform: number, x: DayRow) => {
+    const k = setKey({ d, v, p, noDay, noPlatform });
+    const o = out.get(k);
+    if (o) {
+      o.s += x.s;
+      o.cs += x.cs;
+    } else out.set(k, { d, v, p, s: x.s, cs: x.cs, noDay, noPlatform });
+  };
+  for (const x of rows) {
+    const [s, cs] = [Number(x.s), Number(x.cs)];
+    const r = { ...x, s, cs };
+    add(x.d, x.v, x.p, 0, 0, r);
+    add('', x.v, x.p, 1, 0, r);
+    add(x.d, x.v, '', 0, 1, r);
+    add('', x.v, '', 1, 1, r);
+  }
+  return [...out.values()];
+}
+
+export function releaseHealthRepo(ch: ClickHouse, opts: { quietMs: number }) {
+  /**
+   * Exact sessions and crashed sessions per day, release and platform over a range: kept counts
+   * for the days they still hold, session rows (FINAL) for the others, and the counts of the
+   * counted days that have gone quiet kept for next time (src/domain/releaseHealth.ts, planDays).
+   */
+  async function exactDays(projectId: string, r: HealthRange): Promise<DayRow[]> {
+    const args = { project: projectId, platform: r.platform ?? '', from: date(r.fromMs), to: date(r.toMs) };
+    const inRange = 'project_id = {project:String} AND day >= {from:Date} AND day < {to:Date}';
+    const marks = await ch.query<{ d: string; t: number; k: 'touched' | 'counted' | 'now' }>(
+      `SELECT toString(day) AS d, max(touched_at) AS t, 'touched' AS k FROM ${TOUCHED} WHERE ${inRange} GROUP BY day
+       UNION ALL SELECT toString(day), max(counted_at), 'counted' FROM ${COUNTED} WHERE ${inRange} GROUP BY day
+       UNION ALL SELECT '', toUInt64(toUnixTimestamp64Milli(now64(3))), 'now'`,
+      args,
+    );
+    const state = new Map<string, DayState>();
+    let now = 0;
+    for (const m of marks) {
+      if (m.k === 'now') now = Number(m.t);
+      else state.set(m.d, { ...state.get(m.d), [m.k === 'touched' ? 'touchedAt' : 'countedAt']: Number(m.t) });
+    }
+    const plan = planDays(daysOf(r.fromMs, r.toMs), state, now, opts.quietMs);
+    const platform = onePlatform(r.platform);
+    const [kept, counted] = await Promise.all([
+      plan.kept.length
+        ? ch.query<DayRow>(
+            `SELECT toString(day) AS d, app_version AS v, platform AS p, argMax(sessions, counted_at) AS s,
+               argMax(crashed_sessions, counted_at) AS cs
+             FROM ${DAY_COUNTS} WHERE project_id = {project:String} AND day IN {days:Array(Date)}${platform}
+             GROUP BY day, app_version, platform`,
+            { ...args, days: plan.kept },
+          )
+        : [],
+      plan.counted.length
+        ? ch.query<DayRow>(
+            `SELECT toString(day) AS d, app_version AS v, platform AS p, count() AS s, countIf(crashed = 1) AS cs
+             FROM ${SESSIONS} FINAL WHERE project_id = {project:String} AND day IN {days:Array(Date)}${platform}
+             GROUP BY day, app_version, platform
+             SETTINGS do_not_merge_across_partitions_select_final = 1`,
+            { ...args, days: plan.counted },
+          )
+        : [],
+    ]);
+    // A platform's rows alone are not the day's: only a read over every platform is kept.
+    if (plan.toKeep.length && r.platform === undefined) await keep(projectId, plan.toKeep, counted, now);
+    return [...kept, ...counted];
+  }
+
+  /** Counts before marks: a day whose mark is read has its counts. */
+  async function keep(projectId: string, days: string[], counted: readonly DayRow[], countedAt: number) {
+    const quiet = new Set(days);
+    const rows = counted
+      .filter((x) => quiet.has(x.d))
+      .map((x) => ({
+        project_id: projectId,
+        day: x.d,
+        app_version: x.v,
+        platform: x.p,
+        sessions: Number(x.s),
+        crashed_sessions: Number(x.cs),
+        counted_at: countedAt,
+      }));
+    if (rows.length) await ch.insert(DAY_COUNTS, rows);
+    await ch.insert(
+      COUNTED,
+      days.map((day) => ({ project_id: projectId, day, counted_at: countedAt })),
+    );
+  }
+
   return {
     /**
      * Each release's figures over the range and per UTC day of it, per platform and over all
@@ -74,13 +176,7 @@ export function releaseHealthRepo(ch: ClickHouse) {
       // daily sketches (release_sessions has no environment), exact to a few thousand sessions.
       const [exact, sketched] = await Promise.all([
         r.environment === undefined
-          ? ch.query<Row & { s: number; cs: number }>(
-              `SELECT toString(day) AS d, app_version AS v, platform AS p, count() AS s, countIf(crashed = 1) AS cs,
-               grouping(d) AS noDay, grouping(p) AS noPlatform
-             FROM ${SESSIONS} FINAL WHERE ${where} GROUP BY ${SETS}
-             SETTINGS do_not_merge_across_partitions_select_final = 1`,
-              args,
-            )
+          ? exactDays(projectId, r).then(groupingSets)
           : ch.query<Row & { s: number; cs: number }>(
               `SELECT toString(day) AS d, app_version AS v, platform AS p,
                uniqCombinedMerge(14)(sessions) AS s, uniqCombinedMerge(14)(crashed_sessions) AS cs,

@@ -9,6 +9,7 @@ import {
   groupBadge,
   HOUR_MS,
   percent,
+  planDays,
   previousVersions,
   significanceGap,
   significantlyWorse,
@@ -180,5 +181,54 @@ describe('release health rules', () => {
         { subject: '1.10.0', value: 1, detail: worse!.detail },
       ),
     ).toBe(`Watch: ${worse!.detail} in 60 min`);
+  });
+});
+
+describe('planDays: which days the Releases page reads from kept counts', () => {
+  const DAY = 86_400_000;
+  const now = Date.parse('2026-12-06T12:00:00Z');
+  const Q = 600_000;
+  const days = ['2026-12-03', '2026-12-04', '2026-12-05', '2026-12-06'];
+
+  it('keeps a day once it has been over and untouched for the quiet time, never today', () => {
+    const state = new Map([
+      ['2026-12-03', { touchedAt: now - 2 * DAY }],
+      ['2026-12-04', { touchedAt: now - Q + 1 }], // a late fact moments ago
+      ['2026-12-06', { touchedAt: now - 3 * Q }], // quiet, but the day is not over
+    ]);
+    // 2026-12-05 has no fact at all: over, so kept as a day without sessions
+    expect(planDays(days, state, now, Q)).toEqual({
+      kept: [],
+      counted: days,
+      toKeep: ['2026-12-03', '2026-12-05'],
+    });
+    // yesterday ended 12 h ago: with a quiet time longer than that it is not kept yet
+    expect(planDays(['2026-12-05'], new Map(), now, 13 * 3_600_000).toKeep).toEqual([]);
+  });
+
+  it('reads kept counts while no fact touched the day since, and counts rows again once one did', () => {
+    const countedAt = now - DAY;
+    const state = new Map([
+      ['2026-12-03', { touchedAt: countedAt - Q - 1, countedAt }],
+      ['2026-12-04', { touchedAt: now - 5_000, countedAt }], // a late crash fact this morning
+      ['2026-12-05', { countedAt }],
+    ]);
+    expect(planDays(days, state, now, Q)).toEqual({
+      kept: ['2026-12-03', '2026-12-05'],
+      counted: ['2026-12-04', '2026-12-06'],
+      toKeep: [],
+    });
+  });
+
+  it('takes a touch just before the count as one that may have missed it', () => {
+    // an insert whose touch is younger than the quiet time before the count may have committed
+    // after the count read the rows: the counts are not trusted
+    const countedAt = now - DAY;
+    const state = new Map([['2026-12-03', { touchedAt: countedAt - Q + 1, countedAt }]]);
+    expect(planDays(['2026-12-03'], state, now, Q)).toEqual({
+      kept: [],
+      counted: ['2026-12-03'],
+      toKeep: ['2026-12-03'],
+    });
   });
 });

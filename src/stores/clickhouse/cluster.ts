@@ -40,6 +40,11 @@ export const SHARD_KEYS: Readonly<Record<string, string>> = {
   release_sessions: 'cityHash64(project_id, session_id)',
   release_seen: 'cityHash64(project_id, app_version, platform)',
   release_health_env_daily: 'cityHash64(project_id, app_version, platform)',
+  // 014: a day's touches come from every shard's facts and its kept counts from the service; reads
+  // take the latest per key (max, argMax) over all shards, so any shard will do
+  release_day_touched: 'cityHash64(project_id, day)',
+  release_day_counts: 'cityHash64(project_id, day)',
+  release_day_counted: 'cityHash64(project_id, day)',
   // crash suspects (009): written by their views too, on the node of their facts or occurrences
   session_dimensions_daily: 'cityHash64(project_id, dimension, value)',
   crash_dimensions_daily: 'cityHash64(project_id, group_key)',
