@@ -130,8 +130,11 @@ export function releaseHealthRepo(ch: ClickHouse, opts: { quietMs: number }) {
           )
         : [],
     ]);
-    // A platform's rows alone are not the day's: only a read over every platform is kept.
-    if (plan.toKeep.length && r.platform === undefined) await keep(projectId, plan.toKeep, counted, now);
+    // A platform's rows alone are not the day's: only a read over every platform is kept. Keeping
+    // only spares later reads: the page has its counts either way, so a failed keep fails nothing
+    // (the next read over the range tries again).
+    if (plan.toKeep.length && r.platform === undefined)
+      await keep(projectId, plan.toKeep, counted, now).catch(() => {});
     return [...kept, ...counted];
   }
 
