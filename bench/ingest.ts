@@ -44,8 +44,8 @@ const cfg = {
   serverSeconds: num('BENCH_SERVER_SECONDS', quick ? 10 : 30),
   ceilingSeconds: num('BENCH_CEILING_SECONDS', quick ? 5 : 20),
   // Before each saturated phase and ceiling, load that is not measured (a fresh process's JIT, the
-  // engine's first inserts): the figures are the steady state. 0 turns it off. Paced phases get
-  // none: the seconds after a saturated phase are part of what they measure.
+  // engine's first inserts): the figures are the steady state. 0 turns it off. Paced phases have
+  // their own, below.
   warmupSeconds: env.BENCH_WARMUP_SECONDS === '0' ? 0 : num('BENCH_WARMUP_SECONDS', quick ? 2 : 5),
   pacedSeconds: num('BENCH_PACED_SECONDS', quick ? 5 : 20),
   // The paced phase's own start (a freshly forked load generator's JIT, its new connections, every
