@@ -10,8 +10,11 @@
  * per insert, so the view aggregates them as ingestion's inserts would), plus one crash
  * occurrence per crashed session over 300 groups. Then it times the page's requests through the
  * HTTP stack (`app.inject`: routing, auth, schemas, the stores; no socket): the Releases page over
- * all the days, over the last 14 days, the compare view, and the export. Prints p50 / p95 / p99
- * per request, load time, and the figures of one release as a sanity check.
+ * all the days, over the last 14 days, the compare view, and the export. The service keeps the
+ * exact counts of days quiet for `--quiet-ms` (RELEASE_DAY_QUIET_MS, 2 s here), and the bench waits
+ * that long after loading: each kind of request's first read, which counts the quiet days and keeps
+ * them, is printed apart. Prints p50 / p95 / p99 per request, load time, and the figures of one
+ * release as a sanity check.
  *
  * Do not run it with the full 10 M on a shared machine: `--sessions 200000` checks it works.
  */
