@@ -64,8 +64,15 @@ afterAll(async () => {
 
 describe('the Releases page over quiet days', () => {
   it('counts a quiet day once, then reads its kept counts; today is always counted from rows', async () => {
-    expect(await page()).toEqual({ '1.0': [2, 0], '2.0': [2, 1] });
-    await new Promise((r) => setTimeout(r, QUIET_MS + 200));
+    // each read counts the days from rows until one finds the old day quiet and keeps it
+    await waitFor(
+      'the old day kept',
+      async () => {
+        expect(await page()).toEqual({ '1.0': [2, 0], '2.0': [2, 1] });
+        return (await counted()).has(oldDay);
+      },
+      30_000,
+    );
     expect(await page()).toEqual({ '1.0': [2, 0], '2.0': [2, 1] });
     const marks = await counted();
     expect(marks.has(oldDay)).toBe(true);
@@ -94,10 +101,14 @@ describe('the Releases page over quiet days', () => {
     await session(old + 3000, '1.0', true);
     await waitFor('the late facts loaded', async () => (await page())['1.0']?.[1] === 1, 10_000);
     // read from rows: the directly written row of the test before is counted now too
-    expect(await page()).toEqual({ '1.0': [4, 1], '2.0': [2, 1] });
-    await new Promise((r) => setTimeout(r, QUIET_MS + 200));
-    expect(await page()).toEqual({ '1.0': [4, 1], '2.0': [2, 1] });
-    expect((await counted()).get(oldDay)).toBeGreaterThan(before);
+    await waitFor(
+      'the old day counted again',
+      async () => {
+        expect(await page()).toEqual({ '1.0': [4, 1], '2.0': [2, 1] });
+        return (await counted()).get(oldDay)! > before;
+      },
+      30_000,
+    );
     expect(await page()).toEqual({ '1.0': [4, 1], '2.0': [2, 1] });
   });
 
@@ -108,16 +119,25 @@ describe('the Releases page over quiet days', () => {
     const before = (await counted()).get(day)!;
     expect(before).toBeGreaterThan(0);
     await session(old + DAY, '2.0');
-    // its fact loaded (the touch), so the wait below is the day's quiet time
-    await s.settled();
     const insert = ch.insert;
+    let refused = 0;
     (ch as { insert: typeof ch.insert }).insert = async (table, rows) => {
-      if (table === 'release_day_counts') throw new Error('connect ECONNREFUSED (injected)');
+      if (table === 'release_day_counts') {
+        refused++;
+        throw new Error('connect ECONNREFUSED (injected)');
+      }
       return insert.call(ch, table, rows);
     };
     try {
-      await new Promise((r) => setTimeout(r, QUIET_MS + 200));
-      expect(await page()).toEqual({ '1.0': [4, 1], '2.0': [3, 1] });
+      // reads answer while the day goes quiet, and once it has, with its keep refused
+      await waitFor(
+        'a keep refused',
+        async () => {
+          expect(await page()).toEqual({ '1.0': [4, 1], '2.0': [3, 1] });
+          return refused > 0;
+        },
+        30_000,
+      );
       expect((await counted()).get(day)).toBe(before);
     } finally {
       (ch as { insert: typeof ch.insert }).insert = insert;
