@@ -1,3 +1,4 @@
+import { DAY_MS } from '../lib/time.ts';
 import { InvalidParameterError } from './errors.ts';
 
 /** Pure rules of the export query parameters (docs/decisions.md, Export: "Pagination", "Dates"). */
@@ -92,8 +93,6 @@ export function parseIsoDate(name: string, text: string): ParsedDate {
   }
   return { ms: date.getTime() - offsetMin * 60_000, dateOnly: h === undefined };
 }
-
-export const DAY_MS = 86_400_000;
 
 /**
  * The half-open interval [fromMs, toMsExclusive) of a from/to pair, in Unix ms. `from` is

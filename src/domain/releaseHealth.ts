@@ -4,7 +4,7 @@
  * Pure: the stores count, these decide.
  */
 
-import { DAY_MS } from './exportParams.ts';
+import { DAY_MS } from '../lib/time.ts';
 
 export const HOUR_MS = 3_600_000;
 

@@ -4,6 +4,18 @@
 export type Clock = () => number;
 export const systemClock: Clock = () => Date.now();
 
+export const DAY_MS = 86_400_000;
+
+/** The UTC day of an instant, 'YYYY-MM-DD': how day buckets are keyed in both stores and the API. */
+export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/** The UTC days 'YYYY-MM-DD' of [fromMs, toMs), the first from fromMs's day on. */
+export function utcDaysOf(fromMs: number, toMs: number): string[] {
+  const out: string[] = [];
+  for (let t = Math.floor(fromMs / DAY_MS) * DAY_MS; t < toMs; t += DAY_MS) out.push(utcDay(t));
+  return out;
+}
+
 /** Unix milliseconds (how ingestion stores client times) to ISO. */
 export function isoMs(ms: number): string;
 export function isoMs(ms: number | null | undefined): string | null;

@@ -2,6 +2,7 @@ import type { ClickHouse } from '../stores/clickhouse/port.ts';
 import type { DimensionCounts } from '../domain/suspects.ts';
 import type { RawStep, StepKind, TrailWindow } from '../domain/crashTrail.ts';
 import { OCCURRENCES } from './crashOccurrences.ts';
+import { DAY_MS, utcDay } from '../lib/time.ts';
 
 /**
  * The crash page's suspects and trail (docs/decisions.md, "Crash suspects and the trail"), read
@@ -22,11 +23,8 @@ const isCrashOnly = (dimension: string) => dimension === 'environment' || dimens
 /** Values read per dimension on the group side (the most frequent); the rest cannot be ranked anyway. */
 const VALUES_PER_DIMENSION = 50;
 
-const DAY_MS = 86_400_000;
-
 /** A (dimension, value) pair as one unambiguous string (the length of the dimension first), as the SQL spells it. */
 const pairKey = (dimension: string, value: string) => `${Buffer.byteLength(dimension)}:${dimension}${value}`;
-const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 export interface SuspectCounts {
   /** the UTC days compared: those of the period on which the group occurred */
@@ -60,7 +58,7 @@ export function crashInsightsRepo(ch: ClickHouse) {
       );
       const last = dayRows[0]?.day;
       if (!last) return { days: [], from: null, to: null, groupOccurrences: 0, dimensions: [] };
-      const first = dayText(Date.parse(`${last}T00:00:00Z`) - (periodDays - 1) * DAY_MS);
+      const first = utcDay(Date.parse(`${last}T00:00:00Z`) - (periodDays - 1) * DAY_MS);
       const days = dayRows
         .map((r) => r.day)
         .filter((d) => d >= first)

@@ -1,4 +1,4 @@
-import { DAY_MS } from '../domain/exportParams.ts';
+import { DAY_MS, utcDay, utcDaysOf } from '../lib/time.ts';
 import { type DayState, planDays } from '../domain/releaseHealth.ts';
 import type { ClickHouse } from '../stores/clickhouse/port.ts';
 
@@ -48,7 +48,6 @@ export interface RangeFigures {
 }
 
 const sec = (ms: number) => Math.floor(ms / 1000);
-const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const onePlatform = (p: string | undefined) => (p === undefined ? '' : ' AND platform = {platform:String}');
 /** The key part that stands for all platforms together. */
 export const ALL = '\u0001';
@@ -58,10 +57,6 @@ const SETS = 'GROUPING SETS ((d, v, p), (v, p), (d, v), (v))';
 const setKey = (x: { d: string; v: string; p: string; noDay: number; noPlatform: number }) =>
   `${Number(x.noDay) ? '' : x.d}\u0000${x.v}\u0000${Number(x.noPlatform) ? '\u0001' : x.p}`;
 const oneEnvironment = (e: string | undefined) => (e === undefined ? '' : ' AND environment = {env:String}');
-
-/** The UTC days 'YYYY-MM-DD' of [fromMs, toMs), both whole days. */
-const daysOf = (fromMs: number, toMs: number) =>
-  Array.from({ length: Math.max(0, Math.round((toMs - fromMs) / DAY_MS)) }, (_, i) => date(fromMs + i * DAY_MS));
 
 type DayRow = { d: string; v: string; p: string; s: number; cs: number };
 
@@ -94,7 +89,7 @@ export function releaseHealthRepo(ch: ClickHouse, opts: { quietMs: number }) {
    * counted days that have gone quiet kept for next time (src/domain/releaseHealth.ts, planDays).
    */
   async function exactDays(projectId: string, r: HealthRange): Promise<DayRow[]> {
-    const args = { project: projectId, platform: r.platform ?? '', from: date(r.fromMs), to: date(r.toMs) };
+    const args = { project: projectId, platform: r.platform ?? '', from: utcDay(r.fromMs), to: utcDay(r.toMs) };
     const inRange = 'project_id = {project:String} AND day >= {from:Date} AND day < {to:Date}';
     const marks = await ch.query<{ d: string; t: number; k: 'touched' | 'counted' | 'now' }>(
       `SELECT toString(day) AS d, max(touched_at) AS t, 'touched' AS k FROM ${TOUCHED} WHERE ${inRange} GROUP BY day
@@ -108,7 +103,7 @@ export function releaseHealthRepo(ch: ClickHouse, opts: { quietMs: number }) {
       if (m.k === 'now') now = Number(m.t);
       else state.set(m.d, { ...state.get(m.d), [m.k === 'touched' ? 'touchedAt' : 'countedAt']: Number(m.t) });
     }
-    const plan = planDays(daysOf(r.fromMs, r.toMs), state, now, opts.quietMs);
+    const plan = planDays(utcDaysOf(r.fromMs, r.toMs), state, now, opts.quietMs);
     const platform = onePlatform(r.platform);
     const [kept, counted] = await Promise.all([
       plan.kept.length
@@ -170,8 +165,8 @@ export function releaseHealthRepo(ch: ClickHouse, opts: { quietMs: number }) {
         project: projectId,
         platform: r.platform ?? '',
         env: r.environment ?? '',
-        from: date(r.fromMs),
-        to: date(r.toMs),
+        from: utcDay(r.fromMs),
+        to: utcDay(r.toMs),
       };
       const where = `project_id = {project:String}${onePlatform(r.platform)} AND day >= {from:Date} AND day < {to:Date}`;
       type Row = { d: string; v: string; p: string; noDay: number; noPlatform: number };
@@ -237,8 +232,8 @@ export function releaseHealthRepo(ch: ClickHouse, opts: { quietMs: number }) {
         {
           project: projectId,
           platform: platform ?? '',
-          dayFrom: sec(endMs - 86_400_000),
-          weekFrom: sec(endMs - 7 * 86_400_000),
+          dayFrom: sec(endMs - DAY_MS),
+          weekFrom: sec(endMs - 7 * DAY_MS),
           end: sec(endMs),
         },
       );

@@ -3,7 +3,7 @@ import type { Postgres, Queryable } from '../stores/postgres/port.ts';
 import { decideEnd, statusAfterEnd, statusSetByCrash, type SessionStatus } from '../domain/sessionState.ts';
 import type { SessionStart } from '../domain/session.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
-import { isoMs } from '../lib/time.ts';
+import { isoMs, utcDaysOf } from '../lib/time.ts';
 import { pageEnvelope } from '../domain/paging.ts';
 import { InvalidParameterError } from '../domain/errors.ts';
 import { pgResource, PG_NOW_MS } from './exportCore/postgres.ts';
@@ -554,13 +554,10 @@ export function sessionsRepo(
         [projectId, from, to],
       );
       const byDay = new Map(r.rows.map((d) => [d.day, d]));
-      const out: { day: string; sessions: number; crashFree: number }[] = [];
-      for (let t = Math.floor(from / 86_400_000) * 86_400_000; t < to; t += 86_400_000) {
-        const day = new Date(t).toISOString().slice(0, 10);
+      return utcDaysOf(from, to).map((day) => {
         const d = byDay.get(day);
-        out.push({ day, sessions: d?.sessions ?? 0, crashFree: d?.crash_free ?? 0 });
-      }
-      return out;
+        return { day, sessions: d?.sessions ?? 0, crashFree: d?.crash_free ?? 0 };
+      });
     },
   };
 }

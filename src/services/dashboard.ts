@@ -2,7 +2,8 @@ import { allowedTransitions, type CrashGroupStatus } from '../domain/crashGroupS
 import { summaryView } from '../domain/crashSummary.ts';
 import { stackHead } from '../domain/crashGrouping.ts';
 import { stackFrames } from '../domain/grouping/groupKey.ts';
-import { DAY_MS, parseIsoDate } from '../domain/exportParams.ts';
+import { parseIsoDate } from '../domain/exportParams.ts';
+import { DAY_MS } from '../lib/time.ts';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
 import { isFailedNetworkEvent } from '../domain/sessionState.ts';
 import type {

@@ -8,7 +8,7 @@ import {
   significantlyWorse,
   type Interval,
 } from '../domain/releaseHealth.ts';
-import { DAY_MS } from '../domain/exportParams.ts';
+import { DAY_MS } from '../lib/time.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
 import { validEnvironment } from '../domain/crashContext.ts';
 import { InvalidParameterError } from '../domain/errors.ts';

@@ -1,11 +1,10 @@
 import type { Config } from '../config.ts';
 import type { Queryable } from '../stores/postgres/port.ts';
 import { pruneLedger } from '../repos/crashGroups/index.ts';
-import type { Clock } from '../lib/time.ts';
+import { type Clock, DAY_MS } from '../lib/time.ts';
 import type { Sweep } from './outbox.ts';
 import type { WorkerLog } from './log.ts';
 
-const DAY_MS = 86_400_000;
 /** How often a pass starts once the ledger is pruned up to its window (its age is counted in days). */
 export const LEDGER_PRUNE_INTERVAL_MS = 3_600_000;
 
