@@ -52,6 +52,9 @@ export const INSERT_SETTINGS = { optimize_on_insert: 0, input_format_json_read_o
  * tables), on top of INSERT_SETTINGS, spelled out because engine defaults move between versions:
  * a body's objects read as named tuples, its unknown keys skipped, its missing ones defaulted.
  * A batch may span many months of device clocks: the partition cap must not fail it.
+ * Parallel parsing is off: it splits input into 10 MiB chunks, and the spool's loads are 2 MiB,
+ * so it parsed each insert in one chunk on two more threads (handed over twice) for nothing. Off,
+ * the loader drained the paths bench's backlog 11-21 % sooner at the same acked rates (docs/bench.md).
  */
 export const INGEST_SETTINGS = {
   ...INSERT_SETTINGS,
@@ -61,6 +64,7 @@ export const INGEST_SETTINGS = {
   input_format_json_defaults_for_missing_elements_in_named_tuple: 1,
   input_format_null_as_default: 1,
   throw_on_max_partitions_per_insert_block: 0,
+  input_format_parallel_parsing: 0,
 } as const;
 
 /** With CLICKHOUSE_ASYNC_INSERT: the server buffers, and answers once the buffer is written. */
