@@ -23,6 +23,11 @@ export interface Config {
    * rows are written, so a 2xx still means committed.
    */
   clickhouseAsyncInsert: boolean;
+  /**
+   * With the embedded ClickHouse: once started, advise the kernel to page out the engine
+   * library's start-up code (src/stores/clickhouse/engineCodePages.ts).
+   */
+  chdbPageOut: boolean;
   /** Days the high-volume ClickHouse tables keep a row (TTL on its own timestamp); unset: forever. */
   retentionDays: number | undefined;
   /**
@@ -349,6 +354,7 @@ export function loadConfig(env: Env = process.env): Config {
         }
       : undefined,
     clickhouseAsyncInsert: bool(env, 'CLICKHOUSE_ASYNC_INSERT', false),
+    chdbPageOut: bool(env, 'CHDB_PAGE_OUT', true),
     retentionDays: str(env, 'RETENTION_DAYS') === undefined ? undefined : int(env, 'RETENTION_DAYS', 0, 1, 36_500),
     crashLedgerDays: int(env, 'CRASH_LEDGER_DAYS', 30, 1, 36_500),
     ingestQueueBytes: int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024),

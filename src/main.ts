@@ -7,6 +7,7 @@ import { createServer } from './server.ts';
 import { DataDirInUseError } from './stores/dataDirLock.ts';
 import { loggableError } from './lib/log.ts';
 import { bearerMatches } from './http/auth.ts';
+import { pageOutEngineCode } from './stores/clickhouse/engineCodePages.ts';
 
 /** One HTTP process: stores → services → app, listening until SIGTERM/SIGINT. */
 async function serve(config: Config) {
@@ -60,6 +61,9 @@ async function serve(config: Config) {
     });
   }
   await app.listen({ host: config.host, port: config.port });
+  // Started: the embedded engine's start-up code will not run again in this process.
+  if (server.svc.stores.ch.kind === 'chdb' && config.chdbPageOut)
+    app.log.info(pageOutEngineCode(), "the embedded engine's start-up code");
 }
 
 /**

@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanMappings, pageOutEngineCode } from '../../src/stores/clickhouse/engineCodePages.ts';
+import { openChdb } from '../../src/stores/clickhouse/chdb.ts';
+import { migrateClickHouse } from '../../src/stores/migrations.ts';
+import { ADMIN_TOKEN, tempDataDir } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { ChildService, freePort } from '../reliability/child.ts';
+
+// Once started, the service pages out the embedded engine's start-up code (issue 31: peak RSS).
+
+const linux = process.platform === 'linux';
+const children: ChildService[] = [];
+afterAll(async () => {
+  await Promise.all(children.map((c) => c.stop('SIGKILL')));
+});
+
+const SMAPS = `7f101e400000-7f102756e000 r--p 00000000 fe:00 5311893                    /opt/app/node_modules/@chdb/lib-linux-x64-gnu/libchdb.so
+Size:             148920 kB
+Rss:               46008 kB
+Anonymous:             0 kB
+7f102756e000-7f103f348000 r-xp 0916d000 fe:00 5311893                    /opt/app/node_modules/@chdb/lib-linux-x64-gnu/libchdb.so
+Rss:              111692 kB
+Anonymous:             0 kB
+7f103f348000-7f103ffc4000 r--p 20f46000 fe:00 5311893                    /opt/app/node_modules/@chdb/lib-linux-x64-gnu/libchdb.so
+Rss:               12768 kB
+Anonymous:         12764 kB
+7f1040000000-7f1040100000 r-xp 00000000 fe:00 17                         /usr/lib/x86_64-linux-gnu/libc.so.6
+Rss:                 900 kB
+Anonymous:             0 kB
+7f1050000000-7f1050200000 rw-p 00000000 00:00 0
+Rss:                2048 kB
+Anonymous:          2048 kB
+7f1060000000-7f1060001000 r--p 00000000 fe:00 99                         /tmp/libchdb.so.bak
+Rss:                   4 kB
+Anonymous:             0 kB
+7f1070000000-7f1070002000 r-xp 00000000 fe:00 5311893                    /opt/app/node_modules/@chdb/lib-linux-x64-gnu/libchdb.so
+Rss:                   8 kB
+Anonymous:             0 kB`;
+
+describe("the embedded engine's start-up code", () => {
+  it("takes only the library's mappings whose pages are all the file's", () => {
+    expect(cleanMappings(SMAPS)).toEqual([
+      { start: 0x7f101e400000n, end: 0x7f102756e000n, residentKb: 46008 },
+      { start: 0x7f102756e000n, end: 0x7f103f348000n, residentKb: 111692 },
+      { start: 0x7f1070000000n, end: 0x7f1070002000n, residentKb: 8 },
+    ]);
+    expect(cleanMappings('')).toEqual([]);
+  });
+
+  it.skipIf(!linux)('is paged out of this process, and the engine runs on, its code read back as needed', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-pages-'));
+    const ch = await openChdb(dir);
+    try {
+      await migrateClickHouse(ch);
+      const r = pageOutEngineCode();
+      if (!r.pagedOut) throw new Error(r.reason);
+      expect(r.advisedMb).toBeGreaterThan(100);
+      expect(r.residentAfterMb).toBeLessThan(r.residentBeforeMb / 2);
+      expect(await ch.query<{ n: number }>('SELECT count() AS n FROM events')).toEqual([{ n: 0 }]);
+    } finally {
+      await ch.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!linux)(
+    'is paged out once the service listens, and says so in its log',
+    async () => {
+      const child = new ChildService({
+        DATA_DIR: tempDataDir(),
+        PORT: String(await freePort()),
+        ADMIN_TOKEN,
+        LOG_LEVEL: 'info',
+      });
+      children.push(child);
+      await child.start();
+      const line = await waitFor('the page-out log line', () =>
+        child.output.split('\n').find((l) => l.includes("the embedded engine's start-up code")),
+      );
+      const logged = JSON.parse(line) as { pagedOut: boolean; residentBeforeMb: number; residentAfterMb: number };
+      expect(logged.pagedOut).toBe(true);
+      expect(logged.residentAfterMb).toBeLessThan(logged.residentBeforeMb / 2);
+      expect((await fetch(`${child.url}/health`)).status).toBe(200);
+      await child.stop('SIGTERM');
+    },
+    120_000,
+  );
+});
