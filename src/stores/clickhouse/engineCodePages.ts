@@ -9,6 +9,8 @@ import { createRequire } from 'node:module';
  * (MADV_PAGEOUT); what the service goes on running faults back in from the file. Under the ingest
  * bench, the library's pages came back to ~95 MB and the peak RSS fell by ~110 MB (docs/bench.md).
  * Only clean file pages are advised: the library's relocated and writable pages are left alone.
+ * The kernel pages out only the pages no other process maps: a second process running the same
+ * library file (another test worker, say) keeps the pages both touched resident.
  */
 
 /** A mapping of the library whose pages are all the file's (none copied on write). */
@@ -16,6 +18,8 @@ export interface CleanMapping {
   start: bigint;
   end: bigint;
   residentKb: number;
+  /** Resident and mapped by this process alone: what the kernel can page out. */
+  ownKb: number;
 }
 
 const LIBRARY = /\/libchdb\.so$/;
@@ -24,10 +28,10 @@ const MADV_PAGEOUT = 21;
 /** The library's clean mappings in a `/proc/<pid>/smaps` text. */
 export function cleanMappings(smaps: string, library: RegExp = LIBRARY): CleanMapping[] {
   const out: CleanMapping[] = [];
-  let current: { start: bigint; end: bigint; ours: boolean; rss: number; anonymous: number } | undefined;
+  let current: { start: bigint; end: bigint; ours: boolean; rss: number; own: number; anonymous: number } | undefined;
   const flush = () => {
     if (current?.ours && current.anonymous === 0)
-      out.push({ start: current.start, end: current.end, residentKb: current.rss });
+      out.push({ start: current.start, end: current.end, residentKb: current.rss, ownKb: current.own });
   };
   for (const line of smaps.split('\n')) {
     const header = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
@@ -38,13 +42,15 @@ export function cleanMappings(smaps: string, library: RegExp = LIBRARY): CleanMa
         end: BigInt(`0x${header[2]}`),
         ours: library.test(header[3] ?? ''),
         rss: 0,
+        own: 0,
         anonymous: -1,
       };
       continue;
     }
     if (!current?.ours) continue;
-    const field = /^(Rss|Anonymous):\s+(\d+) kB$/.exec(line);
+    const field = /^(Rss|Private_Clean|Anonymous):\s+(\d+) kB$/.exec(line);
     if (field?.[1] === 'Rss') current.rss = Number(field[2]);
+    else if (field?.[1] === 'Private_Clean') current.own = Number(field[2]);
     else if (field?.[1] === 'Anonymous') current.anonymous = Number(field[2]);
   }
   flush();
@@ -52,20 +58,28 @@ export function cleanMappings(smaps: string, library: RegExp = LIBRARY): CleanMa
 }
 
 export type PageOutResult =
-  | { pagedOut: true; advisedMb: number; residentBeforeMb: number; residentAfterMb: number }
+  | {
+      pagedOut: true;
+      advisedKb: number;
+      residentBeforeKb: number;
+      residentAfterKb: number;
+      /** Resident pages no other process maps (what the kernel can page out), before and after. */
+      ownBeforeKb: number;
+      ownAfterKb: number;
+    }
   | { pagedOut: false; reason: string };
 
-const mb = (kb: number) => Math.round(kb / 1024);
+/** The embedded engine's start-up code, once the service has started (src/main.ts). */
+export const pageOutEngineCode = (): PageOutResult => pageOutCode(LIBRARY);
 
 /**
- * Advises the kernel to page out the engine library's clean pages of this process, once the
- * service has started. Best effort: anything missing (not Linux, no FFI, an older kernel) is a
- * reason, never an error.
+ * Advises the kernel to page out a library's clean pages of this process. Best effort: anything
+ * missing (not Linux, no FFI, an older kernel) is a reason, never an error.
  */
-export function pageOutEngineCode(): PageOutResult {
+export function pageOutCode(library: RegExp): PageOutResult {
   if (process.platform !== 'linux') return { pagedOut: false, reason: 'not Linux' };
-  const before = cleanMappings(fs.readFileSync('/proc/self/smaps', 'utf8'));
-  if (before.length === 0) return { pagedOut: false, reason: 'the engine library is not loaded' };
+  const before = cleanMappings(fs.readFileSync('/proc/self/smaps', 'utf8'), library);
+  if (before.length === 0) return { pagedOut: false, reason: 'the library is not loaded' };
   let madvise: (addr: bigint, len: number, advice: number) => number;
   let errno: () => number;
   try {
@@ -83,12 +97,14 @@ export function pageOutEngineCode(): PageOutResult {
       return { pagedOut: false, reason: `madvise failed: errno ${errno()}` };
     advised += len;
   }
-  const after = cleanMappings(fs.readFileSync('/proc/self/smaps', 'utf8'));
-  const sum = (ms: CleanMapping[]) => ms.reduce((s, m) => s + m.residentKb, 0);
+  const after = cleanMappings(fs.readFileSync('/proc/self/smaps', 'utf8'), library);
+  const sum = (ms: CleanMapping[], k: 'residentKb' | 'ownKb') => ms.reduce((s, m) => s + m[k], 0);
   return {
     pagedOut: true,
-    advisedMb: mb(advised / 1024),
-    residentBeforeMb: mb(sum(before)),
-    residentAfterMb: mb(sum(after)),
+    advisedKb: advised / 1024,
+    residentBeforeKb: sum(before, 'residentKb'),
+    residentAfterKb: sum(after, 'residentKb'),
+    ownBeforeKb: sum(before, 'ownKb'),
+    ownAfterKb: sum(after, 'ownKb'),
   };
 }
