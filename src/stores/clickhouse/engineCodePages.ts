@@ -7,7 +7,8 @@ import { createRequire } from 'node:module';
  * service never runs again. Those pages stay resident, ~220 MB of file-backed RSS at start. Once
  * the service has started, the kernel is advised to page out the library's clean mappings
  * (MADV_PAGEOUT); what the service goes on running faults back in from the file. Under the ingest
- * bench, the library's pages came back to ~95 MB and the peak RSS fell by ~110 MB (docs/bench.md).
+ * bench, the file-backed RSS at peak was ~150 MB instead of ~240, and the peak ~90 MB lower
+ * (docs/bench.md).
  * Only clean file pages are advised: the library's relocated and writable pages are left alone.
  * The kernel pages out only the pages no other process maps: a second process running the same
  * library file (another test worker, say) keeps the pages both touched resident.
