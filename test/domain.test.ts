@@ -19,7 +19,7 @@ import { summaryView } from '../src/domain/crashSummary.ts';
 import { derivedId, eventId, uuidV5 } from '../src/domain/ids.ts';
 import { DateParamError, parseIsoDate } from '../src/domain/exportParams.ts';
 import { BoundedMap } from '../src/lib/boundedMap.ts';
-import { DAY_MS, utcDay, utcDaysOf } from '../src/lib/time.ts';
+import { DAY_MS, utcDay, utcDayStart, utcDaysOf } from '../src/lib/time.ts';
 
 describe('API keys', () => {
   it('have the prefix, 32 + 6 base62 characters and a valid checksum', () => {
@@ -200,6 +200,8 @@ describe('query dates (the export and the dashboard share one parser)', () => {
   it('keys days by their UTC date, from the day an instant falls in up to the end, exclusive', () => {
     expect(utcDay(Date.UTC(2026, 11, 31, 23, 59, 59, 999))).toBe('2026-12-31');
     expect(utcDay(Date.UTC(2027, 0, 1))).toBe('2027-01-01');
+    expect(utcDayStart(Date.UTC(2028, 1, 29, 23, 59))).toBe(Date.UTC(2028, 1, 29));
+    expect(utcDayStart(Date.UTC(2028, 1, 29))).toBe(Date.UTC(2028, 1, 29));
     expect(utcDaysOf(Date.UTC(2028, 1, 28, 18), Date.UTC(2028, 2, 1))).toEqual(['2028-02-28', '2028-02-29']);
     expect(utcDaysOf(Date.UTC(2028, 1, 28), Date.UTC(2028, 1, 28, 0, 0, 0, 1))).toEqual(['2028-02-28']);
     expect(utcDaysOf(Date.UTC(2028, 1, 28), Date.UTC(2028, 1, 28))).toEqual([]);

@@ -9,10 +9,13 @@ export const DAY_MS = 86_400_000;
 /** The UTC day of an instant, 'YYYY-MM-DD': how day buckets are keyed in both stores and the API. */
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
+/** The start (00:00 UTC) of the UTC day of an instant, in Unix ms. */
+export const utcDayStart = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
+
 /** The UTC days 'YYYY-MM-DD' of [fromMs, toMs), the first from fromMs's day on. */
 export function utcDaysOf(fromMs: number, toMs: number): string[] {
   const out: string[] = [];
-  for (let t = Math.floor(fromMs / DAY_MS) * DAY_MS; t < toMs; t += DAY_MS) out.push(utcDay(t));
+  for (let t = utcDayStart(fromMs); t < toMs; t += DAY_MS) out.push(utcDay(t));
   return out;
 }
 

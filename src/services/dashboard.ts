@@ -3,7 +3,7 @@ import { summaryView } from '../domain/crashSummary.ts';
 import { stackHead } from '../domain/crashGrouping.ts';
 import { stackFrames } from '../domain/grouping/groupKey.ts';
 import { parseIsoDate } from '../domain/exportParams.ts';
-import { DAY_MS } from '../lib/time.ts';
+import { DAY_MS, utcDayStart } from '../lib/time.ts';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.ts';
 import { isFailedNetworkEvent } from '../domain/sessionState.ts';
 import type {
@@ -163,7 +163,7 @@ export function dashboardService(d: {
 
     /** Sessions per UTC day; the last 30 days by default, at most 366. */
     daily(projectId: string, fromText: string | undefined, toText: string | undefined) {
-      const to = dateBound('to', toText, true) ?? Math.floor(Date.now() / DAY_MS) * DAY_MS + DAY_MS;
+      const to = dateBound('to', toText, true) ?? utcDayStart(Date.now()) + DAY_MS;
       const from = dateBound('from', fromText, false) ?? to - 30 * DAY_MS;
       if (from >= to) throw new InvalidParameterError('The start date must be before the end date');
       if (to - from > 366 * DAY_MS) throw new InvalidParameterError('The chart covers at most 366 days');

@@ -8,7 +8,7 @@ import {
   significantlyWorse,
   type Interval,
 } from '../domain/releaseHealth.ts';
-import { DAY_MS } from '../lib/time.ts';
+import { DAY_MS, utcDayStart } from '../lib/time.ts';
 import { deviceFingerprint } from '../domain/crashGrouping.ts';
 import { validEnvironment } from '../domain/crashContext.ts';
 import { InvalidParameterError } from '../domain/errors.ts';
@@ -150,7 +150,7 @@ export function releasesService(d: ReleasesDeps) {
   /** The whole UTC days a request names (widened to whole days), or the last 14 including today; at most 366. */
   function range(f: ReleaseFilter): HealthRange {
     const toMs = Math.ceil((f.toMsExclusive ?? now() + 1) / DAY_MS) * DAY_MS;
-    const fromMs = Math.floor((f.fromMs ?? toMs - DEFAULT_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
+    const fromMs = utcDayStart(f.fromMs ?? toMs - DEFAULT_DAYS * DAY_MS);
     if (fromMs >= toMs) throw new InvalidParameterError('from must be before to');
     if (toMs - fromMs > MAX_DAYS * DAY_MS)
       throw new InvalidParameterError(`A release range covers at most ${MAX_DAYS} days`);
