@@ -10,7 +10,11 @@ NAMESPACE.copy(scratch);
 const MAX_SCRATCH_CHARS = 85; // 256 bytes / 3 bytes per UTF-16 unit, the UTF-8 worst case
 const VARIANT = '89ab89ab89ab89ab'; // RFC 4122 variant: the high bits of byte 8 become 10
 
-/** A UUID as text, any letter case (the wire's spelling; stored lower-case). */
+/**
+ * A UUID as text, any letter case (the wire's spelling; stored lower-case). The schemas' `uuid`
+ * format is this, not ajv-formats' own, which also takes `urn:uuid:…`: no store reads that
+ * spelling (a session started with it was a 500, a request id was stored with its prefix).
+ */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**

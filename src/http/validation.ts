@@ -1,9 +1,13 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import { UUID_PATTERN } from '../domain/ids.ts';
 
 // ajv-formats ships CommonJS; its default export is the plugin function.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const addFormatsPlugin = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/** ajv-formats' formats, with `uuid` as the stores read it (src/domain/ids.ts, `UUID_PATTERN`). */
+const addFormats = (ajv: Ajv): Ajv => addFormatsPlugin(ajv).addFormat('uuid', UUID_PATTERN);
 
 /**
  * The ajv that validates request bodies: strict (no type coercion: "12" is not a number).

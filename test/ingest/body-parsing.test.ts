@@ -53,6 +53,22 @@ describe('identifiers are compared without regard to case', () => {
   });
 });
 
+describe('a UUID is spelled as the stores read it', () => {
+  it('`urn:uuid:` ids are a 422 naming the field (a session start with one was a 500, a request id was stored with it)', async () => {
+    const id = crypto.randomUUID();
+    const start = await post('/ingest/session', sessionStart({ sessionId: `urn:uuid:${id}` }));
+    expect(start.statusCode).toBe(422);
+    expect(start.json().details[0]).toMatchObject({ path: '/sessionId', keyword: 'format' });
+    const sid = await newSession();
+    const net = await post('/ingest/network', { sessionId: sid, requests: [networkRequest({ id: `urn:uuid:${id}` })] });
+    expect(net.statusCode).toBe(422);
+    expect(net.json().details[0]).toMatchObject({ path: '/requests/0/id', keyword: 'format' });
+    await s.settled();
+    const stored = (await s.app.inject({ method: 'GET', url: '/export/network?limit=1000', headers: p.auth })).json();
+    expect(stored.data.filter((r: { id: string }) => r.id.includes(id))).toEqual([]);
+  });
+});
+
 describe('non-finite numbers', () => {
   it('1e400 is a 422 pointing at it, in a field and inside custom properties; 1e300 is stored', async () => {
     const sid = await newSession();
@@ -160,6 +176,25 @@ describe('body cost', () => {
     expect(bare.statusCode).toBe(422);
     expect(bare.json().details).toEqual([
       { path: '/', message: 'must be object', keyword: 'type', params: { type: 'object' } },
+    ]);
+  });
+
+  it('a small body over the limit is one maxItems error, not one per element (checked once parsed)', async () => {
+    const sid = await newSession();
+    const text = `{"sessionId":"${sid}","events":[${Array(501).fill('{}').join(',')}]}`;
+    expect(text.length).toBeLessThan(16 * 1024);
+    const r = await post('/ingest/events', text, { 'content-type': 'application/json' });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details).toEqual([
+      { path: '/events', message: 'must NOT have more than 500 items', keyword: 'maxItems', params: { limit: 500 } },
+    ]);
+    // 40 KB of requests, past the pre-parse scan's size and under the pre-scan of arrays.
+    const big = { sessionId: sid, requests: Array.from({ length: 201 }, () => networkRequest()) };
+    const nr = await post('/ingest/network', big);
+    expect(JSON.stringify(big).length).toBeGreaterThan(16 * 1024);
+    expect(nr.statusCode).toBe(422);
+    expect(nr.json().details).toEqual([
+      { path: '/requests', message: 'must NOT have more than 200 items', keyword: 'maxItems', params: { limit: 200 } },
     ]);
   });
 
