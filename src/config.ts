@@ -44,7 +44,15 @@ export interface Config {
    * undefined (INGEST_SPOOL=false): each body is acknowledged once its group-commit insert committed.
    */
   spool:
-    | { root: string; instance: string; maxBytes: number; loadBytes: number; loadIntervalMs: number; staleMs: number }
+    | {
+        root: string;
+        instance: string;
+        maxBytes: number;
+        loadBytes: number;
+        backlogLoadBytes: number;
+        loadIntervalMs: number;
+        staleMs: number;
+      }
     | undefined;
   /**
    * With the spool: crash reports are acknowledged once fsync'd to their own spool (`.crashes`
@@ -236,21 +244,22 @@ function spool(env: Env, dataDir: string): Config['spool'] {
     throw new ConfigError(
       `SPOOL_INSTANCE must be 1-128 characters of A-Z a-z 0-9 _ . - (not starting with a dot), got "${instance}"`,
     );
+  // A load goes through the group commit, whose byte budget crash reports share: half of it at most.
+  const maxLoad = Math.floor(
+    int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024) / 2,
+  );
+  // The engine holds several times an insert's bytes while it parses it and writes its parts:
+  // 2 MiB rather than 8 kept the embedded service's peak RSS 50-80 MB lower under the ingest
+  // load, for one more insert per 2 MiB (~16 ms of engine CPU each; docs/bench.md, "Memory").
+  const loadBytes = int(env, 'SPOOL_LOAD_BYTES', 2 * 1024 * 1024, 1024, maxLoad);
   return {
     root: path.resolve(str(env, 'SPOOL_DIR') ?? path.join(dataDir, 'spool')),
     instance,
     maxBytes: int(env, 'SPOOL_MAX_BYTES', 1024 * 1024 * 1024, 1024 * 1024, 2 ** 50),
-    // A load goes through the group commit, whose byte budget crash reports share: half of it at most.
-    // The engine holds several times an insert's bytes while it parses it and writes its parts:
-    // 2 MiB rather than 8 kept the embedded service's peak RSS 50-80 MB lower under the ingest
-    // load, for one more insert per 2 MiB (~16 ms of engine CPU each; docs/bench.md, "Memory").
-    loadBytes: int(
-      env,
-      'SPOOL_LOAD_BYTES',
-      2 * 1024 * 1024,
-      1024,
-      Math.floor(int(env, 'INGEST_QUEUE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024) / 2),
-    ),
+    loadBytes,
+    // Behind by more than this, the loader inserts this much at a time: the engine's fixed cost
+    // per insert is shared by four times the rows (docs/bench.md, "Larger loads under a backlog").
+    backlogLoadBytes: int(env, 'SPOOL_BACKLOG_LOAD_BYTES', Math.min(4 * loadBytes, maxLoad), loadBytes, maxLoad),
     // Rows are visible ≤ 2 s after their 201 (p99): half a second in the segment, then the insert.
     loadIntervalMs: int(env, 'SPOOL_LOAD_INTERVAL_MS', 500, 10, 60_000),
     staleMs: int(env, 'SPOOL_LOCK_STALE_MS', 30_000, 1000, 3_600_000),
@@ -274,6 +283,7 @@ function crashPipeline(env: Env, events: Config['spool']): Config['crashPipeline
       root: path.join(events.root, '.crashes'),
       maxBytes: Math.max(1024 * 1024, Math.floor(events.maxBytes / 4)),
       loadBytes: Math.min(events.loadBytes, 256 * 1024),
+      backlogLoadBytes: Math.min(events.loadBytes, 256 * 1024),
     },
     concurrency: int(env, 'CRASH_PIPELINE_CONCURRENCY', 8, 1, 256),
   };
@@ -290,6 +300,7 @@ function factsSpool(events: Config['spool']): Config['factsSpool'] {
     root: path.join(events.root, '.facts'),
     maxBytes: Math.max(1024 * 1024, Math.floor(events.maxBytes / 16)),
     loadBytes: Math.min(events.loadBytes, 256 * 1024),
+    backlogLoadBytes: Math.min(events.loadBytes, 256 * 1024),
   };
 }
 

@@ -99,3 +99,49 @@ describe('spool loads in flight at once (loadConcurrency)', () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 });
+
+describe('larger loads under a backlog (backlogLoadBytes)', () => {
+  /**
+   * Bytes per load (records with their headers) and the records loaded, the first load held until
+   * every record is appended: a backlog behind it.
+   */
+  async function loadsOf(backlogLoadBytes: number | undefined): Promise<{ bytes: number[]; records: string[] }> {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spool-backlog-'));
+    const bytes: number[] = [];
+    const records: string[] = [];
+    let appended: () => void = () => {};
+    const allAppended = new Promise<void>((r) => (appended = r));
+    // Segments close at loadBytes (64) only, no timer: one or two writes of four ~15-byte records.
+    const spool = new Spool({ ...opts(root, 1), loadIntervalMs: 60_000, backlogLoadBytes }, async (batch) => {
+      if (bytes.length === 0) await allAppended;
+      bytes.push(batch.reduce((n, r) => n + 12 + payloadOf(r).length, 0));
+      for (const r of batch) records.push(payloadOf(r).toString());
+      return { refused: [] };
+    });
+    spool.start({ warn() {}, error() {} });
+    await appendAll(spool, 80);
+    appended();
+    expect(await spool.settled(30_000)).toBe(true);
+    await spool.close();
+    fs.rmSync(root, { recursive: true, force: true });
+    return { bytes, records };
+  }
+
+  it('behind by more than it, a load takes up to backlogLoadBytes; caught up, loadBytes again', async () => {
+    const larger = await loadsOf(512);
+    // Every record once, in order.
+    expect(larger.records).toEqual(Array.from({ length: 80 }, (_, i) => `r${i}`));
+    // ~1 KB waits behind the first load: the next takes several segments, never past 512 bytes.
+    const [, second] = larger.bytes;
+    expect(second).toBeGreaterThan(2 * 120);
+    expect(Math.max(...larger.bytes)).toBeLessThanOrEqual(512);
+    // The last load comes once less than 512 bytes wait: one segment (two writes at most).
+    expect(larger.bytes.at(-1)).toBeLessThanOrEqual(120);
+
+    // By default a load is one segment (past loadBytes), backlog or not.
+    const one = await loadsOf(undefined);
+    expect(one.records).toEqual(larger.records);
+    expect(Math.max(...one.bytes)).toBeLessThanOrEqual(120);
+    expect(one.bytes.length).toBeGreaterThan(larger.bytes.length);
+  });
+});

@@ -24,6 +24,12 @@ export interface SpoolOptions {
   loadBytes: number;
   /** …or once its first record is this old. */
   loadIntervalMs: number;
+  /**
+   * A load's bytes when more than this is waiting (default `loadBytes`: no larger loads). An
+   * insert costs the engine a fixed part whatever its size, so under a backlog fewer, larger
+   * loads store more rows per core; without one, loads stay small for the half-load tail.
+   */
+  backlogLoadBytes?: number;
   /** A lock whose heartbeat is older than this is free to take over (another host's process). */
   staleMs: number;
   heartbeatMs?: number;
@@ -151,6 +157,7 @@ export class Spool {
       heartbeatMs: Math.max(100, Math.min(2000, Math.floor(opts.staleMs / 4))),
       ...opts,
       loadConcurrency: Math.max(1, opts.loadConcurrency ?? 1),
+      backlogLoadBytes: Math.max(opts.loadBytes, opts.backlogLoadBytes ?? opts.loadBytes),
     };
     this.locks = new DirLocks(opts.staleMs);
     this.arenas = new Arenas(opts.loadBytes, ARENAS + this.opts.loadConcurrency - 1);
@@ -399,11 +406,14 @@ export class Spool {
         await sleep(wait);
         continue;
       }
+      let waiting = 0;
+      for (const s of this.closed) waiting += s.bytes;
+      const cap = waiting > this.opts.backlogLoadBytes ? this.opts.backlogLoadBytes : this.opts.loadBytes;
       const take: Segment[] = [];
       let size = 0;
       for (
         let s = this.closed[0];
-        s !== undefined && (take.length === 0 || size + s.bytes <= this.opts.loadBytes);
+        s !== undefined && (take.length === 0 || size + s.bytes <= cap);
         s = this.closed[0]
       ) {
         this.closed.shift();
