@@ -250,7 +250,8 @@ function spool(env: Env, dataDir: string): Config['spool'] {
   );
   // The engine holds several times an insert's bytes while it parses it and writes its parts:
   // 2 MiB rather than 8 kept the embedded service's peak RSS 50-80 MB lower under the ingest
-  // load, for one more insert per 2 MiB (~16 ms of engine CPU each; docs/bench.md, "Memory").
+  // load (docs/bench.md, "Memory"). Under a backlog the loads are larger again (below): since the
+  // engine's start-up code is paged out, that fits under 700 MB.
   const loadBytes = int(env, 'SPOOL_LOAD_BYTES', 2 * 1024 * 1024, 1024, maxLoad);
   return {
     root: path.resolve(str(env, 'SPOOL_DIR') ?? path.join(dataDir, 'spool')),
@@ -264,6 +265,12 @@ function spool(env: Env, dataDir: string): Config['spool'] {
     loadIntervalMs: int(env, 'SPOOL_LOAD_INTERVAL_MS', 500, 10, 60_000),
     staleMs: int(env, 'SPOOL_LOCK_STALE_MS', 30_000, 1000, 3_600_000),
   };
+}
+
+/** The crash and facts spools' loads: at most 256 KiB, the same size whether or not the loader is behind. */
+function smallLoads(events: NonNullable<Config['spool']>): { loadBytes: number; backlogLoadBytes: number } {
+  const bytes = Math.min(events.loadBytes, 256 * 1024);
+  return { loadBytes: bytes, backlogLoadBytes: bytes };
 }
 
 /**
@@ -282,8 +289,7 @@ function crashPipeline(env: Env, events: Config['spool']): Config['crashPipeline
       ...events,
       root: path.join(events.root, '.crashes'),
       maxBytes: Math.max(1024 * 1024, Math.floor(events.maxBytes / 4)),
-      loadBytes: Math.min(events.loadBytes, 256 * 1024),
-      backlogLoadBytes: Math.min(events.loadBytes, 256 * 1024),
+      ...smallLoads(events),
     },
     concurrency: int(env, 'CRASH_PIPELINE_CONCURRENCY', 8, 1, 256),
   };
@@ -299,8 +305,7 @@ function factsSpool(events: Config['spool']): Config['factsSpool'] {
     ...events,
     root: path.join(events.root, '.facts'),
     maxBytes: Math.max(1024 * 1024, Math.floor(events.maxBytes / 16)),
-    loadBytes: Math.min(events.loadBytes, 256 * 1024),
-    backlogLoadBytes: Math.min(events.loadBytes, 256 * 1024),
+    ...smallLoads(events),
   };
 }
 

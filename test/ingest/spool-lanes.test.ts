@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Spool, type SpoolSink } from '../../src/stores/spool/spool.ts';
-import { payloadOf } from '../../src/stores/spool/records.ts';
+import { HEADER_BYTES, payloadOf } from '../../src/stores/spool/records.ts';
 import { sleep } from '../helpers/wait.ts';
 
 // The crash path loads two batches at once (LOADS_IN_FLIGHT, src/pipeline/crashPipeline.ts): one
@@ -114,7 +114,7 @@ describe('larger loads under a backlog (backlogLoadBytes)', () => {
     // Segments close at loadBytes (64) only, no timer: one or two writes of four ~15-byte records.
     const spool = new Spool({ ...opts(root, 1), loadIntervalMs: 60_000, backlogLoadBytes }, async (batch) => {
       if (bytes.length === 0) await allAppended;
-      bytes.push(batch.reduce((n, r) => n + 12 + payloadOf(r).length, 0));
+      bytes.push(batch.reduce((n, r) => n + HEADER_BYTES + payloadOf(r).length, 0));
       for (const r of batch) records.push(payloadOf(r).toString());
       return { refused: [] };
     });

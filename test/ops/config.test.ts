@@ -70,6 +70,17 @@ describe('config', () => {
     ).toThrow('SPOOL_LOAD_BYTES');
     expect(() => loadConfig({ SPOOL_LOAD_BYTES: '100' })).toThrow('SPOOL_LOAD_BYTES');
   });
+  it('loads four times as much while the loader is behind, the crash and facts spools one size', () => {
+    const c = loadConfig({});
+    expect(c.spool?.backlogLoadBytes).toBe(8 * 1024 * 1024);
+    expect(loadConfig({ SPOOL_LOAD_BYTES: String(1024 * 1024) }).spool?.backlogLoadBytes).toBe(4 * 1024 * 1024);
+    // Never past half the ingest queue's budget, never under a plain load.
+    expect(loadConfig({ INGEST_QUEUE_BYTES: String(8 * 1024 * 1024) }).spool?.backlogLoadBytes).toBe(4 * 1024 * 1024);
+    expect(() => loadConfig({ SPOOL_BACKLOG_LOAD_BYTES: String(1024 * 1024) })).toThrow('SPOOL_BACKLOG_LOAD_BYTES');
+    expect(c.crashPipeline?.spool.backlogLoadBytes).toBe(c.crashPipeline?.spool.loadBytes);
+    expect(c.factsSpool?.backlogLoadBytes).toBe(c.factsSpool?.loadBytes);
+    expect(c.factsSpool?.loadBytes).toBe(256 * 1024);
+  });
   it('reads a ClickHouse server with its credentials', () => {
     const c = loadConfig({
       CLICKHOUSE_URL: 'http://ch:8123',
