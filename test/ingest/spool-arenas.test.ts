@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Spool, segmentName, type SpoolSink } from '../../src/stores/spool/spool.ts';
-import { payloadOf, type SpooledRecord } from '../../src/stores/spool/records.ts';
+import { payloadOf, recordHeader, type SpooledRecord } from '../../src/stores/spool/records.ts';
 import { sleep } from '../helpers/wait.ts';
 
 // A segment held in memory is a copy in one of a few arenas the spool reuses
@@ -114,6 +114,46 @@ describe('spool arenas', () => {
     await spool.close();
     expect(loaded).toEqual(Array.from({ length: 6 }, (_, k) => body(10 + k)));
     expect(fromArena.every(Boolean)).toBe(true);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('segments read back from disk share one reused buffer; one a failed load viewed is left to the store', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spool-arenas-'));
+    // Six segments of a run that stopped, ten records each, one segment per load.
+    const dir = path.join(root, 'arenas');
+    fs.mkdirSync(dir);
+    const texts = (seg: number) => Array.from({ length: 10 }, (_, k) => body(seg * 10 + k));
+    for (let seg = 0; seg < 6; seg++) {
+      const records = texts(seg).map((t) => Buffer.concat([recordHeader([Buffer.from(t)], 1), Buffer.from(t)]));
+      fs.writeFileSync(path.join(dir, segmentName(seg + 1, Date.now())), Buffer.concat(records));
+    }
+    const viewed: ArrayBufferLike[] = [];
+    const loaded: string[] = [];
+    let failed: SpooledRecord[] = [];
+    const spool = new Spool(opts(root), async (records) => {
+      expect(new Set(records.map((r) => r.chunks[0]?.buffer)).size).toBe(1);
+      viewed.push((records[0] as SpooledRecord).chunks[0]?.buffer as ArrayBufferLike);
+      if (viewed.length === 3) {
+        failed = records;
+        throw new Error('the store went away mid-insert');
+      }
+      for (const r of records) loaded.push(payloadOf(r).toString());
+      return { refused: [] };
+    });
+    spool.start({ warn() {}, error() {} });
+    expect(await spool.settled(30_000)).toBe(true);
+    await spool.close();
+
+    const all = Array.from({ length: 6 }, (_, seg) => texts(seg)).flat();
+    expect(loaded).toEqual(all);
+    expect(viewed).toHaveLength(7);
+    // Loads before the failure read into one buffer; the failed one's was not reused, so the bytes
+    // the store may still have been sending are intact; the loads after share another.
+    expect(viewed[1]).toBe(viewed[0]);
+    expect(viewed[2]).toBe(viewed[0]);
+    expect(viewed[3]).not.toBe(viewed[0]);
+    for (const b of viewed.slice(4)) expect(b).toBe(viewed[3]);
+    expect(failed.map((r) => payloadOf(r).toString())).toEqual(texts(2));
     fs.rmSync(root, { recursive: true, force: true });
   });
 });

@@ -30,4 +30,9 @@ export class Arenas {
   give(arena: Buffer): void {
     this.free.push(arena);
   }
+
+  /** An arena that is not given back (something may still read it): another may be made in its place. */
+  forget(): void {
+    this.made--;
+  }
 }
