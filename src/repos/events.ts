@@ -1,4 +1,4 @@
-import type { ClickHouse } from '../stores/clickhouse/port.ts';
+import { NARROW_READ_SETTINGS, type ClickHouse } from '../stores/clickhouse/port.ts';
 import { chResource, neutralised, type ChKeyset, type ChSource } from './exportCore/clickhouse.ts';
 import type { ExportResource } from './exportCore/types.ts';
 
@@ -37,6 +37,8 @@ function source(projectId: string, f: EventFilter): ChSource<Key> {
     where: 'project_id = {project:String} AND session_id = {session:String}',
     params: { project: projectId, session: f.sessionId },
     keyset,
+    // One session's rows: the sort key's prefix, a few granules of each part.
+    settings: NARROW_READ_SETTINGS,
     selects: {
       json: 'id, type, timestamp, sequence_number AS sequenceNumber, data',
       csv: `id, type, timestamp, sequence_number AS sequenceNumber, ${neutralised('data')} AS data`,
@@ -77,6 +79,7 @@ export function eventsRepo(ch: ClickHouse) {
         `SELECT session_id AS s, uniqExact(sequence_number) AS n FROM ${TABLE}
          WHERE project_id = {project:String} AND session_id IN {ids:Array(String)} GROUP BY session_id`,
         { project: projectId, ids: sessionIds },
+        NARROW_READ_SETTINGS,
       );
       return new Map(rows.map((r) => [r.s, Number(r.n)]));
     },
@@ -94,6 +97,7 @@ export function eventsRepo(ch: ClickHouse) {
          WHERE project_id = {p:String} AND session_id = {s:String} AND sequence_number > {after:Int64}
          ORDER BY sequence_number LIMIT {limit:UInt32}`,
         { p: projectId, s: sessionId, after: afterSeq ?? -1, limit: limit + 1 },
+        NARROW_READ_SETTINGS,
       );
       const page: TimelineEvent[] = rows.slice(0, limit).map((e) => ({
         id: e.id,
@@ -114,6 +118,7 @@ export function eventsRepo(ch: ClickHouse) {
            AND timestamp <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
          ORDER BY timestamp DESC, sequence_number DESC LIMIT {limit:UInt32}`,
         { p: projectId, s: sessionId, at: atMs, limit },
+        NARROW_READ_SETTINGS,
       );
       return rows.reverse().map((r) => ({
         at: Number(r.at),

@@ -64,7 +64,11 @@ export interface ChSource<K> {
    * gives their `length()` plus a constant, which reads only those columns' sizes.
    */
   rowBytes?: string;
+  /** Settings of every query of this source on top of the export's (NARROW_READ_SETTINGS for one session's rows). */
+  settings?: Settings;
 }
+
+const settingsOf = (src: ChSource<unknown>): Settings => (src.settings ? { ...SETTINGS, ...src.settings } : SETTINGS);
 
 function formatOf(s: ChSelects, enc: Encoding, header: boolean): { select: string; format: string } {
   if (enc === 'csv') return { select: s.csv, format: header ? 'CSVWithNames' : 'CSV' };
@@ -73,7 +77,11 @@ function formatOf(s: ChSelects, enc: Encoding, header: boolean): { select: strin
 }
 
 export async function chCount(ch: ClickHouse, src: ChSource<unknown>): Promise<number> {
-  const r = await ch.query<{ n: number }>(`SELECT count() AS n FROM ${src.table} FINAL WHERE ${src.where}`, src.params);
+  const r = await ch.query<{ n: number }>(
+    `SELECT count() AS n FROM ${src.table} FINAL WHERE ${src.where}`,
+    src.params,
+    src.settings,
+  );
   return Number(r[0]?.n ?? 0);
 }
 
@@ -82,7 +90,7 @@ export function chPage<R>(ch: ClickHouse, src: ChSource<unknown>, offset: number
     `SELECT ${src.selects.json} FROM ${src.table} FINAL WHERE ${src.where} ORDER BY ${src.keyset.order}
      LIMIT {limit:UInt64} OFFSET {offset:UInt64}`,
     { ...src.params, limit, offset },
-    SETTINGS,
+    settingsOf(src),
   );
 }
 
@@ -99,7 +107,7 @@ export function chPageEncoded(
      LIMIT {limit:UInt64} OFFSET {offset:UInt64}`,
     { ...src.params, limit, offset },
     f.format,
-    SETTINGS,
+    settingsOf(src),
   );
 }
 
@@ -158,6 +166,7 @@ export async function* chChunks<K>(
   size: ChunkSize,
 ): AsyncGenerator<Buffer> {
   const ks = src.keyset;
+  const settings = settingsOf(src);
   const rowBytes = src.rowBytes ?? 'byteSize(*)';
   const scan = async (cond: string, params: Params, scanRows: number): Promise<ChunkEnd<K>[]> => {
     const rows = await ch.query<K & { __n: number; __bytes: number; __b: number }>(
@@ -179,7 +188,7 @@ export async function* chChunks<K>(
         chunkBytes: size.bytes,
         candidates: 4 * CHUNKS_PER_SCAN,
       },
-      SETTINGS,
+      settings,
     );
     const cands = rows.map(({ __n, __bytes, __b, ...key }) => ({
       key: key as unknown as K,
@@ -193,7 +202,7 @@ export async function* chChunks<K>(
     ch.query<K>(
       `SELECT ${ks.keySelect} FROM ${src.table} WHERE ${src.where} AND ${cond} ORDER BY ${order} LIMIT 1 OFFSET {skip:UInt64}`,
       { ...src.params, ...params, skip: offset },
-      SETTINGS,
+      settings,
     );
   const end = (await keyQuery('1', ks.orderDesc, {}, 0))[0];
   if (end === undefined) {
@@ -204,7 +213,7 @@ export async function* chChunks<K>(
         `SELECT ${f.select} FROM ${src.table} WHERE ${src.where} LIMIT 0`,
         src.params,
         f.format,
-        SETTINGS,
+        settings,
       );
     }
     return;
@@ -234,7 +243,7 @@ export async function* chChunks<K>(
       `SELECT ${f.select} FROM ${src.table} FINAL WHERE ${src.where} AND ${lower} AND ${ks.atMost('b')} ORDER BY ${ks.order}`,
       { ...src.params, ...lowerParams, ...ks.params(upto, 'b') },
       f.format,
-      SETTINGS,
+      settings,
     );
     if (out.length > 0) {
       headerDone = true;

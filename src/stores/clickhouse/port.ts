@@ -37,6 +37,16 @@ export const QUERY_SETTINGS = {
 } as const;
 
 /**
+ * Settings of a read its sort key narrows to a few granules (one session's events): one thread.
+ * Left to the engine, even a read of a hundred rows with FINAL is split across threads whose
+ * streams are then merged. Over 400 parts holding one session's rows (bench/narrowReads.ts), on
+ * one thread its count took 41-48 ms of CPU against 98-113, its first page 63-76 against 119-149,
+ * and less wall time too (docs/bench.md, "Second session of 2026-12-07"). A read of a project's
+ * rows over a time range keeps the engine's threads.
+ */
+export const NARROW_READ_SETTINGS = { max_threads: 1 } as const;
+
+/**
  * Settings of every insert, in both adapters.
  * - `optimize_on_insert = 0`: do not collapse duplicate keys inside each inserted block. Reads
  *   already deduplicate with FINAL (docs/decisions.md), so collapsing at insert is redundant work, and
