@@ -81,7 +81,10 @@ for (let round = 0; round < ROUNDS; round++) {
       }
       const c = process.cpuUsage(c0);
       walls.sort((a, b) => a - b);
-      const figure = ((out[read] ??= {})[name] ??= { wallMsMedian: [], cpuMsPerRead: [] });
+      const byVariant = out[read] ?? {};
+      out[read] = byVariant;
+      const figure = byVariant[name] ?? { wallMsMedian: [], cpuMsPerRead: [] };
+      byVariant[name] = figure;
       figure.wallMsMedian.push(Math.round((walls[Math.floor(READS / 2)] ?? 0) * 10) / 10);
       figure.cpuMsPerRead.push(Math.round(((c.user + c.system) / 1000 / READS) * 10) / 10);
     }

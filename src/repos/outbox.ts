@@ -88,6 +88,30 @@ export async function enqueueJob(
  * The alert outbox: claim with a lease, record each outcome only while holding that lease.
  * Leases and due times are read and set on `clock` (the tests move it), not the database's now().
  */
+/** A claimed job's columns, as both claims return them. */
+const LEASED_COLUMNS = 'o.id, o.project_id, o.group_id, o.kind, o.ref, o.attempts, o.sent_at';
+
+interface LeasedRow {
+  id: number;
+  project_id: string;
+  group_id: string | null;
+  kind: string;
+  ref: string | null;
+  attempts: number;
+  sent_at: Date | string | null;
+}
+
+const leasedJob = (x: LeasedRow, token: string): OutboxJob => ({
+  id: Number(x.id),
+  projectId: x.project_id,
+  groupId: x.group_id ?? '',
+  kind: x.kind,
+  ref: x.ref,
+  attempts: x.attempts,
+  leaseToken: token,
+  sentAt: isoTime(x.sent_at),
+});
+
 export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
   return {
     /** The new-group alert job of a crash group, or null when it has none. */
@@ -139,15 +163,7 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
      */
     async claim(limit: number, leaseMs: number, maxAttempts: number): Promise<OutboxJob[]> {
       const token = randomUUID();
-      const r = await db.query<{
-        id: number;
-        project_id: string;
-        group_id: string | null;
-        kind: string;
-        ref: string | null;
-        attempts: number;
-        sent_at: Date | string | null;
-      }>(
+      const r = await db.query<LeasedRow>(
         `WITH due AS (
            SELECT id FROM ${TABLE}
            WHERE status = 'pending' AND next_attempt_at <= to_timestamp($5::float8 / 1000) AND attempts < $3
@@ -159,19 +175,10 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
          UPDATE ${TABLE} o
          SET attempts = o.attempts + 1, locked_until = to_timestamp($5::float8 / 1000) + $2::int * interval '1 millisecond', lease_token = $4
          FROM due WHERE o.id = due.id
-         RETURNING o.id, o.project_id, o.group_id, o.kind, o.ref, o.attempts, o.sent_at`,
+         RETURNING ${LEASED_COLUMNS}`,
         [limit, leaseMs, maxAttempts, token, clock()],
       );
-      return r.rows.map((x) => ({
-        id: Number(x.id),
-        projectId: x.project_id,
-        groupId: x.group_id ?? '',
-        kind: x.kind,
-        ref: x.ref,
-        attempts: x.attempts,
-        leaseToken: token,
-        sentAt: isoTime(x.sent_at),
-      }));
+      return r.rows.map((x) => leasedJob(x, token));
     },
 
     /**
@@ -228,33 +235,16 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
      */
     async claimIds(ids: number[], leaseMs: number, maxAttempts: number): Promise<OutboxJob[]> {
       const token = randomUUID();
-      const r = await db.query<{
-        id: number;
-        project_id: string;
-        group_id: string | null;
-        kind: string;
-        ref: string | null;
-        attempts: number;
-        sent_at: Date | string | null;
-      }>(
+      const r = await db.query<LeasedRow>(
         `UPDATE ${TABLE} o
          SET attempts = o.attempts + 1, locked_until = to_timestamp($5::float8 / 1000) + $2::int * interval '1 millisecond', lease_token = $4
          WHERE o.id = ANY($1::bigint[]) AND o.status = 'pending' AND o.attempts < $3
            AND o.next_attempt_at <= to_timestamp($5::float8 / 1000)
            AND (o.locked_until IS NULL OR o.locked_until <= to_timestamp($5::float8 / 1000))
-         RETURNING o.id, o.project_id, o.group_id, o.kind, o.ref, o.attempts, o.sent_at`,
+         RETURNING ${LEASED_COLUMNS}`,
         [ids, leaseMs, maxAttempts, token, clock()],
       );
-      return r.rows.map((x) => ({
-        id: Number(x.id),
-        projectId: x.project_id,
-        groupId: x.group_id ?? '',
-        kind: x.kind,
-        ref: x.ref,
-        attempts: x.attempts,
-        leaseToken: token,
-        sentAt: isoTime(x.sent_at),
-      }));
+      return r.rows.map((x) => leasedJob(x, token));
     },
 
     /** Keeps a running job's lease; false when the lease was lost (another worker retook it). */
