@@ -84,10 +84,6 @@ export async function enqueueJob(
   );
 }
 
-/**
- * The alert outbox: claim with a lease, record each outcome only while holding that lease.
- * Leases and due times are read and set on `clock` (the tests move it), not the database's now().
- */
 /** A claimed job's columns, as both claims return them. */
 const LEASED_COLUMNS = 'o.id, o.project_id, o.group_id, o.kind, o.ref, o.attempts, o.sent_at';
 
@@ -112,9 +108,12 @@ const leasedJob = (x: LeasedRow, token: string): OutboxJob => ({
   sentAt: isoTime(x.sent_at),
 });
 
+/**
+ * The alert outbox: claim with a lease, record each outcome only while holding that lease.
+ * Leases and due times are read and set on `clock` (the tests move it), not the database's now().
+ */
 export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
   return {
-    /** The new-group alert job of a crash group, or null when it has none. */
     /** Jobs by status, pending ones split by whether an attempt already failed (the metrics' backlog and failures). */
     async backlog(): Promise<{ pending: number; retrying: number; failed: number; oldestPendingSeconds: number }> {
       const r = await db.query<{ pending: number; retrying: number; failed: number; oldest: number | null }>(
@@ -133,6 +132,7 @@ export function outboxRepo(db: Queryable, clock: Clock = systemClock) {
       };
     },
 
+    /** The new-group alert job of a crash group, or null when it has none. */
     async alertOf(groupId: string): Promise<AlertState | null> {
       const r = await db.query<{
         status: string;
