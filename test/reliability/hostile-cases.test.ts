@@ -23,17 +23,16 @@ afterAll(async () => {
   await s?.close();
 });
 
+/** Posts `payload` as the text it is (Fastify would serialise an object) with the project's key. */
+const postText = (url: string, payload: string) =>
+  s.app.inject({ method: 'POST', url, headers: { ...auth, 'content-type': 'application/json' }, payload });
+
 const nested = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
 
 describe('hostile input, pinned', () => {
   it('custom properties nested 20,000 deep: 422 with a pointer, nothing stored (was a 500)', async () => {
     const ev = JSON.stringify({ ...P.customEvent(sid, 0), properties: { X: 1 } }).replace('{"X":1}', nested(20_000));
-    const r = await s.app.inject({
-      method: 'POST',
-      url: '/ingest/events',
-      headers: { ...auth, 'content-type': 'application/json' },
-      payload: `{"sessionId":"${sid}","events":[${ev}]}`,
-    });
+    const r = await postText('/ingest/events', `{"sessionId":"${sid}","events":[${ev}]}`);
     expect(r.statusCode).toBe(422);
     expect(r.json()).toEqual({
       error: 'Validation failed',
@@ -45,12 +44,7 @@ describe('hostile input, pinned', () => {
 
   it('properties 32 levels deep are accepted', async () => {
     const ev = JSON.stringify({ ...P.customEvent(sid, 1), properties: { X: 1 } }).replace('{"X":1}', nested(32));
-    const r = await s.app.inject({
-      method: 'POST',
-      url: '/ingest/events',
-      headers: { ...auth, 'content-type': 'application/json' },
-      payload: `{"sessionId":"${sid}","events":[${ev}]}`,
-    });
+    const r = await postText('/ingest/events', `{"sessionId":"${sid}","events":[${ev}]}`);
     expect(r.statusCode).toBe(201);
   });
 
@@ -60,12 +54,7 @@ describe('hostile input, pinned', () => {
       nested(100_000),
       `{"sessionId":"${sid}","junk":${nested(100_000)},"events":[]}`,
     ]) {
-      const r = await s.app.inject({
-        method: 'POST',
-        url: '/ingest/events',
-        headers: { ...auth, 'content-type': 'application/json' },
-        payload: body,
-      });
+      const r = await postText('/ingest/events', body);
       expect(r.statusCode).toBeLessThan(500);
       expect(Object.keys(r.json()).sort()).toEqual(
         r.statusCode === 422
@@ -83,24 +72,10 @@ describe('hostile input, pinned', () => {
     const ev =
       `{"type":"custom","sessionId":"${sid}","timestamp":${P.T0},"sequenceNumber":50,"name":"bad\\u0000name",` +
       `"properties":{"lone":"x\\ud800y","k\\udc00":1,"emoji":"\\ud83d\\ude00"}}`;
-    const r = await s.app.inject({
-      method: 'POST',
-      url: '/ingest/events',
-      headers: { ...auth, 'content-type': 'application/json' },
-      payload: `{"sessionId":"${sid}","events":[${ev}]}`,
-    });
+    const r = await postText('/ingest/events', `{"sessionId":"${sid}","events":[${ev}]}`);
     expect(r.statusCode).toBe(201);
     const crash = `{"sessionId":"${sid}","message":"boom\\u0000","stackTrace":"at x","isFatal":false,"handled":true,"timestamp":${P.T0}}`;
-    expect(
-      (
-        await s.app.inject({
-          method: 'POST',
-          url: '/ingest/crash',
-          headers: { ...auth, 'content-type': 'application/json' },
-          payload: crash,
-        })
-      ).statusCode,
-    ).toBe(201);
+    expect((await postText('/ingest/crash', crash)).statusCode).toBe(201);
     const [row] = await (await s.stores()).ch.query<{ data: string }>(
       'SELECT data FROM events FINAL WHERE project_id = {p:String} AND sequence_number = 50',
       { p: projectId },
@@ -149,12 +124,7 @@ describe('hostile input, pinned', () => {
       '{"a":"\\n","__proto__":{"polluted":1},',
     ]) {
       const body = prefix + JSON.stringify(P.sessionStart()).slice(1);
-      const r = await s.app.inject({
-        method: 'POST',
-        url: '/ingest/session',
-        headers: { ...auth, 'content-type': 'application/json' },
-        payload: body,
-      });
+      const r = await postText('/ingest/session', body);
       expect(r.statusCode).toBe(400);
       expect(r.json()).toEqual({ error: expect.any(String), code: 'invalid_json' });
     }
@@ -164,24 +134,14 @@ describe('hostile input, pinned', () => {
   it('the words __proto__ and constructor as values, not keys, are accepted', async () => {
     const start = P.sessionStart();
     const body = JSON.stringify({ ...start, userId: '"constructor" and "__proto__"' });
-    const r = await s.app.inject({
-      method: 'POST',
-      url: '/ingest/session',
-      headers: { ...auth, 'content-type': 'application/json' },
-      payload: body,
-    });
+    const r = await postText('/ingest/session', body);
     expect(r.statusCode).toBe(201);
   });
 
   it('numbers beyond 2^53 and out-of-range timestamps are 422, not stored', async () => {
     for (const n of ['9007199254740993', '1e400', '-1', '253402300800000']) {
       const body = JSON.stringify(P.sessionStart()).replace(/"startedAt":\d+/, `"startedAt":${n}`);
-      const r = await s.app.inject({
-        method: 'POST',
-        url: '/ingest/session',
-        headers: { ...auth, 'content-type': 'application/json' },
-        payload: body,
-      });
+      const r = await postText('/ingest/session', body);
       expect(r.statusCode, n).toBe(422);
       expect(r.json().details[0].path).toBe('/startedAt');
     }
