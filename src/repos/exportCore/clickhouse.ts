@@ -80,7 +80,7 @@ export async function chCount(ch: ClickHouse, src: ChSource<unknown>): Promise<n
   const r = await ch.query<{ n: number }>(
     `SELECT count() AS n FROM ${src.table} FINAL WHERE ${src.where}`,
     src.params,
-    src.settings,
+    settingsOf(src),
   );
   return Number(r[0]?.n ?? 0);
 }

@@ -126,7 +126,7 @@ export class Spool {
   private waitingBytes = 0;
   private writing: Promise<void> | undefined;
   private arenas: Arenas;
-  /** One buffer per load lane for the segments a load reads back from disk (`readBack`). */
+  /** One buffer per load lane for the segments a load reads back from disk (`readInto`). */
   private readBacks: Arenas;
   private rollTimer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
