@@ -4,8 +4,9 @@
  * network-log rows through the real POST /ingest/network route (batches of 200), then pulls
  * them back with stream=true as CSV, NDJSON, gzipped CSV and Parquet (one file, its footer read
  * back with hyparquet), measuring rows/s, time to first byte and the
- * server's peak RSS during each export. Then it stops the service and, in this process, opens
- * the same ClickHouse data directory for the ceilings of the same rows in the same run: one
+ * server's peak RSS during each export. Then it stops the service and, in a process started as
+ * the service is (its flags and environment), opens the same ClickHouse data directory for the
+ * ceilings of the same rows in the same run: one
  * query of every row in the export's own format (`pageEncoded`: FINAL, in key order, the same
  * SELECT list), and the chunk generator alone (`chunks`: the stream's queries, no HTTP), each
  * with its wall time and the process CPU (every engine thread) per row.
@@ -14,6 +15,7 @@
  *   BENCH_ROWS=200000 npm run bench:export
  *   BENCH_CPU_PROF_DIR=/tmp/prof npm run bench:export   # the service under node --cpu-prof
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -23,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { parquetMetadata } from 'hyparquet';
 import { procSample, statusMb } from './procStats.ts';
-import { createBenchProject, jsSide, startBenchService } from './service.ts';
+import { SERVICE_ENV, SERVICE_NODE_ARGS, createBenchProject, jsSide, startBenchService } from './service.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const BATCH = 200;
@@ -231,7 +233,7 @@ async function main() {
     // The ceilings: the same rows, read by the same engine on the same data directory.
     stop();
     if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
-    const ceilings = await ceilingsOf(path.join(dataDir, 'clickhouse'), created.projectId, svc.adminToken);
+    const ceilings = await ceilingsInChild(path.join(dataDir, 'clickhouse'), created.projectId, svc.adminToken);
     for (const r of runs) {
       const c = ceilings.find((x) => x.format === (r.export === 'csv+gzip' ? 'csv' : r.export));
       if (c) {
@@ -319,6 +321,33 @@ async function timed(f: () => Promise<number>): Promise<Timed> {
   };
 }
 
+type Ceilings = Awaited<ReturnType<typeof ceilingsOf>>;
+
+/**
+ * The ceilings in a process started as the service is (its Node flags and environment: glibc's
+ * malloc thresholds alone moved the chunk read from ~420k to ~830k CSV rows/s, docs/bench.md),
+ * so each export is compared with the same engine under the same settings.
+ */
+function ceilingsInChild(chDir: string, projectId: string, adminToken: string): Promise<Ceilings> {
+  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, '--import', 'tsx', fileURLToPath(import.meta.url)], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...SERVICE_ENV, ...process.env, BENCH_CEILINGS_OF: JSON.stringify({ chDir, projectId, adminToken }) },
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split('\n').pop() ?? '') as Ceilings)
+        : reject(new Error(`ceilings exited ${code}`)),
+    );
+  });
+}
+
 /** Per format: one query of every row (the engine's own rate) and the stream's chunks without HTTP. */
 async function ceilingsOf(chDir: string, projectId: string, adminToken: string) {
   const { openChdb } = await import('../src/stores/clickhouse/chdb.ts');
@@ -347,7 +376,14 @@ async function ceilingsOf(chDir: string, projectId: string, adminToken: string) 
   return out;
 }
 
-main().catch((err) => {
+const ceilingsOfArgs = process.env.BENCH_CEILINGS_OF;
+(ceilingsOfArgs
+  ? (async () => {
+      const a = JSON.parse(ceilingsOfArgs) as { chDir: string; projectId: string; adminToken: string };
+      console.log(JSON.stringify(await ceilingsOf(a.chDir, a.projectId, a.adminToken)));
+    })()
+  : main()
+).catch((err) => {
   console.error(err);
   process.exit(1);
 });

@@ -21,6 +21,20 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  */
 export const SERVICE_NODE_ARGS = ['--max-semi-space-size=16'];
 
+/**
+ * As `npm start` runs it (package.json): chDB's queries and inserts hold libuv pool threads
+ * while they run, and the spool's writes and fsyncs wait for one behind them; every thread that
+ * allocates (the embedded Postgres's among them) would otherwise get a malloc arena; freed large
+ * buffers go back to the system rather than stay in glibc's heap. The bench's own environment
+ * wins (e.g. `MALLOC_MMAP_THRESHOLD_=16777216` to measure another setting).
+ */
+export const SERVICE_ENV: Record<string, string> = {
+  UV_THREADPOOL_SIZE: '16',
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_MMAP_THRESHOLD_: '131072',
+  MALLOC_TRIM_THRESHOLD_: '1048576',
+};
+
 export interface BenchService {
   url: string;
   adminToken: string;
@@ -48,14 +62,7 @@ export async function startBenchService(
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit'],
       env: {
-        // As `npm start` runs it (package.json): chDB's queries and inserts hold libuv pool threads
-        // while they run, and the spool's writes and fsyncs wait for one behind them; every thread
-        // that allocates (the embedded Postgres's among them) would otherwise get a malloc arena;
-        // freed large buffers go back to the system rather than stay in glibc's heap.
-        UV_THREADPOOL_SIZE: '16',
-        MALLOC_ARENA_MAX: '2',
-        MALLOC_MMAP_THRESHOLD_: '131072',
-        MALLOC_TRIM_THRESHOLD_: '1048576',
+        ...SERVICE_ENV,
         ...process.env,
         DATA_DIR: dataDir,
         HOST: '127.0.0.1',
