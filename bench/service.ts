@@ -25,7 +25,8 @@ export const SERVICE_NODE_ARGS = ['--max-semi-space-size=16'];
  * As `npm start` runs it (package.json): chDB's queries and inserts hold libuv pool threads
  * while they run, and the spool's writes and fsyncs wait for one behind them; every thread that
  * allocates (the embedded Postgres's among them) would otherwise get a malloc arena; freed large
- * buffers go back to the system rather than stay in glibc's heap. The bench's own environment
+ * buffers go back to the system rather than stay in glibc's heap, and those mappings are asked
+ * for transparent huge pages (docs/decisions.md). The bench's own environment
  * wins (e.g. `MALLOC_MMAP_THRESHOLD_=16777216` to measure another setting).
  */
 export const SERVICE_ENV: Record<string, string> = {
@@ -33,6 +34,7 @@ export const SERVICE_ENV: Record<string, string> = {
   MALLOC_ARENA_MAX: '2',
   MALLOC_MMAP_THRESHOLD_: '131072',
   MALLOC_TRIM_THRESHOLD_: '1048576',
+  GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1',
 };
 
 export interface BenchService {
