@@ -26,8 +26,8 @@ export const SERVICE_NODE_ARGS = ['--max-semi-space-size=16'];
  * while they run, and the spool's writes and fsyncs wait for one behind them; every thread that
  * allocates (the embedded Postgres's among them) would otherwise get a malloc arena; freed large
  * buffers go back to the system rather than stay in glibc's heap, and those mappings are asked
- * for transparent huge pages (docs/decisions.md). The bench's own environment
- * wins (e.g. `MALLOC_MMAP_THRESHOLD_=16777216` to measure another setting).
+ * for transparent huge pages (docs/decisions.md). The bench's own environment wins (e.g.
+ * `MALLOC_MMAP_THRESHOLD_=16777216` to measure another setting).
  */
 export const SERVICE_ENV: Record<string, string> = {
   UV_THREADPOOL_SIZE: '16',
