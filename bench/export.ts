@@ -15,7 +15,6 @@
  *   BENCH_ROWS=200000 npm run bench:export
  *   BENCH_CPU_PROF_DIR=/tmp/prof npm run bench:export   # the service under node --cpu-prof
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -25,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { parquetMetadata } from 'hyparquet';
 import { procSample, statusMb } from './procStats.ts';
-import { SERVICE_ENV, SERVICE_NODE_ARGS, createBenchProject, jsSide, startBenchService } from './service.ts';
+import { createBenchProject, jsSide, spawnLikeService, startBenchService } from './service.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const BATCH = 200;
@@ -324,18 +323,17 @@ async function timed(f: () => Promise<number>): Promise<Timed> {
 type Ceilings = Awaited<ReturnType<typeof ceilingsOf>>;
 
 /**
- * The ceilings in a process started as the service is (its Node flags and environment: glibc's
- * malloc thresholds alone moved the chunk read from ~420k to ~830k CSV rows/s, docs/bench.md),
- * so each export is compared with the same engine under the same settings.
+ * The ceilings in a process started as the service is (`spawnLikeService`): glibc's malloc
+ * thresholds alone took the chunk read from 677k–875k to 384k–423k CSV rows/s (docs/bench.md,
+ * "Third session of 2026-12-07"), so each export is compared with the engine under its own settings.
  */
 function ceilingsInChild(chDir: string, projectId: string, adminToken: string): Promise<Ceilings> {
-  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, '--import', 'tsx', fileURLToPath(import.meta.url)], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...SERVICE_ENV, ...process.env, BENCH_CEILINGS_OF: JSON.stringify({ chDir, projectId, adminToken }) },
+  const child = spawnLikeService(fileURLToPath(import.meta.url), {
+    env: { BENCH_CEILINGS_OF: JSON.stringify({ chDir, projectId, adminToken }) },
+    stdout: 'pipe',
   });
   let out = '';
-  child.stdout.on('data', (d: Buffer) => {
+  child.stdout?.on('data', (d: Buffer) => {
     out += d.toString();
   });
   return new Promise((resolve, reject) => {

@@ -37,6 +37,28 @@ export const SERVICE_ENV: Record<string, string> = {
   GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1',
 };
 
+/**
+ * A Node process started as the service is: its flags (then BENCH_NODE_ARGS, more flags,
+ * space-separated, e.g. `--trace-gc`, which NODE_OPTIONS does not take; then `nodeArgs`) and
+ * SERVICE_ENV under the bench's own environment (then `env`). The export bench reads its
+ * ceilings in one, so the engine runs under the same settings as in the service.
+ */
+export function spawnLikeService(
+  script: string,
+  opts: { nodeArgs?: string[]; env?: Record<string, string>; stdout?: 'inherit' | 'pipe' } = {},
+): ChildProcess {
+  const extraArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return spawn(
+    process.execPath,
+    [...SERVICE_NODE_ARGS, ...extraArgs, ...(opts.nodeArgs ?? []), '--import', 'tsx', script],
+    {
+      cwd: root,
+      stdio: ['ignore', opts.stdout ?? 'inherit', 'inherit'],
+      env: { ...SERVICE_ENV, ...process.env, ...opts.env },
+    },
+  );
+}
+
 export interface BenchService {
   url: string;
   adminToken: string;
@@ -54,29 +76,19 @@ export async function startBenchService(
   // (read with `npx tsx bench/profileTop.ts <file>`).
   const profDir = process.env.BENCH_CPU_PROF_DIR;
   const profArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profDir)}`] : [];
-  // BENCH_NODE_ARGS: more Node flags for the service, space-separated (e.g. `--trace-gc`, which
-  // NODE_OPTIONS does not take).
-  const extraArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(
-    process.execPath,
-    [...SERVICE_NODE_ARGS, ...profArgs, ...extraArgs, '--import', 'tsx', ...(opts.nodeArgs ?? []), 'src/main.ts'],
-    {
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: {
-        ...SERVICE_ENV,
-        ...process.env,
-        DATA_DIR: dataDir,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-        ADMIN_TOKEN: adminToken,
-        // Raised by configuration, the same setting an operator would use.
-        RATE_LIMIT_INGEST_PER_MIN: process.env.RATE_LIMIT_INGEST_PER_MIN ?? '1000000000',
-        ...opts.env,
-      },
+  const child = spawnLikeService('src/main.ts', {
+    nodeArgs: [...profArgs, ...(opts.nodeArgs ?? [])],
+    env: {
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      ADMIN_TOKEN: adminToken,
+      // Raised by configuration, the same setting an operator would use.
+      RATE_LIMIT_INGEST_PER_MIN: process.env.RATE_LIMIT_INGEST_PER_MIN ?? '1000000000',
+      ...opts.env,
     },
-  );
+  });
   const url = `http://127.0.0.1:${port}`;
   // A busy machine starts it slowly (BENCH_START_TIMEOUT_S).
   const startTimeoutS = Number(process.env.BENCH_START_TIMEOUT_S ?? 60);

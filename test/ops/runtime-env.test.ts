@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
-import { SERVICE_ENV } from '../../bench/service.ts';
+import { SERVICE_ENV, SERVICE_NODE_ARGS } from '../../bench/service.ts';
 
-// The process settings glibc and libuv read at start-up are spelled in three places: `npm start`,
+// The process settings Node, glibc and libuv read at start-up are spelled in three places: `npm start`,
 // the image, and the benches' SERVICE_ENV. The benches' figures hold for what ships only while the
 // three agree (docs/decisions.md: glibc's thresholds and huge pages).
 
@@ -28,5 +28,13 @@ describe('start-up settings', () => {
   it('the image sets the same glibc malloc settings', () => {
     for (const k of ['MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_', 'GLIBC_TUNABLES'])
       expect({ [k]: imageEnv[k] }).toEqual({ [k]: SERVICE_ENV[k] });
+  });
+
+  it('npm start and the image start Node with the flags the benches use', () => {
+    const imageCmd = JSON.parse(/^CMD (.*)$/m.exec(fs.readFileSync('Dockerfile', 'utf8'))?.[1] ?? '[]') as string[];
+    for (const flag of SERVICE_NODE_ARGS) {
+      expect(startScript?.split(' ')).toContain(flag);
+      expect(imageCmd).toContain(flag);
+    }
   });
 });
