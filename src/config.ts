@@ -72,6 +72,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** Namespace of every Redis key and channel, so deployments (or test runs) can share one Redis. */
   redisKeyPrefix: string;
+  /** How long a Redis command may take before the rate limiter counts in process instead. */
+  redisCommandTimeoutMs: number;
   smtpUrl: string | undefined;
   alertEmailFrom: string;
   alertEmailTo: string[];
@@ -380,6 +382,7 @@ export function loadConfig(env: Env = process.env): Config {
     ingestInflightBytes: int(env, 'INGEST_INFLIGHT_BYTES', 32 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisPrefix(env),
+    redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 500, 10, 60_000),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     alertEmailFrom: str(env, 'ALERT_EMAIL_FROM') ?? 'flightrec <alerts@flightrec.local>',
     alertEmailTo: emails(env, 'ALERT_EMAIL_TO'),

@@ -48,21 +48,32 @@ export function createMetrics(src: MetricSources) {
     labelNames: ['route', 'status'] as const,
     registers: [registry],
   });
-  const counted = new Map<string, number>();
-  new Counter({
-    name: 'flightrec_rate_limit_rejections_total',
-    help: 'Requests refused with 429, by limiter (ingest, export, auth)',
-    labelNames: ['limiter'] as const,
-    registers: [registry],
-    collect() {
-      // The limiters count; the counter takes what they refused since the last scrape.
-      for (const l of src.limiters) {
-        const d = l.rejections - (counted.get(l.name) ?? 0);
-        this.inc({ limiter: l.name }, d);
-        counted.set(l.name, l.rejections);
-      }
-    },
-  });
+  // The limiters count; each counter takes what they counted since the last scrape.
+  const limiterCounter = (name: string, help: string, read: (l: RateLimiter) => number) => {
+    const counted = new Map<string, number>();
+    new Counter({
+      name,
+      help,
+      labelNames: ['limiter'] as const,
+      registers: [registry],
+      collect() {
+        for (const l of src.limiters) {
+          this.inc({ limiter: l.name }, read(l) - (counted.get(l.name) ?? 0));
+          counted.set(l.name, read(l));
+        }
+      },
+    });
+  };
+  limiterCounter(
+    'flightrec_rate_limit_rejections_total',
+    'Requests refused with 429, by limiter (ingest, export, auth, dashboard)',
+    (l) => l.rejections,
+  );
+  limiterCounter(
+    'flightrec_rate_limit_redis_fallbacks_total',
+    'Requests counted by this process alone because Redis did not answer in REDIS_COMMAND_TIMEOUT_MS, by limiter',
+    (l) => l.redisFallbacks,
+  );
   const streamsStarted = new Counter({
     name: 'flightrec_export_streams_total',
     help: 'Streamed exports (stream=true), by outcome (completed, failed)',

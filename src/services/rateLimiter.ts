@@ -10,13 +10,19 @@ export interface LimitResult {
 }
 
 /**
- * A fixed-window limit of `points` per minute. Shared through Redis when there is one; when
- * Redis fails the in-process limiter takes over, so a Redis outage never fails a request.
+ * A fixed-window limit of `points` per minute. Shared through Redis when there is one; when a
+ * Redis command fails (down, not yet connected, or past its timeout) this process's own limiter
+ * counts that request, so a Redis outage never fails a request. Counted that way, a limit is
+ * per process: `redisFallbacks` (a metric) and a warning at most once a minute say so.
  */
 export class RateLimiter {
-  private limiter: RateLimiterRedis | RateLimiterMemory;
+  private readonly memory: RateLimiterMemory;
+  private readonly shared: RateLimiterRedis | undefined;
   /** Requests this process refused (the metrics read it). */
   rejections = 0;
+  /** Requests counted in process because Redis did not answer (the metrics read it). */
+  redisFallbacks = 0;
+  private lastWarnedAt = 0;
 
   constructor(
     readonly name: string,
@@ -25,31 +31,48 @@ export class RateLimiter {
     redisKeyPrefix = 'flightrec',
     private readonly log: Log = silentLog,
   ) {
-    const memory = new RateLimiterMemory({ keyPrefix: `rl:${name}`, points, duration: 60 });
-    this.limiter = redis
+    this.memory = new RateLimiterMemory({ keyPrefix: `rl:${name}`, points, duration: 60 });
+    this.shared = redis
       ? new RateLimiterRedis({
           storeClient: redis,
           keyPrefix: `${redisKeyPrefix}:rl:${name}`,
           points,
           duration: 60,
           rejectIfRedisNotReady: true,
-          insuranceLimiter: memory,
         })
-      : memory;
+      : undefined;
   }
 
   async consume(key: string): Promise<LimitResult> {
     try {
-      const r = await this.limiter.consume(key, 1);
-      return this.result(true, r);
+      return this.result(true, await this.consumeShared(key));
     } catch (r) {
       if (r instanceof RateLimiterRes) {
         this.rejections++;
         return this.result(false, r);
       }
-      // Neither Redis nor its insurance answered: let the request through rather than fail it.
+      // Not even the in-process limiter answered: let the request through rather than fail it.
       this.log.error({ err: loggableError(r), limiter: this.name }, 'rate limiter failed; request let through');
       return { allowed: true, limit: this.points, remaining: this.points, resetSeconds: 60 };
+    }
+  }
+
+  private async consumeShared(key: string): Promise<RateLimiterRes> {
+    if (!this.shared) return this.memory.consume(key, 1);
+    try {
+      return await this.shared.consume(key, 1);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) throw err;
+      this.redisFallbacks++;
+      const now = Date.now();
+      if (now - this.lastWarnedAt >= 60_000) {
+        this.lastWarnedAt = now;
+        this.log.warn(
+          { err: loggableError(err), limiter: this.name, fallbacks: this.redisFallbacks },
+          'Redis did not answer the rate limiter; counting in this process',
+        );
+      }
+      return this.memory.consume(key, 1);
     }
   }
 

@@ -50,7 +50,9 @@ export async function openStores(config: Config, moves: readonly DataMove[] = []
     await Promise.allSettled([ch.close(), pg.close()]);
     throw err;
   }
-  const redis = config.redisUrl ? (await import('./redis.ts')).openRedis(config.redisUrl) : undefined;
+  const redis = config.redisUrl
+    ? (await import('./redis.ts')).openRedis(config.redisUrl, config.redisCommandTimeoutMs)
+    : undefined;
   return {
     pg,
     ch,

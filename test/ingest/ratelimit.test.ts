@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { logCapture, startTestServer, tempDataDir, type TestServer } from '../helpers/server.ts';
 import { sessionStart } from '../helpers/payloads.ts';
+import { metricValue } from '../helpers/inspect.ts';
 
 describe('ingestion rate limit (in-process, or Redis when REDIS_URL is set)', () => {
   let s: TestServer;
@@ -36,15 +37,20 @@ describe('ingestion rate limit (in-process, or Redis when REDIS_URL is set)', ()
 
 describe('Redis unreachable', () => {
   let s: TestServer;
+  const log = logCapture();
   beforeAll(async () => {
     // Nothing listens on port 1: every Redis command fails at once.
-    s = await startTestServer({ REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_INGEST_PER_MIN: '3' });
+    s = await startTestServer(
+      { REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_INGEST_PER_MIN: '3', LOG_LEVEL: 'warn' },
+      tempDataDir(),
+      { logger: { stream: log.stream } },
+    );
   });
   afterAll(async () => {
     await s?.close();
   });
 
-  it('keeps ingesting with in-process limits instead of failing', async () => {
+  it('keeps ingesting with in-process limits instead of failing, and counts each request it could not share', async () => {
     const a = await s.createProject();
     const codes: number[] = [];
     for (let i = 0; i < 4; i++) {
@@ -58,5 +64,10 @@ describe('Redis unreachable', () => {
       expect(r.headers['ratelimit-limit']).toBe('3');
     }
     expect(codes).toEqual([201, 201, 201, 429]);
+    const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metricValue(metrics, 'flightrec_rate_limit_redis_fallbacks_total{limiter="ingest"}')).toBe(4);
+    expect(metricValue(metrics, 'flightrec_rate_limit_rejections_total{limiter="ingest"}')).toBe(1);
+    // one warning a minute, not one a request
+    expect(log.lines.filter((l) => l.includes('Redis did not answer the rate limiter'))).toHaveLength(1);
   });
 });

@@ -34,6 +34,7 @@ describe('config', () => {
     expect(c.exportChunkRows).toBe(50_000);
     expect(c.alertDigestWindowMs).toBe(300_000);
     expect(c.crashLedgerDays).toBe(30);
+    expect(c.redisCommandTimeoutMs).toBe(500);
     expect(loadConfig({ CRASH_LEDGER_DAYS: '1' }).crashLedgerDays).toBe(1);
   });
   it.each([
@@ -49,6 +50,7 @@ describe('config', () => {
     ['ALERT_EMAIL_TO', 'not-an-address'],
     ['RUN_WORKER', 'maybe'],
     ['REDIS_KEY_PREFIX', 'has space'],
+    ['REDIS_COMMAND_TIMEOUT_MS', '0'],
     ['REQUEST_TIMEOUT_MS', '5s'],
     ['HEADERS_TIMEOUT_MS', '40000'],
     ['EXPORT_MAX_STREAMS', '0'],
