@@ -10,7 +10,8 @@ import { waitFor } from '../helpers/wait.ts';
 const url = process.env.REDIS_URL;
 const clients: ReturnType<typeof openRedis>[] = [];
 async function connect() {
-  const r = openRedis(url!);
+  // A generous command timeout: a stalled test process would otherwise fall back to its own count.
+  const r = openRedis(url!, 10_000);
   clients.push(r);
   if (r.status !== 'ready') await new Promise((ok) => r.once('ready', ok));
   return r;
