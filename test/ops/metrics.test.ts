@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logCapture, startTestServer, tempDataDir, type TestServer } from '../helpers/server.ts';
 import * as P from '../helpers/payloads.ts';
+import { metricValue } from '../helpers/inspect.ts';
 
 // /metrics (Prometheus text) and the health split, over the real HTTP stack and stores.
 
@@ -18,11 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s?.close();
 });
-
-const value = (text: string, line: RegExp) => {
-  const m = text.split('\n').find((l) => line.test(l));
-  return m === undefined ? undefined : Number(m.slice(m.lastIndexOf(' ') + 1));
-};
 
 describe('metrics and health', () => {
   it('counts requests and rows by route and status, inserts, the queue, streams, rate-limit rejections and the outbox', async () => {
@@ -55,21 +51,21 @@ describe('metrics and health', () => {
     expect(r.statusCode).toBe(200);
     expect(r.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const m = r.body;
-    expect(value(m, /^flightrec_http_requests_total\{method="POST",route="\/ingest\/events",status="201"\}/)).toBe(1);
-    expect(value(m, /^flightrec_ingest_rows_total\{route="\/ingest\/events",status="201"\}/)).toBe(3);
-    expect(value(m, /^flightrec_ingest_rows_total\{route="\/ingest\/crash",status="201"\}/)).toBe(1);
-    expect(value(m, /^flightrec_http_requests_total\{method="GET",route="\/export\/sessions",status="429"\}/)).toBe(1);
-    expect(value(m, /^flightrec_rate_limit_rejections_total\{limiter="export"\}/)).toBe(1);
-    expect(value(m, /^flightrec_export_streams_total\{outcome="completed"\}/)).toBe(1);
-    expect(value(m, /^flightrec_export_streams_open /)).toBe(0);
-    expect(value(m, /^flightrec_clickhouse_insert_rows_total\{table="ingest",outcome="ok"\}/)).toBe(3);
-    expect(value(m, /^flightrec_clickhouse_insert_rows_total\{table="crash_occurrences",outcome="ok"\}/)).toBe(1);
-    expect(value(m, /^flightrec_clickhouse_insert_duration_seconds_count\{table="ingest",outcome="ok"\}/)).toBe(1);
-    expect(value(m, /^flightrec_ingest_queue_rows\{table="ingest"\}/)).toBe(0);
-    expect(value(m, /^flightrec_ingest_queue_bytes /)).toBe(0);
+    expect(metricValue(m, 'flightrec_http_requests_total{method="POST",route="/ingest/events",status="201"}')).toBe(1);
+    expect(metricValue(m, 'flightrec_ingest_rows_total{route="/ingest/events",status="201"}')).toBe(3);
+    expect(metricValue(m, 'flightrec_ingest_rows_total{route="/ingest/crash",status="201"}')).toBe(1);
+    expect(metricValue(m, 'flightrec_http_requests_total{method="GET",route="/export/sessions",status="429"}')).toBe(1);
+    expect(metricValue(m, 'flightrec_rate_limit_rejections_total{limiter="export"}')).toBe(1);
+    expect(metricValue(m, 'flightrec_export_streams_total{outcome="completed"}')).toBe(1);
+    expect(metricValue(m, 'flightrec_export_streams_open')).toBe(0);
+    expect(metricValue(m, 'flightrec_clickhouse_insert_rows_total{table="ingest",outcome="ok"}')).toBe(3);
+    expect(metricValue(m, 'flightrec_clickhouse_insert_rows_total{table="crash_occurrences",outcome="ok"}')).toBe(1);
+    expect(metricValue(m, 'flightrec_clickhouse_insert_duration_seconds_count{table="ingest",outcome="ok"}')).toBe(1);
+    expect(metricValue(m, 'flightrec_ingest_queue_rows{table="ingest"}')).toBe(0);
+    expect(metricValue(m, 'flightrec_ingest_queue_bytes')).toBe(0);
     // the new crash group's alert job waits (RUN_WORKER=false in tests)
-    expect(value(m, /^flightrec_outbox_jobs\{state="pending"\}/)).toBe(1);
-    expect(value(m, /^flightrec_outbox_jobs\{state="failed"\}/)).toBe(0);
+    expect(metricValue(m, 'flightrec_outbox_jobs{state="pending"}')).toBe(1);
+    expect(metricValue(m, 'flightrec_outbox_jobs{state="failed"}')).toBe(0);
     expect(m).toMatch(/^flightrec_process_cpu_seconds_total /m);
   });
 
