@@ -3,6 +3,7 @@ import { hashApiKey, isWellFormedApiKey } from '../domain/apiKey.ts';
 import type { KeyRecord } from '../repos/apiKeys.ts';
 import { loggableError, type Log, silentLog } from '../lib/log.ts';
 import { BoundedMap } from '../lib/boundedMap.ts';
+import type { SharedRedis } from '../stores/redis.ts';
 
 /** Where keys are looked up by hash (the projects service). */
 export interface KeyLookup {
@@ -28,7 +29,7 @@ export class KeyResolver {
   constructor(
     private readonly repo: KeyLookup,
     private readonly ttlMs: number,
-    private readonly redis?: Redis,
+    private readonly redis?: SharedRedis,
     redisKeyPrefix = 'flightrec',
     private readonly log: Log = silentLog,
   ) {
@@ -39,7 +40,7 @@ export class KeyResolver {
 
   async start(): Promise<void> {
     if (!this.redis) return;
-    this.subscriber = this.redis.duplicate({ enableOfflineQueue: true });
+    this.subscriber = this.redis.client.duplicate({ enableOfflineQueue: true });
     // ioredis reconnects by itself; while it is away, deactivations reach this process through
     // the cache TTL. Said once per outage, not once per reconnection attempt.
     let down = false;
@@ -87,7 +88,8 @@ export class KeyResolver {
   /** Drops a key from this process's cache and tells the others. */
   async invalidate(keyHash: string): Promise<void> {
     this.cache.delete(keyHash);
-    await this.redis?.publish(this.channel, keyHash).catch((err: unknown) => {
+    if (!this.redis) return;
+    await this.redis.answer(this.redis.client.publish(this.channel, keyHash)).catch((err: unknown) => {
       this.log.error(
         { err: loggableError(err) },
         'key deactivation not published: other processes drop the key within the cache TTL only',

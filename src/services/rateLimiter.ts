@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { loggableError, type Log, silentLog } from '../lib/log.ts';
+import type { SharedRedis } from '../stores/redis.ts';
 
 export interface LimitResult {
   allowed: boolean;
@@ -17,7 +17,7 @@ export interface LimitResult {
  */
 export class RateLimiter {
   private readonly memory: RateLimiterMemory;
-  private readonly shared: RateLimiterRedis | undefined;
+  private readonly shared: { limiter: RateLimiterRedis; redis: SharedRedis } | undefined;
   /** Requests this process refused (the metrics read it). */
   rejections = 0;
   /** Requests counted in process because Redis did not answer (the metrics read it). */
@@ -27,20 +27,21 @@ export class RateLimiter {
   constructor(
     readonly name: string,
     readonly points: number,
-    redis?: Redis,
+    redis?: SharedRedis,
     redisKeyPrefix = 'flightrec',
     private readonly log: Log = silentLog,
   ) {
     this.memory = new RateLimiterMemory({ keyPrefix: `rl:${name}`, points, duration: 60 });
-    this.shared = redis
-      ? new RateLimiterRedis({
-          storeClient: redis,
-          keyPrefix: `${redisKeyPrefix}:rl:${name}`,
-          points,
-          duration: 60,
-          rejectIfRedisNotReady: true,
-        })
-      : undefined;
+    this.shared = redis && {
+      redis,
+      limiter: new RateLimiterRedis({
+        storeClient: redis.client,
+        keyPrefix: `${redisKeyPrefix}:rl:${name}`,
+        points,
+        duration: 60,
+        rejectIfRedisNotReady: true,
+      }),
+    };
   }
 
   async consume(key: string): Promise<LimitResult> {
@@ -60,7 +61,7 @@ export class RateLimiter {
   private async consumeShared(key: string): Promise<RateLimiterRes> {
     if (!this.shared) return this.memory.consume(key, 1);
     try {
-      return await this.shared.consume(key, 1);
+      return await this.shared.redis.answer(this.shared.limiter.consume(key, 1));
     } catch (err) {
       if (err instanceof RateLimiterRes) throw err;
       this.redisFallbacks++;

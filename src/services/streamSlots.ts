@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../stores/redis.ts';
 
 /** How long a slot outlives its last heartbeat: a process that died frees its slots after this. */
 const SLOT_TTL_MS = 30_000;
@@ -35,7 +35,7 @@ export class StreamSlots {
 
   constructor(
     readonly max: number,
-    private readonly redis?: Redis,
+    private readonly redis?: SharedRedis,
     private readonly keyPrefix = 'flightrec',
     private readonly ttlMs = SLOT_TTL_MS,
   ) {}
@@ -71,25 +71,28 @@ export class StreamSlots {
    * The shared slot: its release, null when every slot is taken, undefined when Redis did not
    * answer (then only this process's count applies, as the rate limiter falls back).
    */
-  private async acquireShared(redis: Redis, projectId: string): Promise<(() => Promise<void>) | null | undefined> {
+  private async acquireShared(
+    redis: SharedRedis,
+    projectId: string,
+  ): Promise<(() => Promise<void>) | null | undefined> {
     const key = `${this.keyPrefix}:streams:${projectId}`;
     const slot = randomUUID();
     try {
-      const ok = await redis.eval(ACQUIRE, 1, key, this.max, slot, this.ttlMs);
+      const ok = await redis.answer(redis.client.eval(ACQUIRE, 1, key, this.max, slot, this.ttlMs));
       if (Number(ok) !== 1) return null;
     } catch {
       return undefined;
     }
     const beat = setInterval(
       () => {
-        redis.eval(RENEW, 1, key, slot, this.ttlMs).catch(() => {});
+        redis.client.eval(RENEW, 1, key, slot, this.ttlMs).catch(() => {});
       },
       Math.floor(this.ttlMs / 3),
     );
     beat.unref();
     return () => {
       clearInterval(beat);
-      return redis.zrem(key, slot).then(
+      return redis.answer(redis.client.zrem(key, slot)).then(
         () => {},
         () => {},
       );

@@ -1,14 +1,14 @@
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from './redis.ts';
 import type { Config } from '../config.ts';
 import type { ClickHouse } from './clickhouse/port.ts';
 import type { Postgres, Queryable } from './postgres/port.ts';
-import { applyRetention, migrateClickHouse, migratePostgres } from './migrations.ts';
+import { MIGRATION_LOCKS, applyRetention, migrateClickHouse, migratePostgres, migrationLock } from './migrations.ts';
 
 export interface Stores {
   pg: Postgres;
   ch: ClickHouse;
-  redis: Redis | undefined;
+  redis: SharedRedis | undefined;
   close(): Promise<void>;
 }
 
@@ -39,7 +39,7 @@ export async function openStores(config: Config, moves: readonly DataMove[] = []
     // Any number of API processes may start at once on one ClickHouse: its DDL has no lock of its
     // own, so its migrations run while this process holds a Postgres advisory lock.
     await pg.tx(async (q) => {
-      await q.query('SELECT pg_advisory_xact_lock(7263540113)');
+      await migrationLock(q, MIGRATION_LOCKS.clickhouse);
       await migrateClickHouse(ch, undefined, config.clickhouse?.cluster);
       await applyRetention(ch, config.retentionDays, config.clickhouse?.cluster);
       for (const move of moves) await move(q, ch);
@@ -58,7 +58,7 @@ export async function openStores(config: Config, moves: readonly DataMove[] = []
     ch,
     redis,
     async close() {
-      redis?.disconnect();
+      redis?.client.disconnect();
       await ch.close();
       await pg.close();
     },

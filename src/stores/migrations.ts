@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouse } from './clickhouse/port.ts';
-import type { Postgres } from './postgres/port.ts';
+import type { Postgres, Queryable } from './postgres/port.ts';
 import { clusterBookkeeping, clusterStatements, localName, singleNodeHistory } from './clickhouse/cluster.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -30,19 +31,42 @@ export function readMigrations(dir: string): Migration[] {
     }));
 }
 
+/** The advisory locks a starting process migrates under: Postgres's schema, ClickHouse's. */
+export const MIGRATION_LOCKS = { postgres: 7263540112, clickhouse: 7263540113 } as const;
+
+/** How long a starting process waits for another's migrations before it gives up. */
+const MIGRATION_LOCK_WAIT_MS = 10 * 60_000;
+
+/**
+ * Takes a transaction-scoped advisory lock, waiting as long as another process's migrations
+ * take (up to `waitMs`). Asked again and again rather than waited on in one statement: the
+ * server connection's query timeout (src/stores/postgres/pg.ts, 10 s) would end a single wait,
+ * and the process's start with it, while another process migrates a large table or a cluster.
+ */
+export async function migrationLock(q: Queryable, key: number, waitMs = MIGRATION_LOCK_WAIT_MS): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const r = await q.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS ok', [key]);
+    if (r.rows[0]?.ok) return;
+    if (Date.now() >= deadline)
+      throw new Error(`another process has held migration lock ${key} for ${Math.round(waitMs / 1000)} s`);
+    await sleep(100);
+  }
+}
+
 export async function migratePostgres(db: Postgres, dir = path.join(root, 'postgres')): Promise<void> {
   // Several API processes may start at once against one database: every step holds the lock
   // (even CREATE TABLE IF NOT EXISTS races on the catalog without it).
-  const LOCK = 'SELECT pg_advisory_xact_lock(7263540112)';
+  const lock = (q: Queryable) => migrationLock(q, MIGRATION_LOCKS.postgres);
   await db.tx(async (q) => {
-    await q.query(LOCK);
+    await lock(q);
     await q.query(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
     );
   });
   for (const m of readMigrations(dir)) {
     await db.tx(async (q) => {
-      await q.query(LOCK);
+      await lock(q);
       const done = await q.query('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version]);
       if (done.rows.length) return;
       for (const s of m.statements) await q.query(s);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyResolver } from '../../src/services/keyResolver.ts';
-import { openRedis } from '../../src/stores/redis.ts';
+import { openRedis, sharedRedis } from '../../src/stores/redis.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -51,7 +51,7 @@ describe('key deactivation reaches other API processes', () => {
       await refusedBy(other, apiKey, 20_000);
     } finally {
       await other.stop();
-      redis.disconnect();
+      redis.client.disconnect();
     }
   });
 });
@@ -67,7 +67,7 @@ describe('a lost invalidation is logged, not swallowed', () => {
     });
     const logged: { obj: object; msg?: string }[] = [];
     const log = { info() {}, warn() {}, error: (obj: object, msg?: string) => logged.push({ obj, msg }) };
-    const resolver = new KeyResolver(s.svc.projects, 60_000, redis, 'flightrec-test', log);
+    const resolver = new KeyResolver(s.svc.projects, 60_000, sharedRedis(redis, 500), 'flightrec-test', log);
     try {
       await resolver.invalidate('0'.repeat(64));
       expect(logged).toEqual([

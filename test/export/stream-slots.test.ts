@@ -13,11 +13,11 @@ async function connect() {
   // A generous command timeout: a stalled test process would otherwise fall back to its own count.
   const r = openRedis(url!, 10_000);
   clients.push(r);
-  if (r.status !== 'ready') await new Promise((ok) => r.once('ready', ok));
+  if (r.client.status !== 'ready') await new Promise((ok) => r.client.once('ready', ok));
   return r;
 }
 afterAll(() => {
-  for (const c of clients) c.disconnect();
+  for (const c of clients) c.client.disconnect();
 });
 
 describe.skipIf(!url)('the stream cap shared through Redis (REDIS_URL)', () => {
@@ -55,7 +55,7 @@ describe.skipIf(!url)('the stream cap shared through Redis (REDIS_URL)', () => {
     const kept = await live.acquire(project);
     expect(await dead.acquire(project)).not.toBeNull();
     expect(await live.acquire(project)).toBeNull();
-    dying.disconnect(); // the process is gone: no release, no heartbeat
+    dying.client.disconnect(); // the process is gone: no release, no heartbeat
     // The live slot is renewed (every ttl/3), the dead one expires.
     const again = await waitFor('the dead slot to expire', () => live.acquire(project), ttl * 20);
     expect(await live.acquire(project)).toBeNull();

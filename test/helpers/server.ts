@@ -98,7 +98,7 @@ export async function startTestServer(
   // that passes a Redis of its own (down, behind a proxy) sees it as the server does.
   const redis = server.svc.stores.redis;
   if (redis && process.env.REDIS_URL && fullEnv.REDIS_URL === process.env.REDIS_URL) {
-    await waitFor('the Redis client connected', () => redis.status === 'ready', 30_000);
+    await waitFor('the Redis client connected', () => redis.client.status === 'ready', 30_000);
   }
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const settled = async (timeoutMs = 30_000) => {

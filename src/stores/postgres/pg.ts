@@ -4,7 +4,7 @@ import type { Postgres, Queryable } from './port.ts';
 // int8 columns hold Unix-ms timestamps and counts, all far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-const QUERY_TIMEOUT_MS = 10_000;
+export const QUERY_TIMEOUT_MS = 10_000;
 
 export async function openPg(url: string): Promise<Postgres> {
   const pool = new pg.Pool({
