@@ -10,8 +10,7 @@ import { waitFor } from '../helpers/wait.ts';
 const url = process.env.REDIS_URL;
 const clients: ReturnType<typeof openRedis>[] = [];
 async function connect() {
-  // A generous command timeout: a stalled test process would otherwise fall back to its own count.
-  const r = openRedis(url!, 10_000);
+  const r = openRedis(url!);
   clients.push(r);
   if (r.client.status !== 'ready') await new Promise((ok) => r.client.once('ready', ok));
   return r;

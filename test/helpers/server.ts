@@ -79,16 +79,9 @@ export async function startTestServer(
     ...(process.env.SECRETS_KEY ? { SECRETS_KEY: process.env.SECRETS_KEY } : {}),
     ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
     // Each test server counts its limits in its own Redis namespace: test files run in parallel
-    // from one IP, and the per-IP auth limit would otherwise be shared between them. The machine's
-    // Redis answers; a generous command timeout keeps a loop stalled by a busy machine from
-    // timing out an answer already in the socket (its limits would then count in process). A
-    // test that passes a Redis of its own keeps the service's default.
-    ...(process.env.REDIS_URL && !env.REDIS_URL
-      ? {
-          REDIS_URL: process.env.REDIS_URL,
-          REDIS_KEY_PREFIX: `flightrec-test-${randomBytes(6).toString('hex')}`,
-          REDIS_COMMAND_TIMEOUT_MS: '10000',
-        }
+    // from one IP, and the per-IP auth limit would otherwise be shared between them.
+    ...(process.env.REDIS_URL
+      ? { REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `flightrec-test-${randomBytes(6).toString('hex')}` }
       : {}),
     ...env,
   };

@@ -101,9 +101,6 @@ beforeAll(async () => {
         RATE_LIMIT_INGEST_PER_MIN: '1000000',
         RATE_LIMIT_EXPORT_PER_MIN: '1000000',
         RATE_LIMIT_AUTH_PER_MIN: '5',
-        // A loop held past the command timeout (this suite on a busy machine) would count a
-        // log-in in process; here the limit must be Redis's.
-        REDIS_COMMAND_TIMEOUT_MS: '10000',
         RUN_WORKER: i === 0 ? 'true' : 'false',
       }),
   );
@@ -153,6 +150,7 @@ describe.skipIf(!servers)(`three API processes behind a balancer${WHY}`, () => {
         (await call(`${base}/api/auth/login`, 'POST', {}, { email: 'nobody@example.com', password: 'wrong password' }))
           .status,
       );
+    // None counted in process: a loop held on a busy machine does not time out Redis's answers.
     const fallbacks = await Promise.all(
       procs.map(async (p) =>
         metricValue(
