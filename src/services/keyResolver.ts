@@ -57,7 +57,7 @@ export class KeyResolver {
       down = false;
     });
     this.subscriber.on('message', (_channel: string, keyHash: string) => this.cache.delete(keyHash));
-    await this.subscriber.subscribe(this.channel).catch((err: unknown) => {
+    await this.redis.answer(this.subscriber.subscribe(this.channel)).catch((err: unknown) => {
       this.log.error(
         { err: loggableError(err) },
         "key invalidations not subscribed: other processes' deactivations arrive within the cache TTL only",
