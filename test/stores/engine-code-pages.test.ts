@@ -7,7 +7,7 @@ import { cleanMappings, pageOutCode, pageOutEngineCode } from '../../src/stores/
 import { openChdb } from '../../src/stores/clickhouse/chdb.ts';
 import { migrateClickHouse } from '../../src/stores/migrations.ts';
 import { ADMIN_TOKEN, tempDataDir } from '../helpers/server.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { sleep, waitFor } from '../helpers/wait.ts';
 import { ChildService, freePort } from '../reliability/child.ts';
 
 // Once started, the service pages out the embedded engine's start-up code (issue 31: peak RSS).
@@ -64,18 +64,33 @@ describe("the embedded engine's start-up code", () => {
     expect(cleanMappings('')).toEqual([]);
   });
 
-  it.skipIf(!zlib)("pages out a library's pages that this process holds alone", () => {
+  it.skipIf(!zlib)("pages out a library's pages that this process holds alone", async () => {
     // A copy of a small library, loaded by this process only: no other process shares its pages.
     const copy = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-pages-')), 'libpaged.so');
     fs.copyFileSync(zlib as string, copy);
+    // Written back before it is loaded: reclaim skips dirty file pages, and a fresh copy's stay
+    // dirty until the kernel's flusher gets to them (seconds, or at once on a machine busy writing).
+    const fd = fs.openSync(copy, 'r+');
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
     const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
     const lib = koffi.load(copy);
     expect(lib.func('const char *zlibVersion()')()).toMatch(/^\d/);
-    const r = pageOutCode(/\/libpaged\.so$/);
-    if (!r.pagedOut) throw new Error(r.reason);
-    expect(r.ownBeforeKb).toBeGreaterThan(0);
-    expect(r.ownAfterKb).toBeLessThanOrEqual(r.ownBeforeKb / 2);
-    expect(r.residentAfterKb).toBeLessThanOrEqual(r.residentBeforeKb / 2);
+    // Asked again a few times: a page faulted in a moment ago may still wait in another CPU's
+    // batch before it joins the lists reclaim takes pages from (CI's loaded run: nothing went).
+    const first = pageOutCode(/\/libpaged\.so$/);
+    if (!first.pagedOut) throw new Error(first.reason);
+    expect(first.ownBeforeKb).toBeGreaterThan(0);
+    let ownAfterKb = first.ownAfterKb;
+    let residentAfterKb = first.residentAfterKb;
+    for (let i = 0; i < 20 && ownAfterKb > first.ownBeforeKb / 2; i++) {
+      await sleep(100);
+      const again = pageOutCode(/\/libpaged\.so$/);
+      if (!again.pagedOut) throw new Error(again.reason);
+      ({ ownAfterKb, residentAfterKb } = again);
+    }
+    expect(ownAfterKb).toBeLessThanOrEqual(first.ownBeforeKb / 2);
+    expect(residentAfterKb).toBeLessThanOrEqual(first.residentBeforeKb / 2);
     // and it still runs, read back from the file
     expect(lib.func('const char *zlibVersion()')()).toMatch(/^\d/);
   });
