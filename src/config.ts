@@ -72,7 +72,7 @@ export interface Config {
   redisUrl: string | undefined;
   /** Namespace of every Redis key and channel, so deployments (or test runs) can share one Redis. */
   redisKeyPrefix: string;
-  /** How long a Redis command may take before the rate limiter counts in process instead. */
+  /** How long a Redis command may go unanswered before its caller goes on without Redis. */
   redisCommandTimeoutMs: number;
   smtpUrl: string | undefined;
   alertEmailFrom: string;

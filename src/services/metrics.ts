@@ -58,8 +58,9 @@ export function createMetrics(src: MetricSources) {
       registers: [registry],
       collect() {
         for (const l of src.limiters) {
-          this.inc({ limiter: l.name }, read(l) - (counted.get(l.name) ?? 0));
-          counted.set(l.name, read(l));
+          const n = read(l);
+          this.inc({ limiter: l.name }, n - (counted.get(l.name) ?? 0));
+          counted.set(l.name, n);
         }
       },
     });

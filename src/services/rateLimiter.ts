@@ -9,6 +9,11 @@ export interface LimitResult {
   resetSeconds: number;
 }
 
+interface SharedLimiter {
+  limiter: RateLimiterRedis;
+  redis: SharedRedis;
+}
+
 /**
  * A fixed-window limit of `points` per minute. Shared through Redis when there is one; when a
  * Redis command fails (down, not yet connected, or past its timeout) this process's own limiter
@@ -17,7 +22,7 @@ export interface LimitResult {
  */
 export class RateLimiter {
   private readonly memory: RateLimiterMemory;
-  private readonly shared: { limiter: RateLimiterRedis; redis: SharedRedis } | undefined;
+  private readonly shared: SharedLimiter | undefined;
   /** Requests this process refused (the metrics read it). */
   rejections = 0;
   /** Requests counted in process because Redis did not answer (the metrics read it). */
@@ -46,7 +51,8 @@ export class RateLimiter {
 
   async consume(key: string): Promise<LimitResult> {
     try {
-      return this.result(true, await this.consumeShared(key));
+      const r = this.shared ? await this.consumeShared(this.shared, key) : await this.memory.consume(key, 1);
+      return this.result(true, r);
     } catch (r) {
       if (r instanceof RateLimiterRes) {
         this.rejections++;
@@ -58,10 +64,9 @@ export class RateLimiter {
     }
   }
 
-  private async consumeShared(key: string): Promise<RateLimiterRes> {
-    if (!this.shared) return this.memory.consume(key, 1);
+  private async consumeShared(shared: SharedLimiter, key: string): Promise<RateLimiterRes> {
     try {
-      return await this.shared.redis.answer(this.shared.limiter.consume(key, 1));
+      return await shared.redis.answer(shared.limiter.consume(key, 1));
     } catch (err) {
       if (err instanceof RateLimiterRes) throw err;
       this.redisFallbacks++;

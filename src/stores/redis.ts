@@ -3,7 +3,6 @@ import { Redis } from 'ioredis';
 /** The shared Redis: its client, and the one way its users wait for an answer. */
 export interface SharedRedis {
   readonly client: Redis;
-  readonly commandTimeoutMs: number;
   /** The command's answer, or a RedisTimeoutError once it is overdue (see `answerWithin`). */
   answer<T>(command: Promise<T>): Promise<T>;
 }
@@ -35,7 +34,7 @@ export function openRedis(url: string, commandTimeoutMs = 500): SharedRedis {
 }
 
 export function sharedRedis(client: Redis, commandTimeoutMs: number): SharedRedis {
-  return { client, commandTimeoutMs, answer: (command) => answerWithin(command, commandTimeoutMs) };
+  return { client, answer: (command) => answerWithin(command, commandTimeoutMs) };
 }
 
 /**
@@ -47,29 +46,8 @@ export function sharedRedis(client: Redis, commandTimeoutMs: number): SharedRedi
  */
 export function answerWithin<T>(answer: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(
-      () =>
-        setImmediate(() => {
-          if (settled) return;
-          settled = true;
-          reject(new RedisTimeoutError(ms));
-        }),
-      ms,
-    );
-    answer.then(
-      (v) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (err: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
+    // A promise settles once: a rejection after the answer, or an answer after it, is a no-op.
+    const timer = setTimeout(() => setImmediate(() => reject(new RedisTimeoutError(ms))), ms);
+    answer.then(resolve, reject).finally(() => clearTimeout(timer));
   });
 }

@@ -27,6 +27,21 @@ afterAll(() => {
   server?.close();
 });
 
+/**
+ * Runs `start` (which sends something and sets its timer), then holds the loop past the timer,
+ * from a setImmediate callback: the loop then goes on to its timers before the poll phase that
+ * reads the answer, whichever phase the test itself ran in.
+ */
+function thenHold<T>(start: () => T, holdMs: number): Promise<T> {
+  return new Promise((ok) =>
+    setImmediate(() => {
+      const out = start();
+      holdLoop(holdMs);
+      ok(out);
+    }),
+  );
+}
+
 /** Resolves when a loopback connection is established (the kernel does it; no JS runs). */
 function connected(): Promise<net.Socket> {
   return new Promise((ok, fail) => {
@@ -38,16 +53,17 @@ function connected(): Promise<net.Socket> {
 
 describe('answerWithin: a held loop does not time out an answer that came meanwhile', () => {
   it('a bare timer would have (the test can fail)', async () => {
-    const answer = connected();
-    const timedOut = new Promise((_, fail) => setTimeout(() => fail(new Error('timed out')), 50));
-    holdLoop(300);
-    await expect(Promise.race([answer, timedOut])).rejects.toThrow('timed out');
+    const { answer, raced } = await thenHold(() => {
+      const answer = connected();
+      const timedOut = new Promise((_, fail) => setTimeout(() => fail(new Error('timed out')), 50));
+      return { answer, raced: Promise.race([answer, timedOut]) };
+    }, 300);
+    await expect(raced).rejects.toThrow('timed out');
     (await answer).destroy();
   });
 
   it('answerWithin resolves with the answer', async () => {
-    const answer = answerWithin(connected(), 50);
-    holdLoop(300);
+    const { answer } = await thenHold(() => ({ answer: answerWithin(connected(), 50) }), 300);
     const sock = await answer;
     expect(sock).toBeInstanceOf(net.Socket);
     sock.destroy();
@@ -71,8 +87,7 @@ describe.skipIf(!process.env.REDIS_URL)('the rate limiter on the machine Redis, 
       await limiter.consume('k'); // the script is loaded: later commands are one round trip
       const results = [];
       for (let i = 0; i < 3; i++) {
-        const r = limiter.consume('k');
-        holdLoop(200);
+        const { r } = await thenHold(() => ({ r: limiter.consume('k') }), 200);
         results.push(await r);
       }
       expect(limiter.redisFallbacks).toBe(0);
