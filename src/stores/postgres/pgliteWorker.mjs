@@ -12,9 +12,9 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
  * 225 MB either way). Those queries took the same time; a batch insert of 700 crash groups runs
  * about a quarter faster optimized (docs/decisions.md), which the memory budget does not allow.
  * The ~500 MB are mostly one compile's working memory: Postgres's parser (`raw_parser`) takes up
- * to 604 MB of V8 13's compile zone. Node 20 has no such compile, but a storm of new groups optimizes enough
- * code there to pass 700 MB. So WebAssembly stays on the baseline tier on every Node (the flags
- * are the process's). A V8 without them says so and goes on.
+ * to 604 MB of V8 13's compile zone. Node 20 has no such compile, but a storm of new groups
+ * optimizes enough code there to pass 700 MB. So WebAssembly stays on the baseline tier on every
+ * Node (the flags are the process's). A V8 without them says so and goes on.
  */
 v8.setFlagsFromString('--no-wasm-dynamic-tiering');
 v8.setFlagsFromString('--no-wasm-tier-up');
