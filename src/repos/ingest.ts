@@ -63,16 +63,18 @@ async function writeBody(
  * again, which the ReplacingMergeTree keys collapse).
  */
 function spoolSink(writer: InsertBatcher): SpoolSink {
-  return async (loaded) => {
+  return async (loaded, load) => {
     // A line with no rows (a network-error flag kept while Postgres is away: flagOnlyLine) writes
     // nothing, so the engine is not asked: an insert costs its fixed ~15 ms even when empty.
     const records = loaded.filter((r) => r.rows > 0);
     if (records.length === 0) return { refused: [] };
+    const background = { background: load.caughtUp };
     const first = await addRefusable(
       writer,
       records,
       (r) => r.chunks,
       (r) => r.rows,
+      background,
     );
     if (first.length === 0) return { refused: [] };
     const again = first.map(({ item }) => {
@@ -87,6 +89,7 @@ function spoolSink(writer: InsertBatcher): SpoolSink {
       again,
       (a) => a.line,
       (a) => a.record.rows,
+      background,
     );
     return { refused: second.map(({ item, error }) => ({ record: item.record, error })) };
   };
@@ -152,8 +155,8 @@ export function flaggingSink(
     log: Pick<Log, 'warn'>;
   },
 ): SpoolSink {
-  return async (records) => {
-    const out = await sink(records);
+  return async (records, load) => {
+    const out = await sink(records, load);
     const refused = new Set(out.refused.map((r) => r.record));
     const flagged = new Map<string, FlaggedSession>();
     for (const r of records) {

@@ -75,12 +75,13 @@ export function spooledFacts(repo: SessionFactsRepo, spool: Spool): SessionFacts
 
 /** The facts spool's loader: a fact the engine refuses is set aside; a store that is down rejects the load. */
 export function factsSpoolSink(repo: SessionFactsRepo): SpoolSink {
-  return async (records) => {
+  return async (records, load) => {
     const refused = await addRefusable(
       repo.batcher,
       records,
       (r) => r.chunks,
       (r) => r.rows,
+      { background: load.caughtUp },
     );
     return { refused: refused.map(({ item, error }) => ({ record: item, error })) };
   };

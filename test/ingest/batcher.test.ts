@@ -55,6 +55,86 @@ describe('group commit', () => {
   });
 });
 
+describe('background inserts (a loader keeping up)', () => {
+  it("a loader's batch goes in the background, a request's never, nor a batch a request shares", async () => {
+    await engine.exec('CREATE TABLE IF NOT EXISTS bg (n UInt64) ENGINE = MergeTree ORDER BY n');
+    const seen: (boolean | undefined)[] = [];
+    let release!: () => void;
+    let gate: Promise<void> = Promise.resolve();
+    // the real engine, with each insert's options kept and, while `gate` is pending, held
+    const ch: ClickHouse = {
+      ...engine,
+      insertBytes: async (table, bytes, format, opts) => {
+        seen.push(opts?.background);
+        await gate;
+        return engine.insertBytes(table, bytes, format, opts);
+      },
+    };
+    const batcher = new InsertBatcher(ch, 'bg', new QueueBudget(1 << 20), {
+      maxBatchRows: 1000,
+      maxQueuedRows: 1000,
+      maxConcurrent: 1,
+    });
+    const line = (n: number) => ({ chunks: [Buffer.from(`{"n":${n}}\n`)], rows: 1 });
+    await Promise.all(batcher.addAll([line(1), line(2)], { background: true }));
+    await batcher.add(Buffer.from('{"n":3}\n'), 1);
+    await Promise.all(batcher.addAll([line(4)]));
+    // A loader's lines and a request's queued behind a held insert share the next batch.
+    await batcher.drain();
+    gate = new Promise<void>((r) => (release = r));
+    const held = batcher.add(Buffer.from('{"n":5}\n'), 1);
+    const shared = [...batcher.addAll([line(6)], { background: true }), batcher.add(Buffer.from('{"n":7}\n'), 1)];
+    release();
+    await Promise.all([held, ...shared]);
+    expect(seen).toEqual([true, false, false, false, false]);
+    const rows = await engine.query<{ n: number }>('SELECT n FROM bg ORDER BY n');
+    expect(rows.map((r) => Number(r.n))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it.runIf(process.platform === 'linux')(
+    "runs the embedded engine's threads at nice 3 for the insert's duration only",
+    async () => {
+      await engine.exec('CREATE TABLE IF NOT EXISTS nice (n UInt64, s String) ENGINE = MergeTree ORDER BY n');
+      // Enough rows that the insert runs for a while (~0.1-0.5 s here), sampled every millisecond
+      // from this thread while the engine works on its own.
+      const bytes = Buffer.from(
+        Array.from({ length: 300_000 }, (_, i) => `{"n":${i},"s":"${'x'.repeat(i % 40)}"}\n`).join(''),
+      );
+      const niceOf = (tid: string): number | undefined => {
+        try {
+          const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+          // field 19 (nice), counted after the name's closing parenthesis
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        } catch {
+          return undefined; // a thread that ended between the listing and the read
+        }
+      };
+      const during = async (background: boolean): Promise<Set<number>> => {
+        const nices = new Set<number>();
+        const sample = () => {
+          for (const tid of fs.readdirSync('/proc/self/task')) {
+            const n = niceOf(tid);
+            if (n !== undefined) nices.add(n);
+          }
+        };
+        const timer = setInterval(sample, 1);
+        try {
+          await engine.insertBytes('nice', bytes, 'JSONEachRow', { background });
+        } finally {
+          clearInterval(timer);
+        }
+        return nices;
+      };
+      expect(await during(false)).not.toContain(3);
+      expect(await during(true)).toContain(3);
+      // and every thread is back at its own priority once the insert has returned
+      const after = fs.readdirSync('/proc/self/task').map(niceOf);
+      expect(after).not.toContain(3);
+    },
+    60_000,
+  );
+});
+
 describe('group commit: bounds, drain and typed failures', () => {
   it('refuses past its queued rows or bytes while an insert is in flight, and takes requests again once it drained', async () => {
     await engine.exec('CREATE TABLE IF NOT EXISTS q (n UInt64) ENGINE = MergeTree ORDER BY n');

@@ -102,19 +102,23 @@ describe('spool loads in flight at once (loadConcurrency)', () => {
 
 describe('larger loads under a backlog (backlogLoadBytes)', () => {
   /**
-   * Bytes per load (records with their headers) and the records loaded, the first load held until
-   * every record is appended: a backlog behind it.
+   * Bytes per load (records with their headers), whether the sink was told it is caught up, and
+   * the records loaded, the first load held until every record is appended: a backlog behind it.
    */
-  async function loadsOf(backlogLoadBytes: number | undefined): Promise<{ bytes: number[]; records: string[] }> {
+  async function loadsOf(
+    backlogLoadBytes: number | undefined,
+  ): Promise<{ bytes: number[]; caughtUp: boolean[]; records: string[] }> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spool-backlog-'));
     const bytes: number[] = [];
+    const caughtUp: boolean[] = [];
     const records: string[] = [];
     let appended: () => void = () => {};
     const allAppended = new Promise<void>((r) => (appended = r));
     // Segments close at loadBytes (64) only, no timer: one or two writes of four ~15-byte records.
-    const spool = new Spool({ ...opts(root, 1), loadIntervalMs: 60_000, backlogLoadBytes }, async (batch) => {
+    const spool = new Spool({ ...opts(root, 1), loadIntervalMs: 60_000, backlogLoadBytes }, async (batch, load) => {
       if (bytes.length === 0) await allAppended;
       bytes.push(batch.reduce((n, r) => n + HEADER_BYTES + payloadOf(r).length, 0));
+      caughtUp.push(load.caughtUp);
       for (const r of batch) records.push(payloadOf(r).toString());
       return { refused: [] };
     });
@@ -124,7 +128,7 @@ describe('larger loads under a backlog (backlogLoadBytes)', () => {
     expect(await spool.settled(30_000)).toBe(true);
     await spool.close();
     fs.rmSync(root, { recursive: true, force: true });
-    return { bytes, records };
+    return { bytes, caughtUp, records };
   }
 
   it('behind by more than it, a load takes up to backlogLoadBytes; caught up, loadBytes again', async () => {
@@ -137,6 +141,10 @@ describe('larger loads under a backlog (backlogLoadBytes)', () => {
     expect(Math.max(...larger.bytes)).toBeLessThanOrEqual(512);
     // The last load comes once less than 512 bytes wait: one segment (two writes at most).
     expect(larger.bytes.at(-1)).toBeLessThanOrEqual(120);
+    // The sink is told whether its load leaves segments waiting (its inserts then compete with the
+    // requests as equals): the second (~1 KB waiting, it takes 512 bytes) does, the last does not.
+    expect(larger.caughtUp[1]).toBe(false);
+    expect(larger.caughtUp.at(-1)).toBe(true);
 
     // By default a load is one segment (past loadBytes), backlog or not.
     const one = await loadsOf(undefined);

@@ -1,4 +1,4 @@
-import type { ClickHouse } from './port.ts';
+import type { ClickHouse, InsertOptions } from './port.ts';
 import { QueueFullError } from '../../domain/errors.ts';
 import { present } from '../../lib/invariant.ts';
 
@@ -39,6 +39,8 @@ interface Pending {
   chunks: readonly Buffer[];
   bytes: number;
   rows: number;
+  /** A loader's lines (`addAll`'s `background`); a batch is background only if all of it is. */
+  background: boolean;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -50,6 +52,9 @@ export interface Lines {
 }
 
 const sizeOf = (chunks: readonly Buffer[]) => chunks.reduce((n, c) => n + c.length, 0);
+
+/** A batch a request waits on is never run in the background, whatever else shares it. */
+const insertOptions = (batch: readonly Pending[]): InsertOptions => ({ background: batch.every((p) => p.background) });
 
 /** A batch that is one piece: it goes to the store as it is, with no copy. */
 function onePiece(batch: readonly Pending[]): Buffer | undefined {
@@ -130,7 +135,7 @@ export class InsertBatcher {
     ) {
       return Promise.reject(new QueueFullError());
     }
-    const done = this.enqueue(chunks, bytes, rows);
+    const done = this.enqueue(chunks, bytes, rows, false);
     this.pump();
     return done;
   }
@@ -138,17 +143,18 @@ export class InsertBatcher {
   /**
    * Several entries queued at once, so that they share one insert (the first does not go out
    * alone as it would through `add`); no budget check: the caller (the spool's loader) holds
-   * them already. One promise per entry, settled as `add`'s.
+   * them already. One promise per entry, settled as `add`'s. `background`: see InsertOptions.
    */
-  addAll(entries: readonly Lines[]): Promise<void>[] {
-    const done = entries.map((e) => this.enqueue(e.chunks, sizeOf(e.chunks), e.rows));
+  addAll(entries: readonly Lines[], opts: InsertOptions = {}): Promise<void>[] {
+    const background = opts.background === true;
+    const done = entries.map((e) => this.enqueue(e.chunks, sizeOf(e.chunks), e.rows, background));
     this.pump();
     return done;
   }
 
-  private enqueue(chunks: readonly Buffer[], bytes: number, rows: number): Promise<void> {
+  private enqueue(chunks: readonly Buffer[], bytes: number, rows: number, background: boolean): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ chunks, bytes, rows, resolve, reject });
+      this.queue.push({ chunks, bytes, rows, background, resolve, reject });
       this.queuedRows += rows;
       this.budget.bytes += bytes;
     });
@@ -185,7 +191,7 @@ export class InsertBatcher {
     const mid = Math.ceil(batch.length / 2);
     const halves = [batch.slice(0, mid), batch.slice(mid)];
     for (const [h, half] of halves.entries()) {
-      const failed = await this.ch.insertBytes(this.table, concat(half), 'JSONEachRow').then(
+      const failed = await this.ch.insertBytes(this.table, concat(half), 'JSONEachRow', insertOptions(half)).then(
         () => {
           for (const p of half) p.resolve();
           return undefined;
@@ -233,7 +239,7 @@ export class InsertBatcher {
       const t0 = performance.now();
       const seen = (ok: boolean) => this.observe?.(this.table, n, bytes.length, (performance.now() - t0) / 1000, ok);
       this.ch
-        .insertBytes(this.table, bytes, 'JSONEachRow')
+        .insertBytes(this.table, bytes, 'JSONEachRow', insertOptions(batch))
         .then(
           () => {
             seen(true);
@@ -278,8 +284,14 @@ export async function addRefusable<T>(
   items: readonly T[],
   line: (t: T) => readonly Buffer[],
   rows: (t: T) => number,
+  opts: InsertOptions = {},
 ): Promise<{ item: T; error: unknown }[]> {
-  const outcomes = await Promise.allSettled(writer.addAll(items.map((t) => ({ chunks: line(t), rows: rows(t) }))));
+  const outcomes = await Promise.allSettled(
+    writer.addAll(
+      items.map((t) => ({ chunks: line(t), rows: rows(t) })),
+      opts,
+    ),
+  );
   const refused: { item: T; error: unknown }[] = [];
   for (const [i, o] of outcomes.entries()) {
     if (o.status === 'fulfilled') continue;

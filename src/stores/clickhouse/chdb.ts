@@ -1,7 +1,13 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ClickHouse, Params, Settings } from './port.ts';
-import { INGEST_SETTINGS, INSERT_SETTINGS, QUERY_SETTINGS, settingsClause } from './port.ts';
+import {
+  BACKGROUND_INSERT_SETTINGS,
+  INGEST_SETTINGS,
+  INSERT_SETTINGS,
+  QUERY_SETTINGS,
+  settingsClause,
+} from './port.ts';
 
 type ChdbModule = typeof import('chdb');
 
@@ -55,9 +61,10 @@ export async function openChdb(dir: string): Promise<ClickHouse> {
         settings: INSERT_SETTINGS,
       });
     },
-    async insertBytes(table, bytes, format) {
+    async insertBytes(table, bytes, format, opts) {
       // The buffer goes to the engine as it is (no copy, no re-encoding): chDB's raw insert.
-      await session.insert({ table, values: bytes, format, settings: INGEST_SETTINGS });
+      const settings = opts?.background ? BACKGROUND_INSERT_SETTINGS : INGEST_SETTINGS;
+      await session.insert({ table, values: bytes, format, settings });
     },
     async query<T>(sql: string, params: Params = {}, settings?: Settings) {
       const res = await session.queryBindAsync(withSettings(sql, settings), params, { format: 'JSONEachRow' });

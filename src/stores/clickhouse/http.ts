@@ -42,6 +42,7 @@ export async function openClickHouseHttp(opts: {
         clickhouse_settings: insertSettings,
       });
     },
+    // `background` changes nothing here: the server's cores are not the request thread's.
     async insertBytes(table, bytes, format) {
       // The request bodies go to the server as they arrived: the client's insert() would parse
       // and re-serialise JSON rows, exec() streams the bytes under the INSERT statement.

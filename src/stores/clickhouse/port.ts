@@ -8,6 +8,15 @@ export type Params = Record<string, unknown>;
 /** Query-level settings; each adapter applies them the way its engine takes them. */
 export type Settings = Readonly<Record<string, string | number>>;
 
+/**
+ * `background`: a spool loader's insert while it keeps up; its rows were acknowledged already and
+ * no request waits on it. The embedded engine runs it below the request thread's priority
+ * (BACKGROUND_INSERT_SETTINGS); a server runs it as any other insert.
+ */
+export interface InsertOptions {
+  background?: boolean;
+}
+
 export interface ClickHouse {
   readonly kind: 'chdb' | 'http';
   /** Runs a statement that returns nothing (DDL). */
@@ -18,7 +27,7 @@ export interface ClickHouse {
    * Inserts bytes already in `format` (the ingest path's JSON lines), with the ingest settings;
    * resolves once the insert (and the materialized views it feeds) has committed.
    */
-  insertBytes(table: string, bytes: Buffer, format: 'JSONEachRow'): Promise<void>;
+  insertBytes(table: string, bytes: Buffer, format: 'JSONEachRow', opts?: InsertOptions): Promise<void>;
   /** Runs a query and returns its rows (JSONEachRow). Only for bounded results. */
   query<T = Record<string, unknown>>(sql: string, params?: Params, settings?: Settings): Promise<T[]>;
   /** Runs a query and returns its whole output in `format` (e.g. CSVWithNames). Bounded results only. */
@@ -76,6 +85,17 @@ export const INGEST_SETTINGS = {
   throw_on_max_partitions_per_insert_block: 0,
   input_format_parallel_parsing: 0,
 } as const;
+
+/**
+ * The embedded engine's background inserts: every thread that runs one (the libuv thread that
+ * calls the engine, its pipeline threads) at nice 3 for the insert's duration, back to 0 after
+ * (ClickHouse's `os_thread_priority`; a positive value needs no privilege). The engine shares the
+ * cores with the request thread, and an insert of a 2 MiB load holds one for ~100 ms: a request
+ * waiting behind it made the half-load tail. At nice 3 the insert still gets a third of a
+ * contended core and all of an idle one. Merges keep their priority: starved, they were only
+ * merged later, under the next load (docs/bench.md, "Sixth session of 2026-12-07").
+ */
+export const BACKGROUND_INSERT_SETTINGS = { ...INGEST_SETTINGS, os_thread_priority: 3 } as const;
 
 /** With CLICKHOUSE_ASYNC_INSERT: the server buffers, and answers once the buffer is written. */
 export const ASYNC_INSERT_SETTINGS = { async_insert: 1, wait_for_async_insert: 1 } as const;

@@ -43,10 +43,23 @@ export interface SpoolOptions {
 }
 
 /**
+ * What the loader knows of a load: `caughtUp`, it takes every closed segment (none is left
+ * waiting behind it). Only then may its insert go in the background (InsertOptions): with segments
+ * waiting, the loader competes with the requests as an equal, so a load near the service's
+ * capacity does not leave the loader further and further behind.
+ */
+export interface SpoolLoad {
+  caughtUp: boolean;
+}
+
+/**
  * Moves records into the store. Resolves with the records the store refused for good (they are
  * set aside, not retried); rejects when the store is down: the same records are tried again.
  */
-export type SpoolSink = (records: SpooledRecord[]) => Promise<{ refused: { record: SpooledRecord; error: unknown }[] }>;
+export type SpoolSink = (
+  records: SpooledRecord[],
+  load: SpoolLoad,
+) => Promise<{ refused: { record: SpooledRecord; error: unknown }[] }>;
 
 export interface SpoolLog {
   warn(obj: object, msg: string): void;
@@ -427,7 +440,7 @@ export class Spool {
       }
       this.inFlight.add(take);
       try {
-        await this.load(take);
+        await this.load(take, { caughtUp: this.closed.length === 0 });
         this.failures = 0;
         this.retryAt = 0;
       } catch (err) {
@@ -444,7 +457,7 @@ export class Spool {
     }
   }
 
-  private async load(segments: Segment[]): Promise<void> {
+  private async load(segments: Segment[], load: SpoolLoad): Promise<void> {
     const readBack = segments.some((s) => !s.memory) ? this.readBacks.take() : undefined;
     let readBackFree = true;
     try {
@@ -471,7 +484,7 @@ export class Spool {
       // A store that failed may still be sending the records' bytes (an insert it gave up
       // waiting on): until the sink resolves, the buffer they view is not reused.
       readBackFree = false;
-      const { refused } = records.length ? await this.sink(records) : { refused: [] };
+      const { refused } = records.length ? await this.sink(records, load) : { refused: [] };
       if (refused.length) this.setAside(refused);
       readBackFree = true;
       const oldest = Math.min(...segments.map((s) => s.createdMs));
