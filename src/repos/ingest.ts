@@ -68,13 +68,13 @@ function spoolSink(writer: InsertBatcher): SpoolSink {
     // nothing, so the engine is not asked: an insert costs its fixed ~15 ms even when empty.
     const records = loaded.filter((r) => r.rows > 0);
     if (records.length === 0) return { refused: [] };
-    const background = { background: load.caughtUp };
+    const insert = { background: load.caughtUp };
     const first = await addRefusable(
       writer,
       records,
       (r) => r.chunks,
       (r) => r.rows,
-      background,
+      insert,
     );
     if (first.length === 0) return { refused: [] };
     const again = first.map(({ item }) => {
@@ -89,7 +89,7 @@ function spoolSink(writer: InsertBatcher): SpoolSink {
       again,
       (a) => a.line,
       (a) => a.record.rows,
-      background,
+      insert,
     );
     return { refused: second.map(({ item, error }) => ({ record: item.record, error })) };
   };

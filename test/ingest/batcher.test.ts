@@ -95,8 +95,8 @@ describe('background inserts (a loader keeping up)', () => {
     "runs the embedded engine's threads at nice 3 for the insert's duration only",
     async () => {
       await engine.exec('CREATE TABLE IF NOT EXISTS nice (n UInt64, s String) ENGINE = MergeTree ORDER BY n');
-      // Enough rows that the insert runs for a while (~0.1-0.5 s here), sampled every millisecond
-      // from this thread while the engine works on its own.
+      // Enough rows that the insert runs for a while, sampled every millisecond from this thread
+      // while the engine works on its own; an insert over before a sample is tried again.
       const bytes = Buffer.from(
         Array.from({ length: 300_000 }, (_, i) => `{"n":${i},"s":"${'x'.repeat(i % 40)}"}\n`).join(''),
       );
@@ -126,7 +126,9 @@ describe('background inserts (a loader keeping up)', () => {
         return nices;
       };
       expect(await during(false)).not.toContain(3);
-      expect(await during(true)).toContain(3);
+      let background = await during(true);
+      for (let tries = 1; tries < 5 && !background.has(3); tries++) background = await during(true);
+      expect(background).toContain(3);
       // and every thread is back at its own priority once the insert has returned
       const after = fs.readdirSync('/proc/self/task').map(niceOf);
       expect(after).not.toContain(3);
