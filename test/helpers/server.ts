@@ -58,12 +58,28 @@ export function tempDataDir(): string {
 }
 
 /**
+ * A fresh DATA_DIR whose embedded stores are already migrated: a copy of the one test/globalSetup.ts
+ * migrated once for the run (its ClickHouse only, with DATABASE_URL set). A server started on it
+ * runs the migrator as at any restart and finds nothing to do. Outside vitest, `tempDataDir()`.
+ */
+export function migratedDataDir(): string {
+  const template = process.env.VITEST ? inject('migratedTemplate') : undefined;
+  if (!template) return tempDataDir();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightrec-test-'));
+  const parts = process.env.DATABASE_URL ? ['clickhouse'] : ['postgres', 'clickhouse'];
+  // The engine links each table's name to its data by a relative symbolic link, kept as written.
+  for (const part of parts)
+    fs.cpSync(path.join(template, part), path.join(dir, part), { recursive: true, verbatimSymlinks: true });
+  return dir;
+}
+
+/**
  * A real service on the real stores: embedded by default, or the machine's Postgres and Redis
  * when DATABASE_URL / REDIS_URL are set in the environment (as .ci/run does).
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  dataDir = tempDataDir(),
+  dataDir = migratedDataDir(),
   appOptions: AppOptions = { logger: false },
   { readAfterSettled = true }: TestServerOptions = {},
 ): Promise<TestServer> {
