@@ -14,8 +14,9 @@ declare module 'vitest' {
     /**
      * A DATA_DIR whose embedded stores were migrated once per run (`postgres/` unless
      * DATABASE_URL is set, `clickhouse/`); `startTestServer`'s default data directory copies it.
+     * Unset under a config without this setup (vitest.containers.config.ts).
      */
-    migratedTemplate: string;
+    migratedTemplate: string | undefined;
     /** With DATABASE_URL: the prefix of this run's per-file databases (test/helpers/isolatedDb.ts). */
     pgRunPrefix: string;
   }

@@ -91,9 +91,10 @@ export const INGEST_SETTINGS = {
  * calls the engine, its pipeline threads) at nice 3 for the insert's duration, back to 0 after
  * (ClickHouse's `os_thread_priority`; a positive value needs no privilege). The engine shares the
  * cores with the request thread, and an insert of a 2 MiB load holds one for 60-100 ms in a quiet
- * second (docs/bench.md, 2026-12-06): a request waiting behind it made the half-load tail. At nice 3 the insert still gets a third of a
- * contended core and all of an idle one. Merges keep their priority: starved, they were only
- * merged later, under the next load (docs/bench.md, "Sixth session of 2026-12-07").
+ * second (docs/bench.md, 2026-12-06): a request waiting behind it made the half-load tail. At
+ * nice 3 the insert still gets a third of a contended core and all of an idle one. Merges keep
+ * their priority: starved, they were only merged later, under the next load (docs/bench.md,
+ * "Sixth session of 2026-12-07").
  */
 export const BACKGROUND_INSERT_SETTINGS = { ...INGEST_SETTINGS, os_thread_priority: 3 } as const;
 
